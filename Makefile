@@ -1,0 +1,42 @@
+# Thin wrapper over CMake. `make run` and `make test` are the two commands a
+# new user needs; both install what is missing first.
+BUILD_DIR ?= build
+BUILD_TYPE ?= RelWithDebInfo
+JOBS ?= $(shell nproc)
+AGENTTY := $(BUILD_DIR)/agentty
+CMAKE_FLAGS ?=
+ifdef CI
+CMAKE_FLAGS += -DAGENTTY_WERROR=ON
+endif
+
+.PHONY: deps configure build run test unit-test e2e-test bench sanitize format clean
+
+deps:
+	@scripts/install-deps
+
+configure:
+	@cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_FLAGS) >/dev/null
+
+build: deps configure
+	@cmake --build $(BUILD_DIR) -j $(JOBS)
+
+run: build
+	@$(AGENTTY) serve
+
+test: build
+	@scripts/run-tests $(BUILD_DIR)
+
+bench: build
+	@bench/run-all $(BUILD_DIR)
+
+# ASan+UBSan build of the unit tests.
+sanitize: deps
+	@cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DAGENTTY_SANITIZE=address >/dev/null
+	@cmake --build build-asan -j $(JOBS)
+	@cd build-asan && ctest --output-on-failure -j $(JOBS)
+
+format:
+	@git ls-files '*.cpp' '*.hpp' | xargs clang-format -i
+
+clean:
+	rm -rf $(BUILD_DIR)

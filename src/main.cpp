@@ -1,0 +1,2 @@
+// placeholder main
+int main() { return 0; }

@@ -1,0 +1,66 @@
+// PtyChannel: a program running on a terminal, local (PtyProcess) or remote
+// (an SSH channel with a PTY). The session layer drives executions through
+// this interface only, so local and remote executions behave the same.
+//
+// Threading: created, used and destroyed on the one I/O event loop; every
+// callback runs on that loop.
+//
+// Event contract, for every implementation:
+//  - on_output delivers every byte the terminal produced, in order, in
+//    chunks of any size;
+//  - on_exit fires exactly once, after the last on_output, once the program
+//    has ended AND its process group has no members left (a background job
+//    that outlives the shell keeps the channel alive);
+//  - no callback fires after the channel is destroyed.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "pty/exit_status.hpp"
+
+namespace agentty::pty {
+
+struct TerminalSize {
+  std::uint16_t cols = 120;
+  std::uint16_t rows = 40;
+  bool operator==(const TerminalSize&) const = default;
+};
+
+struct ChannelEvents {
+  std::function<void(std::string_view bytes)> on_output;
+  std::function<void(ExitStatus status)> on_exit;
+};
+
+// What the program on the terminal is doing, as far as the backend can tell.
+enum class InputState {
+  unknown,        // the backend cannot tell (no /proc, remote host)
+  reading_input,  // the foreground process is blocked reading the terminal
+  busy,           // running, sleeping on something else, or not reading the terminal
+};
+
+class PtyChannel {
+ public:
+  virtual ~PtyChannel() = default;
+
+  // Begins delivering events. Called once, right after construction.
+  virtual void start(ChannelEvents events) = 0;
+  // Queues bytes for the program's terminal input; never blocks the loop.
+  virtual void write(std::string_view bytes) = 0;
+  virtual void resize(TerminalSize size) = 0;
+  // Sends `signo` to the program's whole process group.
+  virtual void send_signal(int signo) = 0;
+  // The OS pid of the program (local), if known.
+  virtual std::optional<int> process_id() const = 0;
+  virtual InputState input_state() const = 0;
+  // Whether the terminal echoes input (false at a password prompt); nullopt if unknown.
+  virtual std::optional<bool> echo_enabled() const = 0;
+  virtual TerminalSize size() const = 0;
+  // True once on_exit has fired.
+  virtual bool finished() const = 0;
+};
+
+}  // namespace agentty::pty

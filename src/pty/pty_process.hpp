@@ -1,0 +1,74 @@
+// PtyProcess: the local PtyChannel. Runs a program under a fresh PTY
+// (forkpty) in its own session, watched from the one Asio event loop.
+//
+// Process layout: the forked child becomes the session leader and controlling
+// process of the PTY, but it is a tiny supervisor, not the program: it forks
+// the program into its own process group (made the terminal's foreground
+// group), becomes a child subreaper, and stays alive until that process group
+// is empty. So a background job that outlives the shell keeps the execution
+// running and is not hung up when the shell exits, and the PTY's lifetime is
+// the process group's lifetime. The supervisor exits with the program's own
+// status (re-raising a fatal signal), which is what on_exit reports.
+//
+// Between fork and exec only async-signal-safe calls are made: everything
+// (argv, envp, cwd) is prepared before fork.
+//
+// Destruction of a live PtyProcess sends SIGKILL to the process group and to
+// the supervisor; the pidfd reaps it, so nothing is left behind (no zombie).
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/expected.hpp"
+#include "pty/pty_channel.hpp"
+
+namespace agentty::pty {
+
+struct SpawnOptions {
+  std::vector<std::string> argv;               // argv[0] is looked up in PATH
+  std::string cwd;                             // empty: inherit
+  std::map<std::string, std::string> env;      // overlay on the parent environment
+  TerminalSize size;
+  // Agent commands get PAGER=cat and GIT_PAGER=cat unless `env` sets them.
+  bool agent_defaults = true;
+};
+
+class PtyProcess;
+
+// Starts the program. Errors (bad cwd, program not found, fork failure) are
+// returned as messages a person can act on; nothing is left running then.
+Expected<std::unique_ptr<PtyProcess>> spawn_pty_process(boost::asio::io_context& io,
+                                                        const SpawnOptions& options);
+
+class PtyProcess final : public PtyChannel {
+ public:
+  ~PtyProcess() override;
+
+  void start(ChannelEvents events) override;
+  void write(std::string_view bytes) override;
+  void resize(TerminalSize size) override;
+  void send_signal(int signo) override;
+  std::optional<int> process_id() const override;
+  InputState input_state() const override;
+  std::optional<bool> echo_enabled() const override;
+  TerminalSize size() const override;
+  bool finished() const override;
+
+  // The program's process group id (== its pid).
+  int process_group() const;
+  // The terminal's current foreground process group, if any.
+  std::optional<int> foreground_process_group() const;
+
+  struct Impl;
+  explicit PtyProcess(std::unique_ptr<Impl> impl);
+
+ private:
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace agentty::pty

@@ -1,0 +1,81 @@
+// OutputLog: every byte a PTY produced, addressed by a position (seq) that
+// starts at 1 and only grows.
+//
+// Storage: a RAM ring keeps the newest `ram_bytes`; a spool file on disk keeps
+// everything up to `spool_cap_bytes` (written in large batches off the hot
+// path), so a byte evicted from RAM is still readable. Only past the spool cap
+// is output gone for good ("evicted"): the spool then keeps the newest bytes
+// as a ring of its own, and `first_retained_seq()` moves forward.
+//
+// Pages: read() never splits a UTF-8 character, an escape sequence, or a
+// CR LF pair, and prefers to end a capped page just after a newline, so
+// consecutive pages concatenate to the whole, raw and as text.
+//
+// Threading: used only on the I/O event loop (no locking).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "base/expected.hpp"
+#include "base/unique_fd.hpp"
+
+namespace agentty::session {
+
+struct OutputLogOptions {
+  std::size_t ram_bytes = 1 << 20;              // RAM ring capacity
+  std::uint64_t spool_cap_bytes = 100ull << 20;  // 0: no spool, RAM only
+  std::filesystem::path spool_path;              // empty: no spool file
+};
+
+struct LogPage {
+  std::uint64_t start_seq = 1;  // position of the first byte returned
+  std::uint64_t next_seq = 1;   // position just past the last byte returned
+  std::string bytes;            // raw bytes [start_seq, next_seq)
+  bool capped = false;          // max_bytes cut the page; more is available from next_seq
+  bool evicted = false;         // part of the requested range is gone for good
+};
+
+class OutputLog {
+ public:
+  explicit OutputLog(OutputLogOptions options = {});
+  ~OutputLog();
+  OutputLog(const OutputLog&) = delete;
+  OutputLog& operator=(const OutputLog&) = delete;
+
+  void append(std::string_view bytes);
+  // Writes what is still only in RAM to the spool (called on idle and at exit).
+  void flush();
+  // No more bytes will come: a trailing incomplete character or escape
+  // sequence is then returned as it is instead of being held back.
+  void mark_complete();
+  bool complete() const { return complete_; }
+
+  std::uint64_t latest_seq() const { return latest_seq_; }  // just past the newest byte
+  std::uint64_t first_retained_seq() const;
+  std::uint64_t total_bytes() const { return latest_seq_ - 1; }
+
+  // Bytes from `since_seq` on, at most `max_bytes` (a single character or
+  // escape sequence longer than max_bytes is returned whole so a cursor always
+  // progresses). An incomplete character or escape sequence at the very end
+  // is held back until it completes or the log is marked complete. A since_seq before first_retained_seq() starts there with
+  // evicted=true; one past latest_seq() returns an empty page at latest_seq().
+  LogPage read(std::uint64_t since_seq, std::size_t max_bytes) const;
+  // The newest `lines` lines (at most max_bytes of them, keeping the newest).
+  LogPage tail_lines(std::size_t lines, std::size_t max_bytes) const;
+  // Raw copy of [from, to) clamped to what is retained; for explore and search.
+  std::string copy_range(std::uint64_t from, std::uint64_t to) const;
+
+  const std::filesystem::path& spool_path() const { return options_.spool_path; }
+
+ private:
+  struct Impl;
+  OutputLogOptions options_;
+  std::uint64_t latest_seq_ = 1;
+  bool complete_ = false;
+  Impl* impl_;
+};
+
+}  // namespace agentty::session

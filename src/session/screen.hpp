@@ -1,0 +1,69 @@
+// Screen: the libvterm model of what a terminal shows. Pure: bytes in, state
+// out, no I/O. Terminal replies (DA, DSR/CPR, DECRQM answers) are collected and
+// handed to the caller, who writes them to the PTY.
+//
+// Scrollback: lines that scroll off the top of the main screen are kept in
+// our own bounded store (libvterm keeps none).
+//
+// Threading: one instance per execution, used only on the I/O event loop.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pty/pty_channel.hpp"
+
+namespace agentty::session {
+
+struct ScreenCursor {
+  int row = 0;
+  int col = 0;
+  bool visible = true;
+};
+
+struct ScreenModes {
+  bool alt_screen = false;
+  bool application_cursor_keys = false;  // DECCKM: arrows send ESC O A
+  bool bracketed_paste = false;
+  bool mouse = false;
+};
+
+struct ScreenSnapshot {
+  int cols = 0;
+  int rows = 0;
+  std::vector<std::string> lines;       // visible rows, UTF-8, trailing blanks trimmed
+  std::vector<std::string> scrollback;  // oldest first (only when asked for)
+  ScreenCursor cursor;
+  ScreenModes modes;
+  std::string title;
+};
+
+class Screen {
+ public:
+  explicit Screen(pty::TerminalSize size, std::size_t scrollback_limit = 10000);
+  ~Screen();
+  Screen(const Screen&) = delete;
+  Screen& operator=(const Screen&) = delete;
+
+  void feed(std::string_view bytes);
+  void resize(pty::TerminalSize size);
+  pty::TerminalSize size() const;
+
+  // Replies libvterm generated since the last call (to be written to the PTY).
+  std::string take_replies();
+
+  ScreenSnapshot snapshot(std::size_t scrollback_lines = 0) const;
+  ScreenModes modes() const;
+  // Escape sequences that redraw the current screen on a fresh terminal
+  // (reset, rows with SGR, cursor, modes): what a new browser viewer gets.
+  std::string render_ansi() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace agentty::session

@@ -1,0 +1,1 @@
+// placeholder: web server (issue 6)
