@@ -1,0 +1,193 @@
+// Execution: one program tree under its own PTY (local or SSH), with every
+// byte it printed (OutputLog), what its terminal shows (ScreenFeeder), and its
+// lifecycle (running -> completed / timed_out / stopped / failed).
+//
+// Output pipeline, in order, for every chunk the channel delivers:
+//   redaction (optional) -> OutputLog -> screen feeder (replies to terminal
+//   queries go straight back to the PTY) -> output listeners (web viewers,
+//   recorder, shell integration) -> ChangeSignal::notify().
+// Every consumer has its own offset into the one log; the agent's server-side
+// cursor (`cursor()`) is one of them.
+//
+// Held: while a human holds the execution (web takeover or `agentty attach`),
+// agent writes, stop and close are refused; reads and waits keep working.
+//
+// Threading: created, used and destroyed on the one I/O event loop; always
+// owned by shared_ptr (the registry, and coroutines waiting on it).
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/change_signal.hpp"
+#include "base/expected.hpp"
+#include "pty/pty_channel.hpp"
+#include "session/output_log.hpp"
+#include "session/screen_feeder.hpp"
+
+namespace agentty::session {
+
+class Redactor;
+class Recorder;
+class ShellIntegration;
+
+enum class ExecutionStatus { running, completed, timed_out, stopped, failed_to_start, failed };
+enum class ExecutionKind { command, session };
+enum class InputSource { agent, human };
+
+std::string to_string(ExecutionStatus status);
+std::string to_string(ExecutionKind kind);
+bool is_terminal(ExecutionStatus status);
+
+using SystemTime = std::chrono::system_clock::time_point;
+using SteadyTime = std::chrono::steady_clock::time_point;
+
+// What was asked for. Filled by the tool layer after validation and policy.
+struct ExecutionSpec {
+  ExecutionKind kind = ExecutionKind::command;
+  std::string command_text;       // shown in ps: the command, argv joined, or the shell
+  std::vector<std::string> argv;  // what runs locally (e.g. {"/bin/bash", "-c", command})
+  std::string remote_command;     // what runs over SSH (empty with kind=session: a shell)
+  std::string cwd;
+  std::map<std::string, std::string> env;
+  std::string name;
+  std::string purpose;
+  std::vector<std::string> side_effects;
+  std::string host;  // empty: local
+  std::string ssh_user;
+  int ssh_port = 0;
+  pty::TerminalSize size;
+  std::chrono::milliseconds timeout{0};  // 0: no limit
+};
+
+class Execution : public std::enable_shared_from_this<Execution> {
+ public:
+  struct Options {
+    OutputLogOptions log;
+    std::size_t scrollback_lines = 10000;
+    std::chrono::milliseconds kill_grace{5000};  // SIGTERM -> SIGKILL on timeout
+    std::chrono::milliseconds quiet_for_input{60};  // output quiet this long + reading = waiting
+  };
+  using OutputListener = std::function<void(std::string_view bytes, std::uint64_t start_seq)>;
+
+  Execution(boost::asio::io_context& io, std::string id, ExecutionSpec spec, Options options);
+  ~Execution();
+  Execution(const Execution&) = delete;
+  Execution& operator=(const Execution&) = delete;
+
+  // Starts pumping the channel's events; arms the timeout. Called once.
+  void attach(std::unique_ptr<pty::PtyChannel> channel, std::unique_ptr<Redactor> redactor);
+  // For an execution that never got a channel (e.g. SSH connect failed).
+  void fail_to_start(std::string reason);
+
+  const std::string& id() const { return id_; }
+  const ExecutionSpec& spec() const { return spec_; }
+  ExecutionKind kind() const { return spec_.kind; }
+  ExecutionStatus status() const { return status_; }
+  std::optional<pty::ExitStatus> exit_status() const { return exit_status_; }
+  const std::string& failure_reason() const { return failure_reason_; }
+  std::optional<int> process_id() const;
+  bool finished() const { return is_terminal(status_); }
+
+  SystemTime started_at() const { return started_at_; }
+  std::optional<SystemTime> ended_at() const { return ended_at_; }
+  std::chrono::milliseconds duration() const;
+  std::optional<SystemTime> last_output_at() const { return last_output_at_; }
+  std::optional<std::chrono::milliseconds> idle() const;  // since the last output
+
+  // Output.
+  OutputLog& log() { return log_; }
+  const OutputLog& log() const { return log_; }
+  std::uint64_t cursor() const { return cursor_; }
+  void advance_cursor(std::uint64_t next_seq);
+  int add_output_listener(OutputListener listener);
+  void remove_output_listener(int token);
+
+  // Screen: exact up to latest_seq after this call.
+  const Screen& screen();
+  ScreenModes screen_modes();
+  pty::TerminalSize size() const;
+  void resize(pty::TerminalSize size, InputSource source);
+
+  // Input. Refused for the agent while held.
+  Expected<void> write(std::string_view bytes, InputSource source);
+  bool waiting_for_input() const;
+  std::optional<bool> echo_enabled() const;
+
+  // Lifecycle. stop(): `signo` to the process group now, SIGKILL after
+  // `force_after` unless it ended. Refused for the agent while held.
+  Expected<void> stop(int signo, std::chrono::milliseconds force_after, InputSource source);
+  // Ends the process group without ceremony (shutdown, destructor).
+  void kill_now();
+
+  // Human control.
+  bool held() const { return held_by_.has_value(); }
+  const std::optional<std::string>& held_by() const { return held_by_; }
+  Expected<void> take_over(const std::string& who, std::optional<pty::TerminalSize> size);
+  Expected<void> release(const std::string& who);
+  void request_handoff(std::string reason);
+  const std::optional<std::string>& handoff_reason() const { return handoff_reason_; }
+
+  // Wakes coroutines waiting on this execution whenever output, status or
+  // held changes.
+  ChangeSignal& changed() { return changed_; }
+  // Called (by the registry) on every state change: start, exit, held, handoff.
+  void set_state_observer(std::function<void(Execution&)> observer);
+
+  // Session support (kind == session); null for plain commands.
+  ShellIntegration* shell() { return shell_.get(); }
+  void set_shell_integration(std::unique_ptr<ShellIntegration> shell);
+  void set_recorder(std::unique_ptr<Recorder> recorder);
+
+ private:
+  void on_output(std::string_view bytes);
+  void on_exit(pty::ExitStatus status);
+  void append_output(std::string_view bytes);
+  void arm_timeout();
+  void arm_force_kill(std::chrono::milliseconds after);
+  void state_changed();
+
+  boost::asio::io_context& io_;
+  std::string id_;
+  ExecutionSpec spec_;
+  Options options_;
+  std::unique_ptr<pty::PtyChannel> channel_;
+  std::unique_ptr<Redactor> redactor_;
+  std::unique_ptr<Recorder> recorder_;
+  std::unique_ptr<ShellIntegration> shell_;
+  OutputLog log_;
+  ScreenFeeder feeder_;
+  ChangeSignal changed_;
+  std::map<int, OutputListener> listeners_;
+  int next_listener_token_ = 1;
+  std::function<void(Execution&)> state_observer_;
+
+  ExecutionStatus status_ = ExecutionStatus::running;
+  std::optional<pty::ExitStatus> exit_status_;
+  std::string failure_reason_;
+  bool timed_out_ = false;
+  bool stop_requested_ = false;
+  std::uint64_t cursor_ = 1;
+  SystemTime started_at_;
+  SteadyTime started_steady_;
+  std::optional<SystemTime> ended_at_;
+  std::optional<SteadyTime> ended_steady_;
+  std::optional<SystemTime> last_output_at_;
+  std::optional<SteadyTime> last_output_steady_;
+  std::optional<std::string> held_by_;
+  std::optional<std::string> handoff_reason_;
+  pty::TerminalSize agent_size_;
+  boost::asio::steady_timer timeout_timer_;
+  boost::asio::steady_timer force_kill_timer_;
+};
+
+}  // namespace agentty::session

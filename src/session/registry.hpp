@@ -1,0 +1,81 @@
+// Registry: every execution of this server, by execution_id. Starts them
+// (local PTY or SSH), enforces the live limit and record retention, and ends
+// every live process group on shutdown.
+//
+// Threading: used only on the one I/O event loop.
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/expected.hpp"
+#include "session/execution.hpp"
+
+namespace agentty::pty {
+class SshConnectionPool;
+}
+
+namespace agentty::session {
+
+struct RegistryOptions {
+  std::filesystem::path state_dir;  // spool files live under state_dir/spool
+  Execution::Options execution;
+  std::size_t max_live = 64;
+  std::chrono::milliseconds retention{3600000};  // terminal records older than this are pruned
+  std::size_t max_retained = 200;                // terminal records kept at most
+  std::map<std::string, std::string> redact_values;  // name -> secret value (>= 8 chars)
+};
+
+class Registry {
+ public:
+  using Observer = std::function<void(Execution&)>;
+
+  Registry(boost::asio::io_context& io, RegistryOptions options);
+  ~Registry();  // ends every live process group
+
+  // Starts a local execution. An error means nothing was started.
+  Expected<std::shared_ptr<Execution>> start_local(ExecutionSpec spec);
+  // Starts a local or (spec.host set) SSH execution.
+  boost::asio::awaitable<Expected<std::shared_ptr<Execution>>> start(ExecutionSpec spec);
+
+  std::shared_ptr<Execution> find(const std::string& id) const;
+  std::vector<std::shared_ptr<Execution>> list() const;  // oldest first
+  std::size_t live_count() const;
+  std::size_t live_session_count() const;
+
+  // Removes terminal records older than the thresholds; returns how many.
+  std::size_t cleanup(std::chrono::milliseconds completed_older_than,
+                      std::chrono::milliseconds stopped_older_than);
+  // Ends every live process group (SIGTERM to all at once, SIGKILL after grace).
+  void shutdown(std::chrono::milliseconds grace);
+
+  int add_observer(Observer observer);
+  void remove_observer(int token);
+
+  boost::asio::io_context& io() { return io_; }
+  const RegistryOptions& options() const { return options_; }
+  void set_ssh_pool(std::shared_ptr<pty::SshConnectionPool> pool) { ssh_pool_ = std::move(pool); }
+
+ private:
+  std::shared_ptr<Execution> make_execution(ExecutionSpec spec);
+  void prune_retained();
+  void notify(Execution& execution);
+
+  boost::asio::io_context& io_;
+  RegistryOptions options_;
+  std::map<std::string, std::shared_ptr<Execution>> executions_;
+  std::vector<std::string> order_;  // ids, oldest first
+  std::map<int, Observer> observers_;
+  int next_observer_token_ = 1;
+  std::shared_ptr<pty::SshConnectionPool> ssh_pool_;
+};
+
+}  // namespace agentty::session
