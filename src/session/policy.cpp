@@ -1,1 +1,585 @@
-// placeholder: filled in by its issue
+#include "session/policy.hpp"
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <limits>
+
+#include "base/errno_message.hpp"
+
+namespace agentty::session {
+
+namespace {
+
+using enum SideEffect;
+
+const std::vector<SideEffectInfo> kSideEffects = {
+    {kChangesNetworkConfiguration, "CHANGES_NETWORK_CONFIGURATION",
+     "Changes network interfaces, routes, firewall rules, DNS or proxy settings.",
+     "Show the current configuration read-only first (ip addr, ip route, resolvectl status) and "
+     "propose the exact change for the user to review and apply.",
+     false},
+    {kChangesPackagesOrDependencies, "CHANGES_PACKAGES_OR_DEPENDENCIES",
+     "Installs, removes or upgrades system packages or project dependencies (apt, pip, npm "
+     "install).",
+     "Edit the dependency manifest in the workspace for review, or install into a project-local "
+     "environment (a venv, node_modules) instead of the system.",
+     false},
+    {kConsumesSignificantResources, "CONSUMES_SIGNIFICANT_RESOURCES",
+     "May use a lot of CPU, memory, disk or time (full builds, large test suites, big downloads).",
+     "Run a smaller, scoped step first (one target, one test file, a sample of the data) with "
+     "limited parallelism and a timeout_ms.",
+     false},
+    {kDeletesFiles, "DELETES_FILES",
+     "Removes files or directories (rm, find -delete, git clean, truncating overwrites).",
+     "List exactly what would be deleted first (ls, find without -delete, git clean -n), then "
+     "move those files to a backup directory in the workspace instead, or ask the user to "
+     "delete them.",
+     false},
+    {kExposesSecrets, "EXPOSES_SECRETS",
+     "May print or send credentials, tokens, keys or private data (cat .env, printenv, key "
+     "files).",
+     "Check only that the secret is set (test -n \"$VAR\") or compare a fingerprint, never print "
+     "its value; use handoff if a person must enter it.",
+     false},
+    {kKillsAgentProcess, "KILLS_AGENT_PROCESS",
+     "May terminate the agent, its MCP client, agentty or their parents (kill, pkill -f, "
+     "killall on broad patterns).",
+     "Find the exact process id first (ps -o pid,args) and stop only that process, or use the "
+     "`stop` tool for executions started here; never use broad patterns.",
+     true},
+    {kMakesNetworkRequests, "MAKES_NETWORK_REQUESTS",
+     "Contacts other hosts (curl, wget, git fetch/push, package downloads, API calls).",
+     "Use a local copy or cache if there is one, or make one read-only request to a known host "
+     "and review the result before going further.",
+     false},
+    {kModifiesOsSettings, "MODIFIES_OS_SETTINGS",
+     "Changes system-wide configuration: /etc files, systemd units, kernel parameters, system "
+     "package manager config.",
+     "Write the proposed change as a file or patch in the workspace and ask the user to review "
+     "and apply it; read the current settings read-only meanwhile.",
+     true},
+    {kModifiesOsUserSettings, "MODIFIES_OS_USER_SETTINGS",
+     "Changes per-user configuration: shell rc files, dotfiles, XDG config directories, user "
+     "application preferences.",
+     "Keep the setting in the project instead (a workspace config file, or `env` on this "
+     "execution), or write the proposed dotfile change to a workspace file for the user.",
+     true},
+    {kModifiesOutsideWorkspace, "MODIFIES_OUTSIDE_WORKSPACE",
+     "Writes files outside the project workspace.",
+     "Write into the workspace (or a temporary directory made for this task) instead, and tell "
+     "the user what should be copied where.",
+     false},
+    {kModifiesProductionServices, "MODIFIES_PRODUCTION_SERVICES",
+     "Changes live production systems, deployments, databases or shared infrastructure.",
+     "Run against a local or staging environment, or use a dry run (terraform plan, kubectl "
+     "diff, --dry-run) and hand the real change to the user.",
+     false},
+    {kModifiesProtectedFiles, "MODIFIES_PROTECTED_FILES",
+     "Changes protected or critical files: .git internals, credentials, CI secrets, system "
+     "binaries, files the user marked read-only.",
+     "Leave the protected file unchanged; write the proposed change as a patch in the workspace "
+     "and ask the user to apply it.",
+     true},
+    {kModifiesSecurityControls, "MODIFIES_SECURITY_CONTROLS",
+     "Changes security controls: permissions (chmod, chown), sudoers, SSH keys, firewall, "
+     "SELinux/AppArmor, authentication settings.",
+     "Describe the needed change and ask the user to make it; prefer the narrowest change (one "
+     "file, one user) over broad ones such as chmod -R 777.",
+     false},
+    {kModifiesWorkspaceFiles, "MODIFIES_WORKSPACE_FILES",
+     "Creates or edits files inside the project workspace (editing, builds, code generation, "
+     "formatting).",
+     "Write to a new file and review it before replacing the original, and check the result "
+     "with git status and git diff.",
+     false},
+    {kNone, "NONE",
+     "Read-only, no meaningful side effect (ls, cat, grep, git status). Must be the only entry.",
+     "Declare the command's real categories; if it truly has none, ask the operator, who has "
+     "blocked even read-only commands.",
+     false},
+    {kOther, "OTHER", "A side effect no other category covers; say what it is in `purpose`.",
+     "Split the command into smaller steps with specific categories, or describe the effect in "
+     "`purpose` and ask the user.",
+     false},
+    {kRunsInlineCode, "RUNS_INLINE_CODE",
+     "Runs code given inline to an interpreter or shell (python -c, node -e, perl -e, heredocs "
+     "piped into an interpreter, curl ... | sh).",
+     "Write the code to a reviewable file in the workspace (for example scripts/check.py), then "
+     "run that file in a separate, inspectable step that declares its real side effects.",
+     true},
+    {kRunsPrivilegedCommands, "RUNS_PRIVILEGED_COMMANDS",
+     "Runs with elevated privileges (sudo, su, doas, pkexec, privileged containers).",
+     "Do the unprivileged part yourself and ask the user (handoff) to run the privileged step, "
+     "or use a user-level alternative (a venv, a user-local install).",
+     false},
+    {kStopsOrRestartsServices, "STOPS_OR_RESTARTS_SERVICES",
+     "Stops, starts or restarts services and daemons (systemctl, service, docker restart).",
+     "Check the service read-only first (systemctl status) and ask the user before restarting "
+     "it; restart only the one service you changed.",
+     false},
+    {kUnknown, "UNKNOWN", "The agent cannot tell what the command may change.",
+     "Inspect the program first (read its source, run it with --help or --dry-run), then declare "
+     "the specific categories it has.",
+     false},
+    {kUsesDestructiveGitOperation, "USES_DESTRUCTIVE_GIT_OPERATION",
+     "Rewrites or discards git history or uncommitted work (reset --hard, push --force, clean "
+     "-fd, checkout -- ., branch -D).",
+     "Save the current state first (a backup branch, git stash), prefer non-destructive forms "
+     "(git revert, push --force-with-lease, git clean -n), or ask the user.",
+     false},
+};
+
+constexpr std::string_view kBlockedVar = "AGENTTY_BLOCKED_SIDE_EFFECTS";
+constexpr std::string_view kAllowedCwdsVar = "AGENTTY_ALLOWED_CWDS";
+constexpr std::string_view kDenyVar = "AGENTTY_DENY_COMMAND_REGEX";
+constexpr std::string_view kAllowVar = "AGENTTY_ALLOW_COMMAND_REGEX";
+constexpr std::string_view kRedactVar = "AGENTTY_REDACT_ENV_REGEX";
+constexpr std::string_view kMaxExecutionsVar = "AGENTTY_MAX_EXECUTIONS";
+constexpr std::string_view kMaxSessionsVar = "AGENTTY_MAX_SESSIONS";
+constexpr std::string_view kMaxSpoolVar = "AGENTTY_MAX_SPOOL_BYTES";
+constexpr std::string_view kMaxTotalSpoolVar = "AGENTTY_MAX_TOTAL_SPOOL_BYTES";
+constexpr std::string_view kMaxRequestVar = "AGENTTY_MAX_REQUEST_BYTES";
+
+const std::vector<PolicyConfigVariable> kVariables = {
+    {kBlockedVar,
+     "KILLS_AGENT_PROCESS,MODIFIES_OS_SETTINGS,MODIFIES_OS_USER_SETTINGS,MODIFIES_PROTECTED_FILES,"
+     "RUNS_INLINE_CODE",
+     "Comma-separated side-effect categories that execute refuses before starting anything. "
+     "Case-sensitive; whitespace trimmed; empty entries ignored; ',' (or any value with no "
+     "entries) clears the list. An unknown name fails startup."},
+    {kAllowedCwdsVar, "(any)",
+     "Colon-separated absolute directories; a cwd must resolve (symlinks and .. followed) to one "
+     "of them or below."},
+    {kDenyVar, "(none)",
+     "PCRE2 pattern; a command whose text matches it anywhere is refused. Invalid patterns fail "
+     "startup."},
+    {kAllowVar, "(none)",
+     "PCRE2 pattern; when set, only commands whose text matches it are run (anchor with ^...$ for "
+     "a whole match). Invalid patterns fail startup."},
+    {kRedactVar, "(none)",
+     "PCRE2 pattern for environment variable names whose values are masked in output. Invalid "
+     "patterns fail startup."},
+    {kMaxExecutionsVar, "64", "Maximum executions running at once."},
+    {kMaxSessionsVar, "16", "Maximum open interactive sessions."},
+    {kMaxSpoolVar, "100MiB",
+     "Output kept on disk per execution; older output beyond it is gone. Accepts K/M/G "
+     "suffixes."},
+    {kMaxTotalSpoolVar, "2GiB", "Output kept on disk across all executions."},
+    {kMaxRequestVar, "4MiB", "Largest MCP request accepted."},
+};
+
+std::string valid_names_list() {
+  std::string out;
+  for (const auto& info : kSideEffects) {
+    if (!out.empty()) out += ", ";
+    out += info.name;
+  }
+  return out;
+}
+
+std::string_view trim(std::string_view text) {
+  constexpr std::string_view kSpace = " \t\r\n";
+  const auto first = text.find_first_not_of(kSpace);
+  if (first == std::string_view::npos) return {};
+  const auto last = text.find_last_not_of(kSpace);
+  return text.substr(first, last - first + 1);
+}
+
+std::vector<std::string_view> split(std::string_view text, char separator) {
+  std::vector<std::string_view> parts;
+  for (;;) {
+    const auto at = text.find(separator);
+    parts.push_back(trim(text.substr(0, at)));
+    if (at == std::string_view::npos) return parts;
+    text.remove_prefix(at + 1);
+  }
+}
+
+// A positive decimal count; `bytes` also accepts K, M, G (binary, optionally
+// with "iB", e.g. 512MiB).
+Expected<std::uint64_t> parse_count(std::string_view variable, std::string_view raw, bool bytes) {
+  const std::string_view text = trim(raw);
+  const auto digits_end = text.find_first_not_of("0123456789");
+  const std::string_view digits = text.substr(0, digits_end);
+  std::string_view suffix = digits_end == std::string_view::npos ? "" : text.substr(digits_end);
+  std::uint64_t shift = 0;
+  if (bytes && !suffix.empty()) {
+    const std::string_view units = "KMG";
+    const auto unit = units.find(suffix.front());
+    if (unit != std::string_view::npos && (suffix.size() == 1 || suffix.substr(1) == "iB")) {
+      shift = 10 * (unit + 1);
+      suffix = {};
+    }
+  }
+  std::uint64_t value = 0;
+  bool valid = !digits.empty() && suffix.empty();
+  const std::uint64_t limit = std::numeric_limits<std::uint64_t>::max() >> shift;
+  for (const char c : digits) {
+    const auto digit = static_cast<std::uint64_t>(c - '0');
+    if (value > (limit - digit) / 10) {
+      valid = false;
+      break;
+    }
+    value = value * 10 + digit;
+  }
+  if (!valid || value == 0) {
+    return make_error(
+        std::string(variable) + "='" + std::string(raw) + "' is not a positive " +
+        (bytes ? "byte count (digits, optionally followed by K, M or G)" : "whole number") +
+        "; fix or unset it.");
+  }
+  return value << shift;
+}
+
+Expected<std::set<SideEffect>> parse_blocklist(std::string_view value) {
+  std::set<SideEffect> blocked;
+  for (const std::string_view entry : split(value, ',')) {
+    if (entry.empty()) continue;
+    const auto effect = side_effect_from_name(entry);
+    if (!effect) {
+      return make_error(std::string(kBlockedVar) + ": unknown side effect '" + std::string(entry) +
+                        "' (names are case-sensitive). Valid names: " + valid_names_list() +
+                        ". Use ',' to block nothing.");
+    }
+    blocked.insert(*effect);
+  }
+  return blocked;
+}
+
+Expected<std::vector<std::string>> parse_roots(std::string_view value) {
+  std::vector<std::string> roots;
+  for (const std::string_view entry : split(value, ':')) {
+    if (entry.empty()) continue;
+    if (entry.front() != '/') {
+      return make_error(std::string(kAllowedCwdsVar) + ": '" + std::string(entry) +
+                        "' is not an absolute path; list absolute directories separated by ':'.");
+    }
+    roots.emplace_back(entry);
+  }
+  return roots;
+}
+
+struct CodeDeleter {
+  void operator()(pcre2_code* code) const { pcre2_code_free(code); }
+};
+using CodePtr = std::unique_ptr<pcre2_code, CodeDeleter>;
+
+struct MatchDataDeleter {
+  void operator()(pcre2_match_data* data) const { pcre2_match_data_free(data); }
+};
+
+Expected<CodePtr> compile_pattern(std::string_view variable, const std::string& pattern) {
+  int error_code = 0;
+  PCRE2_SIZE error_offset = 0;
+  CodePtr code(pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
+                             PCRE2_UTF | PCRE2_MATCH_INVALID_UTF, &error_code, &error_offset,
+                             nullptr));
+  if (!code) {
+    PCRE2_UCHAR message[256];
+    pcre2_get_error_message(error_code, message, sizeof message);
+    return make_error(std::string(variable) +
+                      " is not a valid PCRE2 pattern: " + reinterpret_cast<const char*>(message) +
+                      " at offset " + std::to_string(error_offset) + " in '" + pattern + "'.");
+  }
+  // JIT is an optimisation only: without it (unsupported CPU) matching still works.
+  pcre2_jit_compile(code.get(), PCRE2_JIT_COMPLETE);
+  return code;
+}
+
+std::string quoted_list(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "'" : ", '") + item + "'";
+  return out;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+
+const std::vector<SideEffectInfo>& side_effect_table() {
+  return kSideEffects;
+}
+
+const std::vector<std::string>& side_effect_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const auto& info : kSideEffects) out.emplace_back(info.name);
+    return out;
+  }();
+  return names;
+}
+
+const SideEffectInfo& side_effect_info(SideEffect effect) {
+  const auto it = std::find_if(kSideEffects.begin(), kSideEffects.end(),
+                               [&](const SideEffectInfo& info) { return info.effect == effect; });
+  if (it == kSideEffects.end()) std::abort();  // every enumerator has a row
+  return *it;
+}
+
+std::optional<SideEffect> side_effect_from_name(std::string_view name) {
+  for (const auto& info : kSideEffects) {
+    if (info.name == name) return info.effect;
+  }
+  return std::nullopt;
+}
+
+std::set<SideEffect> default_blocked_side_effects() {
+  std::set<SideEffect> out;
+  for (const auto& info : kSideEffects) {
+    if (info.blocked_by_default) out.insert(info.effect);
+  }
+  return out;
+}
+
+const std::vector<PolicyConfigVariable>& policy_config_variables() {
+  return kVariables;
+}
+
+Expected<void> validate_pcre2_pattern(std::string_view variable, const std::string& pattern) {
+  auto code = compile_pattern(variable, pattern);
+  if (!code) return make_error(code.error());
+  return {};
+}
+
+std::string join_argv_for_policy(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const auto& arg : argv) {
+    if (&arg != &argv.front()) out += ' ';
+    out += arg;
+  }
+  return out;
+}
+
+Expected<PolicyConfig> PolicyConfig::from_environment(
+    const std::map<std::string, std::string>& env) {
+  PolicyConfig config;
+  auto get = [&](std::string_view name) -> const std::string* {
+    const auto it = env.find(std::string(name));
+    return it == env.end() ? nullptr : &it->second;
+  };
+  if (const auto* value = get(kBlockedVar)) {
+    auto blocked = parse_blocklist(*value);
+    if (!blocked) return make_error(blocked.error());
+    config.blocked_side_effects = std::move(blocked.value());
+  }
+  if (const auto* value = get(kAllowedCwdsVar)) {
+    auto roots = parse_roots(*value);
+    if (!roots) return make_error(roots.error());
+    config.allowed_cwds = std::move(roots.value());
+  }
+  const std::pair<std::string_view, std::string*> patterns[] = {
+      {kDenyVar, &config.deny_command_regex},
+      {kAllowVar, &config.allow_command_regex},
+      {kRedactVar, &config.redact_env_regex}};
+  for (const auto& [name, target] : patterns) {
+    const auto* value = get(name);
+    if (!value || value->empty()) continue;
+    if (auto valid = validate_pcre2_pattern(name, *value); !valid) return make_error(valid.error());
+    *target = *value;
+  }
+  struct Count {
+    std::string_view name;
+    bool bytes;
+    std::uint64_t* target;
+  };
+  std::uint64_t live = config.max_live_executions, sessions = config.max_sessions;
+  const Count counts[] = {{kMaxExecutionsVar, false, &live},
+                          {kMaxSessionsVar, false, &sessions},
+                          {kMaxSpoolVar, true, &config.max_spool_bytes},
+                          {kMaxTotalSpoolVar, true, &config.max_total_spool_bytes},
+                          {kMaxRequestVar, true, &config.max_request_bytes}};
+  for (const auto& count : counts) {
+    const auto* value = get(count.name);
+    if (!value || trim(*value).empty()) continue;
+    auto parsed = parse_count(count.name, *value, count.bytes);
+    if (!parsed) return make_error(parsed.error());
+    *count.target = *parsed;
+  }
+  config.max_live_executions = static_cast<std::size_t>(live);
+  config.max_sessions = static_cast<std::size_t>(sessions);
+  return config;
+}
+
+// ---------------------------------------------------------------------------
+
+class Policy::Regex {
+ public:
+  Regex(std::string pattern, CodePtr code) : pattern_(std::move(pattern)), code_(std::move(code)) {}
+  const std::string& pattern() const { return pattern_; }
+
+  // nullopt: PCRE2 could not decide (match or depth limit hit).
+  std::optional<bool> search(std::string_view subject) const {
+    std::unique_ptr<pcre2_match_data, MatchDataDeleter> data(
+        pcre2_match_data_create_from_pattern(code_.get(), nullptr));
+    if (!data) std::abort();
+    const int rc = pcre2_match(code_.get(), reinterpret_cast<PCRE2_SPTR>(subject.data()),
+                               subject.size(), 0, 0, data.get(), nullptr);
+    if (rc >= 0) return true;
+    if (rc == PCRE2_ERROR_NOMATCH) return false;
+    return std::nullopt;
+  }
+
+ private:
+  std::string pattern_;
+  CodePtr code_;
+};
+
+Policy::Policy(PolicyConfig config) : config_(std::move(config)) {
+  auto make = [](std::string_view variable, const std::string& pattern) {
+    std::unique_ptr<Regex> regex;
+    if (pattern.empty()) return regex;
+    auto code = compile_pattern(variable, pattern);
+    if (!code) std::abort();  // the config was validated by from_environment
+    regex = std::make_unique<Regex>(pattern, std::move(code.value()));
+    return regex;
+  };
+  deny_ = make(kDenyVar, config_.deny_command_regex);
+  allow_ = make(kAllowVar, config_.allow_command_regex);
+}
+
+Policy::~Policy() = default;
+Policy::Policy(Policy&&) noexcept = default;
+Policy& Policy::operator=(Policy&&) noexcept = default;
+
+Expected<void> Policy::check_side_effects(const std::vector<std::string>& declared) const {
+  const std::string valid = " Valid names: " + valid_names_list() + ".";
+  if (declared.empty()) {
+    return make_error(
+        "side_effects must list at least one category; use [\"NONE\"] for a read-only command." +
+        valid);
+  }
+  std::vector<SideEffect> effects;
+  for (const auto& name : declared) {
+    const auto effect = side_effect_from_name(name);
+    if (!effect) {
+      return make_error("side_effects: unknown category '" + name +
+                        "' (names are case-sensitive)." + valid);
+    }
+    if (std::find(effects.begin(), effects.end(), *effect) != effects.end()) {
+      return make_error("side_effects lists '" + name + "' twice; list each category once.");
+    }
+    effects.push_back(*effect);
+  }
+  if (effects.size() > 1 && std::find(effects.begin(), effects.end(), kNone) != effects.end()) {
+    return make_error(
+        "side_effects: NONE is exclusive; use [\"NONE\"] alone for a read-only command, or drop "
+        "NONE and list the real categories.");
+  }
+  std::vector<SideEffect> blocked;
+  for (const auto effect : effects) {
+    if (config_.blocked_side_effects.contains(effect)) blocked.push_back(effect);
+  }
+  if (blocked.empty()) return {};
+  std::string names;
+  std::string steps;
+  for (const auto effect : blocked) {
+    const auto& info = side_effect_info(effect);
+    names += (names.empty() ? "" : ", ") + std::string(info.name);
+    steps += "\n- " + std::string(info.name) + ": " + std::string(info.safer_next_step);
+  }
+  return make_error("Blocked by policy before anything started: side_effects declares " + names +
+                    ", which the operator has blocked. Nothing was run. Safer next step:" + steps +
+                    "\nAn operator can change the blocked categories with " +
+                    std::string(kBlockedVar) + " (set it to ',' to block none).");
+}
+
+Expected<std::string> Policy::check_cwd(const std::string& cwd) const {
+  if (cwd.empty()) return make_error("cwd is empty; pass an existing directory or omit cwd.");
+  std::unique_ptr<char, decltype(&std::free)> resolved(::realpath(cwd.c_str(), nullptr),
+                                                       &std::free);
+  if (!resolved) {
+    const int err = errno;
+    if (err == ENOENT) {
+      return make_error("cwd '" + cwd +
+                        "' does not exist; create it first or pass an existing "
+                        "directory.");
+    }
+    if (err == ENOTDIR) return make_error("cwd '" + cwd + "' is not a directory.");
+    return make_error("cwd '" + cwd + "' cannot be resolved: " + errno_message("realpath", err));
+  }
+  const std::string path = resolved.get();
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) {
+    return make_error("cwd '" + cwd + "' cannot be used: " + errno_message("stat"));
+  }
+  if (!S_ISDIR(info.st_mode)) {
+    return make_error("cwd '" + cwd + "' is not a directory; pass the directory that contains it.");
+  }
+  if (config_.allowed_cwds.empty()) return path;
+  for (const auto& root : config_.allowed_cwds) {
+    std::unique_ptr<char, decltype(&std::free)> real_root(::realpath(root.c_str(), nullptr),
+                                                          &std::free);
+    if (!real_root) continue;  // a missing root admits nothing (yet)
+    const std::string_view base = real_root.get();
+    if (path == base || base == "/") return path;
+    if (path.size() > base.size() && path.starts_with(base) && path[base.size()] == '/') {
+      return path;
+    }
+  }
+  return make_error("cwd '" + cwd + "' (resolved to '" + path +
+                    "') is outside the allowed directories " + quoted_list(config_.allowed_cwds) +
+                    ". Refused by policy before anything started. Use a directory under one of "
+                    "them; an operator can add a root to " +
+                    std::string(kAllowedCwdsVar) + ".");
+}
+
+Expected<void> Policy::check_command(std::string_view command_text) const {
+  const std::string refused = "Command refused by policy before anything started: ";
+  if (deny_) {
+    const auto hit = deny_->search(command_text);
+    if (!hit || *hit) {
+      return make_error(refused + "it " + (hit ? "matches" : "could not be checked against") +
+                        " the deny pattern " + std::string(kDenyVar) + "='" + deny_->pattern() +
+                        "'. Use a command that does not match it, or ask the operator to change "
+                        "that variable.");
+    }
+  }
+  if (allow_) {
+    const auto hit = allow_->search(command_text);
+    if (!hit || !*hit) {
+      return make_error(refused + "it " +
+                        (hit ? "does not match" : "could not be checked against") +
+                        " the allow pattern " + std::string(kAllowVar) + "='" + allow_->pattern() +
+                        "'. Only commands matching it may run; rewrite the command to fit, or ask "
+                        "the operator to change that variable.");
+    }
+  }
+  return {};
+}
+
+Expected<void> Policy::check_live_limit(std::size_t live) const {
+  if (live < config_.max_live_executions) return {};
+  return make_error("Refused before anything started: " + std::to_string(live) +
+                    " executions are running and the limit is " +
+                    std::to_string(config_.max_live_executions) +
+                    ". Stop executions you no longer need (see `ps`, then `stop` or `close`) or "
+                    "wait for them to finish, then retry; `cleanup` prunes finished records. An "
+                    "operator can raise " +
+                    std::string(kMaxExecutionsVar) + ".");
+}
+
+Expected<void> Policy::check_session_limit(std::size_t sessions) const {
+  if (sessions < config_.max_sessions) return {};
+  return make_error("Refused before anything started: " + std::to_string(sessions) +
+                    " sessions are open and the limit is " + std::to_string(config_.max_sessions) +
+                    ". Reuse an open session with execute(session=...), or `close` one you no "
+                    "longer need (see `ps`), then retry. An operator can raise " +
+                    std::string(kMaxSessionsVar) + ".");
+}
+
+Expected<void> Policy::check_request_size(std::size_t bytes) const {
+  if (bytes <= config_.max_request_bytes) return {};
+  return make_error("Request of " + std::to_string(bytes) + " bytes is larger than the limit of " +
+                    std::to_string(config_.max_request_bytes) +
+                    " bytes. Send large content as a file in the workspace instead; an operator "
+                    "can raise " +
+                    std::string(kMaxRequestVar) + ".");
+}
+
+}  // namespace agentty::session
