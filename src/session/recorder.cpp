@@ -1,1 +1,157 @@
-// placeholder: filled in by its issue
+#include "session/recorder.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "base/errno_message.hpp"
+
+namespace agentty::session {
+
+namespace {
+
+// Length of the UTF-8 sequence a lead byte starts; 0 for a continuation byte
+// or a byte that can never start one.
+std::size_t utf8_sequence_length(unsigned char byte) {
+  if (byte < 0x80) return 1;
+  if (byte >= 0xC2 && byte <= 0xDF) return 2;
+  if (byte >= 0xE0 && byte <= 0xEF) return 3;
+  if (byte >= 0xF0 && byte <= 0xF4) return 4;
+  return 0;
+}
+
+std::string json_string(std::string_view text) {
+  return nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace
+
+std::string take_complete_utf8(std::string& carry, std::string_view bytes) {
+  std::string data = std::move(carry);
+  carry.clear();
+  data.append(bytes);
+  // Only the last three bytes can belong to an unfinished character.
+  const std::size_t lowest = data.size() > 3 ? data.size() - 3 : 0;
+  for (std::size_t i = data.size(); i > lowest; --i) {
+    const auto byte = static_cast<unsigned char>(data[i - 1]);
+    if ((byte & 0xC0) == 0x80) continue;  // continuation: keep looking for its lead
+    const std::size_t length = utf8_sequence_length(byte);
+    if (length > data.size() - (i - 1)) {
+      carry = data.substr(i - 1);
+      data.resize(i - 1);
+    }
+    break;
+  }
+  return data;
+}
+
+Expected<std::unique_ptr<Recorder>> Recorder::open(const RecorderOptions& options) {
+  UniqueFd fd(::open(options.path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+  if (!fd) {
+    return make_error("cannot create recording '" + options.path.string() +
+                      "': " + errno_message("open"));
+  }
+  std::unique_ptr<Recorder> recorder(new Recorder(std::move(fd), options.max_bytes));
+  nlohmann::ordered_json header = {
+      {"version", 2},
+      {"width", options.cols},
+      {"height", options.rows},
+      {"timestamp", std::chrono::duration_cast<std::chrono::seconds>(
+                        std::chrono::system_clock::now().time_since_epoch())
+                        .count()}};
+  if (!options.title.empty()) header["title"] = options.title;
+  header["env"] = {{"TERM", "xterm-256color"}};
+  if (!options.shell.empty()) header["env"]["SHELL"] = options.shell;
+  const std::string line =
+      header.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  if (!recorder->write_line(line)) {
+    return make_error("cannot write recording '" + options.path.string() +
+                      "': " + recorder->error_);
+  }
+  return recorder;
+}
+
+Recorder::Recorder(UniqueFd fd, std::uint64_t max_bytes)
+    : fd_(std::move(fd)), max_bytes_(max_bytes), start_(std::chrono::steady_clock::now()) {}
+
+Recorder::~Recorder() {
+  finish();
+}
+
+double Recorder::elapsed_seconds() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+}
+
+void Recorder::output(std::string_view bytes) {
+  if (stopped_) return;
+  const std::string data = take_complete_utf8(output_carry_, bytes);
+  if (!data.empty()) write_event("o", data);
+}
+
+void Recorder::input(std::string_view bytes, bool human) {
+  if (stopped_) return;
+  if (last_input_human_ != human) {
+    // A half-typed character from the other source will never be completed.
+    if (!input_carry_.empty()) write_event("i", std::exchange(input_carry_, {}));
+    write_event("m", human ? "human input" : "agent input");
+    last_input_human_ = human;
+  }
+  const std::string data = take_complete_utf8(input_carry_, bytes);
+  if (!data.empty()) write_event("i", data);
+}
+
+void Recorder::resize(int cols, int rows) {
+  if (stopped_) return;
+  write_event("r", std::to_string(cols) + "x" + std::to_string(rows));
+}
+
+void Recorder::marker(std::string_view label) {
+  if (stopped_) return;
+  write_event("m", label);
+}
+
+void Recorder::finish() {
+  if (stopped_) return;
+  if (!output_carry_.empty()) write_event("o", std::exchange(output_carry_, {}));
+  if (!input_carry_.empty()) write_event("i", std::exchange(input_carry_, {}));
+  stopped_ = true;
+}
+
+void Recorder::write_event(std::string_view code, std::string_view data) {
+  if (stopped_) return;
+  char time[32];
+  std::snprintf(time, sizeof time, "%.6f", elapsed_seconds());
+  std::string line =
+      std::string("[") + time + ", \"" + std::string(code) + "\", " + json_string(data) + "]\n";
+  if (bytes_written_ + line.size() > max_bytes_) {
+    line = std::string("[") + time + ", \"m\", " +
+           json_string("recording stopped: size limit of " + std::to_string(max_bytes_) +
+                       " bytes reached") +
+           "]\n";
+    write_line(line);
+    stopped_ = true;
+    return;
+  }
+  write_line(line);
+}
+
+bool Recorder::write_line(const std::string& line) {
+  std::string_view rest = line;
+  while (!rest.empty()) {
+    const ssize_t n = ::write(fd_.get(), rest.data(), rest.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      error_ = errno_message("write");
+      stopped_ = true;
+      return false;
+    }
+    rest.remove_prefix(static_cast<std::size_t>(n));
+    bytes_written_ += static_cast<std::uint64_t>(n);
+  }
+  return true;
+}
+
+}  // namespace agentty::session
