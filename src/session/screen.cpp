@@ -1,1 +1,406 @@
-// placeholder: filled in by its issue
+#include "session/screen.hpp"
+
+#include <vterm.h>
+
+#include <cassert>
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <map>
+#include <utility>
+
+#include "session/escape_scanner.hpp"
+
+namespace agentty::session {
+namespace {
+
+struct VTermDeleter {
+  void operator()(VTerm* vt) const { vterm_free(vt); }
+};
+
+constexpr std::uint32_t kWidePlaceholder = 0xFFFFFFFF;
+// An unfinished sequence longer than this is fed anyway (libvterm truncates
+// long strings itself); mode probes then wait until the parser is clean.
+constexpr std::size_t kMaxHeldBytes = 64 * 1024;
+
+// Length of an unfinished UTF-8 character at the end of `data`.
+std::size_t incomplete_utf8_tail(std::string_view data) {
+  std::size_t n = data.size();
+  std::size_t i = n;
+  int continuation = 0;
+  while (i > 0 && continuation < 3 && (static_cast<unsigned char>(data[i - 1]) & 0xC0) == 0x80) {
+    --i;
+    ++continuation;
+  }
+  if (i == 0) return 0;
+  auto lead = static_cast<unsigned char>(data[i - 1]);
+  std::size_t need = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
+  std::size_t have = n - (i - 1);
+  return (lead >= 0xC0 && have < need) ? have : 0;
+}
+
+void append_utf8(std::string& out, std::uint32_t cp) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x110000) {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+}
+
+// Appends one cell's characters; erased cells are a space, placeholders none.
+void append_cell_text(std::string& out, const VTermScreenCell& cell) {
+  if (cell.chars[0] == kWidePlaceholder) return;
+  if (cell.chars[0] == 0) {
+    out += ' ';
+    return;
+  }
+  for (int i = 0; i < VTERM_MAX_CHARS_PER_CELL && cell.chars[i] != 0; ++i) {
+    append_utf8(out, cell.chars[i]);
+  }
+}
+
+void trim_trailing_blanks(std::string& line) {
+  auto end = line.find_last_not_of(' ');
+  line.erase(end == std::string::npos ? 0 : end + 1);
+}
+
+std::string cells_to_text(const VTermScreenCell* cells, int cols) {
+  std::string line;
+  line.reserve(static_cast<std::size_t>(cols));
+  for (int col = 0; col < cols; ++col) append_cell_text(line, cells[col]);
+  trim_trailing_blanks(line);
+  return line;
+}
+
+// SGR parameters (after a reset) that give a cell's attributes and colours.
+std::string sgr_for(const VTermScreenCellAttrs& attrs, const VTermColor& fg, const VTermColor& bg) {
+  std::string sgr = "\x1b[0";
+  if (attrs.bold) sgr += ";1";
+  if (attrs.italic) sgr += ";3";
+  if (attrs.underline == VTERM_UNDERLINE_SINGLE) sgr += ";4";
+  if (attrs.underline == VTERM_UNDERLINE_DOUBLE) sgr += ";21";
+  if (attrs.underline == VTERM_UNDERLINE_CURLY) sgr += ";4:3";
+  if (attrs.blink) sgr += ";5";
+  if (attrs.reverse) sgr += ";7";
+  if (attrs.strike) sgr += ";9";
+  auto colour = [&sgr](const VTermColor& c, bool is_fg) {
+    if (is_fg ? VTERM_COLOR_IS_DEFAULT_FG(&c) : VTERM_COLOR_IS_DEFAULT_BG(&c)) return;
+    int base = is_fg ? 30 : 40;
+    if (VTERM_COLOR_IS_INDEXED(&c)) {
+      int idx = c.indexed.idx;
+      if (idx < 8) {
+        sgr += ";" + std::to_string(base + idx);
+      } else if (idx < 16) {
+        sgr += ";" + std::to_string(base + 60 + idx - 8);
+      } else {
+        sgr += ";" + std::to_string(base + 8) + ";5;" + std::to_string(idx);
+      }
+    } else {
+      sgr += ";" + std::to_string(base + 8) + ";2;" + std::to_string(c.rgb.red) + ";" +
+             std::to_string(c.rgb.green) + ";" + std::to_string(c.rgb.blue);
+    }
+  };
+  colour(fg, true);
+  colour(bg, false);
+  sgr += 'm';
+  return sgr;
+}
+
+bool same_look(const VTermScreenCell& a, const VTermScreenCell& b) {
+  return a.attrs.bold == b.attrs.bold && a.attrs.italic == b.attrs.italic &&
+         a.attrs.underline == b.attrs.underline && a.attrs.blink == b.attrs.blink &&
+         a.attrs.reverse == b.attrs.reverse && a.attrs.strike == b.attrs.strike &&
+         vterm_color_is_equal(&a.fg, &b.fg) && vterm_color_is_equal(&a.bg, &b.bg) &&
+         a.fg.type == b.fg.type && a.bg.type == b.bg.type;
+}
+
+bool looks_default(const VTermScreenCell& c) {
+  return !c.attrs.underline && !c.attrs.reverse && !c.attrs.strike &&
+         VTERM_COLOR_IS_DEFAULT_BG(&c.bg);
+}
+
+std::string cup(int row, int col) {
+  return "\x1b[" + std::to_string(row + 1) + ";" + std::to_string(col + 1) + "H";
+}
+
+}  // namespace
+
+struct Screen::Impl {
+  std::unique_ptr<VTerm, VTermDeleter> vt;
+  VTermScreen* vscreen = nullptr;
+  VTermState* state = nullptr;
+  std::string replies;
+  std::string* output_sink = &replies;  // diverted while probing modes
+  // Bytes of an unfinished escape sequence or UTF-8 character, held back so
+  // that libvterm's parser is always between sequences after feed(): that
+  // keeps mode probes safe and OSC strings whole across PTY reads.
+  EscapeScanner scanner;
+  std::string held;
+  bool parser_clean = true;
+  std::map<int, bool> mode_cache;  // answers from the last clean probe
+  std::deque<std::string> scrollback;
+  std::size_t scrollback_limit = 0;
+  bool capture_scrollback = true;
+  std::string title;
+  bool alt_screen = false;
+  bool cursor_visible = true;
+
+  VTermScreenCell cell_at(int row, int col) const {
+    VTermScreenCell cell{};
+    vterm_screen_get_cell(vscreen, VTermPos{row, col}, &cell);
+    return cell;
+  }
+
+  void push_scrollback(std::string line) {
+    scrollback.push_back(std::move(line));
+    while (scrollback.size() > scrollback_limit) scrollback.pop_front();
+  }
+
+  // Feeds a query and returns libvterm's answer instead of queueing it.
+  std::string ask(std::string_view query) {
+    std::string answer;
+    output_sink = &answer;
+    vterm_input_write(vt.get(), query.data(), query.size());
+    output_sink = &replies;
+    return answer;
+  }
+
+  // DECRQM for a private mode: reply is CSI ? mode ; Pm $ y, Pm 1/3 = set.
+  bool dec_mode(int mode) {
+    if (!parser_clean) return mode_cache[mode];
+    std::string answer = ask("\x1b[?" + std::to_string(mode) + "$p");
+    auto semi = answer.find(';');
+    if (semi == std::string::npos || semi + 1 >= answer.size()) return false;
+    char pm = answer[semi + 1];
+    return mode_cache[mode] = (pm == '1' || pm == '3');
+  }
+
+  void write(std::string_view bytes) {
+    if (!bytes.empty()) vterm_input_write(vt.get(), bytes.data(), bytes.size());
+  }
+
+  void feed(std::string_view bytes) {
+    std::uint64_t held_start = scanner.position() - held.size();
+    scanner.scan(bytes);
+    std::string joined;
+    std::string_view data = bytes;
+    if (!held.empty()) {
+      joined = std::move(held) + std::string(bytes);
+      held.clear();
+      data = joined;
+    }
+    std::size_t keep = data.size();
+    bool clean = true;
+    if (scanner.in_ground()) {
+      keep -= incomplete_utf8_tail(data);
+    } else if (scanner.sequence_start() >= held_start) {
+      keep = static_cast<std::size_t>(scanner.sequence_start() - held_start);
+    } else {
+      clean = false;  // began in bytes already given up on
+    }
+    if (data.size() - keep > kMaxHeldBytes) {
+      keep = data.size();
+      clean = false;
+    }
+    write(data.substr(0, keep));
+    held.assign(data.substr(keep));
+    parser_clean = clean;
+  }
+
+  static void on_output(const char* bytes, std::size_t len, void* user) {
+    static_cast<Impl*>(user)->output_sink->append(bytes, len);
+  }
+  static int on_settermprop(VTermProp prop, VTermValue* value, void* user) {
+    auto* self = static_cast<Impl*>(user);
+    switch (prop) {
+      case VTERM_PROP_ALTSCREEN:
+        self->alt_screen = value->boolean != 0;
+        break;
+      case VTERM_PROP_CURSORVISIBLE:
+        self->cursor_visible = value->boolean != 0;
+        break;
+      case VTERM_PROP_TITLE:
+        self->title = value->string ? value->string : "";
+        break;
+      default:
+        break;
+    }
+    return 1;  // 0 would make libvterm reject the change (e.g. alt screen)
+  }
+  static int on_sb_pushline(int cols, const VTermScreenCell* cells, void* user) {
+    auto* self = static_cast<Impl*>(user);
+    if (self->capture_scrollback) self->push_scrollback(cells_to_text(cells, cols));
+    return 1;
+  }
+  static int on_sb_popline(int, VTermScreenCell*, void*) { return 0; }
+
+  static constexpr VTermScreenCallbacks kCallbacks = {
+      .damage = nullptr,
+      .moverect = nullptr,
+      .movecursor = nullptr,
+      .settermprop = &on_settermprop,
+      .bell = nullptr,
+      .resize = nullptr,
+      .sb_pushline = &on_sb_pushline,
+      .sb_popline = &on_sb_popline,
+  };
+};
+
+Screen::Screen(pty::TerminalSize size, std::size_t scrollback_limit)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->scrollback_limit = scrollback_limit;
+  impl_->vt.reset(vterm_new(size.rows, size.cols));
+  if (!impl_->vt) std::abort();
+  VTerm* vt = impl_->vt.get();
+  vterm_set_utf8(vt, 1);
+  vterm_output_set_callback(vt, &Impl::on_output, impl_.get());
+  impl_->vscreen = vterm_obtain_screen(vt);
+  impl_->state = vterm_obtain_state(vt);
+  vterm_screen_enable_altscreen(impl_->vscreen, 1);
+  vterm_screen_set_callbacks(impl_->vscreen, &Impl::kCallbacks, impl_.get());
+  vterm_screen_reset(impl_->vscreen, 1);
+}
+
+Screen::~Screen() = default;
+
+void Screen::feed(std::string_view bytes) {
+  impl_->feed(bytes);
+}
+
+void Screen::resize(pty::TerminalSize size) {
+  if (size.rows == 0 || size.cols == 0) return;
+  vterm_set_size(impl_->vt.get(), size.rows, size.cols);
+}
+
+pty::TerminalSize Screen::size() const {
+  int rows = 0, cols = 0;
+  vterm_get_size(impl_->vt.get(), &rows, &cols);
+  return pty::TerminalSize{static_cast<std::uint16_t>(cols), static_cast<std::uint16_t>(rows)};
+}
+
+std::string Screen::take_replies() {
+  return std::exchange(impl_->replies, {});
+}
+
+const std::string& Screen::title() const {
+  return impl_->title;
+}
+
+ScreenModes Screen::modes() const {
+  ScreenModes modes;
+  modes.alt_screen = impl_->alt_screen;
+  modes.application_cursor_keys = impl_->dec_mode(1);
+  modes.bracketed_paste = impl_->dec_mode(2004);
+  modes.mouse = impl_->dec_mode(1000) || impl_->dec_mode(1002) || impl_->dec_mode(1003);
+  return modes;
+}
+
+ScreenSnapshot Screen::snapshot(std::size_t scrollback_lines) const {
+  ScreenSnapshot snap;
+  auto size = this->size();
+  snap.cols = size.cols;
+  snap.rows = size.rows;
+  std::vector<VTermScreenCell> cells(size.cols);
+  for (int row = 0; row < size.rows; ++row) {
+    for (int col = 0; col < size.cols; ++col) cells[col] = impl_->cell_at(row, col);
+    snap.lines.push_back(cells_to_text(cells.data(), size.cols));
+  }
+  const auto& sb = impl_->scrollback;
+  std::size_t take = std::min(scrollback_lines, sb.size());
+  snap.scrollback.assign(sb.end() - static_cast<std::ptrdiff_t>(take), sb.end());
+  VTermPos pos{};
+  vterm_state_get_cursorpos(impl_->state, &pos);
+  snap.cursor = ScreenCursor{pos.row, pos.col, impl_->cursor_visible};
+  snap.modes = modes();
+  snap.title = impl_->title;
+  return snap;
+}
+
+std::string Screen::render_ansi() const {
+  auto size = this->size();
+  std::string out =
+      "\x1b"
+      "c";
+  if (impl_->alt_screen) out += "\x1b[?1049h";
+  if (!impl_->title.empty()) {
+    out += "\x1b]2;";
+    for (char c : impl_->title) {
+      if (static_cast<unsigned char>(c) >= 0x20 && c != 0x7f) out += c;
+    }
+    out += '\x07';
+  }
+  for (int row = 0; row < size.rows; ++row) {
+    // Cells after the last one that shows anything need not be drawn.
+    int last = size.cols - 1;
+    while (last >= 0) {
+      auto cell = impl_->cell_at(row, last);
+      if ((cell.chars[0] != 0 && cell.chars[0] != ' ') || !looks_default(cell)) break;
+      --last;
+    }
+    if (last < 0) continue;
+    out += cup(row, 0);
+    VTermScreenCell pen{};
+    bool pen_known = false;
+    for (int col = 0; col <= last; ++col) {
+      auto cell = impl_->cell_at(row, col);
+      if (cell.chars[0] == kWidePlaceholder) continue;
+      if (!pen_known || !same_look(cell, pen)) {
+        out += sgr_for(cell.attrs, cell.fg, cell.bg);
+        pen = cell;
+        pen_known = true;
+      }
+      append_cell_text(out, cell);
+    }
+    out += "\x1b[0m";
+  }
+  // The pen programs will draw with next.
+  VTermScreenCell pen{};
+  VTermValue v;
+  vterm_state_get_penattr(impl_->state, VTERM_ATTR_BOLD, &v), pen.attrs.bold = v.boolean;
+  vterm_state_get_penattr(impl_->state, VTERM_ATTR_ITALIC, &v), pen.attrs.italic = v.boolean;
+  vterm_state_get_penattr(impl_->state, VTERM_ATTR_UNDERLINE, &v), pen.attrs.underline = v.number;
+  vterm_state_get_penattr(impl_->state, VTERM_ATTR_BLINK, &v), pen.attrs.blink = v.boolean;
+  vterm_state_get_penattr(impl_->state, VTERM_ATTR_REVERSE, &v), pen.attrs.reverse = v.boolean;
+  vterm_state_get_penattr(impl_->state, VTERM_ATTR_STRIKE, &v), pen.attrs.strike = v.boolean;
+  vterm_state_get_penattr(impl_->state, VTERM_ATTR_FOREGROUND, &v), pen.fg = v.color;
+  vterm_state_get_penattr(impl_->state, VTERM_ATTR_BACKGROUND, &v), pen.bg = v.color;
+  out += sgr_for(pen.attrs, pen.fg, pen.bg);
+
+  for (int mode : {1, 2004, 1000, 1002, 1003, 1005, 1006, 1015}) {
+    if (impl_->dec_mode(mode)) out += "\x1b[?" + std::to_string(mode) + "h";
+  }
+  VTermPos pos{};
+  vterm_state_get_cursorpos(impl_->state, &pos);
+  out += cup(pos.row, pos.col);
+  if (!impl_->cursor_visible) out += "\x1b[?25l";
+  return out;
+}
+
+bool Screen::plain_text_scrolls_simply() const {
+  if (impl_->alt_screen || !impl_->parser_clean || !impl_->held.empty()) return false;
+  // DECRQSS for DECSTBM: DCS 1 $ r top ; bottom r ST.
+  std::string region = impl_->ask("\x1bP$qr\x1b\\");
+  std::string full = "1$r1;" + std::to_string(size().rows) + "r";
+  if (region.find(full) == std::string::npos) return false;
+  return impl_->dec_mode(7) && !impl_->dec_mode(69);
+}
+
+void Screen::set_scrollback_capture(bool on) {
+  impl_->capture_scrollback = on;
+}
+
+void Screen::append_scrollback(std::string line) {
+  impl_->push_scrollback(std::move(line));
+}
+
+}  // namespace agentty::session

@@ -3,7 +3,12 @@
 // handed to the caller, who writes them to the PTY.
 //
 // Scrollback: lines that scroll off the top of the main screen are kept in
-// our own bounded store (libvterm keeps none).
+// our own bounded store (libvterm keeps none) as trimmed UTF-8 text.
+//
+// Modes (DECCKM, bracketed paste, mouse) are not exposed by libvterm 0.1, so
+// they are read by asking libvterm itself (DECRQM) with its replies diverted:
+// whatever sequence set or reset them (RIS, DECSTR, ?1049), the answer is
+// libvterm's own state.
 //
 // Threading: one instance per execution, used only on the I/O event loop.
 #pragma once
@@ -57,9 +62,21 @@ class Screen {
 
   ScreenSnapshot snapshot(std::size_t scrollback_lines = 0) const;
   ScreenModes modes() const;
+  const std::string& title() const;
   // Escape sequences that redraw the current screen on a fresh terminal
   // (reset, rows with SGR, cursor, modes): what a new browser viewer gets.
   std::string render_ansi() const;
+
+  // --- For ScreenFeeder's bulk path (see screen_feeder.hpp). ---
+  // True when printable ASCII, CR and LF behave as on a plain teletype:
+  // main screen, scroll region = whole screen, autowrap on, no left/right
+  // margins. (Insert mode, newline mode and character sets are not
+  // queryable in libvterm 0.1; the feeder tracks those in the byte stream.)
+  bool plain_text_scrolls_simply() const;
+  // While off, lines libvterm scrolls off are not stored (the feeder stores
+  // its own, computed without libvterm).
+  void set_scrollback_capture(bool on);
+  void append_scrollback(std::string line);
 
  private:
   struct Impl;

@@ -1,0 +1,245 @@
+#include "session/screen.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace agentty::session {
+namespace {
+
+constexpr pty::TerminalSize k80x24{80, 24};
+
+std::string numbered_lines(int from, int to) {
+  std::string out;
+  for (int i = from; i <= to; ++i) out += "line " + std::to_string(i) + "\r\n";
+  return out;
+}
+
+TEST(Screen, ShowsTextWithTrailingBlanksTrimmedAndCursor) {
+  Screen screen(k80x24);
+  screen.feed("hello   \r\nworld");
+  auto snap = screen.snapshot();
+  EXPECT_EQ(snap.cols, 80);
+  EXPECT_EQ(snap.rows, 24);
+  ASSERT_EQ(snap.lines.size(), 24u);
+  EXPECT_EQ(snap.lines[0], "hello");
+  EXPECT_EQ(snap.lines[1], "world");
+  EXPECT_EQ(snap.lines[2], "");
+  EXPECT_EQ(snap.cursor.row, 1);
+  EXPECT_EQ(snap.cursor.col, 5);
+  EXPECT_TRUE(snap.cursor.visible);
+}
+
+TEST(Screen, WideCharactersAppearOnceAndTakeTwoColumns) {
+  Screen screen(k80x24);
+  screen.feed(
+      "\xe4\xb8\xad\xe6\x96\x87"
+      "abc");  // 中文abc
+  auto snap = screen.snapshot();
+  EXPECT_EQ(snap.lines[0],
+            "\xe4\xb8\xad\xe6\x96\x87"
+            "abc");
+  EXPECT_EQ(snap.cursor.col, 7);
+}
+
+TEST(Screen, Utf8SplitAcrossFeedsIsJoined) {
+  Screen screen(k80x24);
+  screen.feed("a\xe4");
+  screen.feed("\xb8");
+  (void)screen.modes();  // a probe between the pieces must not break them
+  screen.feed(
+      "\xad"
+      "b");
+  EXPECT_EQ(screen.snapshot().lines[0],
+            "a\xe4\xb8\xad"
+            "b");
+}
+
+TEST(Screen, DeviceStatusReportGetsCursorPositionReply) {
+  Screen screen(k80x24);
+  screen.feed("\x1b[3;5H\x1b[6n");
+  EXPECT_EQ(screen.take_replies(), "\x1b[3;5R");
+  EXPECT_EQ(screen.take_replies(), "");
+}
+
+TEST(Screen, PrimaryDeviceAttributesGetReply) {
+  Screen screen(k80x24);
+  screen.feed("\x1b[c");
+  std::string reply = screen.take_replies();
+  ASSERT_GE(reply.size(), 4u);
+  EXPECT_EQ(reply.substr(0, 3), "\x1b[?");
+  EXPECT_EQ(reply.back(), 'c');
+}
+
+TEST(Screen, ModeProbesDoNotLeakIntoReplies) {
+  Screen screen(k80x24);
+  screen.feed("\x1b[?1h");
+  EXPECT_TRUE(screen.modes().application_cursor_keys);
+  (void)screen.snapshot();
+  (void)screen.render_ansi();
+  EXPECT_EQ(screen.take_replies(), "");
+}
+
+TEST(Screen, TitleFromOsc0AndOsc2) {
+  Screen screen(k80x24);
+  screen.feed("\x1b]0;first title\x07");
+  EXPECT_EQ(screen.snapshot().title, "first title");
+  screen.feed("\x1b]2;second\x1b\\");
+  EXPECT_EQ(screen.snapshot().title, "second");
+}
+
+TEST(Screen, LongTitleSplitAcrossFeedsIsKeptWhole) {
+  Screen screen(k80x24);
+  std::string title(150, 't');
+  std::string bytes = "\x1b]2;" + title + "\x07" + "after";
+  for (char c : bytes) screen.feed(std::string_view(&c, 1));
+  EXPECT_EQ(screen.snapshot().title, title);
+  EXPECT_EQ(screen.snapshot().lines[0], "after");
+}
+
+TEST(Screen, AltScreenFlagTogglesAndMainScreenComesBack) {
+  Screen screen(k80x24);
+  screen.feed("main text");
+  screen.feed("\x1b[?1049h\x1b[H\x1b[2Jalt text");
+  auto alt = screen.snapshot();
+  EXPECT_TRUE(alt.modes.alt_screen);
+  EXPECT_EQ(alt.lines[0], "alt text");
+  screen.feed("\x1b[?1049l");
+  auto main = screen.snapshot();
+  EXPECT_FALSE(main.modes.alt_screen);
+  EXPECT_EQ(main.lines[0], "main text");
+}
+
+TEST(Screen, InputModesFollowTheStreamAndReset) {
+  Screen screen(k80x24);
+  EXPECT_FALSE(screen.modes().application_cursor_keys);
+  screen.feed("\x1b[?1h\x1b[?2004h\x1b[?1002h");
+  auto modes = screen.modes();
+  EXPECT_TRUE(modes.application_cursor_keys);
+  EXPECT_TRUE(modes.bracketed_paste);
+  EXPECT_TRUE(modes.mouse);
+  screen.feed("\x1b[?1l\x1b[?2004l");
+  modes = screen.modes();
+  EXPECT_FALSE(modes.application_cursor_keys);
+  EXPECT_FALSE(modes.bracketed_paste);
+  EXPECT_TRUE(modes.mouse);
+  screen.feed("\x1b[?1002l");
+  EXPECT_FALSE(screen.modes().mouse);
+  screen.feed(
+      "\x1b[?1h\x1b[?2004h\x1b"
+      "c");  // RIS resets them
+  modes = screen.modes();
+  EXPECT_FALSE(modes.application_cursor_keys);
+  EXPECT_FALSE(modes.bracketed_paste);
+}
+
+TEST(Screen, ModeSequenceSplitAcrossFeedsStillApplies) {
+  Screen screen(k80x24);
+  screen.feed("x\x1b[?");
+  EXPECT_FALSE(screen.modes().application_cursor_keys);
+  screen.feed("1");
+  EXPECT_FALSE(screen.modes().application_cursor_keys);
+  screen.feed("hy");
+  EXPECT_TRUE(screen.modes().application_cursor_keys);
+  EXPECT_EQ(screen.snapshot().lines[0], "xy");
+}
+
+TEST(Screen, CursorVisibilityFollowsDectcem) {
+  Screen screen(k80x24);
+  screen.feed("\x1b[?25l");
+  EXPECT_FALSE(screen.snapshot().cursor.visible);
+  screen.feed("\x1b[?25h");
+  EXPECT_TRUE(screen.snapshot().cursor.visible);
+}
+
+TEST(Screen, ScrollbackKeepsLinesThatScrollOffOldestFirst) {
+  Screen screen(pty::TerminalSize{40, 10});
+  screen.feed(numbered_lines(1, 30));
+  auto snap = screen.snapshot(5);
+  // 30 lines + the empty line under the cursor: 21 scrolled off.
+  ASSERT_EQ(snap.scrollback.size(), 5u);
+  EXPECT_EQ(snap.scrollback.front(), "line 17");
+  EXPECT_EQ(snap.scrollback.back(), "line 21");
+  EXPECT_EQ(snap.lines[0], "line 22");
+  EXPECT_EQ(screen.snapshot(1000).scrollback.size(), 21u);
+  EXPECT_TRUE(screen.snapshot().scrollback.empty());
+}
+
+TEST(Screen, ScrollbackIsBounded) {
+  Screen screen(pty::TerminalSize{40, 10}, 7);
+  screen.feed(numbered_lines(1, 100));
+  auto snap = screen.snapshot(1000);
+  ASSERT_EQ(snap.scrollback.size(), 7u);
+  EXPECT_EQ(snap.scrollback.back(), "line 91");
+}
+
+TEST(Screen, AltScreenDoesNotFillScrollback) {
+  Screen screen(pty::TerminalSize{40, 10});
+  screen.feed("\x1b[?1049h" + numbered_lines(1, 30) + "\x1b[?1049l");
+  EXPECT_TRUE(screen.snapshot(1000).scrollback.empty());
+}
+
+TEST(Screen, ResizeChangesSizeAndKeepsText) {
+  Screen screen(k80x24);
+  screen.feed("top line\r\nsecond");
+  screen.resize(pty::TerminalSize{40, 10});
+  auto snap = screen.snapshot();
+  EXPECT_EQ(snap.cols, 40);
+  EXPECT_EQ(snap.rows, 10);
+  ASSERT_EQ(snap.lines.size(), 10u);
+  EXPECT_EQ(snap.lines[0], "top line");
+  EXPECT_EQ(snap.lines[1], "second");
+  screen.feed("\r\n" + std::string(45, 'w'));  // wraps at the new width
+  snap = screen.snapshot();
+  EXPECT_EQ(snap.lines[2], std::string(40, 'w'));
+  EXPECT_EQ(snap.lines[3], "wwwww");
+}
+
+void expect_same_screen(const Screen& a, const Screen& b) {
+  auto sa = a.snapshot();
+  auto sb = b.snapshot();
+  EXPECT_EQ(sa.lines, sb.lines);
+  EXPECT_EQ(sa.cursor.row, sb.cursor.row);
+  EXPECT_EQ(sa.cursor.col, sb.cursor.col);
+  EXPECT_EQ(sa.cursor.visible, sb.cursor.visible);
+  EXPECT_EQ(sa.modes.alt_screen, sb.modes.alt_screen);
+  EXPECT_EQ(sa.modes.application_cursor_keys, sb.modes.application_cursor_keys);
+  EXPECT_EQ(sa.modes.bracketed_paste, sb.modes.bracketed_paste);
+  EXPECT_EQ(sa.modes.mouse, sb.modes.mouse);
+  EXPECT_EQ(sa.title, sb.title);
+  // Same cells, attributes and colours: rendering both gives the same bytes.
+  EXPECT_EQ(a.render_ansi(), b.render_ansi());
+}
+
+TEST(Screen, RenderAnsiReproducesTextAttributesCursorAndModes) {
+  Screen screen(k80x24);
+  screen.feed(
+      "plain \x1b[1mbold\x1b[0m \x1b[3mitalic\x1b[0m \x1b[4munder\x1b[0m \x1b[7mrev\x1b[0m\r\n"
+      "\x1b[31mred\x1b[0m \x1b[92mbright\x1b[0m \x1b[38;5;208morange\x1b[0m "
+      "\x1b[38;2;10;20;30;48;2;200;100;50mrgb\x1b[0m \x1b[44mblue bg\x1b[0m\r\n"
+      "\xe4\xb8\xad\xe6\x96\x87 wide\r\n"
+      "\x1b[41m\x1b[K\x1b[0m\r\n"  // a row erased with a red background
+      "\x1b[10;70Hcorner\x1b[24;75Hend!!\x1b[1;33m"
+      "\x1b]2;my title\x07\x1b[?1h\x1b[?2004h\x1b[?1000h\x1b[?1006h\x1b[?25l\x1b[12;34H");
+  Screen copy(k80x24);
+  copy.feed(screen.render_ansi());
+  expect_same_screen(screen, copy);
+  auto snap = copy.snapshot();
+  EXPECT_EQ(snap.lines[0], "plain bold italic under rev");
+  EXPECT_EQ(snap.cursor.row, 11);
+  EXPECT_EQ(snap.cursor.col, 33);
+  EXPECT_FALSE(snap.cursor.visible);
+  EXPECT_TRUE(snap.modes.mouse);
+}
+
+TEST(Screen, RenderAnsiReproducesAltScreen) {
+  Screen screen(k80x24);
+  screen.feed("main\x1b[?1049h\x1b[H\x1b[2J\x1b[5;5H\x1b[32mfull screen app");
+  Screen copy(k80x24);
+  copy.feed(screen.render_ansi());
+  expect_same_screen(screen, copy);
+  EXPECT_TRUE(copy.snapshot().modes.alt_screen);
+}
+
+}  // namespace
+}  // namespace agentty::session
