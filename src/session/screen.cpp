@@ -22,6 +22,7 @@ constexpr std::uint32_t kWidePlaceholder = 0xFFFFFFFF;
 // An unfinished sequence longer than this is fed anyway (libvterm truncates
 // long strings itself); mode probes then wait until the parser is clean.
 constexpr std::size_t kMaxHeldBytes = 64 * 1024;
+constexpr std::size_t kMaxWriteBytes = 32 * 1024;
 
 // Length of an unfinished UTF-8 character at the end of `data`.
 std::size_t incomplete_utf8_tail(std::string_view data) {
@@ -185,8 +186,19 @@ struct Screen::Impl {
     return mode_cache[mode] = (pm == '1' || pm == '3');
   }
 
+  // libvterm 0.1 sizes a stack array by the whole rest of the buffer at every
+  // text run, so one large write overflows the stack: write in pieces, cut
+  // after a LF where possible (a cut inside an OSC string truncates it).
   void write(std::string_view bytes) {
-    if (!bytes.empty()) vterm_input_write(vt.get(), bytes.data(), bytes.size());
+    while (!bytes.empty()) {
+      std::size_t piece = bytes.size();
+      if (piece > kMaxWriteBytes) {
+        auto lf = bytes.substr(0, kMaxWriteBytes).rfind('\n');
+        piece = lf == std::string_view::npos ? kMaxWriteBytes : lf + 1;
+      }
+      vterm_input_write(vt.get(), bytes.data(), piece);
+      bytes.remove_prefix(piece);
+    }
   }
 
   void feed(std::string_view bytes) {

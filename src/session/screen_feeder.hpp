@@ -9,8 +9,23 @@
 // libvterm: its lines go straight to the scrollback and only the last
 // screenful is fed, which gives the same screen (proved by the differential
 // tests against tmux).
+//
+// The bulk path ("skip") applies to a run of printable ASCII, CR and LF that
+// starts between escape sequences, and only while plain text behaves simply
+// (Screen::plain_text_scrolls_simply(), plus G0 ASCII shifted in and neither
+// insert nor newline mode, tracked by an EscapeScanner). The run is cut as
+// A + M + T: A (at least 2*rows LFs, up to a CR) goes through libvterm, so
+// every row on screen is then text from the run; a simulator of libvterm's
+// plain-text rules (autowrap with its pending-wrap quirks, LF, CR) starts
+// from that screen and runs over M + T, storing the lines that scroll off;
+// T (from a CR, scrolling at least `rows` times) goes through libvterm again
+// after a CUP to the simulator's cursor, with libvterm's own scrollback
+// capture off. Since T scrolls every stale row away, libvterm ends exactly
+// where feeding everything would have left it. Each skip checks the
+// simulator's final screen against libvterm's (stats().skip_mismatches).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -18,6 +33,13 @@
 #include "session/screen.hpp"
 
 namespace agentty::session {
+
+struct ScreenFeederStats {
+  std::uint64_t bytes_fed = 0;      // through libvterm
+  std::uint64_t bytes_skipped = 0;  // simulated instead
+  std::uint64_t skips = 0;
+  std::uint64_t skip_mismatches = 0;  // simulator and libvterm disagreed (a bug)
+};
 
 class ScreenFeeder {
  public:
@@ -35,6 +57,10 @@ class ScreenFeeder {
 
   // The model; exact only after catch_up().
   const Screen& screen() const;
+  const ScreenFeederStats& stats() const;
+
+  // Queued bytes that trigger a catch-up on their own.
+  static constexpr std::size_t kCatchUpBytes = 1 << 20;
 
  private:
   struct Impl;
