@@ -1,0 +1,241 @@
+// Differential screen tests: the same bytes through ScreenFeeder and through
+// tmux (a real terminal emulator run as a detached session on a private
+// socket); the visible text and cursor must agree with `capture-pane -p`.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "session/screen_feeder.hpp"
+
+namespace agentty::session {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string run_command(const std::string& command) {
+  std::string out;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return out;
+  std::array<char, 4096> buf;
+  std::size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
+  pclose(pipe);
+  return out;
+}
+
+std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    auto nl = text.find('\n', start);
+    if (nl == std::string::npos) nl = text.size();
+    lines.push_back(text.substr(start, nl - start));
+    start = nl + 1;
+  }
+  return lines;
+}
+
+void drop_trailing_empty(std::vector<std::string>& lines) {
+  while (!lines.empty() && lines.back().empty()) lines.pop_back();
+}
+
+struct TerminalView {
+  std::vector<std::string> lines;
+  int cursor_row = 0;
+  int cursor_col = 0;
+  bool alt_screen = false;
+};
+
+// One tmux server on a private socket that cats a file into an 80x24 pane
+// (output post-processing off, so bytes arrive as written) and signals a
+// wait-for channel when done. The server is killed on destruction.
+class TmuxRun {
+ public:
+  TmuxRun(const std::string& bytes, int cols, int rows) {
+    static int counter = 0;
+    dir_ = fs::temp_directory_path() /
+           ("agentty-scr-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
+    fs::create_directories(dir_);
+    socket_ = (dir_ / "tmux.sock").string();
+    std::ofstream(dir_ / "tmux.conf") << "set -g status off\n";
+    std::ofstream(dir_ / "fixture.bin", std::ios::binary) << bytes;
+    std::string tmux = "tmux -S " + socket_ + " -f " + (dir_ / "tmux.conf").string();
+    std::string pane = "stty -opost; cat " + (dir_ / "fixture.bin").string() + "; " + tmux +
+                       " wait-for -S agentty-done; exec sleep 600";
+    run_command(tmux + " new-session -d -x " + std::to_string(cols) + " -y " +
+                std::to_string(rows) + " '" + pane + "'");
+    // The channel remembers a signal sent before anyone waits.
+    run_command("timeout 120 " + tmux + " wait-for agentty-done");
+    view_.lines = split_lines(run_command(tmux + " capture-pane -p"));
+    drop_trailing_empty(view_.lines);
+    auto cursor = run_command(tmux + " display -p '#{cursor_x} #{cursor_y} #{alternate_on}'");
+    int alt = 0;
+    std::sscanf(cursor.c_str(), "%d %d %d", &view_.cursor_col, &view_.cursor_row, &alt);
+    view_.alt_screen = alt != 0;
+    tmux_ = tmux;
+  }
+  ~TmuxRun() {
+    run_command(tmux_ + " kill-server 2>/dev/null");
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  const TerminalView& view() const { return view_; }
+
+ private:
+  fs::path dir_;
+  std::string socket_;
+  std::string tmux_;
+  TerminalView view_;
+};
+
+TerminalView agentty_view(ScreenFeeder& feeder) {
+  feeder.catch_up();
+  auto snap = feeder.screen().snapshot();
+  TerminalView view;
+  view.lines = snap.lines;
+  drop_trailing_empty(view.lines);
+  view.cursor_row = snap.cursor.row;
+  view.cursor_col = snap.cursor.col;
+  view.alt_screen = snap.modes.alt_screen;
+  return view;
+}
+
+void expect_same_as_tmux(const std::string& bytes, int cols = 80, int rows = 24) {
+  ScreenFeeder feeder(
+      pty::TerminalSize{static_cast<std::uint16_t>(cols), static_cast<std::uint16_t>(rows)});
+  for (std::size_t i = 0; i < bytes.size(); i += 1000) {
+    feeder.on_output(std::string_view(bytes).substr(i, 1000));
+  }
+  TerminalView ours = agentty_view(feeder);
+  TmuxRun tmux(bytes, cols, rows);
+  const TerminalView& theirs = tmux.view();
+  ASSERT_FALSE(theirs.lines.empty()) << "tmux showed nothing: did it run?";
+  ASSERT_LE(theirs.lines.size(), static_cast<std::size_t>(rows));
+  EXPECT_EQ(ours.lines, theirs.lines);
+  EXPECT_EQ(ours.cursor_row, theirs.cursor_row);
+  EXPECT_EQ(ours.cursor_col, theirs.cursor_col);
+  EXPECT_EQ(ours.alt_screen, theirs.alt_screen);
+}
+
+std::string numbered_lines(int count) {
+  std::string out;
+  for (int i = 1; i <= count; ++i) out += "line " + std::to_string(i) + " of the output\r\n";
+  return out;
+}
+
+TEST(ScreenDiff, PlainScrollingText) {
+  expect_same_as_tmux(numbered_lines(100) + "$ ");
+}
+
+TEST(ScreenDiff, ColouredText) {
+  std::string bytes;
+  for (int i = 0; i < 30; ++i) {
+    bytes += "\x1b[" + std::to_string(31 + i % 7) + "mcolour " + std::to_string(i) +
+             "\x1b[0m \x1b[1;4mbold-under\x1b[0m \x1b[38;5;" + std::to_string(100 + i) +
+             "m256\x1b[0m \x1b[48;2;1;2;3mrgb\x1b[0m\r\n";
+  }
+  expect_same_as_tmux(bytes);
+}
+
+TEST(ScreenDiff, CursorMovementAndErase) {
+  std::string bytes = "\x1b[H\x1b[2J";
+  for (int i = 0; i < 24; ++i) bytes += std::string(80, static_cast<char>('a' + i % 26));
+  bytes +=
+      "\x1b[5;10HXX\x1b[3AUP\x1b[2BDOWN\x1b[4CFWD\x1b[7DBK"
+      "\x1b[10;40H\x1b[K\x1b[11;40H\x1b[1K\x1b[12;1H\x1b[2K"
+      "\x1b[20;20H\x1b[J\x1b[2;5H\x1b[1J\x1b[15;15Hend";
+  expect_same_as_tmux(bytes);
+}
+
+TEST(ScreenDiff, CarriageReturnProgressBar) {
+  std::string bytes = "downloading\r\n";
+  for (int pct = 0; pct <= 100; pct += 5) {
+    bytes += "\r[" + std::string(pct / 5, '#') + std::string(20 - pct / 5, ' ') + "] " +
+             std::to_string(pct) + "%";
+  }
+  bytes += "\r\ndone\r\n";
+  expect_same_as_tmux(bytes);
+}
+
+TEST(ScreenDiff, WideCharacters) {
+  std::string cjk = "\xe4\xb8\xad\xe6\x96\x87\xe5\xad\x97";  // 中文字
+  std::string bytes;
+  for (int i = 0; i < 5; ++i) bytes += cjk + " line " + std::to_string(i) + "\r\n";
+  for (int i = 0; i < 30; ++i) bytes += cjk;              // 180 columns: wraps twice
+  bytes += "\r\n" + std::string(79, '-') + cjk + "\r\n";  // a wide char cannot split
+  bytes += "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e: \xed\x95\x9c\xea\xb5\xad\xec\x96\xb4\r\n";
+  expect_same_as_tmux(bytes);
+}
+
+TEST(ScreenDiff, AltScreenEnterDrawLeave) {
+  std::string main_text = numbered_lines(10);
+  std::string app = "\x1b[?1049h\x1b[H\x1b[2J\x1b[5;5Hfull screen app\x1b[24;1Hstatus line";
+  expect_same_as_tmux(main_text + app + "\x1b[?1049l");
+  expect_same_as_tmux(main_text + app);
+}
+
+TEST(ScreenDiff, ScrollRegions) {
+  std::string bytes = "\x1b[H\x1b[2J";
+  for (int i = 1; i <= 24; ++i) bytes += "row " + std::to_string(i) + "\r\n";
+  bytes += "\x1b[5;15r\x1b[15;1H";  // region rows 5-15, cursor at its bottom
+  for (int i = 0; i < 4; ++i) bytes += "\nscrolled in " + std::to_string(i) + "\r";
+  bytes += "\x1b[5;1H\x1bM\x1bMreverse\r";  // RI at the region top scrolls down
+  bytes += "\x1b[r\x1b[24;1Hbottom";
+  expect_same_as_tmux(bytes);
+}
+
+TEST(ScreenDiff, LongLinesWrapIncludingExactWidth) {
+  std::string bytes;
+  for (int i = 0; i < 40; ++i) {
+    int length = (i % 4 == 0) ? 80 : (i % 4 == 1) ? 160 : (i % 4 == 2) ? 79 : 200;
+    bytes +=
+        std::string(static_cast<std::size_t>(length), static_cast<char>('A' + i % 26)) + "\r\n";
+  }
+  expect_same_as_tmux(bytes);
+}
+
+// Printable ASCII with CR LF and CR-only endings, lines of every width: the
+// shape of bulk build or log output, large enough to take the skip path.
+std::string bulk_plain_text(std::size_t bytes, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::string out;
+  while (out.size() < bytes) {
+    int length = static_cast<int>(rng() % 5 == 0 ? rng() % 240 : rng() % 100);
+    for (int i = 0; i < length; ++i) out += static_cast<char>(0x20 + rng() % 95);
+    out += rng() % 25 == 0 ? "\r" : "\r\n";
+  }
+  return out;
+}
+
+TEST(ScreenDiff, BulkPlainTextTakesTheSkipPathAndMatchesTmux) {
+  std::string bytes = "\x1b[32mgreen start\x1b[0m\r\n" + bulk_plain_text(3 << 20, 42) + "$ ";
+  ScreenFeeder feeder(pty::TerminalSize{80, 24});
+  feeder.on_output(bytes);
+  feeder.catch_up();
+  EXPECT_GT(feeder.stats().skips, 0u);
+  EXPECT_GT(feeder.stats().bytes_skipped, bytes.size() / 2);
+  EXPECT_EQ(feeder.stats().skip_mismatches, 0u);
+  expect_same_as_tmux(bytes);
+
+  // And the same screen and last scrollback lines as libvterm fed directly.
+  Screen direct(pty::TerminalSize{80, 24}, 2000);
+  direct.feed(bytes);
+  ScreenFeeder skipped(pty::TerminalSize{80, 24}, 2000);
+  skipped.on_output(bytes);
+  skipped.catch_up();
+  auto want = direct.snapshot(2000);
+  auto got = skipped.screen().snapshot(2000);
+  EXPECT_EQ(got.lines, want.lines);
+  EXPECT_TRUE(got.scrollback == want.scrollback);
+  EXPECT_EQ(got.scrollback.size(), 2000u);
+}
+
+}  // namespace
+}  // namespace agentty::session
