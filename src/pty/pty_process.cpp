@@ -1,1 +1,307 @@
-// placeholder: filled in by its issue
+#include "pty/pty_process.hpp"
+
+#include <poll.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <vector>
+
+#include "base/errno_message.hpp"
+#include "base/log.hpp"
+#include "pty/input_probe.hpp"
+#include "pty/pty_spawn.hpp"
+
+namespace agentty::pty {
+
+namespace {
+constexpr std::size_t kReadChunk = 64 * 1024;
+// Input not yet accepted by the terminal; more than this is dropped with a
+// warning (the program is not reading, and the agent's typing is unbounded).
+constexpr std::size_t kMaxQueuedInput = 16 << 20;
+// After the supervisor is reaped, how long to wait for end of output (EIO).
+// Only a process outside the program's group (a daemon, another job) can keep
+// the slave open past that; its later output is not ours to wait for.
+constexpr auto kDrainGrace = std::chrono::seconds(2);
+// How long the destructor lets the supervisor reap the killed group before it
+// kills the supervisor as well.
+constexpr int kReapGraceMs = 2000;
+
+bool is_aborted(const boost::system::error_code& ec) {
+  return ec == boost::asio::error::operation_aborted;
+}
+}  // namespace
+
+struct PtyProcess::Impl : std::enable_shared_from_this<Impl> {
+  Impl(boost::asio::io_context& io, SpawnedPty spawned, UniqueFd pidfd, TerminalSize size)
+      : master_(io, spawned.master.release()),
+        pidfd_(io, pidfd.release()),
+        drain_timer_(io),
+        supervisor_(spawned.supervisor),
+        program_(spawned.program),
+        slave_device_(spawned.slave_device),
+        size_(size),
+        read_buffer_(kReadChunk) {}
+
+  boost::asio::posix::stream_descriptor master_;
+  boost::asio::posix::stream_descriptor pidfd_;
+  boost::asio::steady_timer drain_timer_;
+  pid_t supervisor_;
+  pid_t program_;
+  dev_t slave_device_;
+  TerminalSize size_;
+  ChannelEvents events_;
+  std::vector<char> read_buffer_;
+  std::string input_queue_;
+  std::size_t input_offset_ = 0;
+  bool write_waiting_ = false;
+  bool output_ended_ = false;
+  bool reaped_ = false;
+  bool finished_ = false;
+  bool destroyed_ = false;
+  ExitStatus status_;
+
+  void start(ChannelEvents events) {
+    events_ = std::move(events);
+    read_some();
+    watch_supervisor();
+  }
+
+  // ---- output ----
+  void read_some() {
+    master_.async_read_some(boost::asio::buffer(read_buffer_),
+                            [self = shared_from_this()](const boost::system::error_code& ec,
+                                                        std::size_t n) { self->on_read(ec, n); });
+  }
+
+  void on_read(const boost::system::error_code& ec, std::size_t n) {
+    if (destroyed_ || finished_) return;
+    if (n > 0 && events_.on_output) {
+      events_.on_output(std::string_view(read_buffer_.data(), n));
+      if (destroyed_ || finished_) return;
+    }
+    if (!ec) return read_some();
+    if (is_aborted(ec)) return;
+    // EIO: every slave fd is closed and the kernel has handed over all data.
+    if (ec.value() != EIO && ec != boost::asio::error::eof)
+      spdlog::warn("pty {}: read failed: {}", program_, ec.message());
+    output_ended_ = true;
+    maybe_finish();
+  }
+
+  // Reads whatever is buffered right now without waiting (for the drain grace).
+  void drain_now() {
+    for (;;) {
+      ssize_t n = ::read(master_.native_handle(), read_buffer_.data(), read_buffer_.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return;
+      if (events_.on_output) events_.on_output(std::string_view(read_buffer_.data(), n));
+      if (destroyed_ || finished_) return;
+    }
+  }
+
+  // ---- exit ----
+  void watch_supervisor() {
+    pidfd_.async_wait(boost::asio::posix::stream_descriptor::wait_read,
+                      [self = shared_from_this()](const boost::system::error_code& ec) {
+                        if (!is_aborted(ec) && !self->destroyed_) self->on_supervisor_exit();
+                      });
+  }
+
+  void on_supervisor_exit() {
+    int wait_status = 0;
+    pid_t pid;
+    while ((pid = ::waitpid(supervisor_, &wait_status, WNOHANG)) < 0 && errno == EINTR) {
+    }
+    if (pid == 0) return watch_supervisor();  // spurious wake
+    if (pid < 0) {
+      spdlog::warn("pty {}: {}", program_, errno_message("waitpid"));
+      wait_status = 0;
+    }
+    reaped_ = true;
+    status_ = ExitStatus::from_wait_status(wait_status);
+    if (output_ended_) return maybe_finish();
+    drain_timer_.expires_after(kDrainGrace);
+    drain_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+      if (is_aborted(ec) || self->destroyed_ || self->finished_) return;
+      spdlog::info("pty {}: a process outside the program's group still holds the terminal",
+                   self->program_);
+      self->drain_now();
+      if (self->destroyed_ || self->finished_) return;
+      self->output_ended_ = true;
+      self->maybe_finish();
+    });
+  }
+
+  void maybe_finish() {
+    if (!output_ended_ || !reaped_ || finished_) return;
+    finished_ = true;
+    drain_timer_.cancel();
+    boost::system::error_code ignored;
+    pidfd_.close(ignored);
+    // Closing the master hangs up any straggler still holding the slave.
+    master_.close(ignored);
+    auto on_exit = std::move(events_.on_exit);
+    events_ = {};
+    if (on_exit) on_exit(status_);
+  }
+
+  // ---- input ----
+  void write(std::string_view bytes) {
+    if (finished_ || output_ended_) return;
+    if (input_queue_.size() - input_offset_ + bytes.size() > kMaxQueuedInput) {
+      spdlog::warn("pty {}: input queue full ({} bytes); dropping {} bytes", program_,
+                   kMaxQueuedInput, bytes.size());
+      return;
+    }
+    input_queue_.append(bytes);
+    if (!write_waiting_) flush_input();
+  }
+
+  void flush_input() {
+    while (input_offset_ < input_queue_.size()) {
+      ssize_t n = ::write(master_.native_handle(), input_queue_.data() + input_offset_,
+                          input_queue_.size() - input_offset_);
+      if (n > 0) {
+        input_offset_ += static_cast<std::size_t>(n);
+      } else if (n < 0 && errno == EINTR) {
+        continue;
+      } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        return wait_writable();
+      } else {
+        spdlog::debug("pty {}: input dropped: {}", program_, errno_message("write"));
+        break;
+      }
+    }
+    input_queue_.clear();
+    input_offset_ = 0;
+  }
+
+  void wait_writable() {
+    write_waiting_ = true;
+    master_.async_wait(boost::asio::posix::stream_descriptor::wait_write,
+                       [self = shared_from_this()](const boost::system::error_code& ec) {
+                         self->write_waiting_ = false;
+                         if (ec || self->destroyed_ || self->finished_) return;
+                         self->flush_input();
+                       });
+  }
+
+  // ---- teardown ----
+  // Kills the group, lets the supervisor reap it (so nothing is reparented
+  // to init as a zombie), then makes sure the supervisor itself is gone.
+  void kill_and_reap() {
+    ::kill(-program_, SIGKILL);
+    struct pollfd watch {
+      pidfd_.native_handle(), POLLIN, 0
+    };
+    int ready;
+    while ((ready = ::poll(&watch, 1, kReapGraceMs)) < 0 && errno == EINTR) {
+    }
+    if (ready <= 0) ::kill(supervisor_, SIGKILL);
+    int wait_status = 0;
+    while (::waitpid(supervisor_, &wait_status, 0) < 0 && errno == EINTR) {
+    }
+    reaped_ = true;
+  }
+
+  void shutdown() {
+    destroyed_ = true;
+    events_ = {};
+    if (!reaped_) kill_and_reap();
+    boost::system::error_code ignored;
+    drain_timer_.cancel();
+    pidfd_.close(ignored);
+    master_.close(ignored);
+  }
+};
+
+Expected<std::unique_ptr<PtyProcess>> spawn_pty_process(boost::asio::io_context& io,
+                                                        const SpawnOptions& options) {
+  auto spawned = spawn_supervised(options);
+  if (!spawned) return make_error(spawned.error());
+  // glibc 2.36's <sys/pidfd.h> lacks extern "C"; the raw syscall avoids it.
+  UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, spawned->supervisor, 0)));
+  if (!pidfd) {
+    std::string message = errno_message("pidfd_open");
+    ::kill(-spawned->program, SIGKILL);
+    ::kill(spawned->supervisor, SIGKILL);
+    int wait_status = 0;
+    while (::waitpid(spawned->supervisor, &wait_status, 0) < 0 && errno == EINTR) {
+    }
+    return make_error(message);
+  }
+  auto impl = std::make_unique<PtyProcess::Impl>(io, std::move(spawned.value()), std::move(pidfd),
+                                                 options.size);
+  return std::make_unique<PtyProcess>(std::move(impl));
+}
+
+PtyProcess::PtyProcess(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+PtyProcess::~PtyProcess() {
+  impl_->shutdown();
+}
+
+void PtyProcess::start(ChannelEvents events) {
+  impl_->start(std::move(events));
+}
+
+void PtyProcess::write(std::string_view bytes) {
+  impl_->write(bytes);
+}
+
+void PtyProcess::resize(TerminalSize size) {
+  impl_->size_ = size;
+  if (impl_->finished_) return;
+  struct winsize window {};
+  window.ws_col = size.cols;
+  window.ws_row = size.rows;
+  if (::ioctl(impl_->master_.native_handle(), TIOCSWINSZ, &window) != 0)
+    spdlog::debug("pty {}: {}", impl_->program_, errno_message("ioctl(TIOCSWINSZ)"));
+}
+
+void PtyProcess::send_signal(int signo) {
+  // Once the supervisor is reaped the group is empty and its id may be reused.
+  if (!impl_->reaped_) ::kill(-impl_->program_, signo);
+}
+
+std::optional<int> PtyProcess::process_id() const {
+  return impl_->program_;
+}
+
+InputState PtyProcess::input_state() const {
+  if (impl_->finished_) return InputState::busy;
+  return probe_input_state(
+      {impl_->master_.native_handle(), impl_->slave_device_, impl_->supervisor_});
+}
+
+std::optional<bool> PtyProcess::echo_enabled() const {
+  if (impl_->finished_) return std::nullopt;
+  return probe_echo_enabled(impl_->master_.native_handle());
+}
+
+TerminalSize PtyProcess::size() const {
+  return impl_->size_;
+}
+
+bool PtyProcess::finished() const {
+  return impl_->finished_;
+}
+
+int PtyProcess::process_group() const {
+  return impl_->program_;
+}
+
+std::optional<int> PtyProcess::foreground_process_group() const {
+  if (impl_->finished_) return std::nullopt;
+  return probe_foreground_group(impl_->master_.native_handle());
+}
+
+}  // namespace agentty::pty

@@ -1,0 +1,48 @@
+// PtySpawn: the fork/exec half of PtyProcess, with no event loop in it.
+//
+// spawn_supervised() opens a PTY, forks the supervisor (session leader and
+// controlling process of the PTY, child subreaper) and has it fork the program
+// into a process group of its own that is the terminal's foreground group.
+// A status pipe (O_CLOEXEC) carries the program's pid from the supervisor, or
+// the stage and errno of a failure (setsid, TIOCSCTTY, chdir, fork, exec),
+// back to the caller; it reaches end of file once the program has exec'd.
+// On failure the supervisor and the program are reaped before returning, so
+// nothing is left running or as a zombie.
+//
+// The supervisor waits until the program has ended and its process group has
+// no member left, then exits with the program's wait status: the same exit
+// code, or the same fatal signal re-raised with core dumps disabled.
+//
+// The child side makes only async-signal-safe calls; argv, envp and the PATH
+// candidates are prepared before fork. All signals are blocked across fork;
+// the program starts with default dispositions and an empty signal mask, and
+// with only fds 0, 1 and 2 (the PTY slave) open.
+//
+// Threading: blocking for the short time until the program has exec'd;
+// call it from any one thread.
+#pragma once
+
+#include <sys/types.h>
+
+#include "base/expected.hpp"
+#include "base/unique_fd.hpp"
+#include "pty/pty_process.hpp"
+
+namespace agentty::pty {
+
+struct SpawnedPty {
+  UniqueFd master;         // O_NONBLOCK | O_CLOEXEC
+  pid_t supervisor = -1;   // our child; the caller must reap it
+  pid_t program = -1;      // == its process group id
+  dev_t slave_device = 0;  // st_rdev of the PTY slave
+};
+
+Expected<SpawnedPty> spawn_supervised(const SpawnOptions& options);
+
+// The environment a spawned program sees, as "KEY=value" strings: the parent's
+// environment without COLUMNS and LINES (the PTY has its own size), then
+// TERM=xterm-256color, PAGER=cat and GIT_PAGER=cat (with agent_defaults), then
+// the overlay, which wins over all of them.
+std::vector<std::string> build_environment(const SpawnOptions& options);
+
+}  // namespace agentty::pty

@@ -1,0 +1,296 @@
+// PtyProcess with real programs on real PTYs: output, exit status, process
+// lifetime, environment, cwd, errors, resize and input.
+#include "pty/pty_process.hpp"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "pty/pty_test_util.hpp"
+
+namespace agentty::pty {
+namespace {
+
+using test_util::children_of_test;
+using test_util::fds_of;
+using test_util::PtyRun;
+
+TEST(PtyProcess, DeliversOutputAndExitCodeZero) {
+  PtyRun run;
+  ASSERT_EQ(run.spawn({"echo", "hello pty"}), "");
+  ASSERT_TRUE(run.wait_for_exit());
+  EXPECT_EQ(run.output, "hello pty\r\n");
+  EXPECT_EQ(run.exit->code, 0);
+  EXPECT_TRUE(run.process->finished());
+}
+
+TEST(PtyProcess, ReportsExitCode) {
+  PtyRun run;
+  ASSERT_EQ(run.spawn({"sh", "-c", "exit 3"}), "");
+  ASSERT_TRUE(run.wait_for_exit());
+  EXPECT_EQ(run.exit->code, 3);
+  EXPECT_FALSE(run.exit->signal);
+}
+
+TEST(PtyProcess, ReportsKillingSignal) {
+  PtyRun run;
+  ASSERT_EQ(run.spawn({"sh", "-c", "kill -9 $$"}), "");
+  ASSERT_TRUE(run.wait_for_exit());
+  EXPECT_EQ(run.exit->signal, SIGKILL);
+  EXPECT_EQ(run.exit->describe(), "killed by signal 9 (SIGKILL)");
+}
+
+TEST(PtyProcess, ReportsCoreSignalWithoutDumpingCore) {
+  PtyRun run;
+  auto dir = std::filesystem::temp_directory_path() / ("agentty-core-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  SpawnOptions options;
+  options.argv = {"sh", "-c", "ulimit -c unlimited 2>/dev/null; kill -SEGV $$"};
+  options.cwd = dir;
+  ASSERT_EQ(run.spawn(options), "");
+  ASSERT_TRUE(run.wait_for_exit());
+  EXPECT_EQ(run.exit->signal, SIGSEGV);
+  // The supervisor re-raises with RLIMIT_CORE 0: at most the program's own core.
+  std::filesystem::remove_all(dir);
+}
+
+TEST(PtyProcess, OnExitFiresOnceAfterAllOutput) {
+  // Output written right before exit must not be lost to the exit race.
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    PtyRun run;
+    ASSERT_EQ(run.spawn({"sh", "-c", "head -c 1000000 /dev/zero | tr '\\0' x; exit 0"}), "");
+    ASSERT_TRUE(run.wait_for_exit());
+    EXPECT_EQ(std::count(run.output_at_exit.begin(), run.output_at_exit.end(), 'x'), 1000000)
+        << "attempt " << attempt;
+    EXPECT_EQ(run.output_at_exit.size(), 1000000u);
+    run.run_until([] { return false; }, std::chrono::milliseconds(50));
+    EXPECT_EQ(run.exit_calls, 1);
+    EXPECT_EQ(run.output, run.output_at_exit);
+  }
+}
+
+TEST(PtyProcess, ChildSeesOnlyStandardFds) {
+  int leaky = ::open("/dev/null", O_RDONLY);  // deliberately not O_CLOEXEC
+  int leaky_pipe[2];
+  ASSERT_EQ(::pipe(leaky_pipe), 0);
+  PtyRun run;
+  ASSERT_EQ(run.spawn({"cat"}), "");
+  // Once cat waits for input its start-up (ld.so opening libraries) is over.
+  ASSERT_TRUE(
+      run.run_until([&] { return run.process->input_state() == InputState::reading_input; }));
+  int program = *run.process->process_id();
+  EXPECT_EQ(fds_of(program), (std::vector<std::string>{"0", "1", "2"}));
+  int supervisor = test_util::state_and_parent(program)->second;
+  EXPECT_EQ(test_util::state_and_parent(supervisor)->second, getpid());
+  EXPECT_EQ(fds_of(supervisor), (std::vector<std::string>{"0", "1", "2"}));
+  ::close(leaky);
+  ::close(leaky_pipe[0]);
+  ::close(leaky_pipe[1]);
+}
+
+TEST(PtyProcess, ProgramLeadsForegroundGroup) {
+  PtyRun run;
+  ASSERT_EQ(run.spawn({"cat"}), "");
+  int pid = *run.process->process_id();
+  EXPECT_EQ(run.process->process_group(), pid);
+  EXPECT_EQ(::getpgid(pid), pid);
+  EXPECT_EQ(run.process->foreground_process_group(), pid);
+  EXPECT_NE(::getsid(pid), ::getsid(0));
+}
+
+TEST(PtyProcess, EnvironmentHasOverlayAndAgentDefaults) {
+  ::setenv("AGENTTY_PARENT_VAR", "inherited", 1);
+  ::setenv("PAGER", "less", 1);
+  ::setenv("COLUMNS", "999", 1);
+  PtyRun run;
+  SpawnOptions options;
+  options.argv = {
+      "sh", "-c",
+      "echo \"[$TERM][$PAGER][$GIT_PAGER][$AGENTTY_PARENT_VAR][$OVERLAY][${COLUMNS-unset}]\""};
+  options.env = {{"OVERLAY", "two words"}};
+  ASSERT_EQ(run.spawn(options), "");
+  ASSERT_TRUE(run.wait_for_exit());
+  EXPECT_EQ(run.output, "[xterm-256color][cat][cat][inherited][two words][unset]\r\n");
+  ::unsetenv("AGENTTY_PARENT_VAR");
+  ::unsetenv("PAGER");
+  ::unsetenv("COLUMNS");
+}
+
+TEST(PtyProcess, OverlayOverridesPagerDefaults) {
+  PtyRun run;
+  SpawnOptions options;
+  options.argv = {"sh", "-c", "echo \"[$PAGER][$GIT_PAGER]\""};
+  options.env = {{"PAGER", "more"}};
+  ASSERT_EQ(run.spawn(options), "");
+  ASSERT_TRUE(run.wait_for_exit());
+  EXPECT_EQ(run.output, "[more][cat]\r\n");
+}
+
+TEST(PtyProcess, NoPagerDefaultsWithoutAgentDefaults) {
+  ::unsetenv("PAGER");
+  ::unsetenv("GIT_PAGER");
+  PtyRun run;
+  SpawnOptions options;
+  options.argv = {"sh", "-c", "echo \"[${PAGER-unset}][${GIT_PAGER-unset}]\""};
+  options.agent_defaults = false;
+  ASSERT_EQ(run.spawn(options), "");
+  ASSERT_TRUE(run.wait_for_exit());
+  EXPECT_EQ(run.output, "[unset][unset]\r\n");
+}
+
+TEST(PtyProcess, RunsInRequestedCwd) {
+  auto dir = std::filesystem::canonical(std::filesystem::temp_directory_path());
+  PtyRun run;
+  SpawnOptions options;
+  options.argv = {"pwd"};
+  options.cwd = dir;
+  ASSERT_EQ(run.spawn(options), "");
+  ASSERT_TRUE(run.wait_for_exit());
+  EXPECT_EQ(run.output, dir.string() + "\r\n");
+}
+
+TEST(PtyProcess, BadCwdIsAClearErrorAndLeavesNothing) {
+  PtyRun run;
+  SpawnOptions options;
+  options.argv = {"pwd"};
+  options.cwd = "/nope/agentty";
+  EXPECT_EQ(run.spawn(options), "cwd '/nope/agentty': No such file or directory");
+  options.cwd = "/proc/self/stat";
+  EXPECT_EQ(run.spawn(options), "cwd '/proc/self/stat': Not a directory");
+  EXPECT_EQ(children_of_test(false), std::vector<int>{});
+}
+
+TEST(PtyProcess, MissingProgramIsAClearErrorAndLeavesNoZombie) {
+  PtyRun run;
+  EXPECT_EQ(run.spawn({"nosuchprog-agentty"}),
+            "cannot run 'nosuchprog-agentty': No such file or directory (execvp)");
+  auto plain = std::filesystem::temp_directory_path() /
+               ("agentty-not-executable-" + std::to_string(getpid()));
+  std::ofstream(plain) << "echo should not run\n";
+  std::filesystem::permissions(
+      plain, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  EXPECT_EQ(run.spawn({plain.string()}),
+            "cannot run '" + plain.string() + "': Permission denied (execvp)");
+  std::filesystem::remove(plain);
+  EXPECT_EQ(children_of_test(false), std::vector<int>{});
+}
+
+TEST(PtyProcess, RunsScriptWithoutShebangUnderSh) {
+  auto script =
+      std::filesystem::temp_directory_path() / ("agentty-noshebang-" + std::to_string(getpid()));
+  {
+    std::ofstream out(script);
+    out << "echo from script \"$1\"\n";
+  }
+  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  PtyRun run;
+  ASSERT_EQ(run.spawn({script.string(), "arg1"}), "");
+  ASSERT_TRUE(run.wait_for_exit());
+  EXPECT_EQ(run.output, "from script arg1\r\n");
+  std::filesystem::remove(script);
+}
+
+TEST(PtyProcess, BackgroundDescendantKeepsChannelAlive) {
+  PtyRun run;
+  ASSERT_EQ(run.spawn({"sh", "-c", "(sleep 1; echo late) & echo early"}), "");
+  ASSERT_TRUE(run.wait_for_exit());
+  EXPECT_NE(run.output_at_exit.find("early"), std::string::npos);
+  EXPECT_NE(run.output_at_exit.find("late"), std::string::npos);
+  EXPECT_EQ(run.exit->code, 0);
+}
+
+TEST(PtyProcess, SigkillEndsProgramThatIgnoresSigterm) {
+  PtyRun run;
+  ASSERT_EQ(run.spawn({"sh", "-c",
+                       "trap '' TERM; echo ready; while read line; do echo \"got $line\"; done"}),
+            "");
+  ASSERT_TRUE(run.wait_for_output("ready"));
+  run.process->send_signal(SIGTERM);
+  run.process->write("ping\n");
+  ASSERT_TRUE(run.wait_for_output("got ping"));  // alive after SIGTERM
+  EXPECT_FALSE(run.process->finished());
+  run.process->send_signal(SIGKILL);
+  ASSERT_TRUE(run.wait_for_exit());
+  EXPECT_EQ(run.exit->signal, SIGKILL);
+}
+
+TEST(PtyProcess, NothingOfTheGroupSurvivesSigkill) {
+  PtyRun run;
+  ASSERT_EQ(run.spawn({"sh", "-c", "sleep 1000 & sleep 1000 & echo ready; wait"}), "");
+  int group = run.process->process_group();
+  ASSERT_TRUE(run.wait_for_output("ready"));
+  run.process->send_signal(SIGKILL);
+  ASSERT_TRUE(run.wait_for_exit());
+  errno = 0;
+  EXPECT_EQ(::kill(-group, 0), -1);
+  EXPECT_EQ(errno, ESRCH);
+  EXPECT_EQ(children_of_test(true), std::vector<int>{});
+}
+
+TEST(PtyProcess, ResizeIsSeenByTheProgram) {
+  PtyRun run;
+  SpawnOptions options;
+  options.argv = {"sh", "-c", "stty size; echo ready; read line; stty size"};
+  ASSERT_EQ(run.spawn(options), "");
+  ASSERT_TRUE(run.wait_for_output("ready"));
+  EXPECT_NE(run.output.find("40 120"), std::string::npos);
+  run.process->resize({100, 30});
+  EXPECT_EQ(run.process->size(), (TerminalSize{100, 30}));
+  run.process->write("\n");
+  ASSERT_TRUE(run.wait_for_exit());
+  EXPECT_NE(run.output.find("30 100"), std::string::npos) << run.output;
+}
+
+TEST(PtyProcess, ResizeSendsSigwinchToForegroundGroup) {
+  PtyRun run;
+  ASSERT_EQ(run.spawn({"bash", "-c",
+                       "trap 'echo winch $(stty size)' WINCH; echo ready; "
+                       "while :; do sleep 0.05; done"}),
+            "");
+  ASSERT_TRUE(run.wait_for_output("ready"));
+  run.process->resize({90, 25});
+  ASSERT_TRUE(run.wait_for_output("winch 25 90"));
+}
+
+TEST(PtyProcess, LargeInputIsQueuedNotLost) {
+  PtyRun run;
+  ASSERT_EQ(run.spawn({"sh", "-c", "stty raw -echo; echo ready; head -c 300000 | wc -c"}), "");
+  ASSERT_TRUE(run.wait_for_output("ready"));
+  run.process->write(std::string(300000, 'a'));
+  ASSERT_TRUE(run.wait_for_exit());
+  EXPECT_NE(run.output.find("300000"), std::string::npos) << run.output;
+}
+
+TEST(PtyProcess, DestructorKillsLiveGroupAndReaps) {
+  PtyRun run;
+  ASSERT_EQ(run.spawn({"sh", "-c", "sleep 1000 & exec sleep 1000"}), "");
+  int group = run.process->process_group();
+  EXPECT_EQ(::kill(-group, 0), 0);
+  run.process.reset();
+  errno = 0;
+  EXPECT_EQ(::kill(-group, 0), -1);
+  EXPECT_EQ(errno, ESRCH);
+  EXPECT_EQ(children_of_test(false), std::vector<int>{});
+  EXPECT_FALSE(run.exit);  // no callback after destruction
+}
+
+TEST(PtyProcess, DestroyingFromOnOutputIsSafe) {
+  PtyRun run;
+  SpawnOptions options;
+  options.argv = {"sh", "-c", "echo one; exec sleep 1000"};
+  auto spawned = spawn_pty_process(run.io, options);
+  ASSERT_TRUE(spawned.ok()) << spawned.error();
+  run.process = std::move(spawned.value());
+  run.process->start({[&](std::string_view) { run.process.reset(); }, {}});
+  ASSERT_TRUE(run.run_until([&] { return run.process == nullptr; }));
+  EXPECT_EQ(children_of_test(false), std::vector<int>{});
+}
+
+}  // namespace
+}  // namespace agentty::pty
