@@ -96,7 +96,14 @@ class PlainTextSimulator {
     return checkpoints_.front();
   }
 
-  std::deque<std::string>& scrolled_off() { return scrolled_off_; }
+  // Lines scrolled off (the newest keep_lines), oldest first.
+  std::vector<std::string> take_scrolled_off() {
+    std::rotate(scrolled_off_.begin(),
+                scrolled_off_.begin() + static_cast<std::ptrdiff_t>(
+                                            scrolled_off_.size() < keep_lines_ ? 0 : next_slot_),
+                scrolled_off_.end());
+    return std::move(scrolled_off_);
+  }
   int row() const { return row_; }
   int col() const { return col_; }
 
@@ -125,8 +132,14 @@ class PlainTextSimulator {
 
   void scroll() {
     std::string& top = rows_buf_[top_];
-    scrolled_off_.push_back(trimmed(top));
-    if (scrolled_off_.size() > keep_lines_) scrolled_off_.pop_front();
+    if (keep_lines_ > 0) {
+      // A ring of reused strings: most lines are overwritten, never read.
+      if (scrolled_off_.size() < keep_lines_) scrolled_off_.emplace_back();
+      std::string& slot = scrolled_off_[next_slot_];
+      next_slot_ = (next_slot_ + 1) % keep_lines_;
+      auto last = top.find_last_not_of(' ');
+      slot.assign(top, 0, last == std::string::npos ? 0 : last + 1);
+    }
     std::fill(top.begin(), top.end(), ' ');
     top_ = (top_ + 1) % static_cast<std::size_t>(rows_);
     ++scrolls_;
@@ -170,7 +183,8 @@ class PlainTextSimulator {
   bool phantom_ = false;
   std::uint64_t scrolls_ = 0;
   std::deque<Checkpoint> checkpoints_;
-  std::deque<std::string> scrolled_off_;
+  std::vector<std::string> scrolled_off_;
+  std::size_t next_slot_ = 0;
   std::size_t keep_lines_;
 };
 
@@ -230,7 +244,7 @@ struct ScreenFeeder::Impl {
     auto tail = sim.tail_start();
     if (!tail) return feed(rest);
 
-    for (auto& line : sim.scrolled_off()) screen.append_scrollback(std::move(line));
+    for (auto& line : sim.take_scrolled_off()) screen.append_scrollback(std::move(line));
     screen.set_scrollback_capture(false);
     feed("\x1b[" + std::to_string(tail->row + 1) + ";1H");
     feed(rest.substr(tail->offset));
