@@ -1,0 +1,271 @@
+// Bulk output throughput: how fast `cat` of a 128 MB text file (100-column
+// lines) reaches its reader through
+//   (a) a minimal blocking reader on a raw PTY (forkpty + read, 64 KiB),
+//   (b) tmux with no client attached (its own terminal emulation),
+//   (c) PtyProcess into a sink that only counts bytes,
+//   (d) PtyProcess into an OutputLog with a spool file (the real hot path).
+// Each is run kRepeats times; the median MB/s (of file bytes) is reported.
+//
+// Usage: pty_throughput_bench [--repeats N] [--mb SIZE]
+// The file is cached in /tmp/agentty-bench/. Build without (d) with
+// -DAGENTTY_BENCH_OUTPUT_LOG=0 while session/output_log.cpp is a placeholder.
+#ifndef AGENTTY_BENCH_OUTPUT_LOG
+#define AGENTTY_BENCH_OUTPUT_LOG 1
+#endif
+
+#include <fcntl.h>
+#include <pty.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <boost/asio/io_context.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "pty/pty_process.hpp"
+#if AGENTTY_BENCH_OUTPUT_LOG
+#include "session/output_log.hpp"
+#endif
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+namespace fs = std::filesystem;
+
+constexpr int kLineBytes = 100;  // 99 printable characters and '\n'
+const fs::path kBenchDir = "/tmp/agentty-bench";
+
+struct Config {
+  int repeats = 3;
+  std::uint64_t megabytes = 128;
+};
+
+struct Sample {
+  double seconds = NAN;
+  std::uint64_t bytes_read = 0;
+};
+
+// Base64-alphabet lines from a fixed xorshift stream: compressible by
+// nothing in the path, the same on every run.
+fs::path ensure_input_file(std::uint64_t megabytes) {
+  std::uint64_t lines = (megabytes << 20) / kLineBytes;
+  fs::path path = kBenchDir / ("lines-" + std::to_string(megabytes) + "M.txt");
+  std::error_code ec;
+  if (fs::file_size(path, ec) == lines * kLineBytes) return path;
+  fs::create_directories(kBenchDir);
+  static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  fs::path partial = path;
+  partial += ".partial";
+  FILE* out = std::fopen(partial.c_str(), "w");
+  if (!out) {
+    std::perror("bench file");
+    std::exit(1);
+  }
+  std::uint64_t state = 0x9E3779B97F4A7C15ull;
+  char line[kLineBytes];
+  for (std::uint64_t i = 0; i < lines; ++i) {
+    for (int c = 0; c < kLineBytes - 1; ++c) {
+      state ^= state << 13;
+      state ^= state >> 7;
+      state ^= state << 17;
+      line[c] = alphabet[state & 63];
+    }
+    line[kLineBytes - 1] = '\n';
+    std::fwrite(line, 1, sizeof line, out);
+  }
+  std::fclose(out);
+  fs::rename(partial, path);
+  return path;
+}
+
+// (a) forkpty + blocking read: the ceiling for any PTY consumer.
+Sample run_raw(const fs::path& file) {
+  struct winsize size {};
+  size.ws_col = 120;
+  size.ws_row = 40;
+  int master = -1;
+  auto start = Clock::now();
+  pid_t pid = ::forkpty(&master, nullptr, nullptr, &size);
+  if (pid == 0) {
+    ::execlp("cat", "cat", file.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  if (pid < 0) return {};
+  std::vector<char> buffer(64 * 1024);
+  Sample sample;
+  for (;;) {
+    ssize_t n = ::read(master, buffer.data(), buffer.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // EIO: the slave side is gone
+    sample.bytes_read += static_cast<std::uint64_t>(n);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  sample.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  ::close(master);
+  return sample;
+}
+
+int run_command(const std::string& command) {
+  return std::system(command.c_str());
+}
+
+// (b) tmux parses everything into its own screen, even with no client.
+Sample run_tmux(const fs::path& file) {
+  std::string tmux = "tmux -L agentty-bench-" + std::to_string(::getpid());
+  std::string inner = "cat " + file.string() + "; " + tmux + " wait-for -S done; sleep 600";
+  auto start = Clock::now();
+  if (run_command(tmux + " -f /dev/null new-session -d -x 120 -y 40 \"" + inner + "\"") != 0)
+    return {};
+  int waited = run_command(tmux + " wait-for done");
+  Sample sample;
+  sample.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  run_command(tmux + " kill-server 2>/dev/null");
+  if (waited != 0) return {};
+  return sample;
+}
+
+// (c)/(d) through PtyProcess on an io_context, into `sink`.
+Sample run_agentty(const fs::path& file, const std::function<void(std::string_view)>& sink,
+                   const std::function<void()>& at_exit) {
+  boost::asio::io_context io;
+  agentty::pty::SpawnOptions options;
+  options.argv = {"cat", file.string()};
+  auto start = Clock::now();
+  auto process = agentty::pty::spawn_pty_process(io, options);
+  if (!process) {
+    std::fprintf(stderr, "spawn: %s\n", process.error().c_str());
+    return {};
+  }
+  Sample sample;
+  bool done = false;
+  (*process)->start({[&](std::string_view bytes) {
+                       sample.bytes_read += bytes.size();
+                       sink(bytes);
+                     },
+                     [&](agentty::pty::ExitStatus) {
+                       if (at_exit) at_exit();
+                       done = true;
+                     }});
+  while (!done && io.run_one() > 0) {
+  }
+  sample.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return sample;
+}
+
+#if AGENTTY_BENCH_OUTPUT_LOG
+Sample run_agentty_output_log(const fs::path& file) {
+  agentty::session::OutputLogOptions options;
+  options.spool_path = kBenchDir / ("spool-" + std::to_string(::getpid()));
+  options.spool_cap_bytes = 1ull << 30;
+  Sample sample;
+  {
+    agentty::session::OutputLog log(options);
+    sample = run_agentty(
+        file, [&](std::string_view bytes) { log.append(bytes); },
+        [&] {
+          log.mark_complete();
+          log.flush();
+        });
+    if (log.total_bytes() != sample.bytes_read) {
+      std::fprintf(stderr, "output log holds %llu of %llu bytes\n",
+                   static_cast<unsigned long long>(log.total_bytes()),
+                   static_cast<unsigned long long>(sample.bytes_read));
+    }
+  }
+  fs::remove(options.spool_path);
+  return sample;
+}
+#endif
+
+struct Method {
+  std::string name;
+  std::function<Sample()> run;
+  std::vector<double> mb_per_second;
+  double median() const {
+    if (mb_per_second.empty()) return NAN;
+    auto sorted = mb_per_second;
+    std::sort(sorted.begin(), sorted.end());
+    return sorted[sorted.size() / 2];
+  }
+};
+
+Config parse_args(int argc, char** argv) {
+  Config config;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (std::strcmp(argv[i], "--repeats") == 0)
+      config.repeats = std::max(1, std::atoi(argv[i + 1]));
+    if (std::strcmp(argv[i], "--mb") == 0) config.megabytes = std::max(1, std::atoi(argv[i + 1]));
+  }
+  return config;
+}
+
+bool have_tmux() {
+  return run_command("command -v tmux >/dev/null 2>&1") == 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Config config = parse_args(argc, argv);
+  fs::path file = ensure_input_file(config.megabytes);
+  double file_mb = static_cast<double>(fs::file_size(file)) / 1e6;
+  // ONLCR turns each '\n' into "\r\n" on the way out of the PTY.
+  std::uint64_t expected = fs::file_size(file) + fs::file_size(file) / kLineBytes;
+
+  std::vector<Method> methods;
+  methods.push_back({"raw PTY read (forkpty)", [&] { return run_raw(file); }, {}});
+  if (have_tmux()) methods.push_back({"tmux, no client", [&] { return run_tmux(file); }, {}});
+  methods.push_back({"agentty PtyProcess -> count",
+                     [&] { return run_agentty(file, [](std::string_view) {}, {}); },
+                     {}});
+#if AGENTTY_BENCH_OUTPUT_LOG
+  methods.push_back(
+      {"agentty PtyProcess -> OutputLog", [&] { return run_agentty_output_log(file); }, {}});
+#endif
+
+  std::printf("pty_throughput: cat of %.1f MB (%d-column lines), %d runs each, median\n", file_mb,
+              kLineBytes, config.repeats);
+  for (int round = 0; round < config.repeats; ++round) {
+    for (auto& method : methods) {
+      Sample sample = method.run();
+      if (std::isnan(sample.seconds)) continue;
+      if (sample.bytes_read != 0 && sample.bytes_read != expected)
+        std::fprintf(stderr, "%s: read %llu bytes, expected %llu\n", method.name.c_str(),
+                     static_cast<unsigned long long>(sample.bytes_read),
+                     static_cast<unsigned long long>(expected));
+      method.mb_per_second.push_back(file_mb / sample.seconds);
+    }
+  }
+
+  std::printf("  %-34s %12s   %s\n", "method", "median MB/s", "runs (MB/s)");
+  for (const auto& method : methods) {
+    std::string runs;
+    for (double value : method.mb_per_second) runs += std::to_string(std::lround(value)) + " ";
+    std::printf("  %-34s %12.1f   %s\n", method.name.c_str(), method.median(), runs.c_str());
+  }
+  auto median_of = [&](const std::string& prefix) {
+    for (const auto& method : methods)
+      if (method.name.rfind(prefix, 0) == 0) return method.median();
+    return static_cast<double>(NAN);
+  };
+  double agentty = median_of("agentty PtyProcess -> count");
+  std::printf("  ratio agentty(count)/raw:  %.2f\n", agentty / median_of("raw"));
+  std::printf("  ratio agentty(count)/tmux: %.2f\n", agentty / median_of("tmux"));
+#if AGENTTY_BENCH_OUTPUT_LOG
+  double logged = median_of("agentty PtyProcess -> OutputLog");
+  std::printf("  ratio agentty(OutputLog)/raw:  %.2f\n", logged / median_of("raw"));
+  std::printf("  ratio agentty(OutputLog)/tmux: %.2f\n", logged / median_of("tmux"));
+#endif
+  return 0;
+}
