@@ -1,1 +1,306 @@
-// placeholder: filled in by its issue
+#include "session/output_log.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "base/errno_message.hpp"
+#include "session/text_view.hpp"
+
+namespace agentty::session {
+namespace {
+
+constexpr std::size_t kMinRamBytes = 4096;
+constexpr std::size_t kSpoolBatchBytes = 256 << 10;
+// A page looks at twice its cap (plus slack): the byte after the cap, and
+// whether the line it cuts overwrites itself further on.
+constexpr std::size_t kPageSlackBytes = 16;
+constexpr std::size_t kTailScanBlock = 64 << 10;  // backward LF search step
+constexpr std::size_t kResyncLookBack = 256;      // how far back a cut looks for an ESC
+
+bool write_all_at(int fd, const char* data, std::size_t size, off_t offset) {
+  while (size > 0) {
+    const ssize_t n = ::pwrite(fd, data, size, offset);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data += n;
+    size -= static_cast<std::size_t>(n);
+    offset += n;
+  }
+  return true;
+}
+
+bool read_all_at(int fd, char* data, std::size_t size, off_t offset) {
+  while (size > 0) {
+    const ssize_t n = ::pread(fd, data, size, offset);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data += n;
+    size -= static_cast<std::size_t>(n);
+    offset += n;
+  }
+  return true;
+}
+
+}  // namespace
+
+// Ring: seq s lives at ring[(s - 1) % capacity] while s >= ram_first_seq.
+// Spool: seq s lives at file offset (s - 1) % spool_cap while
+// spool_first() <= s < spooled_seq. Invariant: ram_first_seq <= spooled_seq
+// whenever the spool is active (nothing leaves RAM before it is on disk).
+struct OutputLog::Impl {
+  std::vector<char> ring;
+  std::uint64_t ram_first_seq = 1;
+  std::size_t batch_bytes = kSpoolBatchBytes;
+  UniqueFd spool_fd;
+  bool spool_created = false;
+  std::uint64_t spool_cap = 0;
+  std::uint64_t spooled_seq = 1;
+  std::string spool_error;
+
+  bool spool_active() const { return spool_fd.valid(); }
+  std::uint64_t spool_first() const {
+    return spooled_seq > spool_cap ? spooled_seq - spool_cap : 1;
+  }
+
+  void write_spool(std::uint64_t seq, const char* data, std::size_t size) {
+    while (size > 0 && spool_active()) {
+      const std::uint64_t offset = (seq - 1) % spool_cap;
+      const std::size_t chunk =
+          static_cast<std::size_t>(std::min<std::uint64_t>(size, spool_cap - offset));
+      if (!write_all_at(spool_fd.get(), data, chunk, static_cast<off_t>(offset))) {
+        spool_error = errno_message("pwrite");
+        spool_fd.reset();
+        return;
+      }
+      seq += chunk;
+      data += chunk;
+      size -= chunk;
+      spooled_seq = seq;
+    }
+  }
+
+  void flush_ring(std::uint64_t latest_seq) {
+    while (spool_active() && spooled_seq < latest_seq) {
+      const std::size_t at = static_cast<std::size_t>((spooled_seq - 1) % ring.size());
+      const std::size_t chunk = static_cast<std::size_t>(
+          std::min<std::uint64_t>(latest_seq - spooled_seq, ring.size() - at));
+      write_spool(spooled_seq, ring.data() + at, chunk);
+    }
+  }
+
+  void copy_from_ring(std::uint64_t seq, char* out, std::size_t size) const {
+    while (size > 0) {
+      const std::size_t at = static_cast<std::size_t>((seq - 1) % ring.size());
+      const std::size_t chunk = std::min(size, ring.size() - at);
+      std::memcpy(out, ring.data() + at, chunk);
+      out += chunk;
+      seq += chunk;
+      size -= chunk;
+    }
+  }
+
+  bool copy_from_spool(std::uint64_t seq, char* out, std::size_t size) const {
+    while (size > 0) {
+      const std::uint64_t offset = (seq - 1) % spool_cap;
+      const std::size_t chunk =
+          static_cast<std::size_t>(std::min<std::uint64_t>(size, spool_cap - offset));
+      if (!read_all_at(spool_fd.get(), out, chunk, static_cast<off_t>(offset))) return false;
+      out += chunk;
+      seq += chunk;
+      size -= chunk;
+    }
+    return true;
+  }
+};
+
+OutputLog::OutputLog(OutputLogOptions options) : options_(std::move(options)), impl_(new Impl) {
+  impl_->ring.resize(std::max(options_.ram_bytes, kMinRamBytes));
+  impl_->batch_bytes = std::min(kSpoolBatchBytes, impl_->ring.size() / 2);
+  if (options_.spool_cap_bytes == 0 || options_.spool_path.empty()) return;
+  // A stale spool from a crashed run is ours to replace; O_EXCL then makes
+  // sure we do not follow a link planted in its place.
+  ::unlink(options_.spool_path.c_str());
+  const int fd =
+      ::open(options_.spool_path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) {
+    impl_->spool_error = errno_message("open spool") + ": " + options_.spool_path.string();
+    return;
+  }
+  impl_->spool_fd.reset(fd);
+  impl_->spool_created = true;
+  impl_->spool_cap = options_.spool_cap_bytes;
+}
+
+OutputLog::~OutputLog() {
+  if (impl_->spool_created) ::unlink(options_.spool_path.c_str());
+  delete impl_;
+}
+
+const std::string& OutputLog::spool_error() const {
+  return impl_->spool_error;
+}
+
+void OutputLog::append(std::string_view bytes) {
+  if (bytes.empty()) return;
+  Impl& impl = *impl_;
+  const std::size_t capacity = impl.ring.size();
+  if (impl.spool_active() && latest_seq_ - impl.spooled_seq + bytes.size() > capacity) {
+    impl.flush_ring(latest_seq_);  // the ring is about to overwrite unflushed bytes
+  }
+  if (impl.spool_active() && bytes.size() > capacity) {
+    impl.write_spool(latest_seq_, bytes.data(), bytes.size());
+  }
+  // Only the newest `capacity` bytes can stay in RAM.
+  const std::size_t skip = bytes.size() > capacity ? bytes.size() - capacity : 0;
+  std::uint64_t seq = latest_seq_ + skip;
+  std::string_view rest = bytes.substr(skip);
+  while (!rest.empty()) {
+    const std::size_t at = static_cast<std::size_t>((seq - 1) % capacity);
+    const std::size_t chunk = std::min(rest.size(), capacity - at);
+    std::memcpy(impl.ring.data() + at, rest.data(), chunk);
+    rest.remove_prefix(chunk);
+    seq += chunk;
+  }
+  latest_seq_ += bytes.size();
+  if (latest_seq_ - 1 > capacity) impl.ram_first_seq = latest_seq_ - capacity;
+  if (!impl.spool_active()) return;
+  if (impl.spooled_seq > latest_seq_) impl.spooled_seq = latest_seq_;  // large direct write done
+  if (latest_seq_ - impl.spooled_seq >= impl.batch_bytes) impl.flush_ring(latest_seq_);
+}
+
+void OutputLog::flush() {
+  impl_->flush_ring(latest_seq_);
+}
+
+void OutputLog::mark_complete() {
+  complete_ = true;
+}
+
+std::uint64_t OutputLog::first_retained_seq() const {
+  if (!impl_->spool_active()) return impl_->ram_first_seq;
+  return std::min(impl_->ram_first_seq, impl_->spool_first());
+}
+
+std::string OutputLog::copy_range(std::uint64_t from, std::uint64_t to) const {
+  from = std::max(from, first_retained_seq());
+  to = std::min(to, latest_seq_);
+  if (from >= to) return {};
+  std::string out(static_cast<std::size_t>(to - from), '\0');
+  const std::uint64_t ram_from = std::clamp(impl_->ram_first_seq, from, to);
+  if (from < ram_from) {
+    const std::size_t from_spool = static_cast<std::size_t>(ram_from - from);
+    if (!impl_->copy_from_spool(from, out.data(), from_spool)) return {};
+  }
+  if (ram_from < to) {
+    impl_->copy_from_ring(ram_from, out.data() + (ram_from - from),
+                          static_cast<std::size_t>(to - ram_from));
+  }
+  return out;
+}
+
+LogPage OutputLog::read(std::uint64_t since_seq, std::size_t max_bytes) const {
+  LogPage page;
+  const std::uint64_t first = first_retained_seq();
+  if (since_seq < first) {
+    since_seq = first;
+    page.evicted = true;
+  }
+  page.start_seq = page.next_seq = std::min(since_seq, latest_seq_);
+  if (since_seq >= latest_seq_) return page;
+  max_bytes = std::clamp<std::size_t>(max_bytes, 1, std::size_t{1} << 40);
+  const std::uint64_t available = latest_seq_ - since_seq;
+  std::uint64_t window =
+      std::min<std::uint64_t>(available, 2 * std::uint64_t{max_bytes} + kPageSlackBytes);
+  std::size_t length = 0;
+  for (;;) {
+    page.bytes = copy_range(since_seq, since_seq + window);
+    const bool more = window < available || !complete_;
+    length = safe_page_length(page.bytes, max_bytes, more);
+    // A unit longer than the window: widen until it is whole.
+    if (length > 0 || window >= available) break;
+    window = std::min<std::uint64_t>(available, window * 2);
+  }
+  if (window < available) {
+    page.capped = length > 0;
+  } else {
+    page.capped =
+        length < safe_page_length(page.bytes, std::numeric_limits<std::size_t>::max(), !complete_);
+  }
+  page.bytes.resize(length);
+  page.next_seq = since_seq + length;
+  return page;
+}
+
+namespace {
+
+// Moves a cut made at an arbitrary position forward to a unit boundary:
+// past an escape sequence it fell into, UTF-8 continuation bytes, and the LF
+// of a CR LF pair. Heuristic: a position cannot be classified exactly
+// without parsing from the start of the log.
+std::uint64_t resync(const OutputLog& log, std::uint64_t cut) {
+  const std::uint64_t from =
+      std::max(log.first_retained_seq(), cut > kResyncLookBack ? cut - kResyncLookBack : 1);
+  const std::string before = log.copy_range(from, cut);
+  const std::size_t esc = before.rfind('\x1b');
+  if (esc != std::string::npos) {
+    const std::uint64_t esc_seq = from + esc;
+    const std::string unit = log.copy_range(esc_seq, esc_seq + kMaxSequenceBytes);
+    cut = std::max(cut, esc_seq + unit_length(unit));
+  }
+  const std::string after = log.copy_range(cut, cut + 4);
+  std::size_t skip = 0;
+  while (skip < after.size() && (static_cast<unsigned char>(after[skip]) & 0xc0) == 0x80) ++skip;
+  if (skip == 0 && !after.empty() && after[0] == '\n' && !before.empty() && before.back() == '\r') {
+    skip = 1;
+  }
+  return cut + skip;
+}
+
+}  // namespace
+
+LogPage OutputLog::tail_lines(std::size_t lines, std::size_t max_bytes) const {
+  LogPage page;
+  const std::uint64_t first = first_retained_seq();
+  page.start_seq = page.next_seq = latest_seq_;
+  if (lines == 0 || first >= latest_seq_) return page;
+  const std::uint64_t bound = latest_seq_ - first > max_bytes ? latest_seq_ - max_bytes : first;
+  // Search backward for the LF that ends the line before the wanted ones. A
+  // LF as the very last byte ends the newest line, it does not separate.
+  std::uint64_t end = latest_seq_;
+  if (copy_range(end - 1, end) == "\n") --end;
+  std::size_t found = 0;
+  std::uint64_t start = 0;
+  while (end > bound && start == 0) {
+    const std::uint64_t from = std::max(bound, end > kTailScanBlock ? end - kTailScanBlock : 1);
+    const std::string block = copy_range(from, end);
+    for (std::size_t i = block.size(); i-- > 0;) {
+      if (block[i] == '\n' && ++found == lines) {
+        start = from + i + 1;
+        break;
+      }
+    }
+    end = from;
+  }
+  if (start == 0) {
+    start = bound;
+    page.capped = bound > first;
+    page.evicted = bound == first && first > 1;
+    if (start > 1) start = resync(*this, start);
+  }
+  page.bytes = copy_range(start, latest_seq_);
+  const std::size_t length =
+      safe_page_length(page.bytes, std::numeric_limits<std::size_t>::max(), !complete_);
+  page.bytes.resize(length);
+  page.start_seq = start;
+  page.next_seq = start + length;
+  return page;
+}
+
+}  // namespace agentty::session

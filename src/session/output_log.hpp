@@ -11,6 +11,10 @@
 // CR LF pair, and prefers to end a capped page just after a newline, so
 // consecutive pages concatenate to the whole, raw and as text.
 //
+// Cost: append() is a memcpy into the ring; the spool is written with pwrite
+// once at least 256 KiB (or half the ring) is unflushed, and on flush(). The
+// spool file is created 0600, O_CLOEXEC, and removed by the destructor.
+//
 // Threading: used only on the I/O event loop (no locking).
 #pragma once
 
@@ -25,7 +29,7 @@
 namespace agentty::session {
 
 struct OutputLogOptions {
-  std::size_t ram_bytes = 1 << 20;              // RAM ring capacity
+  std::size_t ram_bytes = 1 << 20;               // RAM ring capacity
   std::uint64_t spool_cap_bytes = 100ull << 20;  // 0: no spool, RAM only
   std::filesystem::path spool_path;              // empty: no spool file
 };
@@ -60,15 +64,22 @@ class OutputLog {
   // Bytes from `since_seq` on, at most `max_bytes` (a single character or
   // escape sequence longer than max_bytes is returned whole so a cursor always
   // progresses). An incomplete character or escape sequence at the very end
-  // is held back until it completes or the log is marked complete. A since_seq before first_retained_seq() starts there with
-  // evicted=true; one past latest_seq() returns an empty page at latest_seq().
+  // is held back until it completes or the log is marked complete. A
+  // since_seq before first_retained_seq() starts there with evicted=true; one
+  // past latest_seq() returns an empty page at latest_seq().
   LogPage read(std::uint64_t since_seq, std::size_t max_bytes) const;
-  // The newest `lines` lines (at most max_bytes of them, keeping the newest).
+  // The newest `lines` lines (a trailing partial line counts as one). When
+  // they hold more than max_bytes, the newest bytes are kept, cut at a safe
+  // boundary, and capped is set (the missing part is before start_seq).
+  // evicted: fewer lines than asked were left because of eviction.
   LogPage tail_lines(std::size_t lines, std::size_t max_bytes) const;
   // Raw copy of [from, to) clamped to what is retained; for explore and search.
   std::string copy_range(std::uint64_t from, std::uint64_t to) const;
 
   const std::filesystem::path& spool_path() const { return options_.spool_path; }
+  // Why the spool is not in use (could not be created or written), or empty.
+  // The log then keeps only its RAM ring.
+  const std::string& spool_error() const;
 
  private:
   struct Impl;

@@ -1,0 +1,128 @@
+#include "session/text_view.hpp"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+
+namespace agentty::session {
+namespace {
+
+bool valid_utf8(std::string_view s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    std::size_t n = c < 0x80                   ? 1
+                    : (c >= 0xc2 && c <= 0xdf) ? 2
+                    : (c >= 0xe0 && c <= 0xef) ? 3
+                    : (c >= 0xf0 && c <= 0xf4) ? 4
+                                               : 0;
+    if (n == 0 || i + n > s.size()) return false;
+    for (std::size_t k = 1; k < n; ++k) {
+      if ((static_cast<unsigned char>(s[i + k]) & 0xc0) != 0x80) return false;
+    }
+    i += n;
+  }
+  return true;
+}
+
+TEST(TextView, RemovesEscapeSequencesOfAllKinds) {
+  EXPECT_EQ(to_text("\x1b[1;31mred\x1b[0m"), "red");
+  EXPECT_EQ(to_text("a\x1b[?25lb\x1b[?1049hc"), "abc");                    // private params
+  EXPECT_EQ(to_text("a\x1b[2 qb\x1b[>4;2mc"), "abc");                      // intermediates
+  EXPECT_EQ(to_text("\x1b]0;title\x07x"), "x");                            // OSC BEL
+  EXPECT_EQ(to_text("\x1b]8;;http://e\x1b\\link\x1b]8;;\x1b\\"), "link");  // OSC ST
+  EXPECT_EQ(to_text("\x1bPq#0;2;0;0;0~-\x1b\\y"), "y");                    // DCS
+  EXPECT_EQ(to_text("\x1b_apc\x1b\\\x1b^pm\x1b\\\x1bXsos\x1b\\z"), "z");
+  EXPECT_EQ(to_text("\x1b(B\x1b)0\x1b=\x1b>\x1b"
+                    "7\x1b"
+                    "8\x1b#8ok"),
+            "ok");
+  EXPECT_EQ(to_text("\x1b]133;A\x07$ \x1b]133;B\x07ls"), "$ ls");
+}
+
+TEST(TextView, LineEndingsAndOverwrites) {
+  EXPECT_EQ(to_text("a\r\nb\r\n"), "a\nb\n");
+  EXPECT_EQ(to_text("10%\r20%\r30%\n"), "30%\n");
+  EXPECT_EQ(to_text("abcdef\rxy"), "xycdef");
+  EXPECT_EQ(to_text("abc\r"), "abc");
+  EXPECT_EQ(to_text("abc\r\r\n"), "abc\n");
+  EXPECT_EQ(to_text("ab\bc"), "ac");
+  EXPECT_EQ(to_text("\xc3\xa9t\xc3\xa9\b\bX"), "\xc3\xa9X\xc3\xa9");  // UTF-8 aware
+  EXPECT_EQ(to_text("\b\bx"), "x");
+  EXPECT_EQ(to_text("\xe2\x96\x88\xe2\x96\x88\rab"), "ab");  // wide chars overwritten
+}
+
+TEST(TextView, ControlsDroppedExceptLfAndTab) {
+  EXPECT_EQ(to_text("a\x07"
+                    "b\x01\x7f\x0e"
+                    "c\td\n"),
+            "abc\td\n");
+}
+
+TEST(TextView, InvalidUtf8BecomesReplacementCharacter) {
+  EXPECT_EQ(to_text("a\xff"
+                    "b"),
+            "a\xEF\xBF\xBD"
+            "b");
+  EXPECT_EQ(to_text("\xe2\x82"), "\xEF\xBF\xBD");  // truncated at the end
+  EXPECT_EQ(to_text("\xed\xa0\x80"), "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");  // surrogate
+  EXPECT_EQ(to_text("\xc0\xaf"), "\xEF\xBF\xBD\xEF\xBF\xBD");                  // overlong
+}
+
+TEST(TextView, OutputIsValidUtf8ForRandomBytes) {
+  std::mt19937 rng(7);
+  for (int round = 0; round < 2000; ++round) {
+    std::string raw(rng() % 200, '\0');
+    for (char& c : raw) c = static_cast<char>(rng());
+    EXPECT_TRUE(valid_utf8(to_text(raw)));
+  }
+}
+
+TEST(TextView, SafePageLengthNeverSplitsUnits) {
+  EXPECT_EQ(safe_page_length("ab\xc3\xa9", 3, false), 2u);
+  EXPECT_EQ(safe_page_length("ab\x1b[31mc", 4, false), 2u);
+  EXPECT_EQ(safe_page_length("ab\r\nc", 3, false), 2u);
+  EXPECT_EQ(safe_page_length("\x1b]0;long title\x07xyz", 3, false), 15u);  // whole unit
+  EXPECT_EQ(safe_page_length("ab\xe2\x82", 100, true), 2u);                // held back
+  EXPECT_EQ(safe_page_length("ab\xe2\x82", 100, false), 4u);
+  EXPECT_EQ(safe_page_length("ab\r", 100, true), 2u);  // maybe CR LF
+  EXPECT_EQ(safe_page_length("\x1b[3", 100, true), 0u);
+  EXPECT_EQ(safe_page_length("", 100, true), 0u);
+}
+
+TEST(TextView, SafePageLengthPrefersEndingAfterLf) {
+  EXPECT_EQ(safe_page_length("aaaaaaa\nbbbbbbbbbb", 10, false), 8u);   // LF in last half
+  EXPECT_EQ(safe_page_length("a\nbbbbbbbbbbbbbbbb", 10, false), 10u);  // LF too early
+  EXPECT_EQ(safe_page_length("a\nbb\rccccccccccccc", 10, false), 2u);  // cut line overwrites
+  EXPECT_EQ(safe_page_length("a\nbbbbbbbbbb\rcc\n", 10, false), 2u);   // ... further on
+  EXPECT_EQ(safe_page_length("aaaaaaa\nbb", 100, false), 10u);         // not capped
+}
+
+TEST(TextView, ConverterGivesTheSameTextForAnySplit) {
+  const std::string raw =
+      "\x1b[32mok\x1b[0m\r\n10%\r20%\r30%\ndone \xe2\x9c\x93\b!\x1b]0;t\x1b\\\r\nend\r";
+  const std::string whole = to_text(raw);
+  for (std::size_t a = 0; a <= raw.size(); ++a) {
+    for (std::size_t b = a; b <= raw.size(); b += 3) {
+      TextConverter converter;
+      std::string out;
+      converter.feed(raw.substr(0, a), out);
+      converter.feed(raw.substr(a, b - a), out);
+      converter.feed(raw.substr(b), out);
+      converter.finish(out);
+      ASSERT_EQ(out, whole) << a << " " << b;
+    }
+  }
+}
+
+TEST(TextView, OpenLineShowsTheLineNotYetEnded) {
+  TextConverter converter;
+  std::string out;
+  converter.feed("one\ntwo\rTW", out);
+  EXPECT_EQ(out, "one\n");
+  EXPECT_EQ(converter.open_line(), "TWo");
+}
+
+}  // namespace
+}  // namespace agentty::session
