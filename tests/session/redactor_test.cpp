@@ -1,0 +1,102 @@
+#include "session/redactor.hpp"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <random>
+#include <string>
+
+namespace agentty::session {
+namespace {
+
+std::string all_at_once(Redactor redactor, std::string_view text) {
+  std::string out = redactor.process(text);
+  return out + redactor.finish();
+}
+
+TEST(Redactor, ReplacesSecretsAndIgnoresShortValues) {
+  Redactor redactor(std::vector<Redactor::Secret>{{"API_TOKEN", "tok-12345678"}, {"SHORT", "abc"}});
+  EXPECT_EQ(all_at_once(redactor, "auth tok-12345678 ok abc"), "auth [REDACTED:API_TOKEN] ok abc");
+  EXPECT_EQ(redactor.secrets().size(), 1u);
+}
+
+TEST(Redactor, LongestSecretWinsAtTheSamePosition) {
+  Redactor redactor(std::vector<Redactor::Secret>{{"SHORT", "password"}, {"LONG", "password123"}});
+  EXPECT_EQ(all_at_once(redactor, "password123 password"), "[REDACTED:LONG] [REDACTED:SHORT]");
+}
+
+TEST(Redactor, HoldsBackOnlyAPossibleSecretPrefix) {
+  Redactor redactor(std::vector<Redactor::Secret>{{"KEY", "sk-live-abcdef"}});
+  EXPECT_EQ(redactor.process("hello sk-li"), "hello ");
+  EXPECT_EQ(redactor.held_bytes(), 5u);
+  EXPECT_EQ(redactor.process("ve-abcdef!"), "[REDACTED:KEY]!");
+  EXPECT_EQ(redactor.process("sk-"), "");
+  EXPECT_EQ(redactor.process("x"), "sk-x");
+  EXPECT_EQ(redactor.process("sk-live"), "");
+  EXPECT_EQ(redactor.finish(), "sk-live");  // idle flush; stays usable
+  EXPECT_EQ(all_at_once(redactor, "sk-live-abcdef"), "[REDACTED:KEY]");
+}
+
+TEST(Redactor, EveryTwoWaySplitGivesTheSameOutput) {
+  Redactor redactor(
+      std::vector<Redactor::Secret>{{"A", "abcdefghijkl"}, {"B", "cdefghij"}, {"C", "klmnopqr"}});
+  const std::string text = "xxabcdefghijklmnopqr abcdefghij cdefghijklmnopqrs abcdefghijkl";
+  const std::string expected = all_at_once(redactor, text);
+  EXPECT_EQ(expected, "xx[REDACTED:A]mnopqr ab[REDACTED:B] [REDACTED:B][REDACTED:C]s [REDACTED:A]");
+  for (std::size_t cut = 0; cut <= text.size(); ++cut) {
+    Redactor copy = redactor;
+    std::string out = copy.process(text.substr(0, cut));
+    out += copy.process(text.substr(cut));
+    out += copy.finish();
+    EXPECT_EQ(out, expected) << "cut at " << cut;
+  }
+}
+
+TEST(Redactor, RandomChunkingsNeverLeakAndMatchTheUnstreamedResult) {
+  std::mt19937 rng(11);
+  // Secrets over a tiny alphabet overlap each other and the filler text a lot.
+  const std::vector<Redactor::Secret> secrets = {
+      {"S1", "abababab"}, {"S2", "aabbaabbab"}, {"S3", "babababba"}, {"S4", "bbbbbbbbbbbbaaab"}};
+  const Redactor redactor(secrets);
+  for (int round = 0; round < 300; ++round) {
+    std::string text;
+    while (text.size() < 2000) {
+      if (rng() % 4 == 0) {
+        text += secrets[rng() % secrets.size()].value;
+      } else {
+        text += static_cast<char>("abc"[rng() % 3]);
+      }
+    }
+    const std::string expected = all_at_once(redactor, text);
+    Redactor streaming = redactor;
+    std::string out;
+    for (std::size_t at = 0; at < text.size();) {
+      const std::size_t n = std::min<std::size_t>(text.size() - at, rng() % 20);
+      out += streaming.process(std::string_view(text).substr(at, n));
+      at += n;
+    }
+    out += streaming.finish();
+    ASSERT_EQ(out, expected);
+    for (const auto& secret : secrets) ASSERT_EQ(out.find(secret.value), std::string::npos);
+  }
+}
+
+TEST(Redactor, FromEnvironmentMatchesNamesWithTheRegex) {
+  ::setenv("AGENTTY_TEST_GITHUB_TOKEN", "ghp_0123456789abcdef", 1);
+  ::setenv("AGENTTY_TEST_HARMLESS", "just-some-value", 1);
+  auto redactor = Redactor::from_environment("(?i)_token$", {{"EXTRA", "extra-secret-1"}});
+  ASSERT_TRUE(redactor.ok()) << redactor.error();
+  EXPECT_EQ(all_at_once(*redactor, "ghp_0123456789abcdef just-some-value extra-secret-1"),
+            "[REDACTED:AGENTTY_TEST_GITHUB_TOKEN] just-some-value [REDACTED:EXTRA]");
+}
+
+TEST(Redactor, InvalidNameRegexIsAnErrorWithTheOffset) {
+  auto redactor = Redactor::from_environment("TOKEN(", {});
+  ASSERT_FALSE(redactor.ok());
+  EXPECT_NE(redactor.error().find("offset 6"), std::string::npos) << redactor.error();
+  EXPECT_NE(redactor.error().find("missing closing parenthesis"), std::string::npos)
+      << redactor.error();
+}
+
+}  // namespace
+}  // namespace agentty::session
