@@ -1,1 +1,511 @@
-// placeholder: filled in by its issue
+#include "session/explore.hpp"
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <fcntl.h>
+#include <pcre2.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "base/unique_fd.hpp"
+#include "session/text_view.hpp"
+
+namespace agentty::session {
+namespace {
+
+constexpr std::size_t kConvertBlock = 4 << 20;  // raw bytes converted per step
+constexpr std::size_t kGrepBlock = 8 << 20;     // text searched per PCRE2 subject
+constexpr std::size_t kLineChunk = 64 << 10;    // reads while walking lines
+
+// Append-only text: a file when a path is given (and can be created), else
+// memory.
+class TextStore {
+ public:
+  void open(const std::filesystem::path& path) {
+    if (path.empty()) return;
+    ::unlink(path.c_str());
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0) return;  // memory instead: slower to grow, same answers
+    fd_.reset(fd);
+    path_ = path;
+  }
+  ~TextStore() {
+    if (fd_) ::unlink(path_.c_str());
+  }
+
+  std::uint64_t size() const { return size_; }
+
+  void append(std::string_view text) {
+    if (!fd_) {
+      memory_.append(text);
+      size_ = memory_.size();
+      return;
+    }
+    while (!text.empty()) {
+      const ssize_t n = ::pwrite(fd_.get(), text.data(), text.size(), static_cast<off_t>(size_));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return fall_back_to_memory(text);
+      text.remove_prefix(static_cast<std::size_t>(n));
+      size_ += static_cast<std::uint64_t>(n);
+    }
+  }
+
+  void read(std::uint64_t offset, std::size_t length, std::string& out) const {
+    if (offset >= size_) return;
+    length = static_cast<std::size_t>(std::min<std::uint64_t>(length, size_ - offset));
+    if (!fd_) {
+      out.append(memory_, static_cast<std::size_t>(offset), length);
+      return;
+    }
+    const std::size_t base = out.size();
+    out.resize(base + length);
+    std::size_t done = 0;
+    while (done < length) {
+      const ssize_t n = ::pread(fd_.get(), out.data() + base + done, length - done,
+                                static_cast<off_t>(offset + done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      done += static_cast<std::size_t>(n);
+    }
+    out.resize(base + done);
+  }
+
+  void clear() {
+    memory_.clear();
+    size_ = 0;
+    if (fd_ && ::ftruncate(fd_.get(), 0) != 0) fd_.reset();
+  }
+
+ private:
+  // The disk filled up: keep going in memory with what the file holds.
+  void fall_back_to_memory(std::string_view rest) {
+    std::string all;
+    read(0, static_cast<std::size_t>(size_), all);
+    ::unlink(path_.c_str());
+    fd_.reset();
+    memory_ = std::move(all);
+    memory_.append(rest);
+    size_ = memory_.size();
+  }
+
+  UniqueFd fd_;
+  std::filesystem::path path_;
+  std::string memory_;
+  std::uint64_t size_ = 0;
+};
+
+struct CodeDeleter {
+  void operator()(pcre2_code* code) const { pcre2_code_free(code); }
+};
+struct MatchDataDeleter {
+  void operator()(pcre2_match_data* data) const { pcre2_match_data_free(data); }
+};
+
+// Longest prefix of text no longer than max_bytes that ends on a UTF-8
+// character boundary.
+std::size_t utf8_prefix(std::string_view text, std::size_t max_bytes) {
+  if (text.size() <= max_bytes) return text.size();
+  std::size_t n = max_bytes;
+  while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xc0) == 0x80) --n;
+  return n;
+}
+
+std::uint64_t count_lf(const char* data, std::size_t size) {
+  return static_cast<std::uint64_t>(std::count(data, data + size, '\n'));
+}
+
+}  // namespace
+
+struct Explorer::Impl {
+  Impl(const OutputLog& log_in, ExplorerOptions options_in)
+      : log(log_in), options(std::move(options_in)) {
+    store.open(options.cache_path);
+  }
+
+  const OutputLog& log;
+  ExplorerOptions options;
+  TextStore store;  // complete lines only, each ending in LF
+  TextConverter converter;
+  std::uint64_t start_seq = 1;      // first raw byte the cache was built from
+  std::uint64_t converted_seq = 1;  // raw bytes before this are converted
+  bool finished = false;            // log complete and converter flushed
+  std::string final_line;           // after finish: the last line, without LF
+  std::uint64_t completed_lines = 0;
+  std::uint64_t max_line = 0;
+  std::vector<std::uint64_t> index{0};  // text offset of line k * kIndexStride
+
+  const std::string& open_line() const { return finished ? final_line : converter.open_line(); }
+  std::uint64_t text_size() const { return store.size() + open_line().size(); }
+  std::uint64_t line_count() const { return completed_lines + (open_line().empty() ? 0 : 1); }
+
+  void reset(std::uint64_t from_seq) {
+    store.clear();
+    converter = TextConverter();
+    start_seq = converted_seq = from_seq;
+    finished = false;
+    final_line.clear();
+    completed_lines = max_line = last_line_begin = 0;
+    index.assign(1, 0);
+  }
+
+  // Counts the lines `text` completes and appends them to the store.
+  void take(std::string_view text) {
+    std::uint64_t line_begin = last_line_begin;
+    std::size_t from = 0;
+    while (from < text.size()) {
+      const void* lf = std::memchr(text.data() + from, '\n', text.size() - from);
+      if (lf == nullptr) break;
+      const std::size_t at = static_cast<std::size_t>(static_cast<const char*>(lf) - text.data());
+      const std::uint64_t end = store.size() + at;
+      max_line = std::max(max_line, end - line_begin);
+      line_begin = end + 1;
+      if (++completed_lines % kIndexStride == 0) index.push_back(line_begin);
+      from = at + 1;
+    }
+    last_line_begin = line_begin;
+    store.append(text);
+  }
+  std::uint64_t last_line_begin = 0;
+
+  void sync() {
+    if (log.first_retained_seq() > start_seq) reset(log.first_retained_seq());
+    std::string text;
+    while (converted_seq < log.latest_seq()) {
+      const std::uint64_t to =
+          std::min<std::uint64_t>(log.latest_seq(), converted_seq + kConvertBlock);
+      const std::string raw = log.copy_range(converted_seq, to);
+      text.clear();
+      converter.feed(raw, text);
+      take(text);
+      converted_seq = to;
+    }
+    if (log.complete() && !finished) {
+      text.clear();
+      converter.finish(text);
+      const std::size_t last_lf = text.rfind('\n');
+      const std::size_t keep = last_lf == std::string::npos ? 0 : last_lf + 1;
+      take(std::string_view(text).substr(0, keep));
+      final_line = text.substr(keep);
+      finished = true;
+    }
+  }
+
+  // Text bytes [offset, offset + length) of store + open line, appended to out.
+  void read_text(std::uint64_t offset, std::size_t length, std::string& out) const {
+    const std::uint64_t end = std::min<std::uint64_t>(text_size(), offset + length);
+    if (offset >= end) return;
+    if (offset < store.size()) {
+      const std::uint64_t stop = std::min(end, store.size());
+      store.read(offset, static_cast<std::size_t>(stop - offset), out);
+      offset = stop;
+    }
+    if (offset < end) {
+      out.append(open_line(), static_cast<std::size_t>(offset - store.size()),
+                 static_cast<std::size_t>(end - offset));
+    }
+  }
+
+  // Text offset where 0-based line `line` begins (text_size() past the end).
+  std::uint64_t line_start(std::uint64_t line) const {
+    if (line >= completed_lines) return line == completed_lines ? store.size() : text_size();
+    std::uint64_t offset = index[line / kIndexStride];
+    std::uint64_t skip = line % kIndexStride;
+    std::string chunk;
+    while (skip > 0) {
+      chunk.clear();
+      store.read(offset, kLineChunk, chunk);
+      std::size_t at = 0;
+      while (skip > 0) {
+        const void* lf = std::memchr(chunk.data() + at, '\n', chunk.size() - at);
+        if (lf == nullptr) break;
+        at = static_cast<std::size_t>(static_cast<const char*>(lf) - chunk.data()) + 1;
+        --skip;
+      }
+      offset += skip > 0 ? chunk.size() : at;
+    }
+    return offset;
+  }
+
+  // Start of the line `lines` lines before the one starting at `offset`.
+  std::uint64_t back_lines(std::uint64_t offset, std::size_t lines) const {
+    if (lines == 0) return offset;
+    std::string chunk;
+    std::uint64_t end = offset;  // offset - 1 is the LF ending the previous line
+    std::size_t found = 0;
+    while (end > 0) {
+      const std::uint64_t from = end > kLineChunk ? end - kLineChunk : 0;
+      chunk.clear();
+      read_text(from, static_cast<std::size_t>(end - from), chunk);
+      for (std::size_t i = chunk.size(); i-- > 0;) {
+        if (chunk[i] == '\n' && from + i + 1 < offset && ++found == lines) return from + i + 1;
+      }
+      end = from;
+    }
+    return 0;
+  }
+
+  // Reads the line at `offset` (keeping at most `cap` bytes) and moves offset
+  // past its LF. Returns the full length of the line from offset.
+  std::uint64_t next_line(std::uint64_t& offset, std::size_t cap, std::string& text) const {
+    text.clear();
+    std::uint64_t length = 0;
+    std::string chunk;
+    for (;;) {
+      chunk.clear();
+      read_text(offset + length, kLineChunk, chunk);
+      if (chunk.empty()) break;
+      const void* lf = std::memchr(chunk.data(), '\n', chunk.size());
+      const std::size_t part =
+          lf ? static_cast<std::size_t>(static_cast<const char*>(lf) - chunk.data()) : chunk.size();
+      if (text.size() < cap) text.append(chunk, 0, std::min(part, cap - text.size()));
+      length += part;
+      if (lf) {
+        offset += length + 1;
+        text.resize(utf8_prefix(text, cap));
+        return length;
+      }
+    }
+    offset += length;
+    text.resize(utf8_prefix(text, cap));
+    return length;
+  }
+
+  ExploreLine line_at(std::uint64_t& offset, std::uint64_t number, std::size_t cap) const {
+    ExploreLine line;
+    line.line_number = number;
+    line.truncated = next_line(offset, cap, line.text) > line.text.size();
+    return line;
+  }
+
+  GrepMatch build_match(std::uint64_t line_offset, std::uint64_t line,
+                        const GrepOptions& options) const;
+  Expected<GrepResult> grep(const GrepOptions& options);
+  ExploreReadResult read(const ExploreReadOptions& options);
+};
+
+namespace {
+
+Expected<std::unique_ptr<pcre2_code, CodeDeleter>> compile(const GrepOptions& options) {
+  int error_code = 0;
+  PCRE2_SIZE error_offset = 0;
+  const std::uint32_t flags =
+      PCRE2_UTF | PCRE2_MULTILINE | (options.ignore_case ? PCRE2_CASELESS : 0u);
+  std::unique_ptr<pcre2_code, CodeDeleter> code(
+      pcre2_compile(reinterpret_cast<PCRE2_SPTR>(options.pattern.data()), options.pattern.size(),
+                    flags, &error_code, &error_offset, nullptr));
+  if (!code) {
+    PCRE2_UCHAR message[256];
+    pcre2_get_error_message(error_code, message, sizeof message);
+    return make_error("pattern: " + std::string(reinterpret_cast<const char*>(message)) +
+                      " at offset " + std::to_string(error_offset) +
+                      "; fix the regular expression (PCRE2 syntax) or escape it");
+  }
+  pcre2_jit_compile(code.get(),
+                    PCRE2_JIT_COMPLETE);  // without JIT PCRE2 interprets: slower, same answers
+  return code;
+}
+
+std::size_t text_bytes(const GrepMatch& match) {
+  std::size_t bytes = match.line.text.size();
+  for (const auto& line : match.before) bytes += line.text.size();
+  for (const auto& line : match.after) bytes += line.text.size();
+  return bytes;
+}
+
+}  // namespace
+
+Expected<GrepResult> Explorer::Impl::grep(const GrepOptions& options) {
+  auto code = compile(options);
+  if (!code) return make_error(code.error());
+  std::unique_ptr<pcre2_match_data, MatchDataDeleter> match_data(
+      pcre2_match_data_create_from_pattern(code->get(), nullptr));
+  GrepResult result;
+  const std::uint64_t first_line = options.start_line > 0 ? options.start_line - 1 : 0;
+  std::uint64_t line = first_line;  // 0-based line at `offset`, then at `counted`
+  std::uint64_t offset = line_start(line);
+  const std::uint64_t total = text_size();
+  std::size_t used = 0;
+  std::string block;
+  auto match_at = [&](const char* subject, std::size_t size, std::size_t from) {
+    return pcre2_match(code->get(), reinterpret_cast<PCRE2_SPTR>(subject), size, from,
+                       PCRE2_NO_UTF_CHECK, match_data.get(), nullptr);
+  };
+  while (offset < total) {
+    block.clear();
+    read_text(offset, kGrepBlock, block);
+    // Whole lines only; a line longer than the block widens it.
+    std::size_t last_lf = block.rfind('\n');
+    while (offset + block.size() < total && last_lf == std::string::npos) {
+      read_text(offset + block.size(), kGrepBlock, block);
+      last_lf = block.rfind('\n');
+    }
+    if (offset + block.size() < total) block.resize(last_lf + 1);
+    std::size_t pos = 0, counted = 0;
+    while (pos < block.size()) {
+      const int rc = match_at(block.data(), block.size(), pos);
+      if (rc == PCRE2_ERROR_NOMATCH) break;
+      if (rc < 0) {
+        PCRE2_UCHAR message[256];
+        pcre2_get_error_message(rc, message, sizeof message);
+        return make_error(
+            "pattern: matching failed: " + std::string(reinterpret_cast<const char*>(message)) +
+            "; simplify the regular expression");
+      }
+      const std::size_t start = pcre2_get_ovector_pointer(match_data.get())[0];
+      const std::size_t end = pcre2_get_ovector_pointer(match_data.get())[1];
+      const void* before = start > pos ? ::memrchr(block.data() + pos, '\n', start - pos) : nullptr;
+      const std::size_t line_begin =
+          before ? static_cast<const char*>(before) - block.data() + 1 : pos;
+      const void* after = std::memchr(block.data() + start, '\n', block.size() - start);
+      const std::size_t line_end =
+          after ? static_cast<const char*>(after) - block.data() : block.size();
+      // A match running past its line is confirmed on that line alone.
+      if (end > line_end && match_at(block.data() + line_begin, line_end - line_begin, 0) < 0) {
+        pos = line_end + 1;
+        continue;
+      }
+      line += count_lf(block.data() + counted, line_begin - counted);
+      counted = line_begin;
+      if (result.matches.size() >= options.limit) {
+        result.capped = true;
+        result.next_start_line = line + 1;
+        result.lines_searched = line - first_line;
+        return result;
+      }
+      GrepMatch match = build_match(offset + line_begin, line, options);
+      const std::size_t bytes = text_bytes(match);
+      if (!result.matches.empty() && used + bytes > options.max_bytes) {
+        result.capped = true;
+        result.next_start_line = line + 1;
+        result.lines_searched = line - first_line;
+        return result;
+      }
+      used += bytes;
+      result.matches.push_back(std::move(match));
+      pos = line_end + 1;
+    }
+    line += count_lf(block.data() + counted, block.size() - counted);
+    offset += block.size();
+  }
+  result.lines_searched = line_count() > first_line ? line_count() - first_line : 0;
+  return result;
+}
+
+GrepMatch Explorer::Impl::build_match(std::uint64_t line_offset, std::uint64_t line,
+                                      const GrepOptions& options) const {
+  GrepMatch match;
+  const std::size_t cap = options.max_line_bytes;
+  std::uint64_t offset = line_offset;
+  match.line = line_at(offset, line + 1, cap);
+  for (std::size_t i = 0; i < options.after && offset < text_size(); ++i) {
+    match.after.push_back(line_at(offset, line + 2 + i, cap));
+  }
+  const std::size_t before =
+      static_cast<std::size_t>(std::min<std::uint64_t>(options.before, line));
+  offset = back_lines(line_offset, before);
+  for (std::size_t i = 0; i < before; ++i) {
+    match.before.push_back(line_at(offset, line - before + 1 + i, cap));
+  }
+  return match;
+}
+
+ExploreReadResult Explorer::Impl::read(const ExploreReadOptions& options) {
+  ExploreReadResult result;
+  const std::uint64_t total = line_count();
+  std::uint64_t line = 0;
+  if (options.line_offset >= 0) {
+    line = static_cast<std::uint64_t>(options.line_offset);
+  } else {
+    const std::uint64_t back = static_cast<std::uint64_t>(-(options.line_offset + 1)) + 1;
+    line = back >= total ? 0 : total - back;
+  }
+  result.next_line_offset = static_cast<std::int64_t>(line);
+  if (line >= total) {
+    result.at_end = true;
+    return result;
+  }
+  std::uint64_t offset = line_start(line);
+  std::uint64_t byte_offset = 0;
+  if (options.byte_offset > 0) {
+    std::uint64_t probe = offset;
+    std::string ignored;
+    byte_offset = std::min(options.byte_offset, next_line(probe, 0, ignored));
+    std::string head;
+    read_text(offset + byte_offset, 4, head);
+    for (std::size_t i = 0; i < head.size() && (static_cast<unsigned char>(head[i]) & 0xc0) == 0x80;
+         ++i) {
+      ++byte_offset;  // onto a character boundary
+    }
+    offset += byte_offset;
+  }
+  std::size_t used = 0;
+  while (result.lines.size() < options.limit && line < total) {
+    const std::size_t budget = options.max_bytes > used ? options.max_bytes - used : 0;
+    const std::uint64_t line_offset = offset;
+    ExploreLine item;
+    item.line_number = line + 1;
+    const std::uint64_t length = next_line(offset, budget, item.text);
+    if (item.text.size() < length) {  // cut: continue inside this line next time
+      if (item.text.empty() && result.lines.empty()) {
+        offset = line_offset;
+        next_line(offset, 4, item.text);  // always progress by a character
+      }
+      item.truncated = true;
+      result.next_line_offset = static_cast<std::int64_t>(line);
+      result.next_byte_offset = byte_offset + item.text.size();
+      if (!item.text.empty()) result.lines.push_back(std::move(item));
+      result.capped = true;
+      return result;
+    }
+    used += item.text.size();
+    result.lines.push_back(std::move(item));
+    ++line;
+    byte_offset = 0;
+  }
+  result.next_line_offset = static_cast<std::int64_t>(line);
+  result.capped = line < total;
+  result.at_end = line >= total;
+  return result;
+}
+
+namespace {
+
+std::filesystem::path default_cache_path(const OutputLog& log, const ExplorerOptions& options) {
+  if (!options.cache_path.empty() || log.spool_path().empty()) return options.cache_path;
+  return log.spool_path().string() + ".text";
+}
+
+}  // namespace
+
+Explorer::Explorer(const OutputLog& log, ExplorerOptions options) {
+  options.cache_path = default_cache_path(log, options);
+  impl_ = std::make_unique<Impl>(log, std::move(options));
+}
+
+Explorer::~Explorer() = default;
+
+ExploreStat Explorer::stat() {
+  impl_->sync();
+  ExploreStat stat;
+  stat.size_bytes = impl_->text_size();
+  stat.line_count = impl_->line_count();
+  stat.max_line_bytes = std::max<std::uint64_t>(impl_->max_line, impl_->open_line().size());
+  stat.first_retained_seq = impl_->log.first_retained_seq();
+  stat.raw_bytes = impl_->log.latest_seq() - stat.first_retained_seq;
+  stat.evicted = stat.first_retained_seq > 1;
+  return stat;
+}
+
+Expected<GrepResult> Explorer::grep(const GrepOptions& options) {
+  impl_->sync();
+  return impl_->grep(options);
+}
+
+Expected<ExploreReadResult> Explorer::read(const ExploreReadOptions& options) {
+  impl_->sync();
+  return impl_->read(options);
+}
+
+}  // namespace agentty::session

@@ -1,0 +1,115 @@
+// Explorer: look inside an execution's whole retained output as text
+// (stat, grep, read by line) without pulling it into an agent's context and
+// without moving any cursor.
+//
+// Text cache: the log's bytes are converted to text (TextConverter, the same
+// rules as text_view.hpp, with no page-boundary exception) in big streaming
+// blocks, once, and appended to a cache: a file (created 0600, O_CLOEXEC,
+// removed by the destructor; next to the spool unless a path is given), else
+// memory (a RAM-only log is small). Each call
+// first converts only what the log gained since the last call. The line still
+// open (no LF yet) is taken as the last line. A sparse index (the text
+// offset of every kIndexStride-th line) makes reads by line number cheap.
+// When the log has evicted bytes the cache was built from (past the spool
+// cap), the cache is rebuilt from first_retained_seq(): line numbers are
+// counted from the first retained line, so they shift after an eviction.
+//
+// grep: PCRE2 (UTF, JIT when available) run over multi-megabyte blocks of
+// whole lines rather than line by line; a match is then confirmed against
+// its own line alone, so a pattern never matches across lines. Each match
+// carries its own context lines (overlapping contexts are repeated).
+//
+// Threading: one Explorer per OutputLog, on the log's thread.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/expected.hpp"
+#include "session/output_log.hpp"
+
+namespace agentty::session {
+
+struct ExploreStat {
+  std::uint64_t size_bytes = 0;      // text bytes (what grep and read see)
+  std::uint64_t line_count = 0;      // an open last line counts
+  std::uint64_t max_line_bytes = 0;  // without the LF
+  std::uint64_t raw_bytes = 0;       // retained raw bytes the text comes from
+  std::uint64_t first_retained_seq = 1;
+  bool evicted = false;  // output before first_retained_seq is gone
+};
+
+struct ExploreLine {
+  std::uint64_t line_number = 0;  // 1-based
+  std::string text;               // without the LF
+  bool truncated = false;         // cut at max_line_bytes (on a UTF-8 boundary)
+};
+
+struct GrepOptions {
+  std::string pattern;  // PCRE2
+  bool ignore_case = false;
+  std::size_t before = 0;  // context lines
+  std::size_t after = 0;
+  std::size_t limit = 100;            // matches
+  std::size_t max_bytes = 16384;      // all returned line text together
+  std::size_t max_line_bytes = 1024;  // each returned line
+  std::uint64_t start_line = 1;       // continue a capped grep here
+};
+
+struct GrepMatch {
+  ExploreLine line;
+  std::vector<ExploreLine> before;
+  std::vector<ExploreLine> after;
+};
+
+struct GrepResult {
+  std::vector<GrepMatch> matches;
+  bool capped = false;                // limit or max_bytes stopped the search
+  std::uint64_t next_start_line = 0;  // when capped: start_line to continue with
+  std::uint64_t lines_searched = 0;
+};
+
+struct ExploreReadOptions {
+  std::int64_t line_offset = 0;  // 0-based line index; negative counts from the end (-1: last)
+  std::size_t limit = 100;       // lines
+  std::size_t max_bytes = 16384;
+  std::uint64_t byte_offset = 0;  // continue inside the first line (a long line)
+};
+
+struct ExploreReadResult {
+  std::vector<ExploreLine> lines;
+  std::int64_t next_line_offset = 0;   // line_offset for the next call
+  std::uint64_t next_byte_offset = 0;  // non-zero: the line at next_line_offset was cut there
+  bool capped = false;                 // max_bytes or limit stopped before the end
+  bool at_end = false;                 // nothing after these lines (yet)
+};
+
+struct ExplorerOptions {
+  // Text cache file. Empty: "<spool path>.text" when the log has a spool,
+  // else memory.
+  std::filesystem::path cache_path;
+};
+
+class Explorer {
+ public:
+  static constexpr std::uint64_t kIndexStride = 1024;
+
+  explicit Explorer(const OutputLog& log, ExplorerOptions options = {});
+  ~Explorer();
+  Explorer(const Explorer&) = delete;
+  Explorer& operator=(const Explorer&) = delete;
+
+  ExploreStat stat();
+  // Errors: an invalid pattern ("pattern: <PCRE2 message> at offset N ...").
+  Expected<GrepResult> grep(const GrepOptions& options);
+  Expected<ExploreReadResult> read(const ExploreReadOptions& options);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace agentty::session
