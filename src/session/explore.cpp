@@ -3,6 +3,7 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <fcntl.h>
 #include <pcre2.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,7 +17,6 @@ namespace agentty::session {
 namespace {
 
 constexpr std::size_t kConvertBlock = 4 << 20;  // raw bytes converted per step
-constexpr std::size_t kGrepBlock = 8 << 20;     // text searched per PCRE2 subject
 constexpr std::size_t kLineChunk = 64 << 10;    // reads while walking lines
 
 // Append-only text: a file when a path is given (and can be created), else
@@ -71,6 +71,37 @@ class TextStore {
     }
     out.resize(base + done);
   }
+
+  // The whole stored text for the duration of one call: memory, or the
+  // file mapped read-only (a copy if mapping fails).
+  class View {
+   public:
+    explicit View(const TextStore& store) {
+      if (!store.fd_ || store.size_ == 0) {
+        text_ = store.memory_;
+        return;
+      }
+      void* addr = ::mmap(nullptr, store.size_, PROT_READ, MAP_SHARED, store.fd_.get(), 0);
+      if (addr == MAP_FAILED) {
+        store.read(0, static_cast<std::size_t>(store.size_), copy_);
+        text_ = copy_;
+        return;
+      }
+      addr_ = addr;
+      text_ = std::string_view(static_cast<const char*>(addr), store.size_);
+    }
+    ~View() {
+      if (addr_) ::munmap(addr_, text_.size());
+    }
+    View(const View&) = delete;
+    View& operator=(const View&) = delete;
+    std::string_view text() const { return text_; }
+
+   private:
+    void* addr_ = nullptr;
+    std::string copy_;
+    std::string_view text_;
+  };
 
   void clear() {
     memory_.clear();
@@ -171,25 +202,33 @@ struct Explorer::Impl {
 
   void sync() {
     if (log.first_retained_seq() > start_seq) reset(log.first_retained_seq());
-    std::string text;
     while (converted_seq < log.latest_seq()) {
       const std::uint64_t to =
           std::min<std::uint64_t>(log.latest_seq(), converted_seq + kConvertBlock);
-      const std::string raw = log.copy_range(converted_seq, to);
-      text.clear();
-      converter.feed(raw, text);
-      take(text);
+      log.copy_range(converted_seq, to, raw_buffer);
+      text_buffer.clear();
+      converter.feed(raw_buffer, text_buffer);
+      take(text_buffer);
       converted_seq = to;
     }
     if (log.complete() && !finished) {
-      text.clear();
-      converter.finish(text);
-      const std::size_t last_lf = text.rfind('\n');
+      text_buffer.clear();
+      converter.finish(text_buffer);
+      const std::size_t last_lf = text_buffer.rfind('\n');
       const std::size_t keep = last_lf == std::string::npos ? 0 : last_lf + 1;
-      take(std::string_view(text).substr(0, keep));
-      final_line = text.substr(keep);
+      take(std::string_view(text_buffer).substr(0, keep));
+      final_line = text_buffer.substr(keep);
       finished = true;
     }
+  }
+  std::string raw_buffer, text_buffer;  // reused: fresh memory costs page faults
+
+  // 0-based line holding text offset `offset` of the stored text.
+  std::uint64_t line_of(std::uint64_t offset, std::string_view stored) const {
+    if (offset >= stored.size()) return completed_lines;
+    const std::size_t k = static_cast<std::size_t>(
+        std::upper_bound(index.begin(), index.end(), offset) - index.begin() - 1);
+    return k * kIndexStride + count_lf(stored.data() + index[k], offset - index[k]);
   }
 
   // Text bytes [offset, offset + length) of store + open line, appended to out.
@@ -287,6 +326,12 @@ struct Explorer::Impl {
 
 namespace {
 
+std::string pcre2_message(int code) {
+  PCRE2_UCHAR message[256];
+  pcre2_get_error_message(code, message, sizeof message);
+  return reinterpret_cast<const char*>(message);
+}
+
 Expected<std::unique_ptr<pcre2_code, CodeDeleter>> compile(const GrepOptions& options) {
   int error_code = 0;
   PCRE2_SIZE error_offset = 0;
@@ -296,10 +341,8 @@ Expected<std::unique_ptr<pcre2_code, CodeDeleter>> compile(const GrepOptions& op
       pcre2_compile(reinterpret_cast<PCRE2_SPTR>(options.pattern.data()), options.pattern.size(),
                     flags, &error_code, &error_offset, nullptr));
   if (!code) {
-    PCRE2_UCHAR message[256];
-    pcre2_get_error_message(error_code, message, sizeof message);
-    return make_error("pattern: " + std::string(reinterpret_cast<const char*>(message)) +
-                      " at offset " + std::to_string(error_offset) +
+    return make_error("pattern: " + pcre2_message(error_code) + " at offset " +
+                      std::to_string(error_offset) +
                       "; fix the regular expression (PCRE2 syntax) or escape it");
   }
   pcre2_jit_compile(code.get(),
@@ -323,71 +366,69 @@ Expected<GrepResult> Explorer::Impl::grep(const GrepOptions& options) {
       pcre2_match_data_create_from_pattern(code->get(), nullptr));
   GrepResult result;
   const std::uint64_t first_line = options.start_line > 0 ? options.start_line - 1 : 0;
-  std::uint64_t line = first_line;  // 0-based line at `offset`, then at `counted`
-  std::uint64_t offset = line_start(line);
-  const std::uint64_t total = text_size();
+  const TextStore::View view(store);
+  const std::string_view stored = view.text();
   std::size_t used = 0;
-  std::string block;
-  auto match_at = [&](const char* subject, std::size_t size, std::size_t from) {
-    return pcre2_match(code->get(), reinterpret_cast<PCRE2_SPTR>(subject), size, from,
-                       PCRE2_NO_UTF_CHECK, match_data.get(), nullptr);
-  };
-  while (offset < total) {
-    block.clear();
-    read_text(offset, kGrepBlock, block);
-    // Whole lines only; a line longer than the block widens it.
-    std::size_t last_lf = block.rfind('\n');
-    while (offset + block.size() < total && last_lf == std::string::npos) {
-      read_text(offset + block.size(), kGrepBlock, block);
-      last_lf = block.rfind('\n');
-    }
-    if (offset + block.size() < total) block.resize(last_lf + 1);
-    std::size_t pos = 0, counted = 0;
-    while (pos < block.size()) {
-      const int rc = match_at(block.data(), block.size(), pos);
+  // Searches subject[from..] (whose byte 0 is text offset `base`) in one
+  // PCRE2 call per match; false when a cap stopped the grep.
+  auto search = [&](std::string_view subject, std::size_t from,
+                    std::uint64_t base) -> Expected<bool> {
+    std::size_t pos = from;
+    while (pos < subject.size()) {
+      const int rc =
+          pcre2_match(code->get(), reinterpret_cast<PCRE2_SPTR>(subject.data()), subject.size(),
+                      pos, PCRE2_NO_UTF_CHECK, match_data.get(), nullptr);
       if (rc == PCRE2_ERROR_NOMATCH) break;
-      if (rc < 0) {
-        PCRE2_UCHAR message[256];
-        pcre2_get_error_message(rc, message, sizeof message);
-        return make_error(
-            "pattern: matching failed: " + std::string(reinterpret_cast<const char*>(message)) +
-            "; simplify the regular expression");
-      }
-      const std::size_t start = pcre2_get_ovector_pointer(match_data.get())[0];
-      const std::size_t end = pcre2_get_ovector_pointer(match_data.get())[1];
-      const void* before = start > pos ? ::memrchr(block.data() + pos, '\n', start - pos) : nullptr;
+      if (rc < 0)
+        return make_error("pattern: matching failed: " + pcre2_message(rc) +
+                          "; simplify the regular expression");
+      const PCRE2_SIZE* ovector = pcre2_get_ovector_pointer(match_data.get());
+      const std::size_t start = ovector[0], end = ovector[1];
+      const void* lf_before =
+          start > pos ? ::memrchr(subject.data() + pos, '\n', start - pos) : nullptr;
       const std::size_t line_begin =
-          before ? static_cast<const char*>(before) - block.data() + 1 : pos;
-      const void* after = std::memchr(block.data() + start, '\n', block.size() - start);
+          lf_before
+              ? static_cast<std::size_t>(static_cast<const char*>(lf_before) - subject.data()) + 1
+              : pos;
+      const void* lf_after = std::memchr(subject.data() + start, '\n', subject.size() - start);
       const std::size_t line_end =
-          after ? static_cast<const char*>(after) - block.data() : block.size();
+          lf_after ? static_cast<std::size_t>(static_cast<const char*>(lf_after) - subject.data())
+                   : subject.size();
+      pos = line_end + 1;
       // A match running past its line is confirmed on that line alone.
-      if (end > line_end && match_at(block.data() + line_begin, line_end - line_begin, 0) < 0) {
-        pos = line_end + 1;
+      if (end > line_end &&
+          pcre2_match(code->get(), reinterpret_cast<PCRE2_SPTR>(subject.data() + line_begin),
+                      line_end - line_begin, 0, PCRE2_NO_UTF_CHECK, match_data.get(),
+                      nullptr) < 0) {
         continue;
       }
-      line += count_lf(block.data() + counted, line_begin - counted);
-      counted = line_begin;
-      if (result.matches.size() >= options.limit) {
+      const std::uint64_t line =
+          base + line_begin < stored.size() ? line_of(base + line_begin, stored) : completed_lines;
+      GrepMatch match;
+      if (result.matches.size() < options.limit)
+        match = build_match(base + line_begin, line, options);
+      if (result.matches.size() >= options.limit ||
+          (!result.matches.empty() && used + text_bytes(match) > options.max_bytes)) {
         result.capped = true;
         result.next_start_line = line + 1;
         result.lines_searched = line - first_line;
-        return result;
+        return false;
       }
-      GrepMatch match = build_match(offset + line_begin, line, options);
-      const std::size_t bytes = text_bytes(match);
-      if (!result.matches.empty() && used + bytes > options.max_bytes) {
-        result.capped = true;
-        result.next_start_line = line + 1;
-        result.lines_searched = line - first_line;
-        return result;
-      }
-      used += bytes;
+      used += text_bytes(match);
       result.matches.push_back(std::move(match));
-      pos = line_end + 1;
     }
-    line += count_lf(block.data() + counted, block.size() - counted);
-    offset += block.size();
+    return true;
+  };
+  const std::uint64_t offset = line_start(first_line);
+  if (offset < stored.size()) {
+    auto more = search(stored, static_cast<std::size_t>(offset), 0);
+    if (!more) return make_error(more.error());
+    if (!*more) return result;
+  }
+  if (!open_line().empty() && first_line <= completed_lines) {
+    auto more = search(open_line(), 0, store.size());
+    if (!more) return make_error(more.error());
+    if (!*more) return result;
   }
   result.lines_searched = line_count() > first_line ? line_count() - first_line : 0;
   return result;

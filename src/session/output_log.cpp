@@ -189,20 +189,29 @@ std::uint64_t OutputLog::first_retained_seq() const {
 }
 
 std::string OutputLog::copy_range(std::uint64_t from, std::uint64_t to) const {
+  std::string out;
+  copy_range(from, to, out);
+  return out;
+}
+
+void OutputLog::copy_range(std::uint64_t from, std::uint64_t to, std::string& out) const {
+  out.clear();
   from = std::max(from, first_retained_seq());
   to = std::min(to, latest_seq_);
-  if (from >= to) return {};
-  std::string out(static_cast<std::size_t>(to - from), '\0');
+  if (from >= to) return;
+  out.resize(static_cast<std::size_t>(to - from));
   const std::uint64_t ram_from = std::clamp(impl_->ram_first_seq, from, to);
   if (from < ram_from) {
     const std::size_t from_spool = static_cast<std::size_t>(ram_from - from);
-    if (!impl_->copy_from_spool(from, out.data(), from_spool)) return {};
+    if (!impl_->copy_from_spool(from, out.data(), from_spool)) {
+      out.clear();
+      return;
+    }
   }
   if (ram_from < to) {
     impl_->copy_from_ring(ram_from, out.data() + (ram_from - from),
                           static_cast<std::size_t>(to - ram_from));
   }
-  return out;
 }
 
 LogPage OutputLog::read(std::uint64_t since_seq, std::size_t max_bytes) const {

@@ -75,6 +75,9 @@ class OutputLog {
   LogPage tail_lines(std::size_t lines, std::size_t max_bytes) const;
   // Raw copy of [from, to) clamped to what is retained; for explore and search.
   std::string copy_range(std::uint64_t from, std::uint64_t to) const;
+  // The same into `out` (replacing its contents), so a caller copying many
+  // blocks reuses one buffer instead of faulting in fresh memory each time.
+  void copy_range(std::uint64_t from, std::uint64_t to, std::string& out) const;
 
   const std::filesystem::path& spool_path() const { return options_.spool_path; }
   // Why the spool is not in use (could not be created or written), or empty.
