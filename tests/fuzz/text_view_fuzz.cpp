@@ -1,0 +1,74 @@
+// libFuzzer target for the text view and page boundaries (see README.md).
+//
+// Checks, for any bytes: to_text() is valid UTF-8; safe_page_length() cuts
+// only where it may (never 0 unless allowed, never past the input); pages cut
+// by it concatenate to the input; the streaming TextConverter fed in those
+// pages gives exactly to_text() of the whole.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+#include "session/text_view.hpp"
+
+namespace {
+
+bool valid_utf8(std::string_view s) {
+  for (std::size_t i = 0; i < s.size();) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    const std::size_t n = c < 0x80                   ? 1
+                          : (c >= 0xc2 && c <= 0xdf) ? 2
+                          : (c >= 0xe0 && c <= 0xef) ? 3
+                          : (c >= 0xf0 && c <= 0xf4) ? 4
+                                                     : 0;
+    if (n == 0 || i + n > s.size()) return false;
+    for (std::size_t k = 1; k < n; ++k) {
+      if ((static_cast<unsigned char>(s[i + k]) & 0xc0) != 0x80) return false;
+    }
+    i += n;
+  }
+  return true;
+}
+
+void check(bool condition) {
+  if (!condition) std::abort();
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace agentty::session;
+  if (size == 0) return 0;
+  // The first byte picks the page cap and whether more may follow; the rest
+  // is terminal output.
+  const std::size_t cap = 1 + data[0] % 64;
+  const bool live = data[0] & 0x80;
+  const std::string_view raw(reinterpret_cast<const char*>(data + 1), size - 1);
+  const std::string whole = to_text(raw);
+  check(valid_utf8(whole));
+
+  std::string joined, streamed;
+  TextConverter converter;
+  std::size_t at = 0;
+  while (at < raw.size()) {
+    const std::size_t length = safe_page_length(raw.substr(at), cap, live);
+    check(length <= raw.size() - at);
+    if (length == 0) {
+      check(live);  // only an incomplete unit at the live end is held back
+      break;
+    }
+    const std::string_view page = raw.substr(at, length);
+    check(valid_utf8(to_text(page)));
+    joined.append(page);
+    converter.feed(page, streamed);
+    at += length;
+  }
+  check(joined == raw.substr(0, at));
+  if (!live) {
+    check(at == raw.size());
+    converter.finish(streamed);
+    check(streamed == whole);
+  }
+  return 0;
+}
