@@ -13,8 +13,26 @@
 // Between fork and exec only async-signal-safe calls are made: everything
 // (argv, envp, cwd) is prepared before fork.
 //
-// Destruction of a live PtyProcess sends SIGKILL to the process group and to
-// the supervisor; the pidfd reaps it, so nothing is left behind (no zombie).
+// Events: output is read in chunks of up to 64 KiB from the O_NONBLOCK master;
+// exit is noticed through a pidfd on the supervisor (no SIGCHLD handler, no
+// blocking wait on the loop). on_exit fires once the supervisor is reaped AND
+// the master has reported EIO (every slave fd closed, all data handed over),
+// so output written just before exit is never lost. Only a process that left
+// the program's group (a daemon, another job) can hold the slave past the
+// supervisor; after a 2 s grace whatever is buffered is read and on_exit
+// fires anyway, and the master is closed, which hangs that process up.
+//
+// Input: write() queues and never blocks; past 16 MiB not yet accepted by the
+// terminal, further input is dropped with a warning.
+//
+// Destruction of a live PtyProcess sends SIGKILL to the process group, lets
+// the supervisor reap it (up to 2 s, then SIGKILL to the supervisor too) and
+// reaps the supervisor, blocking briefly: nothing is left behind, no zombie,
+// and no callback fires afterwards.
+//
+// Errors from spawn_pty_process are messages a person can act on:
+// "cwd '/nope': No such file or directory",
+// "cannot run 'nosuchprog': No such file or directory (execvp)".
 #pragma once
 
 #include <boost/asio/io_context.hpp>
@@ -30,9 +48,9 @@
 namespace agentty::pty {
 
 struct SpawnOptions {
-  std::vector<std::string> argv;               // argv[0] is looked up in PATH
-  std::string cwd;                             // empty: inherit
-  std::map<std::string, std::string> env;      // overlay on the parent environment
+  std::vector<std::string> argv;           // argv[0] is looked up in PATH
+  std::string cwd;                         // empty: inherit
+  std::map<std::string, std::string> env;  // overlay on the parent environment
   TerminalSize size;
   // Agent commands get PAGER=cat and GIT_PAGER=cat unless `env` sets them.
   bool agent_defaults = true;

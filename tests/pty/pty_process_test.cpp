@@ -205,6 +205,21 @@ TEST(PtyProcess, BackgroundDescendantKeepsChannelAlive) {
   EXPECT_EQ(run.exit->code, 0);
 }
 
+TEST(PtyProcess, StrayOutsideTheGroupDoesNotHoldExitForever) {
+  // A process in its own session keeps the slave open; on_exit still fires
+  // (after the drain grace) once the program's group is empty.
+  PtyRun run;
+  ASSERT_EQ(run.spawn({"sh", "-c", "setsid sleep 30 & echo \"stray $!\"; exit 5"}), "");
+  ASSERT_TRUE(run.wait_for_exit());
+  EXPECT_EQ(run.exit->code, 5);
+  auto at = run.output.find("stray ");
+  ASSERT_NE(at, std::string::npos);
+  int stray = std::atoi(run.output.c_str() + at + 6);
+  ASSERT_GT(stray, 0);
+  EXPECT_EQ(::kill(stray, 0), 0);  // it outlived the execution
+  ::kill(stray, SIGKILL);
+}
+
 TEST(PtyProcess, SigkillEndsProgramThatIgnoresSigterm) {
   PtyRun run;
   ASSERT_EQ(run.spawn({"sh", "-c",
