@@ -14,9 +14,10 @@
 // cap), the cache is rebuilt from first_retained_seq(): line numbers are
 // counted from the first retained line, so they shift after an eviction.
 //
-// grep: PCRE2 (UTF, JIT when available) run over multi-megabyte blocks of
-// whole lines rather than line by line; a match is then confirmed against
-// its own line alone, so a pattern never matches across lines. Each match
+// grep: PCRE2 (UTF, multiline, JIT when available) runs over the whole
+// cache (mmap'd) as one subject rather than line by line; a match that runs
+// past its line is confirmed against that line alone, so a pattern never
+// matches across lines. Line numbers come from the sparse index. Each match
 // carries its own context lines (overlapping contexts are repeated).
 //
 // Threading: one Explorer per OutputLog, on the log's thread.
