@@ -1,0 +1,244 @@
+#include "web/http_session.hpp"
+
+#include <spdlog/spdlog.h>
+#include <boost/beast/websocket.hpp>
+
+#include "web/dashboard_viewer.hpp"
+#include "web/embedded_assets.hpp"
+#include "web/execution_feed.hpp"
+#include "web/execution_summary.hpp"
+#include "web/terminal_viewer.hpp"
+#include "web/web_context.hpp"
+#include "web/wire_protocol.hpp"
+
+namespace agentty::web {
+namespace beast = boost::beast;
+namespace http = boost::beast::http;
+namespace websocket = boost::beast::websocket;
+
+namespace {
+constexpr auto kRequestTimeout = std::chrono::seconds(30);
+constexpr std::size_t kMaxHeaderBytes = 8 * 1024;
+constexpr std::size_t kMaxBodyBytes = 8 * 1024;
+constexpr std::string_view kAssetsPrefix = "/assets/";
+
+bool starts_with(std::string_view text, std::string_view prefix) {
+  return text.substr(0, prefix.size()) == prefix;
+}
+
+// Execution ids and asset names are plain tokens; anything else is not ours.
+bool plain_name(std::string_view name) {
+  if (name.empty() || name.size() > 128 || name.front() == '.') return false;
+  for (char c : name) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '-' || c == '_' || c == '.';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+std::string path_of(std::string_view target) {
+  return std::string(target.substr(0, target.find_first_of("?#")));
+}
+
+std::string peer_of(const boost::asio::ip::tcp::socket& socket) {
+  boost::system::error_code ec;
+  auto endpoint = socket.remote_endpoint(ec);
+  if (ec) return "unknown";
+  auto address = endpoint.address().to_string();
+  if (endpoint.address().is_v6()) address = "[" + address + "]";
+  return address + ":" + std::to_string(endpoint.port());
+}
+
+std::string dump(const nlohmann::json& j) {
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+}  // namespace
+
+HttpSession::HttpSession(boost::asio::ip::tcp::socket&& socket, std::shared_ptr<WebContext> context)
+    : stream_(std::move(socket)), context_(std::move(context)) {
+  peer_ = peer_of(stream_.socket());
+}
+
+HttpSession::~HttpSession() {
+  finish();
+}
+
+void HttpSession::start() {
+  context_->add_connection(shared_from_this());
+  do_read();
+}
+
+void HttpSession::shutdown() {
+  beast::error_code ignored;
+  stream_.socket().close(ignored);
+  finish();
+}
+
+void HttpSession::do_read() {
+  parser_.emplace();
+  parser_->header_limit(kMaxHeaderBytes);
+  parser_->body_limit(kMaxBodyBytes);
+  stream_.expires_after(kRequestTimeout);
+  http::async_read(
+      stream_, buffer_, *parser_,
+      [self = self()](beast::error_code ec, std::size_t bytes) { self->on_read(ec, bytes); });
+}
+
+void HttpSession::on_read(beast::error_code ec, std::size_t) {
+  if (ec) {
+    if (ec != http::error::end_of_stream && ec != beast::error::timeout &&
+        ec != boost::asio::error::operation_aborted) {
+      spdlog::debug("web: {}: bad request: {}", peer_, ec.message());
+    }
+    return finish();
+  }
+  handle(parser_->release());
+}
+
+void HttpSession::handle(HttpRequest request) {
+  if (auto refused = context_->guard().check_site(request)) {
+    return send(refusal(request, *refused));
+  }
+  auto path = path_of(request.target());
+  if (websocket::is_upgrade(request)) return upgrade(std::move(request), path);
+  if (request.method() != http::verb::get && request.method() != http::verb::head) {
+    auto response = respond(request, http::status::method_not_allowed, "GET only\n",
+                            "text/plain; charset=utf-8", false);
+    response.set(http::field::allow, "GET, HEAD");
+    return send(std::move(response));
+  }
+  if (starts_with(path, wire::kExecutionsApiPath)) {
+    if (auto refused = context_->guard().check_secret(request)) {
+      return send(refusal(request, *refused));
+    }
+    return send(serve_api(request, path));
+  }
+  send(serve_page(request, path));
+}
+
+void HttpSession::upgrade(HttpRequest request, const std::string& path) {
+  const auto& guard = context_->guard();
+  if (auto refused = guard.check_secret(request)) return send(refusal(request, *refused));
+  if (!subprotocol_offered(request[http::field::sec_websocket_protocol], wire::kSubprotocol)) {
+    return send(refusal(request, {http::status::bad_request, "subprotocol",
+                                  "the client did not offer " + std::string(wire::kSubprotocol)}));
+  }
+  stream_.expires_never();
+  if (path == wire::kDashboardSocketPath) {
+    finished_ = true;
+    context_->remove_connection(this);
+    auto viewer = std::make_shared<DashboardViewer>(stream_.release_socket(), context_, peer_);
+    return viewer->start(std::move(request));
+  }
+  if (starts_with(path, wire::kTerminalSocketPrefix)) {
+    auto id = path.substr(wire::kTerminalSocketPrefix.size());
+    auto execution = plain_name(id) ? context_->registry().find(id) : nullptr;
+    if (!execution) {
+      return send(refusal(request, {http::status::not_found, "path", "no execution " + id}));
+    }
+    finished_ = true;
+    context_->remove_connection(this);
+    auto viewer = std::make_shared<TerminalViewer>(stream_.release_socket(), context_,
+                                                   context_->feed_for(execution), peer_);
+    return viewer->start(std::move(request));
+  }
+  send(refusal(request, {http::status::not_found, "path", "no WebSocket at " + path}));
+}
+
+HttpSession::Response HttpSession::serve_page(const HttpRequest& request, const std::string& path) {
+  std::string name;
+  if (path == "/" || path == "/index.html") {
+    name = "index.html";
+  } else if (starts_with(path, wire::kTerminalPagePrefix) &&
+             plain_name(path.substr(wire::kTerminalPagePrefix.size()))) {
+    name = "terminal.html";
+  } else if (starts_with(path, kAssetsPrefix) && plain_name(path.substr(kAssetsPrefix.size()))) {
+    name = path.substr(kAssetsPrefix.size());
+  }
+  const auto* asset = name.empty() ? nullptr : find_embedded_asset(name);
+  if (!asset) {
+    return respond(request, http::status::not_found, "not found\n", "text/plain; charset=utf-8",
+                   false);
+  }
+  return respond(request, http::status::ok, std::string(asset->body), asset->content_type, false);
+}
+
+HttpSession::Response HttpSession::serve_api(const HttpRequest& request, const std::string& path) {
+  auto rest = std::string_view(path).substr(wire::kExecutionsApiPath.size());
+  if (rest.empty() || rest == "/") {
+    return respond(request, http::status::ok,
+                   dump(nlohmann::json{{"executions", context_->execution_list()}}) + "\n",
+                   "application/json", true);
+  }
+  auto id = std::string(rest.substr(1));
+  auto execution = plain_name(id) && rest.front() == '/' ? context_->registry().find(id) : nullptr;
+  if (!execution) {
+    return respond(request, http::status::not_found, "not found\n", "text/plain; charset=utf-8",
+                   true);
+  }
+  return respond(request, http::status::ok, dump(execution_summary(*execution)) + "\n",
+                 "application/json", true);
+}
+
+HttpSession::Response HttpSession::refusal(const HttpRequest& request,
+                                           const GuardRefusal& refused) {
+  auto target = std::string(request.target().substr(0, 200));
+  spdlog::warn("web: refused {} {} from {}: {} check ({})", std::string(request.method_string()),
+               path_of(target), peer_, refused.check, refused.detail);
+  // A missing or wrong secret looks exactly like a missing page.
+  std::string body = refused.status == http::status::not_found
+                         ? "not found\n"
+                         : "refused by the " + refused.check + " check\n";
+  auto response =
+      respond(request, refused.status, std::move(body), "text/plain; charset=utf-8", true);
+  response.keep_alive(false);
+  return response;
+}
+
+HttpSession::Response HttpSession::respond(const HttpRequest& request, http::status status,
+                                           std::string body, std::string_view content_type,
+                                           bool data) {
+  Response response{status, request.version()};
+  response.set(http::field::server, "agentty");
+  response.set(http::field::content_type, content_type);
+  // The Host is only echoed into the CSP once the guard accepted it.
+  auto host = request[http::field::host];
+  std::string csp_host = context_->guard().host_allowed(host)
+                             ? std::string(host)
+                             : "127.0.0.1:" + std::to_string(context_->port());
+  add_security_headers(response, csp_host);
+  response.set(http::field::cache_control, data ? "no-store" : "no-cache");
+  response.keep_alive(request.keep_alive());
+  auto size = body.size();
+  if (request.method() != http::verb::head) response.body() = std::move(body);
+  response.prepare_payload();
+  if (request.method() == http::verb::head) response.content_length(size);
+  return response;
+}
+
+void HttpSession::send(Response response) {
+  bool keep_alive = response.keep_alive();
+  auto shared = std::make_shared<Response>(std::move(response));
+  http::async_write(stream_, *shared,
+                    [self = self(), shared, keep_alive](beast::error_code ec, std::size_t bytes) {
+                      self->on_write(keep_alive, ec, bytes);
+                    });
+}
+
+void HttpSession::on_write(bool keep_alive, beast::error_code ec, std::size_t) {
+  if (ec || !keep_alive || finished_) {
+    beast::error_code ignored;
+    stream_.socket().shutdown(boost::asio::ip::tcp::socket::shutdown_send, ignored);
+    return finish();
+  }
+  do_read();
+}
+
+void HttpSession::finish() {
+  if (finished_) return;
+  finished_ = true;
+  context_->remove_connection(this);
+}
+
+}  // namespace agentty::web

@@ -1,0 +1,67 @@
+// HttpSession: one accepted TCP connection speaking HTTP/1.1 until it asks
+// for a WebSocket, which is then handed (socket and request) to a
+// TerminalViewer or DashboardViewer.
+//
+// Every request passes the RequestGuard first (Host, Origin); data requests
+// and every upgrade also need the secret, all BEFORE any upgrade happens. A
+// refusal is logged with the check that refused it, never with the secret.
+// Routes:
+//   GET /                      dashboard page        (static, no secret)
+//   GET /t/<id>                terminal page         (static, no secret)
+//   GET /assets/<file>         JS and CSS            (static, no secret)
+//   GET /api/executions[/<id>] JSON                  (secret)
+//   WS  /ws/dashboard          executions, live      (secret)
+//   WS  /ws/terminal/<id>      one terminal, live    (secret)
+//
+// Beast-style do_x/on_x callbacks; the one I/O event loop.
+#pragma once
+
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "web/connection.hpp"
+#include "web/request_guard.hpp"
+
+namespace agentty::web {
+
+class WebContext;
+
+class HttpSession : public Connection {
+ public:
+  HttpSession(boost::asio::ip::tcp::socket&& socket, std::shared_ptr<WebContext> context);
+  ~HttpSession() override;
+
+  void start();
+  void shutdown() override;
+
+ private:
+  using Response = boost::beast::http::response<boost::beast::http::string_body>;
+  std::shared_ptr<HttpSession> self() {
+    return std::static_pointer_cast<HttpSession>(shared_from_this());
+  }
+  void do_read();
+  void on_read(boost::beast::error_code ec, std::size_t bytes);
+  void handle(HttpRequest request);
+  void upgrade(HttpRequest request, const std::string& path);
+  Response serve_page(const HttpRequest& request, const std::string& path);
+  Response serve_api(const HttpRequest& request, const std::string& path);
+  Response refusal(const HttpRequest& request, const GuardRefusal& refusal);
+  Response respond(const HttpRequest& request, boost::beast::http::status status, std::string body,
+                   std::string_view content_type, bool data);
+  void send(Response response);
+  void on_write(bool keep_alive, boost::beast::error_code ec, std::size_t bytes);
+  void finish();
+
+  boost::beast::tcp_stream stream_;
+  boost::beast::flat_buffer buffer_;
+  std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
+  std::shared_ptr<WebContext> context_;
+  std::string peer_;
+  bool finished_ = false;
+};
+
+}  // namespace agentty::web

@@ -1,0 +1,185 @@
+#include "web/web_context.hpp"
+
+#include <spdlog/spdlog.h>
+#include <boost/asio/post.hpp>
+
+#include <chrono>
+#include <vector>
+
+#include "web/dashboard_viewer.hpp"
+#include "web/execution_feed.hpp"
+#include "web/execution_summary.hpp"
+#include "web/wire_protocol.hpp"
+
+namespace agentty::web {
+
+namespace {
+constexpr auto kTickInterval = std::chrono::seconds(1);
+
+std::string now_iso() {
+  auto now = std::chrono::system_clock::now();
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
+  std::time_t seconds = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  gmtime_r(&seconds, &tm);
+  char text[64];
+  std::snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                static_cast<int>(ms % 1000));
+  return text;
+}
+std::shared_ptr<const std::string> encode_executions(nlohmann::json list) {
+  nlohmann::json message{{"type", wire::kMessageExecutions}, {"executions", std::move(list)}};
+  return std::make_shared<const std::string>(
+      message.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+}  // namespace
+
+WebContext::WebContext(boost::asio::io_context& io, session::Registry& registry, WebOptions options,
+                       std::string secret, std::uint16_t port, std::string url_host)
+    : io_(io),
+      registry_(registry),
+      options_(std::move(options)),
+      secret_(std::move(secret)),
+      port_(port),
+      url_host_(std::move(url_host)),
+      guard_(secret_, port_, options_.host),
+      tick_timer_(io) {}
+
+WebContext::~WebContext() {
+  if (observer_token_ != 0) registry_.remove_observer(observer_token_);
+}
+
+void WebContext::start() {
+  observer_token_ =
+      registry_.add_observer([weak = weak_from_this()](session::Execution& execution) {
+        if (auto self = weak.lock()) self->on_execution_changed(execution);
+      });
+  arm_tick();
+}
+
+void WebContext::stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  if (observer_token_ != 0) registry_.remove_observer(observer_token_);
+  observer_token_ = 0;
+  tick_timer_.cancel();
+  // shutdown() may remove entries: close a copy.
+  auto connections = connections_;
+  for (auto& [raw, weak] : connections) {
+    if (auto connection = weak.lock()) connection->shutdown();
+  }
+}
+
+std::string WebContext::base_url() const {
+  return "http://" + url_host_ + ":" + std::to_string(port_);
+}
+
+void WebContext::add_connection(const std::shared_ptr<Connection>& connection) {
+  connections_[connection.get()] = connection;
+}
+
+void WebContext::remove_connection(Connection* connection) {
+  connections_.erase(connection);
+}
+
+std::shared_ptr<ExecutionFeed> WebContext::feed_for(
+    const std::shared_ptr<session::Execution>& execution) {
+  auto& slot = feeds_[execution->id()];
+  if (auto feed = slot.lock()) return feed;
+  auto feed = std::make_shared<ExecutionFeed>(execution);
+  slot = feed;
+  return feed;
+}
+
+void WebContext::add_dashboard(const std::shared_ptr<DashboardViewer>& dashboard) {
+  dashboards_[dashboard.get()] = dashboard;
+}
+
+void WebContext::remove_dashboard(DashboardViewer* dashboard) {
+  dashboards_.erase(dashboard);
+}
+
+nlohmann::json WebContext::execution_list() const {
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& execution : registry_.list()) list.push_back(execution_summary(*execution));
+  return list;
+}
+
+std::shared_ptr<const std::string> WebContext::dashboard_message() const {
+  return encode_executions(execution_list());
+}
+
+void WebContext::audit(const std::string& event, const session::Execution& execution,
+                       const std::string& who, const std::string& detail) {
+  spdlog::info("web: {} of {} by {}{}{}", event, execution.id(), who, detail.empty() ? "" : ": ",
+               detail);
+  if (!options_.audit) return;
+  nlohmann::json record{
+      {"time", now_iso()}, {"event", event}, {"execution_id", execution.id()}, {"who", who}};
+  if (!detail.empty()) record["detail"] = detail;
+  options_.audit(record);
+}
+
+void WebContext::on_execution_changed(session::Execution& execution) {
+  if (stopped_) return;
+  if (auto it = feeds_.find(execution.id()); it != feeds_.end()) {
+    if (auto feed = it->second.lock()) {
+      feed->broadcast_state();
+    } else {
+      feeds_.erase(it);
+    }
+  }
+  schedule_dashboard_push();
+}
+
+// Several changes in one turn of the loop (exit, then held cleared) make one push.
+void WebContext::schedule_dashboard_push() {
+  if (dashboard_push_posted_ || dashboards_.empty()) return;
+  dashboard_push_posted_ = true;
+  boost::asio::post(io_, [weak = weak_from_this()] {
+    auto self = weak.lock();
+    if (!self) return;
+    self->dashboard_push_posted_ = false;
+    if (!self->stopped_) self->push_dashboards(false);
+  });
+}
+
+void WebContext::push_dashboards(bool only_if_changed) {
+  if (dashboards_.empty()) return;
+  auto list = execution_list();
+  auto view = stable_view(list).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  if (only_if_changed && view == last_dashboard_view_) return;
+  last_dashboard_view_ = std::move(view);
+  auto message = encode_executions(std::move(list));
+  std::vector<std::shared_ptr<DashboardViewer>> live;
+  for (auto& [raw, weak] : dashboards_) {
+    if (auto dashboard = weak.lock()) live.push_back(std::move(dashboard));
+  }
+  for (auto& dashboard : live) dashboard->send(message);
+}
+
+void WebContext::arm_tick() {
+  tick_timer_.expires_after(kTickInterval);
+  tick_timer_.async_wait([weak = weak_from_this()](boost::system::error_code ec) {
+    auto self = weak.lock();
+    if (ec || !self || self->stopped_) return;
+    self->on_tick();
+    self->arm_tick();
+  });
+}
+
+void WebContext::on_tick() {
+  for (auto it = feeds_.begin(); it != feeds_.end();) {
+    if (auto feed = it->second.lock()) {
+      feed->refresh_state();
+      ++it;
+    } else {
+      it = feeds_.erase(it);
+    }
+  }
+  push_dashboards(true);
+}
+
+}  // namespace agentty::web

@@ -1,0 +1,115 @@
+// Wire protocol between the server and its viewers (the browser terminal page,
+// the dashboard, `agentty attach`). Mirrored constant for constant by
+// web-ui/src/protocol.ts; tests/web/wire_protocol_test.cpp checks they agree.
+//
+// One WebSocket per viewer:
+//  - binary frame, server -> client: terminal output, the bytes the PTY
+//    produced (after redaction). A `snapshot` text message is followed by one
+//    binary frame holding a redraw of the whole screen; the client resets its
+//    terminal, takes the size from the message, then writes the frame.
+//  - binary frame, client -> server: keystrokes. Accepted only from the viewer
+//    that holds the execution; anyone else gets a `refused` message.
+//  - text frame, either way: one JSON object whose "type" is one of the
+//    kMessage* names below.
+// Authentication: the client offers two subprotocols, kSubprotocol and
+// kTokenProtocolPrefix + secret; the server answers with kSubprotocol. Plain
+// HTTP data requests carry the secret in kTokenHeader (or Authorization: Bearer).
+//
+// Decoding treats every peer as hostile: anything malformed is an Error, and
+// the caller ends that request or connection, never the server.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "base/expected.hpp"
+#include "pty/pty_channel.hpp"
+
+namespace agentty::web::wire {
+
+inline constexpr std::string_view kSubprotocol = "agentty.v1";
+inline constexpr std::string_view kTokenProtocolPrefix = "agentty-token.";
+inline constexpr std::string_view kTokenHeader = "X-Agentty-Token";
+inline constexpr std::string_view kTokenFragmentKey = "token";
+
+inline constexpr std::string_view kTerminalPagePrefix = "/t/";
+inline constexpr std::string_view kTerminalSocketPrefix = "/ws/terminal/";
+inline constexpr std::string_view kDashboardSocketPath = "/ws/dashboard";
+inline constexpr std::string_view kExecutionsApiPath = "/api/executions";
+
+// Client -> server.
+inline constexpr std::string_view kMessageTakeOver = "take_over";
+inline constexpr std::string_view kMessageRelease = "release";
+inline constexpr std::string_view kMessageResize = "resize";
+inline constexpr std::string_view kMessagePause = "pause";
+inline constexpr std::string_view kMessageResume = "resume";
+// Server -> client.
+inline constexpr std::string_view kMessageState = "state";
+inline constexpr std::string_view kMessageSnapshot = "snapshot";
+inline constexpr std::string_view kMessageRefused = "refused";
+inline constexpr std::string_view kMessageExecutions = "executions";
+
+// Who is taking over, as the client declares it (shown to the agent).
+inline constexpr std::string_view kClientBrowser = "browser";
+inline constexpr std::string_view kClientAttach = "attach";
+
+inline constexpr int kMaxCols = 1000;
+inline constexpr int kMaxRows = 500;
+inline constexpr std::size_t kMaxMessageBytes = 64 * 1024;
+
+struct TakeOver {
+  std::optional<pty::TerminalSize> size;
+  std::string client{kClientBrowser};
+};
+struct Release {};
+struct Resize {
+  pty::TerminalSize size;
+};
+struct Pause {};
+struct Resume {};
+using ClientMessage = std::variant<TakeOver, Release, Resize, Pause, Resume>;
+
+// What a terminal viewer is told whenever the execution's state changes.
+struct ViewerState {
+  std::string execution_id;
+  std::string status;  // ExecutionStatus as text
+  std::optional<int> exit_code;
+  std::optional<int> signal;
+  std::string exit_description;  // "exited with code 0"; empty while running
+  bool held = false;
+  bool held_by_you = false;
+  std::optional<std::string> held_by;
+  std::optional<std::string> handoff_reason;
+  bool waiting_for_input = false;
+  pty::TerminalSize size;
+  std::string name;
+  std::string purpose;
+  std::string command;
+};
+
+// Precedes one binary frame: a redraw of the screen as of output position `seq`.
+struct Snapshot {
+  pty::TerminalSize size;
+  std::uint64_t seq = 1;
+};
+
+struct Refused {
+  std::string action;  // the message type or "input"
+  std::string message;
+};
+
+using ServerMessage = std::variant<ViewerState, Snapshot, Refused>;
+
+std::string encode(const ClientMessage& message);
+Expected<ClientMessage> decode_client_message(std::string_view text);
+
+std::string encode(const ViewerState& state);
+std::string encode(const Snapshot& snapshot);
+std::string encode(const Refused& refused);
+Expected<ServerMessage> decode_server_message(std::string_view text);
+
+}  // namespace agentty::web::wire

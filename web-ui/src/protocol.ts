@@ -1,0 +1,124 @@
+// Wire protocol between the server and its viewers: the TypeScript mirror of
+// src/web/wire_protocol.hpp (read its header comment for the frame rules).
+// tests/web/wire_protocol_test.cpp parses the `export const` lines below and
+// checks every one against the C++ constants: keep one constant per line.
+
+export const SUBPROTOCOL = "agentty.v1";
+export const TOKEN_PROTOCOL_PREFIX = "agentty-token.";
+export const TOKEN_HEADER = "X-Agentty-Token";
+export const TOKEN_FRAGMENT_KEY = "token";
+
+export const TERMINAL_PAGE_PREFIX = "/t/";
+export const TERMINAL_SOCKET_PREFIX = "/ws/terminal/";
+export const DASHBOARD_SOCKET_PATH = "/ws/dashboard";
+export const EXECUTIONS_API_PATH = "/api/executions";
+
+// Client -> server.
+export const MESSAGE_TAKE_OVER = "take_over";
+export const MESSAGE_RELEASE = "release";
+export const MESSAGE_RESIZE = "resize";
+export const MESSAGE_PAUSE = "pause";
+export const MESSAGE_RESUME = "resume";
+// Server -> client.
+export const MESSAGE_STATE = "state";
+export const MESSAGE_SNAPSHOT = "snapshot";
+export const MESSAGE_REFUSED = "refused";
+export const MESSAGE_EXECUTIONS = "executions";
+
+export const CLIENT_BROWSER = "browser";
+export const CLIENT_ATTACH = "attach";
+
+export const MAX_COLS = 1000;
+export const MAX_ROWS = 500;
+export const MAX_MESSAGE_BYTES = 65536;
+
+export type ClientMessage =
+  | { type: typeof MESSAGE_TAKE_OVER; client: string; cols?: number; rows?: number }
+  | { type: typeof MESSAGE_RELEASE }
+  | { type: typeof MESSAGE_RESIZE; cols: number; rows: number }
+  | { type: typeof MESSAGE_PAUSE }
+  | { type: typeof MESSAGE_RESUME };
+
+export interface ViewerState {
+  type: typeof MESSAGE_STATE;
+  execution_id: string;
+  status: string;
+  exit_code: number | null;
+  signal: number | null;
+  exit_description: string;
+  held: boolean;
+  held_by_you: boolean;
+  held_by: string | null;
+  handoff_reason: string | null;
+  waiting_for_input: boolean;
+  cols: number;
+  rows: number;
+  name: string;
+  purpose: string;
+  command: string;
+}
+
+export interface Snapshot {
+  type: typeof MESSAGE_SNAPSHOT;
+  cols: number;
+  rows: number;
+  seq: number;
+}
+
+export interface Refused {
+  type: typeof MESSAGE_REFUSED;
+  action: string;
+  message: string;
+}
+
+export interface ExecutionSummary {
+  execution_id: string;
+  kind: string;
+  name: string;
+  purpose: string;
+  command: string;
+  host: string;
+  cwd: string;
+  status: string;
+  exit_code: number | null;
+  signal: string | null;
+  exit_description: string;
+  process_id: number | null;
+  started_at: number | null;
+  ended_at: number | null;
+  last_output_at: number | null;
+  duration_ms: number;
+  idle_ms: number | null;
+  held: boolean;
+  held_by: string | null;
+  handoff_reason: string | null;
+  waiting_for_input: boolean;
+  latest_seq: number;
+  cols: number;
+  rows: number;
+  terminal_path: string;
+}
+
+export interface Executions {
+  type: typeof MESSAGE_EXECUTIONS;
+  executions: ExecutionSummary[];
+}
+
+export type ServerMessage = ViewerState | Snapshot | Refused | Executions;
+
+// The secret from the page's URL fragment (#token=...), which browsers never
+// send to the server; empty when absent.
+export function tokenFromFragment(hash: string): string {
+  const params = new URLSearchParams(hash.replace(/^#/, ""));
+  return params.get(TOKEN_FRAGMENT_KEY) ?? "";
+}
+
+// Opens a WebSocket to this server carrying the secret as a subprotocol.
+export function openSocket(path: string, token: string): WebSocket {
+  const socket = new WebSocket(`ws://${location.host}${path}`, [
+    SUBPROTOCOL,
+    TOKEN_PROTOCOL_PREFIX + token,
+  ]);
+  socket.binaryType = "arraybuffer";
+  return socket;
+}

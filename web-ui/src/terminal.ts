@@ -1,0 +1,243 @@
+// The terminal page: one execution in xterm.js, watched live; "Take over"
+// makes this viewer the only one whose keystrokes and size reach the PTY.
+//
+// Order of what arrives on the socket is the order of the terminal: a
+// `snapshot` message says the next binary frame is a full redraw (we reset
+// in-band with RIS, so stale bytes still in xterm's write queue are wiped, not
+// mixed in); every other binary frame is live output.
+import { Terminal } from "@xterm/xterm";
+import { FitAddon } from "@xterm/addon-fit";
+import "@xterm/xterm/css/xterm.css";
+import "./terminal.css";
+import * as P from "./protocol";
+
+// Flow control (as ttyd's client does): bytes handed to term.write whose
+// callback has not fired yet. Above HIGH we ask the server to pause, below LOW
+// to resume; the server drops and resyncs if we stay paused too long.
+const HIGH_WATER_BYTES = 512 * 1024;
+const LOW_WATER_BYTES = 128 * 1024;
+const INPUT_CHUNK_BYTES = 16 * 1024;
+const RIS = new Uint8Array([0x1b, 0x63]);
+
+const byId = (id: string) => document.getElementById(id) as HTMLElement;
+const executionId = decodeURIComponent(location.pathname.slice(P.TERMINAL_PAGE_PREFIX.length));
+const token = P.tokenFromFragment(location.hash);
+
+const term = new Terminal({
+  cursorBlink: true,
+  scrollback: 5000,
+  fontFamily: '"DejaVu Sans Mono", "Liberation Mono", monospace',
+  fontSize: 14,
+  disableStdin: true,
+});
+const fit = new FitAddon();
+term.loadAddon(fit);
+term.open(byId("terminal"));
+swallowTerminalQueries(term);
+
+let socket: WebSocket | null = null;
+let state: P.ViewerState | null = null;
+let snapshotNext: P.Snapshot | null = null;
+let pendingBytes = 0;
+let paused = false;
+let everConnected = false;
+let reconnectDelayMs = 500;
+
+// libvterm on the server answers the program's terminal queries; xterm.js
+// must not answer too (two answers show up as garbage at the prompt).
+function swallowTerminalQueries(t: Terminal): void {
+  const swallow = () => true;
+  t.parser.registerCsiHandler({ final: "c" }, swallow); // DA1
+  t.parser.registerCsiHandler({ prefix: ">", final: "c" }, swallow); // DA2
+  t.parser.registerCsiHandler({ prefix: "=", final: "c" }, swallow); // DA3
+  t.parser.registerCsiHandler({ final: "n" }, swallow); // DSR, CPR
+  t.parser.registerCsiHandler({ prefix: "?", final: "n" }, swallow); // DEC DSR
+  t.parser.registerCsiHandler({ intermediates: "$", final: "p" }, swallow); // DECRQM
+  t.parser.registerCsiHandler({ prefix: "?", intermediates: "$", final: "p" }, swallow);
+  t.parser.registerCsiHandler({ prefix: ">", final: "q" }, swallow); // XTVERSION
+  t.parser.registerCsiHandler({ final: "t" }, swallow); // window reports
+  t.parser.registerDcsHandler({ intermediates: "$", final: "q" }, swallow); // DECRQSS
+  for (const osc of [4, 10, 11, 12]) {
+    t.parser.registerOscHandler(osc, (data) => data.split(";").includes("?"));
+  }
+}
+
+function send(message: P.ClientMessage): void {
+  if (socket?.readyState === WebSocket.OPEN) socket.send(JSON.stringify(message));
+}
+
+function writeOutput(bytes: Uint8Array): void {
+  pendingBytes += bytes.length;
+  term.write(bytes, () => {
+    pendingBytes -= bytes.length;
+    if (paused && pendingBytes < LOW_WATER_BYTES) {
+      paused = false;
+      send({ type: P.MESSAGE_RESUME });
+    }
+  });
+  if (!paused && pendingBytes > HIGH_WATER_BYTES) {
+    paused = true;
+    send({ type: P.MESSAGE_PAUSE });
+  }
+}
+
+function holding(): boolean {
+  return state?.held_by_you === true;
+}
+
+function followServerSize(cols: number, rows: number): void {
+  if (holding()) return;
+  if (term.cols !== cols || term.rows !== rows) term.resize(cols, rows);
+}
+
+// The holder's window decides the PTY's size.
+function fitAndReport(): void {
+  if (!holding() || !state) return;
+  fit.fit();
+  if (term.cols !== state.cols || term.rows !== state.rows) {
+    send({ type: P.MESSAGE_RESIZE, cols: term.cols, rows: term.rows });
+  }
+}
+
+function onBinary(data: ArrayBuffer): void {
+  const bytes = new Uint8Array(data);
+  if (snapshotNext) {
+    followServerSize(snapshotNext.cols, snapshotNext.rows);
+    snapshotNext = null;
+    writeOutput(RIS);
+    document.body.dataset.snapshots = String(Number(document.body.dataset.snapshots ?? 0) + 1);
+  }
+  writeOutput(bytes);
+}
+
+function onText(text: string): void {
+  const message = JSON.parse(text) as P.ServerMessage;
+  if (message.type === P.MESSAGE_STATE) {
+    state = message;
+    followServerSize(message.cols, message.rows);
+    fitAndReport();
+    render();
+  } else if (message.type === P.MESSAGE_SNAPSHOT) {
+    snapshotNext = message;
+  } else if (message.type === P.MESSAGE_REFUSED) {
+    showMessage(message.message, "refused");
+  }
+}
+
+function connect(): void {
+  if (!token) {
+    showMessage(
+      "This link has no #token=... fragment. Open the terminal_url that agentty printed or returned.",
+      "refused",
+    );
+    return;
+  }
+  const ws = P.openSocket(P.TERMINAL_SOCKET_PREFIX + encodeURIComponent(executionId), token);
+  socket = ws;
+  ws.onopen = () => {
+    everConnected = true;
+    reconnectDelayMs = 500;
+    pendingBytes = 0;
+    paused = false;
+    document.body.dataset.connected = "yes";
+    showMessage("", "");
+  };
+  ws.onmessage = (event) => {
+    if (typeof event.data === "string") onText(event.data);
+    else onBinary(event.data as ArrayBuffer);
+  };
+  ws.onclose = () => {
+    if (socket !== ws) return;
+    socket = null;
+    state = state ? { ...state, held_by_you: false } : null;
+    document.body.dataset.connected = "no";
+    render();
+    showMessage(
+      everConnected
+        ? "Disconnected from agentty; reconnecting…"
+        : "Cannot connect: the link is wrong or outdated, or this execution no longer exists.",
+      "refused",
+    );
+    setTimeout(connect, reconnectDelayMs);
+    reconnectDelayMs = Math.min(reconnectDelayMs * 2, 10000);
+  };
+}
+
+function sendInput(data: string | Uint8Array): void {
+  if (!holding() || socket?.readyState !== WebSocket.OPEN) return;
+  const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
+  for (let i = 0; i < bytes.length; i += INPUT_CHUNK_BYTES) {
+    socket.send(bytes.subarray(i, i + INPUT_CHUNK_BYTES));
+  }
+}
+
+term.onData((data) => sendInput(data));
+term.onBinary((data) => sendInput(Uint8Array.from(data, (c) => c.charCodeAt(0) & 0xff)));
+window.addEventListener("resize", () => fitAndReport());
+
+byId("take-over").addEventListener("click", () => {
+  const size = fit.proposeDimensions();
+  const message: P.ClientMessage = { type: P.MESSAGE_TAKE_OVER, client: P.CLIENT_BROWSER };
+  if (size && size.cols > 0 && size.rows > 0) {
+    message.cols = Math.min(size.cols, P.MAX_COLS);
+    message.rows = Math.min(size.rows, P.MAX_ROWS);
+  }
+  send(message);
+});
+byId("release").addEventListener("click", () => send({ type: P.MESSAGE_RELEASE }));
+
+function showMessage(text: string, kind: string): void {
+  const element = byId("message");
+  element.textContent = text;
+  element.dataset.kind = kind;
+  element.hidden = text === "";
+}
+
+function render(): void {
+  const s = state;
+  const held = s?.held ? (s.held_by_you ? "you" : "other") : "no";
+  document.body.dataset.held = held;
+  term.options.disableStdin = held !== "you";
+  byId("title").textContent = s ? s.name || s.command || s.execution_id : executionId;
+  document.title = `${s?.handoff_reason && !s.held ? "(!) " : ""}${byId("title").textContent} — agentty`;
+  byId("purpose").textContent = s?.purpose ?? "";
+  const status = byId("status");
+  status.textContent = s ? (s.status === "running" ? "running" : `${s.status}: ${s.exit_description}`) : "";
+  status.dataset.status = s?.status ?? "";
+  byId("waiting").hidden = !s?.waiting_for_input;
+  const holder = byId("holder");
+  holder.textContent =
+    held === "you" ? "You hold this terminal: your keystrokes go to it."
+    : held === "other" ? `Held by ${s?.held_by}` : "Read-only";
+  const handoff = byId("handoff");
+  handoff.hidden = !s?.handoff_reason;
+  byId("handoff-reason").textContent = s?.handoff_reason ?? "";
+  const running = s?.status === "running" && socket !== null;
+  (byId("take-over") as HTMLButtonElement).hidden = held === "you";
+  (byId("take-over") as HTMLButtonElement).disabled = !running || held === "other";
+  (byId("release") as HTMLButtonElement).hidden = held !== "you";
+  if (held === "you") term.focus();
+}
+
+// For tests and debugging: the live terminal and the last state.
+(window as unknown as { __agentty: unknown }).__agentty = {
+  term,
+  state: () => state,
+  screenText: () => {
+    const buffer = term.buffer.active;
+    const lines: string[] = [];
+    for (let i = 0; i < buffer.length; i++) lines.push(buffer.getLine(i)?.translateToString(true) ?? "");
+    return lines.join("\n");
+  },
+  viewportText: () => {
+    const buffer = term.buffer.active;
+    const lines: string[] = [];
+    for (let i = 0; i < term.rows; i++) {
+      lines.push(buffer.getLine(buffer.viewportY + i)?.translateToString(true) ?? "");
+    }
+    return lines.join("\n");
+  },
+};
+
+render();
+connect();
