@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 
 #include <cerrno>
@@ -70,40 +71,68 @@ struct PtyProcess::Impl : std::enable_shared_from_this<Impl> {
 
   void start(ChannelEvents events) {
     events_ = std::move(events);
-    read_some();
+    on_readable();
     watch_supervisor();
   }
 
   // ---- output ----
-  void read_some() {
-    master_.async_read_some(boost::asio::buffer(read_buffer_),
-                            [self = shared_from_this()](const boost::system::error_code& ec,
-                                                        std::size_t n) { self->on_read(ec, n); });
+  // The PTY hands out at most ~4 KiB per read(); several reads are gathered
+  // into one chunk of up to 64 KiB so consumers see far fewer, larger calls.
+  enum class ReadOutcome { would_block, buffer_full, ended };
+
+  ReadOutcome read_available() {
+    std::size_t filled = 0;
+    ReadOutcome outcome = ReadOutcome::buffer_full;
+    while (filled < read_buffer_.size()) {
+      ssize_t n = ::read(master_.native_handle(), read_buffer_.data() + filled,
+                         read_buffer_.size() - filled);
+      if (n > 0) {
+        filled += static_cast<std::size_t>(n);
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        outcome = ReadOutcome::would_block;
+      } else {
+        // EIO: every slave fd is closed and the kernel has handed over all data.
+        if (n < 0 && errno != EIO) spdlog::warn("pty {}: {}", program_, errno_message("read"));
+        outcome = ReadOutcome::ended;
+      }
+      break;
+    }
+    if (filled > 0 && events_.on_output)
+      events_.on_output(std::string_view(read_buffer_.data(), filled));
+    return outcome;
   }
 
-  void on_read(const boost::system::error_code& ec, std::size_t n) {
+  void on_readable() {
     if (destroyed_ || finished_) return;
-    if (n > 0 && events_.on_output) {
-      events_.on_output(std::string_view(read_buffer_.data(), n));
-      if (destroyed_ || finished_) return;
+    ReadOutcome outcome = read_available();
+    if (destroyed_ || finished_) return;
+    switch (outcome) {
+      case ReadOutcome::would_block:
+        // Drained to EAGAIN on this thread, so the next edge cannot be missed.
+        return wait_readable();
+      case ReadOutcome::buffer_full:
+        // Let other handlers run before reading on.
+        return boost::asio::post(master_.get_executor(),
+                                 [self = shared_from_this()] { self->on_readable(); });
+      case ReadOutcome::ended:
+        output_ended_ = true;
+        return maybe_finish();
     }
-    if (!ec) return read_some();
-    if (is_aborted(ec)) return;
-    // EIO: every slave fd is closed and the kernel has handed over all data.
-    if (ec.value() != EIO && ec != boost::asio::error::eof)
-      spdlog::warn("pty {}: read failed: {}", program_, ec.message());
-    output_ended_ = true;
-    maybe_finish();
+  }
+
+  void wait_readable() {
+    master_.async_wait(boost::asio::posix::stream_descriptor::wait_read,
+                       [self = shared_from_this()](const boost::system::error_code& ec) {
+                         if (!is_aborted(ec)) self->on_readable();
+                       });
   }
 
   // Reads whatever is buffered right now without waiting (for the drain grace).
   void drain_now() {
-    for (;;) {
-      ssize_t n = ::read(master_.native_handle(), read_buffer_.data(), read_buffer_.size());
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return;
-      if (events_.on_output) events_.on_output(std::string_view(read_buffer_.data(), n));
-      if (destroyed_ || finished_) return;
+    while (read_available() == ReadOutcome::buffer_full && !destroyed_ && !finished_) {
     }
   }
 
