@@ -1,1 +1,301 @@
-// placeholder: filled in by its issue
+// SshChannel, and the per-channel half of SshConnection: opening a channel,
+// the libssh callbacks that record its events, writes, and delivery.
+#include "pty/ssh_channel.hpp"
+
+#include <spdlog/spdlog.h>
+#include <boost/asio/post.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <algorithm>
+#include <csignal>
+
+#include "pty/ssh_connection.hpp"
+
+namespace agentty::pty {
+
+namespace asio = boost::asio;
+
+namespace {
+
+// The callbacks only record; user code runs later, from deliver().
+int on_data(ssh_session, ssh_channel, void* data, uint32_t len, int, void* user) {
+  static_cast<SshChannelState*>(user)->inbox.append(static_cast<const char*>(data), len);
+  return static_cast<int>(len);
+}
+
+void on_exit_status(ssh_session, ssh_channel, int status, void* user) {
+  static_cast<SshChannelState*>(user)->exit_code = status;
+}
+
+void on_exit_signal(ssh_session, ssh_channel, const char* name, int, const char*, const char*,
+                    void* user) {
+  auto* state = static_cast<SshChannelState*>(user);
+  if (auto signo = signal_number(name ? name : ""))
+    state->exit_signal = *signo;
+  else
+    state->exit_code = 255;  // a signal we cannot name locally
+}
+
+void on_close(ssh_session, ssh_channel, void* user) {
+  static_cast<SshChannelState*>(user)->remote_closed = true;
+}
+
+bool valid_env_name(const std::string& name) {
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
+ExitStatus final_status(SshChannelState& state) {
+  if (state.failure_reason) return ExitStatus::exited(255);
+  if (state.exit_signal) return ExitStatus::killed(*state.exit_signal);
+  if (state.exit_code) return ExitStatus::exited(*state.exit_code);
+  if (state.closed_locally) return ExitStatus::killed(SIGHUP);  // we hung up its terminal
+  state.failure_reason = "the server closed the channel without an exit status";
+  return ExitStatus::exited(255);
+}
+
+}  // namespace
+
+// ---- SshChannel ---------------------------------------------------------------
+
+SshChannel::SshChannel(std::shared_ptr<SshConnection> connection,
+                       std::shared_ptr<SshChannelState> state)
+    : connection_(std::move(connection)), state_(std::move(state)) {}
+
+SshChannel::~SshChannel() {
+  connection_->channel_detach(state_);
+}
+
+void SshChannel::start(ChannelEvents events) {
+  state_->events = std::move(events);
+  connection_->channel_started(state_);
+}
+
+void SshChannel::write(std::string_view bytes) {
+  connection_->channel_write(state_, bytes);
+}
+void SshChannel::resize(TerminalSize size) {
+  connection_->channel_resize(state_, size);
+}
+void SshChannel::send_signal(int signo) {
+  connection_->channel_signal(state_, signo);
+}
+void SshChannel::close() {
+  connection_->channel_close(state_);
+}
+TerminalSize SshChannel::size() const {
+  return state_->size;
+}
+bool SshChannel::finished() const {
+  return state_->finished;
+}
+std::optional<std::string> SshChannel::failure_reason() const {
+  return state_->failure_reason;
+}
+std::vector<std::string> SshChannel::refused_env() const {
+  return state_->refused_env;
+}
+
+// ---- SshConnection: channels --------------------------------------------------
+
+void SshConnection::install_callbacks(const std::shared_ptr<SshChannelState>& channel) {
+  auto& cb = channel->callbacks;
+  cb.userdata = channel.get();
+  cb.channel_data_function = on_data;
+  cb.channel_exit_status_function = on_exit_status;
+  cb.channel_exit_signal_function = on_exit_signal;
+  cb.channel_close_function = on_close;
+  ssh_callbacks_init(&cb);
+  ssh_set_channel_callbacks(channel->channel, &cb);
+}
+
+template <class Call>
+asio::awaitable<int> SshConnection::retry_channel_call(Call call, Clock::time_point deadline) {
+  int rc = SSH_ERROR;
+  while (state_ == State::ready) {
+    rc = call();
+    after_call();
+    if (rc != SSH_AGAIN || Clock::now() >= deadline) break;
+
+    co_await wait_progress(deadline);
+  }
+  co_return rc;
+}
+
+SshError SshConnection::channel_error(int rc, const std::string& what) {
+  if (state_ == State::failed) return SshError{SshErrorKind::connection_lost, failure_->message};
+  if (rc == SSH_AGAIN)
+    return SshError{SshErrorKind::channel_failed,
+                    "timed out waiting for " + description_ + " to " + what};
+  return SshError{SshErrorKind::channel_failed,
+                  description_ + " refused to " + what + ": " + ssh_get_error(session_)};
+}
+
+std::string SshConnection::launch_command(const SshLaunch& launch,
+                                          const SshChannelState& channel) const {
+  if (channel.refused_env.empty()) return *launch.command;
+  // The server would not set them: let the remote login shell do it.
+  std::string command = "exec env";
+  for (const auto& [name, value] : launch.env) command += " " + name + "=" + shell_quote(value);
+  return command + " \"$SHELL\" -c " + shell_quote(*launch.command);
+}
+
+asio::awaitable<SshExpected<std::unique_ptr<SshChannel>>> SshConnection::open_channel(
+    SshLaunch launch) {
+  auto self = shared_from_this();
+  if (state_ != State::ready) co_return channel_error(SSH_ERROR, "open a channel");
+  for (const auto& [name, value] : launch.env)
+    if (!valid_env_name(name))
+      co_return SshError{SshErrorKind::bad_target, "bad environment variable name '" + name + "'"};
+  auto state = std::make_shared<SshChannelState>();
+  state->size = launch.size;
+  state->channel = ssh_channel_new(session_);
+  if (state->channel == nullptr) co_return channel_error(SSH_ERROR, "make a channel");
+  install_callbacks(state);
+  channels_.push_back(state);
+  auto abandon = [&](SshError error) {
+    channel_detach(state);
+    return error;
+  };
+  const auto deadline = Clock::now() + options_.connect_timeout;
+  ssh_channel ch = state->channel;
+  int rc = co_await retry_channel_call([&] { return ssh_channel_open_session(ch); }, deadline);
+  if (rc != SSH_OK) co_return abandon(channel_error(rc, "open a session channel"));
+  state->opened = true;
+  rc = co_await retry_channel_call(
+      [&] {
+        return ssh_channel_request_pty_size(ch, "xterm-256color", launch.size.cols,
+                                            launch.size.rows);
+      },
+      deadline);
+  if (rc != SSH_OK) co_return abandon(channel_error(rc, "allocate a PTY"));
+  for (const auto& [name, value] : launch.env) {
+    rc = co_await retry_channel_call(
+        [&] { return ssh_channel_request_env(ch, name.c_str(), value.c_str()); }, deadline);
+    if (state_ != State::ready || rc == SSH_AGAIN)
+      co_return abandon(channel_error(rc, "set environment variables"));
+    if (rc != SSH_OK) state->refused_env.push_back(name);  // usual: AcceptEnv is narrow
+  }
+  if (launch.command) {
+    const std::string command = launch_command(launch, *state);
+    rc = co_await retry_channel_call([&] { return ssh_channel_request_exec(ch, command.c_str()); },
+                                     deadline);
+  } else {
+    rc = co_await retry_channel_call([&] { return ssh_channel_request_shell(ch); }, deadline);
+  }
+  if (rc != SSH_OK) co_return abandon(channel_error(rc, "start the command"));
+  co_return std::make_unique<SshChannel>(self, state);
+}
+
+void SshConnection::free_channel(SshChannelState& channel) {
+  if (channel.channel == nullptr) return;
+  ssh_remove_channel_callbacks(channel.channel, &channel.callbacks);
+  // Our CLOSE lets the server release its side; only once it knows the channel.
+  if (channel.opened && state_ != State::failed) ssh_channel_close(channel.channel);
+  ssh_channel_free(channel.channel);
+  channel.channel = nullptr;
+}
+
+void SshConnection::flush_outboxes() {
+  constexpr std::size_t kMaxWrite = 1 << 20;
+  for (auto& channel : channels_) {
+    if (channel->channel == nullptr || !channel->opened || channel->outbox.empty()) continue;
+    const auto size = static_cast<uint32_t>(std::min(channel->outbox.size(), kMaxWrite));
+    int written = ssh_channel_write(channel->channel, channel->outbox.data(), size);
+    if (written > 0) {
+      channel->outbox.erase(0, static_cast<std::size_t>(written));
+    } else if (written == SSH_ERROR) {
+      spdlog::warn("ssh: write to a channel on {} failed: {}", description_,
+                   ssh_get_error(session_));
+      channel->outbox.clear();
+    }  // 0: the window is full; retried after the next packets arrive
+  }
+}
+
+void SshConnection::schedule_deliver() {
+  if (deliver_posted_) return;
+  deliver_posted_ = true;
+  asio::post(io_, [self = shared_from_this()] {
+    self->deliver_posted_ = false;
+    if (self->state_ == State::ready)
+      self->after_call();
+    else
+      self->deliver();
+  });
+}
+
+void SshConnection::deliver() {
+  if (delivering_) return;  // the outer loop picks up what nested calls recorded
+  delivering_ = true;
+  for (bool again = true; again;) {
+    again = false;
+    auto snapshot = channels_;
+    for (auto& channel : snapshot) {
+      if (channel->detached || !channel->started || channel->finished) continue;
+      if (!channel->inbox.empty()) {
+        std::string chunk = std::exchange(channel->inbox, {});
+        if (channel->events.on_output) channel->events.on_output(chunk);
+        again = true;
+        continue;  // output that arrived meanwhile goes before the exit
+      }
+      if (!channel->remote_closed) continue;
+      channel->finished = true;
+      free_channel(*channel);
+      std::erase(channels_, channel);
+      auto on_exit = std::exchange(channel->events, {}).on_exit;
+      if (on_exit) on_exit(final_status(*channel));
+      again = true;
+    }
+  }
+  delivering_ = false;
+}
+
+void SshConnection::channel_started(const std::shared_ptr<SshChannelState>& channel) {
+  channel->started = true;
+  schedule_deliver();
+}
+
+void SshConnection::channel_write(const std::shared_ptr<SshChannelState>& channel,
+                                  std::string_view bytes) {
+  if (channel->channel == nullptr || channel->finished) return;
+  channel->outbox.append(bytes);
+  after_call(/*deliver_now=*/false);
+}
+
+void SshConnection::channel_resize(const std::shared_ptr<SshChannelState>& channel,
+                                   TerminalSize size) {
+  channel->size = size;
+  if (channel->channel == nullptr || channel->remote_closed) return;
+  ssh_channel_change_pty_size(channel->channel, size.cols, size.rows);
+  after_call(false);
+}
+
+void SshConnection::channel_signal(const std::shared_ptr<SshChannelState>& channel, int signo) {
+  if (channel->channel == nullptr || channel->remote_closed) return;
+  const std::string name = signal_name(signo);
+  if (!name.starts_with("SIG")) {
+    spdlog::warn("ssh: cannot send unnamed {} over SSH", name);
+    return;
+  }
+  ssh_channel_request_send_signal(channel->channel, name.c_str() + 3);  // "INT", no "SIG"
+  after_call(false);
+}
+
+void SshConnection::channel_close(const std::shared_ptr<SshChannelState>& channel) {
+  if (channel->channel == nullptr || channel->closed_locally) return;
+  channel->closed_locally = true;
+  ssh_channel_close(channel->channel);
+  after_call(false);
+}
+
+void SshConnection::channel_detach(const std::shared_ptr<SshChannelState>& channel) {
+  channel->detached = true;
+  channel->events = {};
+  free_channel(*channel);
+  std::erase(channels_, channel);
+  if (state_ == State::ready) after_call(false);
+}
+
+}  // namespace agentty::pty

@@ -1,0 +1,68 @@
+// SshChannel: the remote PtyChannel. A session channel with a PTY
+// (xterm-256color) on a shared SshConnection, running one command
+// (request_exec) or the login shell (request_shell). Open one with
+// SshConnectionPool::open_channel.
+//
+// Same event contract as the local backend: output in order, on_exit exactly
+// once after the last output (when the server closes the channel), nothing
+// after destruction. The exit status is the server's exit-status or
+// exit-signal report. When the connection dies instead, on_exit reports code
+// 255 (as OpenSSH's client does) and failure_reason() says why; a program
+// that ended normally has no failure_reason.
+//
+// Remote limits: send_signal() asks the server to signal the session's
+// program (OpenSSH delivers it to the top process only; servers may ignore
+// it, so a caller's stop must fall back to close()). Writing "\x03" reaches
+// the foreground job through the remote terminal instead. Servers usually
+// refuse `env` requests (OpenSSH accepts only AcceptEnv names); in exec mode
+// refused variables are passed by running `env K='V' "$SHELL" -c 'command'`,
+// in shell mode they are listed in refused_env().
+//
+// Destruction sends EOF and CLOSE to the server (the remote PTY hangs up);
+// close() does the same but still reports on_exit when the server confirms.
+// Threading: the one event loop, like its connection.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pty/pty_channel.hpp"
+
+namespace agentty::pty {
+
+class SshConnection;
+struct SshChannelState;
+
+class SshChannel final : public PtyChannel {
+ public:
+  SshChannel(std::shared_ptr<SshConnection> connection, std::shared_ptr<SshChannelState> state);
+  ~SshChannel() override;
+  SshChannel(const SshChannel&) = delete;
+  SshChannel& operator=(const SshChannel&) = delete;
+
+  void start(ChannelEvents events) override;
+  void write(std::string_view bytes) override;
+  void resize(TerminalSize size) override;
+  void send_signal(int signo) override;
+  std::optional<int> process_id() const override { return std::nullopt; }
+  InputState input_state() const override { return InputState::unknown; }
+  std::optional<bool> echo_enabled() const override { return std::nullopt; }
+  TerminalSize size() const override;
+  bool finished() const override;
+
+  // Hangs up: sends EOF and CLOSE; on_exit follows when the server confirms
+  // (or the connection dies).
+  void close();
+  // Set when the channel ended because the connection failed.
+  std::optional<std::string> failure_reason() const;
+  // Environment variables the server refused (exec mode passed them anyway).
+  std::vector<std::string> refused_env() const;
+
+ private:
+  std::shared_ptr<SshConnection> connection_;
+  std::shared_ptr<SshChannelState> state_;
+};
+
+}  // namespace agentty::pty

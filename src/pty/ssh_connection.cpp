@@ -1,0 +1,436 @@
+#include "pty/ssh_connection.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <libssh/server.h>  // ssh_send_keepalive: usable by clients too
+#include <pwd.h>
+#include <unistd.h>
+
+#include "base/log.hpp"
+#include "pty/ssh_channel.hpp"
+
+namespace agentty::pty {
+
+namespace asio = boost::asio;
+using namespace asio::experimental::awaitable_operators;
+
+namespace {
+
+constexpr auto kToken = asio::as_tuple(asio::use_awaitable);
+
+std::string seconds_text(std::chrono::seconds s) {
+  return std::to_string(s.count()) + " s";
+}
+
+// Owns the C strings and keys libssh hands out.
+struct CharFree {
+  void operator()(char* p) const { ssh_string_free_char(p); }
+};
+using LibsshString = std::unique_ptr<char, CharFree>;
+struct KeyFree {
+  void operator()(ssh_key k) const { ssh_key_free(k); }
+};
+using LibsshKey = std::unique_ptr<ssh_key_struct, KeyFree>;
+
+std::string option_string(ssh_session session, ssh_options_e option) {
+  char* value = nullptr;
+  if (ssh_options_get(session, option, &value) != SSH_OK || value == nullptr) return {};
+  LibsshString owned(value);
+  return owned.get();
+}
+
+}  // namespace
+
+std::string ResolvedTarget::describe() const {
+  std::string text = user + "@";
+  text += host.find(':') != std::string::npos ? "[" + host + "]" : host;
+  return text + ":" + std::to_string(port);
+}
+
+SshExpected<ResolvedTarget> resolve_ssh_target(const SshTarget& target, const SshOptions& options) {
+  ssh_session session = ssh_new();
+  if (session == nullptr) return SshError{SshErrorKind::connect_failed, "ssh_new failed"};
+  auto refuse = [&](const std::string& what) {
+    std::string message = what + ": " + ssh_get_error(session);
+    ssh_free(session);
+    return SshError{SshErrorKind::bad_target, message};
+  };
+  if (ssh_options_set(session, SSH_OPTIONS_HOST, target.host.c_str()) != SSH_OK)
+    return refuse("bad SSH host '" + target.host + "'");
+  const char* config = options.config_file.empty() ? nullptr : options.config_file.c_str();
+  if (ssh_options_parse_config(session, config) != SSH_OK)
+    return refuse("cannot read ssh config " + options.config_file);
+  // Explicit inputs win over the config, so they go on last.
+  if (!target.user.empty() && ssh_options_set(session, SSH_OPTIONS_USER, target.user.c_str()) != 0)
+    return refuse("bad SSH user '" + target.user + "'");
+  if (target.port != 0 && ssh_options_set(session, SSH_OPTIONS_PORT, &target.port) != SSH_OK)
+    return refuse("bad SSH port");
+  if (!options.known_hosts.empty() &&
+      ssh_options_set(session, SSH_OPTIONS_KNOWNHOSTS, options.known_hosts.c_str()) != SSH_OK)
+    return refuse("bad known_hosts path");
+  for (const auto& identity : options.identity_files)
+    if (ssh_options_set(session, SSH_OPTIONS_ADD_IDENTITY, identity.c_str()) != SSH_OK)
+      return refuse("bad identity file " + identity);
+  ResolvedTarget resolved;
+  resolved.session = session;
+  resolved.host = option_string(session, SSH_OPTIONS_HOST);
+  resolved.user = option_string(session, SSH_OPTIONS_USER);
+  unsigned port = 22;
+  if (ssh_options_get_port(session, &port) == SSH_OK) resolved.port = static_cast<int>(port);
+  if (resolved.user.empty()) {
+    // libssh fills in the local user at connect time; the key needs it now.
+    if (const passwd* entry = ::getpwuid(::getuid())) resolved.user = entry->pw_name;
+  }
+  return resolved;
+}
+
+SshConnection::SshConnection(asio::io_context& io, const SshOptions& options, ssh_session session,
+                             std::string description)
+    : io_(io),
+      options_(options),
+      session_(session),
+      description_(std::move(description)),
+      progress_(io, Clock::time_point::max()),
+      kick_(io, Clock::time_point::max()),
+      keepalive_(io) {
+  ssh_set_blocking(session_, 0);
+  ssh_set_counters(session_, &counter_, nullptr);
+}
+
+SshConnection::~SshConnection() {
+  for (auto& channel : channels_) free_channel(*channel);
+  if (socket_) socket_->release();  // libssh owns the fd
+  if (event_) {
+    ssh_event_remove_session(event_, session_);
+    ssh_event_free(event_);
+  }
+  if (session_) {
+    ssh_disconnect(session_);
+    ssh_free(session_);
+  }
+}
+
+void SshConnection::start() {
+  asio::co_spawn(io_, establish(), asio::detached);
+}
+
+asio::awaitable<SshExpected<bool>> SshConnection::wait_ready() {
+  while (state_ == State::connecting) co_await progress_.async_wait(kToken);
+  if (state_ == State::failed) co_return *failure_;
+  co_return true;
+}
+
+asio::awaitable<void> SshConnection::establish() {
+  auto self = shared_from_this();
+  const auto deadline = Clock::now() + options_.connect_timeout;
+  auto step = co_await connect_socket(deadline);
+  if (step) step = verify_host_key();
+  if (step) step = co_await authenticate(deadline);
+  if (state_ == State::failed) co_return;  // shut down meanwhile
+  if (!step) {
+    fail(step.kind(), step.error());
+    co_return;
+  }
+  event_ = ssh_event_new();
+  if (event_ == nullptr || ssh_event_add_session(event_, session_) != SSH_OK) {
+    fail(SshErrorKind::connect_failed, "ssh_event_add_session failed for " + description_);
+    co_return;
+  }
+  state_ = State::ready;
+  last_received_ = Clock::now();
+  bytes_seen_ = counter_.in_bytes;
+  asio::co_spawn(io_, pump_loop(), asio::detached);
+  asio::co_spawn(io_, keepalive_loop(), asio::detached);
+  progress_.cancel();
+}
+
+asio::awaitable<SshExpected<bool>> SshConnection::connect_socket(Clock::time_point deadline) {
+  for (;;) {
+    int rc = ssh_connect(session_);
+    if (rc == SSH_OK) co_return true;
+    if (rc == SSH_ERROR)
+      co_return SshError{SshErrorKind::connect_failed,
+                         "cannot connect to " + description_ + ": " + ssh_get_error(session_)};
+    if (!socket_) {
+      int fd = ssh_get_fd(session_);
+      if (fd < 0) co_return SshError{SshErrorKind::connect_failed, "libssh gave no socket"};
+      socket_.emplace(io_, fd);
+    }
+    if (Clock::now() >= deadline)
+      co_return SshError{SshErrorKind::connect_failed, "timed out after " +
+                                                           seconds_text(options_.connect_timeout) +
+                                                           " connecting to " + description_};
+    co_await wait_socket(deadline);
+    if (state_ == State::failed) co_return *failure_;
+  }
+}
+
+SshExpected<bool> SshConnection::verify_host_key() {
+  ssh_key raw_key = nullptr;
+  if (ssh_get_server_publickey(session_, &raw_key) != SSH_OK)
+    return SshError{SshErrorKind::connect_failed, "no host key from " + description_};
+  LibsshKey key(raw_key);
+  unsigned char* hash = nullptr;
+  size_t hash_len = 0;
+  std::string fingerprint = "?";
+  if (ssh_get_publickey_hash(key.get(), SSH_PUBLICKEY_HASH_SHA256, &hash, &hash_len) == 0) {
+    LibsshString text(ssh_get_fingerprint_hash(SSH_PUBLICKEY_HASH_SHA256, hash, hash_len));
+    if (text) fingerprint = text.get();
+    ssh_clean_pubkey_hash(&hash);
+  }
+  fingerprint = std::string(ssh_key_type_to_char(ssh_key_type(key.get()))) + " " + fingerprint;
+  std::string file = option_string(session_, SSH_OPTIONS_KNOWNHOSTS);
+  if (file.empty()) file = "~/.ssh/known_hosts";
+  unsigned port = 22;
+  ssh_options_get_port(session_, &port);
+  const std::string host = option_string(session_, SSH_OPTIONS_HOST);
+
+  switch (ssh_session_is_known_server(session_)) {
+    case SSH_KNOWN_HOSTS_OK:
+      return true;
+    case SSH_KNOWN_HOSTS_UNKNOWN:
+    case SSH_KNOWN_HOSTS_NOT_FOUND:
+      if (options_.accept_new) {
+        if (ssh_session_update_known_hosts(session_) != SSH_OK)
+          return SshError{SshErrorKind::connect_failed, "cannot record the host key of " +
+                                                            description_ + " in " + file + ": " +
+                                                            ssh_get_error(session_)};
+        spdlog::info("ssh: recorded new host key for {} ({}) in {}", description_, fingerprint,
+                     file);
+        return true;
+      }
+      return SshError{SshErrorKind::host_key_unknown,
+                      "host key of " + description_ + " is not known: " + fingerprint +
+                          ". If that fingerprint is right, trust it by setting "
+                          "AGENTTY_SSH_ACCEPT_NEW=1 (records it in " +
+                          file + " like OpenSSH's accept-new) or by running: ssh-keyscan -p " +
+                          std::to_string(port) + " " + host + " >> " + file};
+    case SSH_KNOWN_HOSTS_CHANGED:
+    case SSH_KNOWN_HOSTS_OTHER:
+      return SshError{SshErrorKind::host_key_changed,
+                      "HOST KEY CHANGED for " + description_ + ": it now presents " + fingerprint +
+                          ", which does not match " + file +
+                          ". This can be an attack; refused. If the host was really reinstalled, "
+                          "remove the old key with: ssh-keygen -R '[" +
+                          host + "]:" + std::to_string(port) + "' -f " + file};
+    case SSH_KNOWN_HOSTS_ERROR:
+    default:
+      return SshError{SshErrorKind::connect_failed, "cannot check the host key of " + description_ +
+                                                        " against " + file + ": " +
+                                                        ssh_get_error(session_)};
+  }
+}
+
+template <class Call>
+asio::awaitable<int> SshConnection::retry_while_again(Call call, int again,
+                                                      Clock::time_point deadline) {
+  int rc = call();
+  while (rc == again && state_ != State::failed && Clock::now() < deadline) {
+    co_await wait_socket(deadline);
+    if (state_ == State::failed) break;
+    rc = call();
+  }
+  co_return rc;
+}
+
+asio::awaitable<SshExpected<bool>> SshConnection::authenticate(Clock::time_point deadline) {
+  auto attempt = [&](auto call) { return retry_while_again(call, SSH_AUTH_AGAIN, deadline); };
+  auto outcome = [&](int rc) -> std::optional<SshExpected<bool>> {
+    if (state_ == State::failed) return *failure_;
+    if (rc == SSH_AUTH_SUCCESS) return true;
+    if (rc == SSH_AUTH_AGAIN)
+      return SshError{SshErrorKind::connect_failed, "timed out after " +
+                                                        seconds_text(options_.connect_timeout) +
+                                                        " logging in to " + description_};
+    if (rc == SSH_AUTH_ERROR)
+      return SshError{SshErrorKind::connect_failed,
+                      "login to " + description_ + " failed: " + ssh_get_error(session_)};
+    return std::nullopt;  // denied or partial: try the next method
+  };
+  int rc = co_await attempt([this] { return ssh_userauth_none(session_, nullptr); });
+  if (auto done = outcome(rc)) co_return *done;
+  int methods = ssh_userauth_list(session_, nullptr);
+  if (methods & SSH_AUTH_METHOD_PUBLICKEY) {
+    // The agent first, then ~/.ssh/id_*, IdentityFile lines and explicit identities.
+    rc = co_await attempt(
+        [this] { return ssh_userauth_publickey_auto(session_, nullptr, nullptr); });
+    if (auto done = outcome(rc)) co_return *done;
+    methods = ssh_userauth_list(session_, nullptr);
+  }
+  if (methods & (SSH_AUTH_METHOD_PASSWORD | SSH_AUTH_METHOD_INTERACTIVE))
+    co_return SshError{SshErrorKind::needs_human_auth,
+                       "no key was accepted by " + description_ +
+                           "; it offers password or keyboard-interactive login, which needs a "
+                           "person. Install a key instead (ssh-copy-id) or log in by hand."};
+  std::string tried = "ssh-agent, ~/.ssh/id_* and IdentityFile keys";
+  for (const auto& identity : options_.identity_files) tried += ", " + identity;
+  co_return SshError{SshErrorKind::auth_failed,
+                     "no key was accepted by " + description_ + " (tried " + tried +
+                         "). Add the public key to the server's authorized_keys or name the "
+                         "right key with IdentityFile."};
+}
+
+asio::awaitable<void> SshConnection::wait_socket(Clock::time_point deadline) {
+  asio::steady_timer timer(io_, deadline);
+  if (!socket_) co_return;
+  if (ssh_get_poll_flags(session_) & SSH_WRITE_PENDING)
+    co_await (socket_->async_wait(asio::posix::descriptor_base::wait_read, kToken) ||
+              socket_->async_wait(asio::posix::descriptor_base::wait_write, kToken) ||
+              kick_.async_wait(kToken) || timer.async_wait(kToken));
+  else
+    co_await (socket_->async_wait(asio::posix::descriptor_base::wait_read, kToken) ||
+              kick_.async_wait(kToken) || timer.async_wait(kToken));
+}
+
+asio::awaitable<void> SshConnection::wait_progress(Clock::time_point deadline) {
+  asio::steady_timer timer(io_, deadline);
+  co_await (progress_.async_wait(kToken) || timer.async_wait(kToken));
+}
+
+asio::awaitable<void> SshConnection::pump_loop() {
+  auto self = shared_from_this();
+  while (state_ == State::ready) {
+    co_await wait_socket(Clock::time_point::max());
+    if (state_ != State::ready) break;
+    pump();
+  }
+}
+
+void SshConnection::pump() {
+  // Bounded, so one busy connection yields to the rest of the loop.
+  for (int round = 0; round < 64 && state_ == State::ready; ++round) {
+    int rc = ssh_event_dopoll(event_, 0);
+    after_call();
+    if (rc != SSH_OK) break;  // SSH_AGAIN: nothing ready; errors are seen by after_call
+  }
+}
+
+asio::awaitable<void> SshConnection::keepalive_loop() {
+  auto self = shared_from_this();
+  const auto silence_limit = options_.keepalive * std::max(1, options_.keepalive_max_missed);
+  while (state_ == State::ready) {
+    keepalive_.expires_after(options_.keepalive);
+    co_await keepalive_.async_wait(kToken);
+    if (state_ != State::ready) break;
+    if (Clock::now() - last_received_ > silence_limit) {
+      fail(SshErrorKind::connection_lost,
+           "connection to " + description_ + " lost: nothing received for " +
+               seconds_text(std::chrono::duration_cast<std::chrono::seconds>(silence_limit)) +
+               " despite keepalives");
+      break;
+    }
+    // The first call collects the previous answer, the second sends anew
+    // (libssh keeps one global request in flight).
+    ssh_send_keepalive(session_);
+    ssh_send_keepalive(session_);
+    after_call();
+  }
+}
+
+bool SshConnection::session_dead() const {
+  return ssh_is_connected(session_) == 0 ||
+         (ssh_get_status(session_) & (SSH_CLOSED | SSH_CLOSED_ERROR)) != 0;
+}
+
+void SshConnection::after_call(bool deliver_now) {
+  if (state_ == State::failed) return;
+  if (state_ == State::ready && session_dead()) {
+    fail(SshErrorKind::connection_lost,
+         "connection to " + description_ + " lost: " + ssh_get_error(session_));
+    return;
+  }
+  flush_outboxes();
+  if (deliver_now)
+    deliver();
+  else
+    schedule_deliver();
+  if (state_ == State::failed) return;
+  // Last: the calls above may have read packets too (replies someone awaits).
+  if (counter_.in_bytes != bytes_seen_) {
+    bytes_seen_ = counter_.in_bytes;
+    last_received_ = Clock::now();
+    progress_.cancel();  // openers waiting for a reply look again
+  }
+  if (state_ == State::ready && (ssh_get_poll_flags(session_) & SSH_WRITE_PENDING)) kick_.cancel();
+}
+
+void SshConnection::fail(SshErrorKind kind, const std::string& reason) {
+  if (state_ == State::failed) return;
+  auto self = shared_from_this();
+  const bool was_ready = state_ == State::ready;
+  state_ = State::failed;
+  failure_ = SshError{kind, reason};
+  if (was_ready && kind != SshErrorKind::shut_down) spdlog::warn("ssh: {}", reason);
+  for (auto& channel : channels_) {
+    if (!channel->remote_closed) channel->failure_reason = reason;
+    channel->remote_closed = true;
+    free_channel(*channel);
+  }
+  if (socket_) {
+    socket_->release();  // cancels the waits; libssh owns the fd
+    socket_.reset();
+  }
+  if (event_) {
+    ssh_event_remove_session(event_, session_);
+    ssh_event_free(event_);
+    event_ = nullptr;
+  }
+  ssh_disconnect(session_);
+  ssh_free(session_);
+  session_ = nullptr;
+  keepalive_.cancel();
+  kick_.cancel();
+  progress_.cancel();
+  if (auto notify = std::exchange(on_failed, nullptr)) notify();
+  schedule_deliver();  // on_exit never runs inside the caller's own call
+}
+
+// ---- pool -------------------------------------------------------------------
+
+SshConnectionPool::SshConnectionPool(asio::io_context& io, SshOptions options)
+    : io_(io), options_(std::move(options)) {}
+
+SshConnectionPool::~SshConnectionPool() {
+  shutdown();
+}
+
+asio::awaitable<SshExpected<std::unique_ptr<SshChannel>>> SshConnectionPool::open_channel(
+    SshTarget target, SshLaunch launch) {
+  if (shut_down_) co_return SshError{SshErrorKind::shut_down, "the SSH pool is shut down"};
+  auto resolved = resolve_ssh_target(target, options_);
+  if (!resolved) co_return resolved.ssh_error();
+  Key key{resolved->user, resolved->host, resolved->port};
+  std::shared_ptr<SshConnection> connection;
+  if (auto it = connections_.find(key); it != connections_.end()) {
+    connection = it->second;
+    ssh_free(resolved->session);
+  } else {
+    connection =
+        std::make_shared<SshConnection>(io_, options_, resolved->session, resolved->describe());
+    connections_.emplace(key, connection);
+    connection->on_failed = [this, key, raw = connection.get()] {
+      if (auto it = connections_.find(key); it != connections_.end() && it->second.get() == raw)
+        connections_.erase(it);
+    };
+    connection->start();
+  }
+  auto ready = co_await connection->wait_ready();
+  if (!ready) co_return ready.ssh_error();
+  co_return co_await connection->open_channel(std::move(launch));
+}
+
+void SshConnectionPool::shutdown() {
+  shut_down_ = true;
+  auto connections = std::move(connections_);
+  connections_.clear();
+  for (auto& [key, connection] : connections) {
+    connection->on_failed = nullptr;
+    connection->fail(SshErrorKind::shut_down, "the SSH pool was shut down");
+  }
+}
+
+}  // namespace agentty::pty

@@ -1,0 +1,187 @@
+// SshConnection: one libssh session to one (user, host, port), shared by every
+// SshChannel opened to it; SshConnectionPool: the map that shares them.
+//
+// Everything is non-blocking and runs on the one Asio event loop. libssh owns
+// the socket; the connection watches it with a posix::stream_descriptor that
+// it releases (never closes). Connect, key exchange and authentication are
+// re-called on socket readiness until they stop saying "again". Once logged
+// in, a pump coroutine waits for the socket and runs ssh_event_dopoll; libssh
+// hands channel data and exit reports to per-channel callbacks that only
+// record them (never user code), and after every libssh call the connection
+// delivers what was recorded: output first, then on_exit once the server has
+// closed the channel. Any libssh call may process packets for any channel, so
+// "after every call" is where delivery, pending writes and wakeups happen.
+//
+// Liveness: a keepalive goes out every `keepalive`; if no packet at all has
+// arrived for keepalive * keepalive_max_missed, or libssh reports the socket
+// dead, the connection fails: every channel ends with on_exit(code 255) and a
+// failure_reason, it leaves the pool, and the next open reconnects.
+//
+// Lifetime: the pool and each SshChannel hold shared_ptrs; the pump,
+// keepalive and connect coroutines hold one while they run. fail() frees the
+// libssh session at once (so the fd closes); the object lingers until the
+// last handle goes.
+#pragma once
+
+#include <libssh/callbacks.h>
+#include <libssh/libssh.h>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "pty/pty_channel.hpp"
+#include "pty/ssh_target.hpp"
+
+namespace agentty::pty {
+
+class SshChannel;
+
+// What the connection knows about one channel. The libssh callbacks write
+// here; deliver() reads it.
+struct SshChannelState {
+  ssh_channel channel = nullptr;  // null once freed
+  ssh_channel_callbacks_struct callbacks{};
+  ChannelEvents events;
+  bool started = false;         // start() was called: events may fire
+  bool detached = false;        // the SshChannel is gone: nothing may fire
+  bool remote_closed = false;   // the server closed the channel
+  bool finished = false;        // on_exit fired (or will never fire)
+  bool opened = false;          // the server confirmed the channel
+  bool closed_locally = false;  // we sent CLOSE (close())
+  std::string inbox;            // output received, not yet delivered
+  std::string outbox;           // input the channel window has not taken yet
+  std::optional<int> exit_code;
+  std::optional<int> exit_signal;
+  std::optional<std::string> failure_reason;
+  TerminalSize size;
+  std::vector<std::string> refused_env;
+};
+
+class SshConnection : public std::enable_shared_from_this<SshConnection> {
+ public:
+  enum class State { connecting, ready, failed };
+
+  // Takes ownership of `session`, whose options are already set.
+  SshConnection(boost::asio::io_context& io, const SshOptions& options, ssh_session session,
+                std::string description);
+  ~SshConnection();
+  SshConnection(const SshConnection&) = delete;
+  SshConnection& operator=(const SshConnection&) = delete;
+
+  // Starts connect + host key check + login in the background.
+  void start();
+  // Waits until the connection is ready or failed; the error if it failed.
+  boost::asio::awaitable<SshExpected<bool>> wait_ready();
+  boost::asio::awaitable<SshExpected<std::unique_ptr<SshChannel>>> open_channel(SshLaunch launch);
+
+  State state() const { return state_; }
+  const std::string& description() const { return description_; }
+  // Ends the connection: every open channel fails with `reason`.
+  void fail(SshErrorKind kind, const std::string& reason);
+  // Called once when the connection fails (the pool forgets it).
+  std::function<void()> on_failed;
+
+  // For SshChannel.
+  void channel_started(const std::shared_ptr<SshChannelState>& channel);
+  void channel_write(const std::shared_ptr<SshChannelState>& channel, std::string_view bytes);
+  void channel_resize(const std::shared_ptr<SshChannelState>& channel, TerminalSize size);
+  void channel_signal(const std::shared_ptr<SshChannelState>& channel, int signo);
+  void channel_close(const std::shared_ptr<SshChannelState>& channel);
+  void channel_detach(const std::shared_ptr<SshChannelState>& channel);
+
+ private:
+  using Clock = std::chrono::steady_clock;
+
+  boost::asio::awaitable<void> establish();
+  boost::asio::awaitable<SshExpected<bool>> connect_socket(Clock::time_point deadline);
+  SshExpected<bool> verify_host_key();
+  boost::asio::awaitable<SshExpected<bool>> authenticate(Clock::time_point deadline);
+  template <class Call>
+  boost::asio::awaitable<int> retry_while_again(Call call, int again, Clock::time_point deadline);
+  template <class Call>
+  boost::asio::awaitable<int> retry_channel_call(Call call, Clock::time_point deadline);
+  boost::asio::awaitable<void> wait_socket(Clock::time_point deadline);
+  boost::asio::awaitable<void> wait_progress(Clock::time_point deadline);
+  boost::asio::awaitable<void> pump_loop();
+  boost::asio::awaitable<void> keepalive_loop();
+  void pump();
+  // After every libssh call: notice received packets and a dead socket,
+  // retry pending writes, deliver output (now, or posted for user calls).
+  void after_call(bool deliver_now = true);
+  void schedule_deliver();
+  void deliver();
+  void flush_outboxes();
+  bool session_dead() const;
+  void free_channel(SshChannelState& channel);
+  void install_callbacks(const std::shared_ptr<SshChannelState>& channel);
+  SshError channel_error(int rc, const std::string& what);
+  std::string launch_command(const SshLaunch& launch, const SshChannelState& channel) const;
+
+  boost::asio::io_context& io_;
+  SshOptions options_;
+  ssh_session session_ = nullptr;
+  ssh_event event_ = nullptr;
+  std::string description_;
+  State state_ = State::connecting;
+  std::optional<SshError> failure_;
+  std::optional<boost::asio::posix::stream_descriptor> socket_;
+  boost::asio::steady_timer progress_;  // never expires; cancel() wakes all waiters
+  boost::asio::steady_timer kick_;      // never expires; cancel() re-arms the pump's wait
+  boost::asio::steady_timer keepalive_;
+  ssh_counter_struct counter_{};  // libssh counts the socket's bytes here
+  std::uint64_t bytes_seen_ = 0;
+  Clock::time_point last_received_;
+  std::vector<std::shared_ptr<SshChannelState>> channels_;
+  bool delivering_ = false;
+  bool deliver_posted_ = false;
+};
+
+class SshConnectionPool {
+ public:
+  SshConnectionPool(boost::asio::io_context& io, SshOptions options);
+  ~SshConnectionPool();
+  SshConnectionPool(const SshConnectionPool&) = delete;
+  SshConnectionPool& operator=(const SshConnectionPool&) = delete;
+
+  // Opens a PTY channel running launch.command (or the login shell), reusing
+  // the connection to the target's (user, host, port) or making one.
+  boost::asio::awaitable<SshExpected<std::unique_ptr<SshChannel>>> open_channel(SshTarget target,
+                                                                                SshLaunch launch);
+  // Connections being set up or ready.
+  std::size_t connection_count() const { return connections_.size(); }
+  // Fails every connection (their channels end with a failure_reason) and
+  // refuses further opens.
+  void shutdown();
+
+ private:
+  using Key = std::tuple<std::string, std::string, int>;
+
+  boost::asio::io_context& io_;
+  SshOptions options_;
+  std::map<Key, std::shared_ptr<SshConnection>> connections_;
+  bool shut_down_ = false;
+};
+
+// Builds a libssh session for `target` with the ssh config applied and
+// explicit user/port on top; `key` receives the resolved (user, host, port).
+struct ResolvedTarget {
+  ssh_session session = nullptr;  // owned by the caller
+  std::string user;
+  std::string host;
+  int port = 22;
+  std::string describe() const;
+};
+SshExpected<ResolvedTarget> resolve_ssh_target(const SshTarget& target, const SshOptions& options);
+
+}  // namespace agentty::pty

@@ -1,0 +1,104 @@
+// SshTarget, SshOptions, SshLaunch and SshError: the plain values the SSH
+// backend is driven by. A target is what a person typed ("host",
+// "user@host:port", or an alias from ~/.ssh/config); the connection pool
+// resolves it through the ssh config into the (user, host, port) key that
+// connections are shared by. Explicit user and port always win over config.
+//
+// SshExpected<T> is Expected<T> with an error kind, so the session layer can
+// tell a host-key refusal from a login that needs a person (needs_human_auth)
+// from a dead network. Plain values: no threading constraints.
+#pragma once
+
+#include <cassert>
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "base/expected.hpp"
+#include "pty/pty_channel.hpp"
+
+namespace agentty::pty {
+
+struct SshTarget {
+  std::string host;  // a host name, an IP address, or a ~/.ssh/config alias
+  std::string user;  // empty: from the config, else the local user name
+  int port = 0;      // 0: from the config, else 22
+
+  // "host", "user@host", "host:port", "user@host:port", "[v6addr]:port".
+  static Expected<SshTarget> parse(std::string_view spec);
+  // "user@host:port" with only the parts that are set.
+  std::string describe() const;
+};
+
+struct SshOptions {
+  std::string known_hosts;                  // empty: ~/.ssh/known_hosts
+  bool accept_new = false;                  // record unknown host keys (OpenSSH accept-new)
+  std::string config_file;                  // empty: ~/.ssh/config and /etc/ssh/ssh_config
+  std::vector<std::string> identity_files;  // tried after the agent and the defaults
+  std::chrono::seconds keepalive{5};
+  int keepalive_max_missed = 3;  // silent intervals before the connection is dead
+  std::chrono::seconds connect_timeout{15};
+};
+
+struct SshLaunch {
+  std::optional<std::string> command;  // nullopt: the login shell
+  TerminalSize size;
+  std::map<std::string, std::string> env;
+};
+
+enum class SshErrorKind {
+  bad_target,        // the target or launch request is malformed
+  connect_failed,    // no TCP connection, or key exchange failed / timed out
+  host_key_unknown,  // not in known_hosts and accept_new is off
+  host_key_changed,  // known_hosts holds a different key: possible attack
+  needs_human_auth,  // only password / keyboard-interactive could log in
+  auth_failed,       // no method can log in
+  channel_failed,    // the server refused the session, PTY or command
+  connection_lost,   // the connection died while opening
+  shut_down,         // the pool was shut down
+};
+
+const char* to_string(SshErrorKind kind);
+
+struct SshError {
+  SshErrorKind kind;
+  std::string message;
+};
+
+template <class T>
+class [[nodiscard]] SshExpected {
+ public:
+  SshExpected(T value) : state_(std::move(value)) {}
+  SshExpected(SshError error) : state_(std::move(error)) {}
+
+  bool ok() const { return state_.index() == 0; }
+  explicit operator bool() const { return ok(); }
+  T& value() & {
+    assert(ok());
+    return std::get<0>(state_);
+  }
+  T&& value() && {
+    assert(ok());
+    return std::get<0>(std::move(state_));
+  }
+  T* operator->() { return &value(); }
+  const SshError& ssh_error() const {
+    assert(!ok());
+    return std::get<1>(state_);
+  }
+  const std::string& error() const { return ssh_error().message; }
+  SshErrorKind kind() const { return ssh_error().kind; }
+
+ private:
+  std::variant<T, SshError> state_;
+};
+
+// Quotes `text` for a POSIX shell: 'it'\''s'.
+std::string shell_quote(std::string_view text);
+
+}  // namespace agentty::pty

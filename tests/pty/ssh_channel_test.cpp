@@ -1,0 +1,179 @@
+// SshChannel against a real OpenSSH sshd: exit codes, byte-exact output,
+// terminal input, resize, shell mode, environment, signals and lifetime.
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <string>
+
+#include "ssh_test_util.hpp"
+
+namespace agentty::pty {
+namespace {
+
+using namespace test_util;
+
+class SshChannelTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { sshd_ = new SshdFixture(); }
+  static void TearDownTestSuite() {
+    delete sshd_;
+    sshd_ = nullptr;
+  }
+
+  SshRun run(const std::string& command, TerminalSize size = {}) {
+    SshRun r;
+    EXPECT_TRUE(r.open(io_, pool_, fixture_target(*sshd_), exec_launch(command, size)))
+        << r.open_error;
+    return r;
+  }
+
+  static SshdFixture* sshd_;
+  boost::asio::io_context io_;
+  SshConnectionPool pool_{io_, fixture_options(*sshd_)};
+};
+
+SshdFixture* SshChannelTest::sshd_ = nullptr;
+
+std::string seq_under_pty(int last) {
+  std::string expected;
+  for (int i = 1; i <= last; ++i) expected += std::to_string(i) + "\r\n";  // onlcr
+  return expected;
+}
+
+TEST_F(SshChannelTest, ReportsExitCodes) {
+  for (int code : {0, 7}) {
+    SshRun r = run("exit " + std::to_string(code));
+    ASSERT_TRUE(r.wait_exit(io_));
+    EXPECT_EQ(r.exit->code, code);
+    EXPECT_EQ(r.exit_calls, 1);
+    EXPECT_FALSE(r.channel->failure_reason());
+    EXPECT_TRUE(r.channel->finished());
+  }
+}
+
+TEST_F(SshChannelTest, SeqOutputIsByteExactAndBeforeExit) {
+  SshRun r = run("seq 1 100000");
+  ASSERT_TRUE(r.wait_exit(io_));
+  EXPECT_EQ(r.exit->code, 0);
+  EXPECT_TRUE(r.output == seq_under_pty(100000)) << "got " << r.output.size() << " bytes";
+}
+
+// 20 MB here to stay fast on a loaded machine; the benchmark moves 100 MB.
+TEST_F(SshChannelTest, TwentyMegabytesAreByteExact) {
+  SshRun r = run("seq 1 2500000");
+  ASSERT_TRUE(r.wait_exit(io_, 120s));
+  const std::string expected = seq_under_pty(2500000);
+  ASSERT_GT(expected.size(), 20'000'000u);
+  EXPECT_EQ(r.output.size(), expected.size());
+  EXPECT_TRUE(r.output == expected);
+}
+
+TEST_F(SshChannelTest, CtrlCThroughTheTerminalInterrupts) {
+  SshRun r = run("echo ready; sleep 100");
+  ASSERT_TRUE(r.wait_output(io_, "ready"));
+  r.channel->write("\x03");
+  ASSERT_TRUE(r.wait_exit(io_, 20s));
+  EXPECT_TRUE(r.exit->signal == SIGINT || r.exit->code == 130) << r.exit->describe();
+}
+
+// OpenSSH refuses signal requests for root logins ("session signalling
+// requires privilege separation"), as servers may: the request must not
+// disturb the channel, and close() is the caller's fallback.
+TEST_F(SshChannelTest, IgnoredSignalLeavesTheChannelUsable) {
+  SshRun r = run("echo ready; read line; echo after-$line");
+  ASSERT_TRUE(r.wait_output(io_, "ready"));
+  r.channel->send_signal(SIGTERM);
+  r.channel->write("x\n");
+  ASSERT_TRUE(r.wait_exit(io_, 20s));
+  EXPECT_EQ(r.exit->code, 0);
+  EXPECT_NE(r.output.find("after-x"), std::string::npos) << r.output;
+}
+
+TEST_F(SshChannelTest, RemoteTerminalSeesSizeAndResize) {
+  SshRun r = run("stty size; echo ready; read line; stty size", {120, 40});
+  ASSERT_TRUE(r.wait_output(io_, "ready"));
+  EXPECT_NE(r.output.find("40 120"), std::string::npos) << r.output;
+  r.channel->resize({100, 30});
+  EXPECT_EQ(r.channel->size(), (TerminalSize{100, 30}));
+  r.channel->write("\n");  // ordered after the window-change on the channel
+  ASSERT_TRUE(r.wait_exit(io_));
+  EXPECT_NE(r.output.find("30 100"), std::string::npos) << r.output;
+}
+
+TEST_F(SshChannelTest, ShellModeRunsTypedCommands) {
+  SshLaunch launch;
+  SshRun r;
+  ASSERT_TRUE(r.open(io_, pool_, fixture_target(*sshd_), launch)) << r.open_error;
+  r.channel->write("echo $((6*7))\n");
+  ASSERT_TRUE(r.wait_output(io_, "42"));
+  r.channel->write("exit 3\n");
+  ASSERT_TRUE(r.wait_exit(io_));
+  EXPECT_EQ(r.exit->code, 3);
+}
+
+TEST_F(SshChannelTest, RefusedEnvironmentIsPassedByTheCommandLine) {
+  SshLaunch launch = exec_launch("printf '<%s>\\n' \"$AGENTTY_X\"");
+  launch.env["AGENTTY_X"] = "it's \"quoted\" $HOME `x`";
+  SshRun r;
+  ASSERT_TRUE(r.open(io_, pool_, fixture_target(*sshd_), launch)) << r.open_error;
+  ASSERT_TRUE(r.wait_exit(io_));
+  EXPECT_EQ(r.exit->code, 0);
+  EXPECT_NE(r.output.find("<it's \"quoted\" $HOME `x`>"), std::string::npos) << r.output;
+  EXPECT_EQ(r.channel->refused_env(), std::vector<std::string>{"AGENTTY_X"});
+}
+
+TEST_F(SshChannelTest, CloseHangsUpAndStillReportsExit) {
+  SshRun r = run("echo ready; sleep 100");
+  ASSERT_TRUE(r.wait_output(io_, "ready"));
+  r.channel->close();
+  ASSERT_TRUE(r.wait_exit(io_, 20s));
+  EXPECT_EQ(r.exit_calls, 1);
+}
+
+TEST_F(SshChannelTest, NoCallbackAfterDestruction) {
+  int calls = 0;
+  SshRun r = run("seq 1 1000000");
+  r.channel->start({[&](std::string_view) { ++calls; }, [&](ExitStatus) { ++calls; }});
+  ASSERT_TRUE(run_until(io_, [&] { return calls > 0; }));
+  r.channel.reset();
+  const int calls_at_destruction = calls;
+  // A later channel's whole life proves the loop kept running past the old data.
+  SshRun later = run("exit 0");
+  ASSERT_TRUE(later.wait_exit(io_));
+  EXPECT_EQ(calls, calls_at_destruction);
+}
+
+// sshd spends about a second of CPU per session on a loaded 2-core machine,
+// hence the long deadline; the client side opens all 20 within a second.
+TEST_F(SshChannelTest, ConcurrentChannelsShareOneConnection) {
+  constexpr int kChannels = 20;
+  std::vector<SshRun> runs(kChannels);
+  for (int i = 0; i < kChannels; ++i)
+    runs[i].start_open(
+        io_, pool_, fixture_target(*sshd_),
+        exec_launch("echo out-" + std::to_string(i) + "; exit " + std::to_string(i % 5)));
+  ASSERT_TRUE(run_until(
+      io_,
+      [&] {
+        for (auto& r : runs)
+          if (!r.exit && r.open_error.empty()) return false;
+        return true;
+      },
+      180s))
+      << [&] {
+           std::string states;
+           for (auto& r : runs)
+             states += std::to_string(r.open_done) + std::to_string(r.opened) +
+                       std::to_string(r.exit.has_value()) + " ";
+           return states;
+         }();
+  EXPECT_EQ(pool_.connection_count(), 1u);
+  for (int i = 0; i < kChannels; ++i) {
+    ASSERT_TRUE(runs[i].opened) << runs[i].open_error;
+    EXPECT_EQ(runs[i].exit->code, i % 5);
+    EXPECT_NE(runs[i].output.find("out-" + std::to_string(i) + "\r\n"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace agentty::pty

@@ -1,0 +1,210 @@
+// SshConnectionPool against a real OpenSSH sshd: target parsing, ssh config
+// aliases, host key policy, authentication errors, and dead connections.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "ssh_test_util.hpp"
+
+namespace agentty::pty {
+namespace {
+
+using namespace test_util;
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+TEST(SshTargetTest, ParsesTheUsualForms) {
+  auto plain = SshTarget::parse("box");
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain->host, "box");
+  EXPECT_EQ(plain->user, "");
+  EXPECT_EQ(plain->port, 0);
+  auto full = SshTarget::parse("deploy@10.0.0.5:2222");
+  ASSERT_TRUE(full);
+  EXPECT_EQ(full->user, "deploy");
+  EXPECT_EQ(full->host, "10.0.0.5");
+  EXPECT_EQ(full->port, 2222);
+  auto v6 = SshTarget::parse("me@[::1]:22");
+  ASSERT_TRUE(v6);
+  EXPECT_EQ(v6->host, "::1");
+  EXPECT_EQ(v6->describe(), "me@[::1]:22");
+  EXPECT_FALSE(SshTarget::parse("host:99999"));
+  EXPECT_FALSE(SshTarget::parse("host:"));
+  EXPECT_FALSE(SshTarget::parse("@host"));
+  EXPECT_FALSE(SshTarget::parse("::1:22"));
+  EXPECT_FALSE(SshTarget::parse(""));
+}
+
+TEST(SshQuoteTest, QuotesForAPosixShell) {
+  EXPECT_EQ(shell_quote("a b"), "'a b'");
+  EXPECT_EQ(shell_quote("it's"), "'it'\\''s'");
+}
+
+class SshConnectionTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { sshd_ = new SshdFixture(); }
+  static void TearDownTestSuite() {
+    delete sshd_;
+    sshd_ = nullptr;
+  }
+  // Some tests kill or stop sshd: leave it running for the next one.
+  void TearDown() override {
+    if (restart_sshd_) sshd_->restart();
+  }
+
+  SshRun open(SshConnectionPool& pool, const std::string& command, SshTarget target) {
+    SshRun r;
+    r.open(io_, pool, std::move(target), exec_launch(command));
+    return r;
+  }
+  SshRun open(SshConnectionPool& pool, const std::string& command) {
+    return open(pool, command, fixture_target(*sshd_));
+  }
+
+  static SshdFixture* sshd_;
+  boost::asio::io_context io_;
+  bool restart_sshd_ = false;
+};
+
+SshdFixture* SshConnectionTest::sshd_ = nullptr;
+
+TEST_F(SshConnectionTest, UnknownHostIsRefusedWithFingerprintThenAcceptedAndRecorded) {
+  SshOptions options = fixture_options(*sshd_);
+  options.known_hosts = sshd_->dir() + "/empty_known_hosts";
+  std::ofstream(options.known_hosts).flush();
+  {
+    SshConnectionPool pool(io_, options);
+    SshRun r = open(pool, "exit 0");
+    ASSERT_FALSE(r.opened);
+    EXPECT_EQ(r.open_error_kind, SshErrorKind::host_key_unknown);
+    EXPECT_NE(r.open_error.find(sshd_->host_fingerprint()), std::string::npos) << r.open_error;
+    EXPECT_NE(r.open_error.find("AGENTTY_SSH_ACCEPT_NEW=1"), std::string::npos);
+    EXPECT_NE(r.open_error.find("ssh-keyscan -p " + std::to_string(sshd_->port())),
+              std::string::npos);
+    EXPECT_EQ(pool.connection_count(), 0u);
+  }
+  options.accept_new = true;
+  {
+    SshConnectionPool pool(io_, options);
+    SshRun r = open(pool, "exit 0");
+    ASSERT_TRUE(r.opened) << r.open_error;
+  }
+  const std::string key_body = sshd_->host_public_key().substr(0, 80);  // "ssh-ed25519 AAAA..."
+  EXPECT_NE(read_text(options.known_hosts).find(key_body.substr(12, 60)), std::string::npos);
+  options.accept_new = false;  // now known: no policy needed
+  SshConnectionPool pool(io_, options);
+  SshRun r = open(pool, "exit 0");
+  EXPECT_TRUE(r.opened) << r.open_error;
+}
+
+TEST_F(SshConnectionTest, ChangedHostKeyIsRefused) {
+  SshOptions options = fixture_options(*sshd_);
+  options.known_hosts = sshd_->dir() + "/changed_known_hosts";
+  options.accept_new = true;  // must not matter for a changed key
+  std::ofstream(options.known_hosts)
+      << sshd_->known_hosts_line(read_text(sshd_->wrong_key() + ".pub"));
+  SshConnectionPool pool(io_, options);
+  SshRun r = open(pool, "exit 0");
+  ASSERT_FALSE(r.opened);
+  EXPECT_EQ(r.open_error_kind, SshErrorKind::host_key_changed);
+  EXPECT_NE(r.open_error.find("HOST KEY CHANGED"), std::string::npos) << r.open_error;
+  EXPECT_NE(r.open_error.find(sshd_->host_fingerprint()), std::string::npos);
+}
+
+TEST_F(SshConnectionTest, WrongClientKeyIsRefusedClearly) {
+  SshOptions options = fixture_options(*sshd_);
+  options.identity_files = {sshd_->wrong_key()};
+  SshConnectionPool pool(io_, options);
+  SshRun r = open(pool, "exit 0");
+  ASSERT_FALSE(r.opened);
+  EXPECT_EQ(r.open_error_kind, SshErrorKind::auth_failed);
+  EXPECT_NE(r.open_error.find("no key was accepted"), std::string::npos) << r.open_error;
+  EXPECT_NE(r.open_error.find(sshd_->wrong_key()), std::string::npos);
+}
+
+TEST_F(SshConnectionTest, PasswordOnlyLoginNeedsAHuman) {
+  SshdFixture password_sshd(SshdFixture::Config{.password_auth = true});
+  SshOptions options = fixture_options(password_sshd);
+  options.identity_files = {password_sshd.wrong_key()};
+  SshConnectionPool pool(io_, options);
+  SshRun r = open(pool, "exit 0", fixture_target(password_sshd));
+  ASSERT_FALSE(r.opened);
+  EXPECT_EQ(r.open_error_kind, SshErrorKind::needs_human_auth) << r.open_error;
+}
+
+TEST_F(SshConnectionTest, ConfigAliasSuppliesHostPortUserAndKey) {
+  SshOptions options = fixture_options(*sshd_);
+  options.identity_files.clear();  // the alias names the key
+  options.config_file = sshd_->dir() + "/alias_config";
+  std::ofstream(options.config_file)
+      << "Host testbox\n  HostName 127.0.0.1\n  Port " << sshd_->port()
+      << "\n  User root\n  IdentityFile " << sshd_->client_key() << "\n";
+  SshConnectionPool pool(io_, options);
+  SshRun r = open(pool, "whoami", SshTarget{"testbox", "", 0});
+  ASSERT_TRUE(r.opened) << r.open_error;
+  ASSERT_TRUE(r.wait_exit(io_));
+  EXPECT_NE(r.output.find("root"), std::string::npos);
+  // An explicit port overrides the alias's (nothing listens on port 1).
+  SshRun overridden = open(pool, "exit 0", SshTarget{"testbox", "", 1});
+  EXPECT_FALSE(overridden.opened);
+  EXPECT_EQ(overridden.open_error_kind, SshErrorKind::connect_failed) << overridden.open_error;
+}
+
+TEST_F(SshConnectionTest, KilledServerFailsTheChannelAndTheNextOpenReconnects) {
+  restart_sshd_ = true;
+  SshConnectionPool pool(io_, fixture_options(*sshd_));
+  SshRun r = open(pool, "echo ready; sleep 100");
+  ASSERT_TRUE(r.wait_output(io_, "ready"));
+  sshd_->signal_sshd_tree(SIGKILL);
+  ASSERT_TRUE(r.wait_exit(io_, 20s));
+  EXPECT_EQ(r.exit->code, 255);
+  ASSERT_TRUE(r.channel->failure_reason());
+  EXPECT_NE(r.channel->failure_reason()->find("lost"), std::string::npos);
+  EXPECT_EQ(pool.connection_count(), 0u);
+  sshd_->restart();
+  SshRun again = open(pool, "exit 4");
+  ASSERT_TRUE(again.opened) << again.open_error;
+  ASSERT_TRUE(again.wait_exit(io_));
+  EXPECT_EQ(again.exit->code, 4);
+  EXPECT_EQ(pool.connection_count(), 1u);
+}
+
+TEST_F(SshConnectionTest, SilentServerFailsWithinTheKeepaliveWindow) {
+  restart_sshd_ = true;
+  SshOptions options = fixture_options(*sshd_);
+  options.keepalive = std::chrono::seconds(1);
+  options.keepalive_max_missed = 2;
+  SshConnectionPool pool(io_, options);
+  SshRun r = open(pool, "echo ready; sleep 100");
+  ASSERT_TRUE(r.wait_output(io_, "ready"));
+  sshd_->signal_sshd_tree(SIGSTOP);  // the TCP peer stays, but nothing answers
+  const auto stopped_at = std::chrono::steady_clock::now();
+  ASSERT_TRUE(r.wait_exit(io_, 30s));
+  const auto waited = std::chrono::steady_clock::now() - stopped_at;
+  EXPECT_LT(waited, std::chrono::seconds(8));  // 2 s of silence + 1 s tick + slack for load
+  EXPECT_EQ(r.exit->code, 255);
+  ASSERT_TRUE(r.channel->failure_reason());
+  EXPECT_NE(r.channel->failure_reason()->find("keepalive"), std::string::npos);
+  EXPECT_EQ(pool.connection_count(), 0u);
+}
+
+TEST_F(SshConnectionTest, ShutdownFailsOpenChannels) {
+  SshConnectionPool pool(io_, fixture_options(*sshd_));
+  SshRun r = open(pool, "echo ready; sleep 100");
+  ASSERT_TRUE(r.wait_output(io_, "ready"));
+  pool.shutdown();
+  ASSERT_TRUE(r.wait_exit(io_, 10s));
+  EXPECT_EQ(r.exit->code, 255);
+  EXPECT_TRUE(r.channel->failure_reason());
+  SshRun refused = open(pool, "exit 0");
+  EXPECT_EQ(refused.open_error_kind, SshErrorKind::shut_down);
+}
+
+}  // namespace
+}  // namespace agentty::pty

@@ -1,0 +1,266 @@
+// SshdFixture: a real OpenSSH sshd for the SSH backend's tests and benchmark.
+//
+// Starts `/usr/sbin/sshd -D -e` on 127.0.0.1 at a free port, in a fresh temp
+// dir holding a generated ed25519 host key, an authorized client key, a
+// second (unauthorized) client key, a known_hosts file pre-seeded with
+// `[127.0.0.1]:PORT <host key>`, and an empty client ssh config (so the
+// user's ~/.ssh/config is never read). Readiness is sshd's own "Server
+// listening on" line, read from its stderr by a thread that keeps draining
+// the pipe (an undrained pipe would block sshd's logging) and keeps the log
+// for failure messages. We run as root: /run/sshd is created if missing, and
+// root must not be locked ('!' in /etc/shadow refuses even keys with
+// UsePAM no): ensure_root_unlocked() sets '*' only in that case.
+// Destruction kills sshd and every per-connection sshd below it.
+#pragma once
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace agentty::pty::test_util {
+
+struct SshdConfig {
+  bool password_auth = false;  // offer password login (for needs_human_auth)
+};
+
+class SshdFixture {
+ public:
+  using Config = SshdConfig;
+
+  SshdFixture() : SshdFixture(Config{}) {}
+  explicit SshdFixture(Config config) : config_(config) {
+    char pattern[] = "/tmp/agentty-sshd-XXXXXX";
+    if (::mkdtemp(pattern) == nullptr) throw std::runtime_error("mkdtemp failed");
+    dir_ = pattern;
+    ::mkdir("/run/sshd", 0755);
+    ensure_root_unlocked();
+    keygen(dir_ + "/hostkey");
+    keygen(client_key());
+    keygen(wrong_key());
+    std::filesystem::copy_file(client_key() + ".pub", dir_ + "/authorized_keys");
+    write_file(ssh_config(), "");
+    port_ = free_port();
+    write_config();
+    write_file(known_hosts(), known_hosts_line(read_file(dir_ + "/hostkey.pub")));
+    ::unsetenv("SSH_AUTH_SOCK");  // no agent: keys are exactly what a test names
+    start();
+  }
+
+  ~SshdFixture() {
+    stop();
+    std::error_code ignored;
+    std::filesystem::remove_all(dir_, ignored);
+  }
+
+  SshdFixture(const SshdFixture&) = delete;
+  SshdFixture& operator=(const SshdFixture&) = delete;
+
+  int port() const { return port_; }
+  const std::string& dir() const { return dir_; }
+  std::string client_key() const { return dir_ + "/client"; }
+  std::string wrong_key() const { return dir_ + "/wrong"; }
+  std::string known_hosts() const { return dir_ + "/known_hosts"; }
+  std::string ssh_config() const { return dir_ + "/ssh_config"; }
+  std::string host_public_key() const { return read_file(dir_ + "/hostkey.pub"); }
+  std::string known_hosts_line(const std::string& public_key) const {
+    return "[127.0.0.1]:" + std::to_string(port_) + " " + public_key;
+  }
+  // "SHA256:..." of the host key, as ssh-keygen prints it.
+  std::string host_fingerprint() const {
+    std::string line = run_output("ssh-keygen -l -E sha256 -f " + dir_ + "/hostkey.pub");
+    auto start = line.find("SHA256:");
+    return line.substr(start, line.find(' ', start) - start);
+  }
+  std::string log() {
+    std::lock_guard lock(mutex_);
+    return log_;
+  }
+
+  // Signals sshd and every process below it that is an sshd (not the
+  // commands they run): SIGKILL simulates a crash, SIGSTOP a dead network.
+  void signal_sshd_tree(int signo) {
+    for (int pid : sshd_tree()) ::kill(pid, signo);
+  }
+
+  // Kills everything and starts sshd again on the same port and keys.
+  void restart() {
+    stop();
+    start();
+  }
+
+  void start() {
+    int pipe_fds[2];
+    if (::pipe2(pipe_fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe2 failed");
+    std::string config_path = dir_ + "/sshd_config";
+    std::string port_text = std::to_string(port_);
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::dup2(pipe_fds[1], 2);
+      ::execl("/usr/sbin/sshd", "/usr/sbin/sshd", "-f", config_path.c_str(), "-D", "-e", "-p",
+              port_text.c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    ::close(pipe_fds[1]);
+    {
+      std::lock_guard lock(mutex_);
+      listening_ = exited_ = false;
+      log_.clear();
+    }
+    reader_ = std::thread([this, fd = pipe_fds[0]] { drain(fd); });
+    std::unique_lock lock(mutex_);
+    if (!ready_.wait_for(lock, std::chrono::seconds(30), [&] { return listening_ || exited_; }) ||
+        !listening_)
+      throw std::runtime_error("sshd did not start listening:\n" + log_);
+  }
+
+  void stop() {
+    if (pid_ <= 0) return;
+    for (int pid : sshd_tree()) {
+      ::kill(pid, SIGKILL);
+      ::kill(pid, SIGCONT);
+    }
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+    if (reader_.joinable()) reader_.join();  // EOF once every sshd is gone
+  }
+
+ private:
+  static void keygen(const std::string& path) {
+    if (std::system(("ssh-keygen -q -t ed25519 -N '' -C agentty-test -f " + path).c_str()) != 0)
+      throw std::runtime_error("ssh-keygen failed for " + path);
+  }
+
+  static void ensure_root_unlocked() {
+    if (::geteuid() != 0) return;
+    std::ifstream shadow("/etc/shadow");
+    std::string line;
+    while (std::getline(shadow, line))
+      if (line.rfind("root:!", 0) == 0) {
+        if (std::system("usermod -p '*' root") != 0)
+          throw std::runtime_error("usermod -p '*' root failed");
+        return;
+      }
+  }
+
+  static int free_port() {
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof address;
+    ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+    ::close(fd);
+    return ntohs(address.sin_port);
+  }
+
+  static void write_file(const std::string& path, const std::string& text) {
+    std::ofstream(path) << text;
+  }
+  static std::string read_file(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
+  static std::string run_output(const std::string& command) {
+    std::string output;
+    if (FILE* pipe = ::popen(command.c_str(), "r")) {
+      char buffer[512];
+      while (std::fgets(buffer, sizeof buffer, pipe)) output += buffer;
+      ::pclose(pipe);
+    }
+    return output;
+  }
+
+  void write_config() const {
+    std::string yes_no = config_.password_auth ? "yes" : "no";
+    write_file(dir_ + "/sshd_config",
+               "ListenAddress 127.0.0.1\n"
+               "HostKey " +
+                   dir_ +
+                   "/hostkey\n"
+                   "PidFile " +
+                   dir_ +
+                   "/sshd.pid\n"
+                   "AuthorizedKeysFile " +
+                   dir_ +
+                   "/authorized_keys\n"
+                   "UsePAM no\nStrictModes no\nPubkeyAuthentication yes\n"
+                   "PasswordAuthentication " +
+                   yes_no +
+                   "\n"
+                   "KbdInteractiveAuthentication no\n"
+                   "PermitRootLogin " +
+                   (config_.password_auth ? "yes" : "prohibit-password") +
+                   "\n"
+                   "MaxSessions 64\nMaxStartups 64\n");
+  }
+
+  void drain(int fd) {
+    char buffer[4096];
+    ssize_t n;
+    while ((n = ::read(fd, buffer, sizeof buffer)) > 0) {
+      std::lock_guard lock(mutex_);
+      log_.append(buffer, static_cast<std::size_t>(n));
+      if (log_.find("Server listening on") != std::string::npos) listening_ = true;
+      ready_.notify_all();
+    }
+    ::close(fd);
+    std::lock_guard lock(mutex_);
+    exited_ = true;
+    ready_.notify_all();
+  }
+
+  // sshd's pid and every descendant whose command name is sshd.
+  std::vector<int> sshd_tree() const {
+    std::vector<int> tree{pid_};
+    for (std::size_t i = 0; i < tree.size(); ++i)
+      for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+        std::string name = entry.path().filename();
+        if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+        std::ifstream stat(entry.path() / "stat");
+        std::string stat_line;
+        std::getline(stat, stat_line);
+        auto close = stat_line.rfind(')');
+        if (close == std::string::npos) continue;
+        std::string comm =
+            stat_line.substr(stat_line.find('(') + 1, close - stat_line.find('(') - 1);
+        std::istringstream rest(stat_line.substr(close + 2));
+        char state;
+        int parent;
+        rest >> state >> parent;
+        if (parent == tree[i] && comm == "sshd") tree.push_back(std::stoi(name));
+      }
+    return tree;
+  }
+
+  Config config_;
+  std::string dir_;
+  int port_ = 0;
+  int pid_ = -1;
+  std::thread reader_;
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  std::string log_;
+  bool listening_ = false;
+  bool exited_ = false;
+};
+
+}  // namespace agentty::pty::test_util
