@@ -1,1 +1,61 @@
-// placeholder
+#include "mcp/json_rpc.hpp"
+
+namespace agentty::mcp {
+
+namespace {
+
+bool valid_id(const json& id) { return id.is_string() || id.is_number_integer(); }
+
+}  // namespace
+
+Message parse_message(std::string_view line) {
+  json message = json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (message.is_discarded()) return ErrorReply{nullptr, rpc_error::parse_error, "Parse error: invalid JSON"};
+  if (message.is_array()) {
+    return ErrorReply{nullptr, rpc_error::invalid_request,
+                      "Invalid Request: batches are not supported; send one message per line"};
+  }
+  if (!message.is_object()) return ErrorReply{nullptr, rpc_error::invalid_request, "Invalid Request: not an object"};
+  json id = message.contains("id") ? message["id"] : json();
+  bool has_id = message.contains("id");
+  if (has_id && !valid_id(id)) {
+    return ErrorReply{nullptr, rpc_error::invalid_request, "Invalid Request: id must be a string or an integer"};
+  }
+  auto version = message.find("jsonrpc");
+  if (version == message.end() || *version != "2.0") {
+    return ErrorReply{id, rpc_error::invalid_request, "Invalid Request: jsonrpc must be \"2.0\""};
+  }
+  auto method = message.find("method");
+  if (method == message.end()) {
+    if (has_id && (message.contains("result") || message.contains("error"))) return Response{id};
+    return ErrorReply{id, rpc_error::invalid_request, "Invalid Request: missing method"};
+  }
+  if (!method->is_string()) return ErrorReply{id, rpc_error::invalid_request, "Invalid Request: method must be a string"};
+  json params = json::object();
+  if (auto p = message.find("params"); p != message.end()) {
+    if (!p->is_object() && !p->is_array()) {
+      return ErrorReply{id, rpc_error::invalid_request, "Invalid Request: params must be an object"};
+    }
+    params = *p;
+  }
+  if (!has_id) return Notification{method->get<std::string>(), std::move(params)};
+  return Request{id, method->get<std::string>(), std::move(params)};
+}
+
+std::string serialize(const json& message) {
+  return message.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+json make_result(const json& id, json result) {
+  return json{{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(result)}};
+}
+
+json make_error(const json& id, int code, const std::string& message) {
+  return json{{"jsonrpc", "2.0"}, {"id", id}, {"error", {{"code", code}, {"message", message}}}};
+}
+
+json make_notification(const std::string& method, json params) {
+  return json{{"jsonrpc", "2.0"}, {"method", method}, {"params", std::move(params)}};
+}
+
+}  // namespace agentty::mcp

@@ -1,1 +1,229 @@
-// placeholder
+#include "mcp/mcp_server.hpp"
+
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <spdlog/spdlog.h>
+
+#include <array>
+
+#include "agentty_version.hpp"
+#include "mcp/schema.hpp"
+
+namespace agentty::mcp {
+
+namespace {
+
+constexpr std::array kSupportedVersions = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"};
+constexpr std::array kLogLevels = {"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"};
+
+int level_index(const std::string& level) {
+  for (std::size_t i = 0; i < kLogLevels.size(); ++i)
+    if (level == kLogLevels[i]) return static_cast<int>(i);
+  return -1;
+}
+
+constexpr const char* kInstructions =
+    "agentty runs commands under real terminals. Use `execute` for commands (short ones answer inline, long ones "
+    "continue in the background with an execution_id); follow them with `read`/`wait`, answer prompts with `write`, "
+    "look at full-screen programs with `screen`, end them with `stop`, list them with `ps`. Every execution can be "
+    "watched and taken over by a human in the browser (terminal_url); while held=true your writes are refused: "
+    "wait(until=\"released\").";
+
+json annotations_with_title(const ToolDefinition& tool) {
+  json out = tool.annotations;
+  out["title"] = tool.title;
+  return out;
+}
+
+}  // namespace
+
+bool is_supported_protocol_version(const std::string& version) {
+  for (const char* v : kSupportedVersions)
+    if (version == v) return true;
+  return false;
+}
+
+McpServer::McpServer(boost::asio::io_context& io, session::Registry& registry, ToolConfig config,
+                     session::Policy* policy, Hooks hooks)
+    : io_(io),
+      registry_(registry),
+      config_(std::move(config)),
+      policy_(policy),
+      hooks_(std::move(hooks)),
+      tools_(make_tool_table(config_)) {}
+
+McpServer::~McpServer() {
+  *alive_ = false;
+  for (auto& [id, signal] : in_flight_) signal->emit(boost::asio::cancellation_type::terminal);
+}
+
+void McpServer::send(const json& message) {
+  if (hooks_.send) hooks_.send(serialize(message));
+}
+
+void McpServer::reject(int code, const std::string& message) { send(make_error(nullptr, code, message)); }
+
+void McpServer::log(const std::string& level, const std::string& message) {
+  int index = level_index(level);
+  if (index < log_level_) return;
+  send(make_notification("notifications/message", {{"level", level}, {"logger", "agentty"}, {"data", message}}));
+}
+
+void McpServer::handle_line(std::string_view line) {
+  if (line.find_first_not_of(" \t\r") == std::string_view::npos) return;  // blank keep-alive lines
+  auto message = parse_message(line);
+  if (auto* request = std::get_if<Request>(&message)) {
+    handle_request(std::move(*request));
+  } else if (auto* notification = std::get_if<Notification>(&message)) {
+    handle_notification(*notification);
+  } else if (auto* error = std::get_if<ErrorReply>(&message)) {
+    send(make_error(error->id, error->code, error->message));
+  }
+  // Responses: we send no requests to the client, so there is nothing to match.
+}
+
+json McpServer::initialize(const json& params) {
+  std::string requested = params.is_object() ? params.value("protocolVersion", "") : "";
+  std::string version = is_supported_protocol_version(requested) ? requested : kLatestProtocolVersion;
+  return {
+      {"protocolVersion", version},
+      {"capabilities", {{"tools", {{"listChanged", false}}}, {"logging", json::object()}}},
+      {"serverInfo", {{"name", "agentty"}, {"title", "agentty terminal sessions"}, {"version", AGENTTY_VERSION}}},
+      {"instructions", kInstructions},
+  };
+}
+
+json McpServer::list_tools() const {
+  json list = json::array();
+  for (const auto& tool : tools_) {
+    list.push_back({{"name", tool.name},
+                    {"title", tool.title},
+                    {"description", tool.description},
+                    {"inputSchema", tool.input_schema},
+                    {"outputSchema", tool.output_schema},
+                    {"annotations", annotations_with_title(tool)}});
+  }
+  return {{"tools", list}};
+}
+
+void McpServer::handle_request(Request request) {
+  const std::string& method = request.method;
+  if (method == "initialize") {
+    send(make_result(request.id, initialize(request.params)));
+  } else if (method == "ping") {
+    send(make_result(request.id, json::object()));
+  } else if (method == "tools/list") {
+    send(make_result(request.id, list_tools()));
+  } else if (method == "tools/call") {
+    call_tool(std::move(request));
+  } else if (method == "logging/setLevel") {
+    int index = request.params.is_object() ? level_index(request.params.value("level", "")) : -1;
+    if (index < 0) {
+      send(make_error(request.id, rpc_error::invalid_params, "level: must be one of debug, info, notice, warning, error, critical, alert, emergency"));
+      return;
+    }
+    log_level_ = index;
+    send(make_result(request.id, json::object()));
+  } else if (method == "resources/list" || method == "prompts/list") {
+    send(make_error(request.id, rpc_error::method_not_found, "Method not found: " + method + " (agentty offers tools only)"));
+  } else {
+    send(make_error(request.id, rpc_error::method_not_found, "Method not found: " + method));
+  }
+}
+
+void McpServer::handle_notification(const Notification& notification) {
+  if (notification.method == "notifications/cancelled" && notification.params.is_object()) {
+    auto id = notification.params.find("requestId");
+    if (id == notification.params.end()) return;
+    auto it = in_flight_.find(id->dump());
+    if (it != in_flight_.end()) it->second->emit(boost::asio::cancellation_type::terminal);
+  }
+  // notifications/initialized and others need no action.
+}
+
+void McpServer::call_tool(Request request) {
+  const json& params = request.params;
+  if (!params.is_object() || !params.contains("name") || !params["name"].is_string()) {
+    send(make_error(request.id, rpc_error::invalid_params, "Invalid params: tools/call needs a string \"name\""));
+    return;
+  }
+  std::string name = params["name"];
+  auto tool = std::find_if(tools_.begin(), tools_.end(), [&](const ToolDefinition& t) { return t.name == name; });
+  if (tool == tools_.end()) {
+    send(make_error(request.id, rpc_error::invalid_params, "Unknown tool: " + name + ". tools/list names the available tools."));
+    return;
+  }
+  json args = params.contains("arguments") && !params["arguments"].is_null() ? params["arguments"] : json::object();
+  std::string key = request.id.dump();
+  if (in_flight_.count(key)) {
+    send(make_error(request.id, rpc_error::invalid_request, "Invalid Request: id " + key + " is already in use by a running call"));
+    return;
+  }
+  auto signal = std::make_shared<boost::asio::cancellation_signal>();
+  in_flight_.emplace(key, signal);
+
+  json progress_token = params.contains("_meta") && params["_meta"].is_object() && params["_meta"].contains("progressToken")
+                            ? params["_meta"]["progressToken"] : json();
+  auto responded = std::make_shared<bool>(false);
+  ToolContext ctx{registry_, config_, policy_, nullptr, hooks_.terminal_url, {}};
+  if (!progress_token.is_null()) {
+    ctx.progress = [this, progress_token, responded, alive = alive_](double progress, const std::string& message) {
+      if (!*alive || *responded) return;
+      send(make_notification("notifications/progress", {{"progressToken", progress_token}, {"progress", progress}, {"message", message}}));
+    };
+  }
+
+  auto run = [this, tool = &*tool, ctx = std::move(ctx), args = std::move(args), id = request.id, key, responded,
+              signal, alive = alive_]() mutable -> boost::asio::awaitable<void> {
+    ToolResult result;
+    bool cancelled = false;
+    if (auto problem = validate(tool->input_schema, args)) {
+      result = tool_error(*problem);
+    } else {
+      try {
+        result = co_await tool->handler(ctx, args);
+        cancelled = result.content.is_null();
+      } catch (const std::exception& e) {
+        spdlog::error("tool {} failed: {}", tool->name, e.what());
+        result = tool_error(std::string("internal error: ") + e.what() + ". The server is still running; retry or report this.");
+      }
+    }
+    if (!*alive) co_return;
+    *responded = true;
+    in_flight_.erase(key);
+    audit_call(tool->name, args, result);
+    if (cancelled) co_return;  // the client gave up on this request: no response
+    json text = {{"type", "text"}, {"text", serialize(result.content)}};
+    json reply = {{"content", json::array({text})}, {"structuredContent", result.content}, {"isError", result.is_error}};
+    send(make_result(id, std::move(reply)));
+  };
+  boost::asio::co_spawn(io_, std::move(run),
+                        boost::asio::bind_cancellation_slot(signal->slot(), [](std::exception_ptr e) {
+                          if (e) {
+                            try {
+                              std::rethrow_exception(e);
+                            } catch (const std::exception& ex) {
+                              spdlog::error("tool call ended with an exception: {}", ex.what());
+                            }
+                          }
+                        }));
+}
+
+void McpServer::audit_call(const std::string& tool, const json& args, const ToolResult& result) {
+  if (!hooks_.audit) return;
+  const json& content = result.content;
+  json record = {{"kind", "tool"}, {"tool", tool}};
+  for (const char* key : {"execution_id", "purpose", "side_effects", "command", "argv", "session", "host", "signal"})
+    if (args.is_object() && args.contains(key)) record[key] = args[key];
+  if (args.is_object() && args.contains("script")) record["script"] = args["script"];
+  if (content.is_object()) {
+    for (const char* key : {"execution_id", "status", "exit_code", "held", "error", "wait_result"})
+      if (content.contains(key)) record[key] = content[key];
+    if (content.contains("output") && content["output"].is_string()) record["bytes"] = content["output"].get_ref<const std::string&>().size();
+  } else {
+    record["status"] = "cancelled";
+  }
+  hooks_.audit(record);
+}
+
+}  // namespace agentty::mcp

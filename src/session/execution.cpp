@@ -1,1 +1,288 @@
-// placeholder: filled in by its issue
+#include "session/execution.hpp"
+
+#include <csignal>
+
+#include "session/recorder.hpp"
+#include "session/redactor.hpp"
+#include "session/shell_integration.hpp"
+
+namespace agentty::session {
+
+namespace {
+using std::chrono::duration_cast;
+using std::chrono::milliseconds;
+}  // namespace
+
+std::string to_string(ExecutionStatus status) {
+  switch (status) {
+    case ExecutionStatus::running: return "running";
+    case ExecutionStatus::completed: return "completed";
+    case ExecutionStatus::timed_out: return "timed_out";
+    case ExecutionStatus::stopped: return "stopped";
+    case ExecutionStatus::failed_to_start: return "failed_to_start";
+    case ExecutionStatus::failed: return "failed";
+  }
+  return "unknown";
+}
+
+std::string to_string(ExecutionKind kind) {
+  return kind == ExecutionKind::session ? "session" : "command";
+}
+
+bool is_terminal(ExecutionStatus status) { return status != ExecutionStatus::running; }
+
+Execution::Execution(boost::asio::io_context& io, std::string id, ExecutionSpec spec,
+                     Options options)
+    : io_(io),
+      id_(std::move(id)),
+      spec_(std::move(spec)),
+      options_(std::move(options)),
+      log_(options_.log),
+      feeder_(spec_.size, options_.scrollback_lines),
+      started_at_(std::chrono::system_clock::now()),
+      started_steady_(std::chrono::steady_clock::now()),
+      agent_size_(spec_.size),
+      timeout_timer_(io),
+      force_kill_timer_(io) {}
+
+Execution::~Execution() {
+  timeout_timer_.cancel();
+  force_kill_timer_.cancel();
+  channel_.reset();  // a live channel kills its process group
+}
+
+void Execution::attach(std::unique_ptr<pty::PtyChannel> channel,
+                       std::unique_ptr<Redactor> redactor) {
+  channel_ = std::move(channel);
+  redactor_ = std::move(redactor);
+  channel_->start(pty::ChannelEvents{
+      [this](std::string_view bytes) { on_output(bytes); },
+      [this](pty::ExitStatus status) { on_exit(status); },
+  });
+  arm_timeout();
+  state_changed();
+}
+
+void Execution::fail_to_start(std::string reason) {
+  failure_reason_ = std::move(reason);
+  status_ = ExecutionStatus::failed_to_start;
+  ended_at_ = std::chrono::system_clock::now();
+  ended_steady_ = std::chrono::steady_clock::now();
+  log_.mark_complete();
+  state_changed();
+}
+
+std::optional<int> Execution::process_id() const {
+  return channel_ ? channel_->process_id() : std::nullopt;
+}
+
+milliseconds Execution::duration() const {
+  auto end = ended_steady_.value_or(std::chrono::steady_clock::now());
+  return duration_cast<milliseconds>(end - started_steady_);
+}
+
+std::optional<milliseconds> Execution::idle() const {
+  if (!last_output_steady_) return std::nullopt;
+  return duration_cast<milliseconds>(std::chrono::steady_clock::now() - *last_output_steady_);
+}
+
+void Execution::advance_cursor(std::uint64_t next_seq) {
+  if (next_seq > cursor_) cursor_ = next_seq;
+}
+
+int Execution::add_output_listener(OutputListener listener) {
+  int token = next_listener_token_++;
+  listeners_.emplace(token, std::move(listener));
+  return token;
+}
+
+void Execution::remove_output_listener(int token) { listeners_.erase(token); }
+
+void Execution::on_output(std::string_view bytes) {
+  if (redactor_) {
+    std::string safe = redactor_->process(bytes);
+    if (!safe.empty()) append_output(safe);
+  } else {
+    append_output(bytes);
+  }
+}
+
+void Execution::append_output(std::string_view bytes) {
+  std::uint64_t start = log_.latest_seq();
+  log_.append(bytes);
+  feeder_.on_output(bytes);
+  std::string replies = feeder_.take_replies();
+  if (!replies.empty() && channel_ && !channel_->finished()) channel_->write(replies);
+  if (shell_) shell_->on_output(bytes, start);
+  if (recorder_) recorder_->output(bytes);
+  // A listener may remove itself while being called: iterate over a copy of the keys.
+  for (auto it = listeners_.begin(); it != listeners_.end();) {
+    auto current = it++;
+    current->second(bytes, start);
+  }
+  auto now = std::chrono::steady_clock::now();
+  last_output_steady_ = now;
+  last_output_at_ = std::chrono::system_clock::now();
+  changed_.notify();
+}
+
+void Execution::on_exit(pty::ExitStatus status) {
+  if (redactor_) {
+    std::string rest = redactor_->finish();
+    if (!rest.empty()) append_output(rest);
+  }
+  log_.mark_complete();
+  log_.flush();
+  exit_status_ = status;
+  ended_at_ = std::chrono::system_clock::now();
+  ended_steady_ = std::chrono::steady_clock::now();
+  if (timed_out_) {
+    status_ = ExecutionStatus::timed_out;
+  } else if (stop_requested_) {
+    status_ = ExecutionStatus::stopped;
+  } else {
+    status_ = ExecutionStatus::completed;
+  }
+  timeout_timer_.cancel();
+  force_kill_timer_.cancel();
+  held_by_.reset();
+  if (shell_) shell_->on_exit();
+  state_changed();
+}
+
+const Screen& Execution::screen() {
+  feeder_.catch_up();
+  return feeder_.screen();
+}
+
+ScreenModes Execution::screen_modes() { return screen().modes(); }
+
+pty::TerminalSize Execution::size() const {
+  return channel_ ? channel_->size() : spec_.size;
+}
+
+void Execution::resize(pty::TerminalSize size, InputSource source) {
+  if (source == InputSource::agent) agent_size_ = size;
+  if (source == InputSource::agent && held()) return;  // the holder decides the size
+  feeder_.resize(size);
+  if (channel_ && !channel_->finished()) channel_->resize(size);
+  if (recorder_) recorder_->resize(size.cols, size.rows);
+  changed_.notify();
+}
+
+Expected<void> Execution::write(std::string_view bytes, InputSource source) {
+  if (source == InputSource::agent && held()) {
+    return make_error("held: a human has taken over this execution; nothing was written. "
+                      "Wait with wait(until=\"released\") and try again.");
+  }
+  if (finished() || !channel_ || channel_->finished()) {
+    return make_error("execution " + id_ + " has ended (" + to_string(status_) +
+                      "); nothing was written. Start a new one with execute.");
+  }
+  if (recorder_) recorder_->input(bytes, source == InputSource::human);
+  if (shell_) shell_->on_input(bytes, source);
+  channel_->write(bytes);
+  return {};
+}
+
+bool Execution::waiting_for_input() const {
+  if (finished() || !channel_) return false;
+  auto quiet = idle().value_or(duration());
+  if (quiet < options_.quiet_for_input) return false;
+  switch (channel_->input_state()) {
+    case pty::InputState::reading_input: return true;
+    case pty::InputState::busy: return false;
+    case pty::InputState::unknown: return quiet >= milliseconds(1000);
+  }
+  return false;
+}
+
+std::optional<bool> Execution::echo_enabled() const {
+  return channel_ ? channel_->echo_enabled() : std::nullopt;
+}
+
+Expected<void> Execution::stop(int signo, milliseconds force_after, InputSource source) {
+  if (source == InputSource::agent && held()) {
+    return make_error("held: a human has taken over this execution; it was not stopped. "
+                      "Wait with wait(until=\"released\") and try again.");
+  }
+  if (finished()) return {};
+  stop_requested_ = true;
+  channel_->send_signal(signo);
+  if (signo != SIGKILL) arm_force_kill(force_after);
+  return {};
+}
+
+void Execution::kill_now() {
+  if (finished() || !channel_) return;
+  stop_requested_ = true;
+  channel_->send_signal(SIGKILL);
+}
+
+Expected<void> Execution::take_over(const std::string& who,
+                                    std::optional<pty::TerminalSize> size) {
+  if (finished()) return make_error("execution " + id_ + " has ended; nothing to take over.");
+  if (held_by_ && *held_by_ != who) {
+    return make_error("already held by " + *held_by_ + "; ask them to release it first.");
+  }
+  held_by_ = who;
+  handoff_reason_.reset();
+  if (recorder_) recorder_->marker("takeover by " + who);
+  if (size) resize(*size, InputSource::human);
+  state_changed();
+  return {};
+}
+
+Expected<void> Execution::release(const std::string& who) {
+  if (!held_by_) return {};
+  if (*held_by_ != who) return make_error("held by " + *held_by_ + ", not by " + who + ".");
+  held_by_.reset();
+  if (recorder_) recorder_->marker("released by " + who);
+  if (!finished() && !(size() == agent_size_)) resize(agent_size_, InputSource::human);
+  state_changed();
+  return {};
+}
+
+void Execution::request_handoff(std::string reason) {
+  handoff_reason_ = std::move(reason);
+  if (recorder_) recorder_->marker("handoff requested: " + *handoff_reason_);
+  state_changed();
+}
+
+void Execution::set_state_observer(std::function<void(Execution&)> observer) {
+  state_observer_ = std::move(observer);
+}
+
+void Execution::set_shell_integration(std::unique_ptr<ShellIntegration> shell) {
+  shell_ = std::move(shell);
+}
+
+void Execution::set_recorder(std::unique_ptr<Recorder> recorder) {
+  recorder_ = std::move(recorder);
+}
+
+void Execution::arm_timeout() {
+  if (spec_.timeout.count() <= 0) return;
+  timeout_timer_.expires_after(spec_.timeout);
+  timeout_timer_.async_wait([this, self = weak_from_this()](boost::system::error_code ec) {
+    if (ec || self.expired() || finished()) return;
+    timed_out_ = true;
+    channel_->send_signal(SIGTERM);
+    arm_force_kill(options_.kill_grace);
+  });
+}
+
+void Execution::arm_force_kill(milliseconds after) {
+  force_kill_timer_.expires_after(after);
+  force_kill_timer_.async_wait([this, self = weak_from_this()](boost::system::error_code ec) {
+    if (ec || self.expired() || finished()) return;
+    channel_->send_signal(SIGKILL);
+  });
+}
+
+void Execution::state_changed() {
+  changed_.notify();
+  if (state_observer_) state_observer_(*this);
+}
+
+}  // namespace agentty::session

@@ -1,1 +1,145 @@
-// placeholder: filled in by its issue
+#include "session/registry.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <csignal>
+
+#include "base/random_id.hpp"
+#include "pty/pty_process.hpp"
+#include "session/redactor.hpp"
+
+namespace agentty::session {
+
+Registry::Registry(boost::asio::io_context& io, RegistryOptions options)
+    : io_(io), options_(std::move(options)) {
+  if (!options_.state_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(options_.state_dir / "spool", ec);
+    if (ec) spdlog::warn("cannot create state dir {}: {}", options_.state_dir.string(), ec.message());
+  }
+}
+
+Registry::~Registry() {
+  for (auto& [id, execution] : executions_) execution->kill_now();
+}
+
+std::shared_ptr<Execution> Registry::make_execution(ExecutionSpec spec) {
+  std::string id = random_hex(6);
+  while (executions_.count(id)) id = random_hex(6);
+  Execution::Options options = options_.execution;
+  if (!options_.state_dir.empty() && options.log.spool_cap_bytes > 0) {
+    options.log.spool_path = options_.state_dir / "spool" / (id + ".log");
+  }
+  auto execution = std::make_shared<Execution>(io_, id, std::move(spec), options);
+  execution->set_state_observer([this](Execution& e) { notify(e); });
+  return execution;
+}
+
+Expected<std::shared_ptr<Execution>> Registry::start_local(ExecutionSpec spec) {
+  prune_retained();
+  if (live_count() >= options_.max_live) {
+    return make_error("too many live executions (" + std::to_string(live_count()) +
+                      "); nothing was started. Stop or wait for one (ps lists them), or raise "
+                      "AGENTTY_MAX_EXECUTIONS.");
+  }
+  pty::SpawnOptions spawn;
+  spawn.argv = spec.argv;
+  spawn.cwd = spec.cwd;
+  spawn.env = spec.env;
+  spawn.size = spec.size;
+  spawn.agent_defaults = spec.kind == ExecutionKind::command;
+  auto channel = pty::spawn_pty_process(io_, spawn);
+  if (!channel) return make_error(channel.error());
+
+  std::map<std::string, std::string> secrets = options_.redact_values;
+  auto execution = make_execution(std::move(spec));
+  std::unique_ptr<Redactor> redactor;
+  if (!secrets.empty()) redactor = std::make_unique<Redactor>(secrets);
+  executions_.emplace(execution->id(), execution);
+  order_.push_back(execution->id());
+  execution->attach(std::move(channel).value(), std::move(redactor));
+  return execution;
+}
+
+boost::asio::awaitable<Expected<std::shared_ptr<Execution>>> Registry::start(ExecutionSpec spec) {
+  if (spec.host.empty()) co_return start_local(std::move(spec));
+  co_return make_error("host: remote executions are not available in this build yet; omit host.");
+}
+
+std::shared_ptr<Execution> Registry::find(const std::string& id) const {
+  auto it = executions_.find(id);
+  return it == executions_.end() ? nullptr : it->second;
+}
+
+std::vector<std::shared_ptr<Execution>> Registry::list() const {
+  std::vector<std::shared_ptr<Execution>> out;
+  out.reserve(order_.size());
+  for (const auto& id : order_) out.push_back(executions_.at(id));
+  return out;
+}
+
+std::size_t Registry::live_count() const {
+  return std::count_if(executions_.begin(), executions_.end(),
+                       [](const auto& kv) { return !kv.second->finished(); });
+}
+
+std::size_t Registry::live_session_count() const {
+  return std::count_if(executions_.begin(), executions_.end(), [](const auto& kv) {
+    return !kv.second->finished() && kv.second->kind() == ExecutionKind::session;
+  });
+}
+
+std::size_t Registry::cleanup(std::chrono::milliseconds completed_older_than,
+                              std::chrono::milliseconds stopped_older_than) {
+  auto now = std::chrono::system_clock::now();
+  std::size_t removed = 0;
+  std::erase_if(order_, [&](const std::string& id) {
+    auto& execution = executions_.at(id);
+    if (!execution->finished() || !execution->ended_at()) return false;
+    auto age = now - *execution->ended_at();
+    auto limit = execution->status() == ExecutionStatus::completed ? completed_older_than
+                                                                    : stopped_older_than;
+    if (age < limit) return false;
+    executions_.erase(id);
+    ++removed;
+    return true;
+  });
+  return removed;
+}
+
+void Registry::prune_retained() {
+  cleanup(options_.retention, options_.retention);
+  std::size_t terminal = executions_.size() - live_count();
+  if (terminal <= options_.max_retained) return;
+  std::size_t excess = terminal - options_.max_retained;
+  std::erase_if(order_, [&](const std::string& id) {
+    if (excess == 0 || !executions_.at(id)->finished()) return false;
+    executions_.erase(id);
+    --excess;
+    return true;
+  });
+}
+
+void Registry::shutdown(std::chrono::milliseconds grace) {
+  for (auto& [id, execution] : executions_) {
+    if (!execution->finished()) (void)execution->stop(SIGTERM, grace, InputSource::human);
+  }
+}
+
+int Registry::add_observer(Observer observer) {
+  int token = next_observer_token_++;
+  observers_.emplace(token, std::move(observer));
+  return token;
+}
+
+void Registry::remove_observer(int token) { observers_.erase(token); }
+
+void Registry::notify(Execution& execution) {
+  for (auto it = observers_.begin(); it != observers_.end();) {
+    auto current = it++;
+    current->second(execution);
+  }
+}
+
+}  // namespace agentty::session

@@ -1,0 +1,60 @@
+// JSON-RPC 2.0 framing for MCP over stdio: one message per line.
+//
+// parse_message() classifies one line as a request, a notification or a
+// response, or returns the JSON-RPC error to send back (-32700 parse error,
+// -32600 invalid request). Serialisation never throws: invalid UTF-8 (PTY
+// output often has it) is replaced with U+FFFD.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+
+namespace agentty::mcp {
+
+using json = nlohmann::json;
+
+namespace rpc_error {
+constexpr int parse_error = -32700;
+constexpr int invalid_request = -32600;
+constexpr int method_not_found = -32601;
+constexpr int invalid_params = -32602;
+constexpr int internal_error = -32603;
+}  // namespace rpc_error
+
+struct Request {
+  json id;  // string or number
+  std::string method;
+  json params;  // object (empty object when absent)
+};
+
+struct Notification {
+  std::string method;
+  json params;
+};
+
+struct Response {
+  json id;
+};
+
+struct ErrorReply {
+  json id;  // null when the request id could not be read
+  int code;
+  std::string message;
+};
+
+using Message = std::variant<Request, Notification, Response, ErrorReply>;
+
+Message parse_message(std::string_view line);
+
+// One line of JSON, no embedded newline, invalid UTF-8 replaced.
+std::string serialize(const json& message);
+
+json make_result(const json& id, json result);
+json make_error(const json& id, int code, const std::string& message);
+json make_notification(const std::string& method, json params);
+
+}  // namespace agentty::mcp

@@ -1,0 +1,68 @@
+// McpServer: the MCP protocol over any line transport (stdio in practice).
+//
+// handle_line() takes one JSON-RPC message; replies and notifications leave
+// through the `send` callback, one serialized line each. Tool calls run as
+// coroutines on the I/O loop, so a blocking `wait` never stops the server
+// from reading `ping` or `notifications/cancelled`. A cancelled call stops at
+// once and sends no response (the process it was watching keeps running).
+//
+// Threading: everything on the one I/O event loop.
+#pragma once
+
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "mcp/json_rpc.hpp"
+#include "mcp/tool.hpp"
+
+namespace agentty::mcp {
+
+inline constexpr const char* kLatestProtocolVersion = "2025-11-25";
+bool is_supported_protocol_version(const std::string& version);
+
+class McpServer {
+ public:
+  struct Hooks {
+    std::function<void(const std::string& line)> send;
+    std::function<std::string(const std::string& execution_id)> terminal_url;
+    std::function<void(const json& record)> audit;  // one record per tool call
+  };
+
+  McpServer(boost::asio::io_context& io, session::Registry& registry, ToolConfig config,
+            session::Policy* policy, Hooks hooks);
+  ~McpServer();
+
+  void handle_line(std::string_view line);
+  // Replies to a message the transport refused (e.g. a line over the size cap).
+  void reject(int code, const std::string& message);
+  // Sends notifications/message when `level` is at or above the client's level.
+  void log(const std::string& level, const std::string& message);
+  std::size_t calls_in_flight() const { return in_flight_.size(); }
+  const std::vector<ToolDefinition>& tools() const { return tools_; }
+
+ private:
+  void handle_request(Request request);
+  void handle_notification(const Notification& notification);
+  void call_tool(Request request);
+  json initialize(const json& params);
+  json list_tools() const;
+  void send(const json& message);
+  void audit_call(const std::string& tool, const json& args, const ToolResult& result);
+
+  boost::asio::io_context& io_;
+  session::Registry& registry_;
+  ToolConfig config_;
+  session::Policy* policy_;
+  Hooks hooks_;
+  std::vector<ToolDefinition> tools_;
+  std::map<std::string, std::shared_ptr<boost::asio::cancellation_signal>> in_flight_;  // by request id
+  int log_level_ = 1;  // index into the syslog-style level list; "info"
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+}  // namespace agentty::mcp

@@ -1,0 +1,23 @@
+// Validation of tool arguments against the tool's own inputSchema, so the
+// schema the client sees is the single source of truth. Supports the subset
+// our schemas use: type (incl. "integer" and type lists), properties,
+// required, additionalProperties:false, enum, minimum, maximum, minLength,
+// maxLength, minItems, maxItems, items, uniqueItems, additionalProperties as
+// a schema (for string maps).
+//
+// Errors name the argument and say how to fix it, e.g.
+// "yield_ms: must be at most 55000 (got 90000)".
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+
+namespace agentty::mcp {
+
+// nullopt when `value` satisfies `schema`; otherwise the first problem found.
+std::optional<std::string> validate(const nlohmann::json& schema, const nlohmann::json& value,
+                                    const std::string& path = "");
+
+}  // namespace agentty::mcp

@@ -1,0 +1,76 @@
+#include "mcp/stdio_transport.hpp"
+
+#include <boost/asio/post.hpp>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+namespace agentty::mcp {
+
+StdioTransport::StdioTransport(boost::asio::io_context& io, std::size_t max_line_bytes, Handlers handlers)
+    : io_(io), max_line_bytes_(max_line_bytes), handlers_(std::move(handlers)) {}
+
+StdioTransport::~StdioTransport() {
+  // The reader blocks in read(2) on stdin; it cannot be interrupted portably.
+  // It only ever posts to the loop, so detaching at exit is safe.
+  if (reader_.joinable()) reader_.detach();
+}
+
+void StdioTransport::start() { reader_ = std::thread([this] { read_loop(); }); }
+
+void StdioTransport::send(const std::string& line) {
+  std::string framed = line + "\n";
+  std::size_t done = 0;
+  while (done < framed.size()) {
+    ssize_t n = ::write(STDOUT_FILENO, framed.data() + done, framed.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      spdlog::debug("stdout closed: {}", std::strerror(errno));
+      return;
+    }
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+void StdioTransport::read_loop() {
+  std::string line;
+  bool oversized = false;
+  std::size_t dropped = 0;
+  char buffer[65536];
+  for (;;) {
+    ssize_t n = ::read(STDIN_FILENO, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    std::string_view chunk(buffer, static_cast<std::size_t>(n));
+    while (!chunk.empty()) {
+      auto newline = chunk.find('\n');
+      auto piece = chunk.substr(0, newline);
+      if (oversized) {
+        dropped += piece.size();
+      } else if (line.size() + piece.size() > max_line_bytes_) {
+        oversized = true;
+        dropped = line.size() + piece.size();
+        line.clear();
+        line.shrink_to_fit();
+      } else {
+        line.append(piece);
+      }
+      if (newline == std::string_view::npos) break;
+      chunk.remove_prefix(newline + 1);
+      if (oversized) {
+        boost::asio::post(io_, [this, dropped] { handlers_.on_oversized(dropped); });
+        oversized = false;
+      } else {
+        boost::asio::post(io_, [this, l = std::move(line)]() mutable { handlers_.on_line(std::move(l)); });
+        line = std::string();
+      }
+    }
+  }
+  if (!line.empty() && !oversized) {
+    boost::asio::post(io_, [this, l = std::move(line)]() mutable { handlers_.on_line(std::move(l)); });
+  }
+  boost::asio::post(io_, [this] { handlers_.on_closed(); });
+}
+
+}  // namespace agentty::mcp

@@ -1,0 +1,222 @@
+#include "mcp/tools/common.hpp"
+
+#include "pty/exit_status.hpp"
+#include "session/text_view.hpp"
+
+namespace agentty::mcp::tools {
+
+using namespace std::chrono;
+
+json execution_id_input() {
+  return {{"type", "string"},
+          {"minLength", 1},
+          {"maxLength", 128},
+          {"description",
+           "The opaque execution_id returned by execute or open; pass it unchanged. The numeric "
+           "process_id is not accepted."}};
+}
+
+json read_inputs(const ToolConfig& config) {
+  return {
+      {"since_seq",
+       {{"type", "integer"},
+        {"minimum", 1},
+        {"maximum", 9007199254740991LL},
+        {"description",
+         "Read from this byte position (a next_seq from an earlier response; 1 = from the "
+         "start). Out-of-band: does not use or move the server-side cursor."}}},
+      {"tail_lines",
+       {{"type", "integer"},
+        {"minimum", 1},
+        {"maximum", 100000},
+        {"description",
+         "Return only the newest N lines. Out-of-band; cannot be combined with since_seq."}}},
+      {"max_output_bytes",
+       {{"type", "integer"},
+        {"minimum", 1},
+        {"maximum", config.max_output_bytes},
+        {"description", "Cap on output bytes in this response (default " +
+                            std::to_string(config.default_max_output_bytes) +
+                            "). Output past the cap is kept; the response says capped=true."}}},
+      {"format",
+       {{"type", "string"},
+        {"enum", {"text", "raw"}},
+        {"description",
+         "text (default): escape sequences removed, progress-bar overwrites collapsed, CRLF -> "
+         "LF. raw: the bytes as the terminal got them."}}},
+  };
+}
+
+json read_output_properties() {
+  auto integer = [](const char* text) { return json{{"type", "integer"}, {"description", text}}; };
+  return {
+      {"output", {{"type", "string"}, {"description", "Output in the requested format."}}},
+      {"start_seq", integer("Byte position of the first byte returned.")},
+      {"next_seq", integer("Byte position after the last byte returned; pass as since_seq to continue.")},
+      {"latest_seq", integer("Byte position just past the newest output byte; > next_seq means more is waiting.")},
+      {"capped", {{"type", "boolean"}, {"description", "The response cap cut the output; the rest is still readable."}}},
+      {"evicted", {{"type", "boolean"}, {"description", "Part of the requested range is gone for good (past the spool cap)."}}},
+      {"hint", {{"type", "string"}, {"description", "The exact follow-up call when capped or evicted."}}},
+  };
+}
+
+json status_output_properties() {
+  return {
+      {"execution_id", {{"type", "string"}}},
+      {"status",
+       {{"type", "string"},
+        {"enum", {"running", "completed", "backgrounded", "timed_out", "stopped", "failed_to_start", "failed"}}}},
+      {"kind", {{"type", "string"}, {"enum", {"command", "session"}}}},
+      {"process_id", {{"type", {"integer", "null"}}}},
+      {"exit_code", {{"type", {"integer", "null"}}}},
+      {"signal", {{"type", {"string", "null"}}}},
+      {"held", {{"type", "boolean"}, {"description", "A human has taken over; agent writes are refused."}}},
+      {"held_by", {{"type", "string"}}},
+      {"waiting_for_input", {{"type", "boolean"}}},
+      {"duration_ms", {{"type", "integer"}}},
+      {"terminal_url", {{"type", "string"}}},
+      {"failure_reason", {{"type", "string"}}},
+      {"message", {{"type", "string"}}},
+      {"error", {{"type", "string"}}},
+  };
+}
+
+json object_schema(json properties, std::vector<std::string> required) {
+  json schema = {{"type", "object"}, {"properties", std::move(properties)}, {"additionalProperties", false}};
+  if (!required.empty()) schema["required"] = required;
+  return schema;
+}
+
+json annotations(bool read_only, bool destructive, bool idempotent, bool open_world) {
+  return {{"readOnlyHint", read_only},
+          {"destructiveHint", destructive},
+          {"idempotentHint", idempotent},
+          {"openWorldHint", open_world}};
+}
+
+json merged(json a, const json& b) {
+  for (const auto& [key, value] : b.items()) a[key] = value;
+  return a;
+}
+
+std::shared_ptr<session::Execution> find_execution(ToolContext& ctx, const json& args,
+                                                   ToolResult& error) {
+  std::string id = args.value("execution_id", "");
+  auto execution = ctx.registry.find(id);
+  if (!execution) {
+    error = tool_error("execution_id: unknown execution_id '" + id +
+                           "'. Use the execution_id from execute/open (not the process_id); ps "
+                           "lists the known ones. Records are pruned after their retention time.",
+                       {{"execution_id", id}});
+  }
+  return execution;
+}
+
+ReadRequest read_request(const ToolContext& ctx, const json& args) {
+  ReadRequest request;
+  if (args.contains("since_seq")) request.since_seq = args["since_seq"].get<std::uint64_t>();
+  if (args.contains("tail_lines")) request.tail_lines = args["tail_lines"].get<std::size_t>();
+  request.max_bytes = args.value("max_output_bytes", ctx.config.default_max_output_bytes);
+  request.max_bytes = std::min(request.max_bytes, ctx.config.max_output_bytes);
+  request.raw = args.value("format", "text") == "raw";
+  return request;
+}
+
+json read_fields(session::Execution& execution, const ReadRequest& request) {
+  auto& log = execution.log();
+  session::LogPage page;
+  bool cursorless = !request.since_seq && !request.tail_lines;
+  if (request.tail_lines) {
+    page = log.tail_lines(*request.tail_lines, request.max_bytes);
+  } else {
+    page = log.read(request.since_seq.value_or(execution.cursor()), request.max_bytes);
+  }
+  if (cursorless) execution.advance_cursor(page.next_seq);
+  json out = {
+      {"output", request.raw ? page.bytes : session::to_text(page.bytes)},
+      {"start_seq", page.start_seq},
+      {"next_seq", page.next_seq},
+      {"latest_seq", log.latest_seq()},
+      {"capped", page.capped},
+      {"evicted", page.evicted},
+  };
+  std::string hint;
+  if (page.evicted) {
+    hint = "Output before byte " + std::to_string(page.start_seq) +
+           " is gone for good (past the spool cap); this page starts there. Read more often, use explore, or "
+           "raise AGENTTY_MAX_SPOOL_BYTES. ";
+  }
+  if (page.capped) {
+    hint += "More output is waiting (" + std::to_string(log.latest_seq() - page.next_seq) +
+            " bytes). Call read with execution_id=\"" + execution.id() + "\"" +
+            (cursorless ? "" : " and since_seq=" + std::to_string(page.next_seq)) +
+            " to continue, or use tail_lines / explore to look without paging.";
+  }
+  if (!hint.empty()) out["hint"] = hint;
+  return out;
+}
+
+json status_fields(session::Execution& execution, const ToolContext& ctx) {
+  json out = {
+      {"execution_id", execution.id()},
+      {"status", session::to_string(execution.status())},
+      {"kind", session::to_string(execution.kind())},
+      {"held", execution.held()},
+      {"waiting_for_input", execution.waiting_for_input()},
+      {"duration_ms", execution.duration().count()},
+  };
+  auto pid = execution.process_id();
+  out["process_id"] = pid ? json(*pid) : json(nullptr);
+  out["exit_code"] = nullptr;
+  out["signal"] = nullptr;
+  if (auto exit = execution.exit_status()) {
+    out["exit_code"] = exit->shell_code();
+    if (exit->signal) out["signal"] = pty::signal_name(*exit->signal);
+  }
+  if (execution.held_by()) out["held_by"] = *execution.held_by();
+  if (!execution.failure_reason().empty()) out["failure_reason"] = execution.failure_reason();
+  if (ctx.terminal_url) {
+    std::string url = ctx.terminal_url(execution.id());
+    if (!url.empty()) out["terminal_url"] = url;
+  }
+  return out;
+}
+
+json execution_result(session::Execution& execution, const ToolContext& ctx,
+                      const ReadRequest& request) {
+  return merged(status_fields(execution, ctx), read_fields(execution, request));
+}
+
+boost::asio::awaitable<WaitEnd> wait_until(ToolContext& ctx, session::Execution& execution,
+                                           steady_clock::time_point deadline,
+                                           const std::function<bool()>& done,
+                                           milliseconds recheck) {
+  auto start = steady_clock::now();
+  auto next_progress = start + seconds(1);
+  double progress = 0;
+  while (!done()) {
+    auto now = steady_clock::now();
+    if (now >= deadline) co_return WaitEnd::deadline;
+    auto wake = std::min(deadline, next_progress);
+    if (recheck.count() > 0) wake = std::min(wake, now + recheck);
+    auto woke = co_await execution.changed().wait_until(wake);
+    if (woke == ChangeSignal::Wake::cancelled) co_return WaitEnd::cancelled;
+    if (steady_clock::now() >= next_progress) {
+      next_progress += seconds(1);
+      if (ctx.progress) {
+        auto waited = duration_cast<milliseconds>(steady_clock::now() - start).count();
+        ctx.progress(++progress, "waiting (" + std::to_string(waited / 1000) + " s); " +
+                                     session::to_string(execution.status()) + ", " +
+                                     std::to_string(execution.log().total_bytes()) + " bytes of output");
+      }
+    }
+  }
+  co_return WaitEnd::condition;
+}
+
+std::uint32_t effective_yield(const ToolContext& ctx, const json& args, std::uint32_t fallback) {
+  std::uint32_t value = args.value("yield_ms", fallback);
+  return std::min(value, ctx.config.max_yield_ms);
+}
+
+}  // namespace agentty::mcp::tools

@@ -1,0 +1,30 @@
+// Pattern: a compiled PCRE2 regular expression (UTF, multi-line, JIT when
+// available) for wait(until=match).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/expected.hpp"
+
+namespace agentty::mcp::tools {
+
+struct PatternMatch {
+  std::string text;                 // the whole match
+  std::vector<std::string> groups;  // capture groups, in order
+  std::string line;                 // the line the match starts on
+};
+
+class Pattern {
+ public:
+  static Expected<Pattern> compile(const std::string& pattern);
+  std::optional<PatternMatch> search(const std::string& text) const;
+
+ private:
+  struct Code;
+  std::shared_ptr<Code> code_;
+};
+
+}  // namespace agentty::mcp::tools

@@ -1,0 +1,86 @@
+// ps: list executions with their activity.
+#include <iomanip>
+#include <sstream>
+
+#include "mcp/tools/common.hpp"
+
+namespace agentty::mcp::tools {
+
+namespace {
+
+std::string iso8601(session::SystemTime time) {
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(time.time_since_epoch()).count();
+  std::time_t seconds = static_cast<std::time_t>(ms / 1000);
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  std::ostringstream out;
+  out << std::put_time(&utc, "%Y-%m-%dT%H:%M:%S") << '.' << std::setw(3) << std::setfill('0') << ms % 1000 << 'Z';
+  return out.str();
+}
+
+json describe(session::Execution& execution, const ToolContext& ctx) {
+  json item = status_fields(execution, ctx);
+  const auto& spec = execution.spec();
+  item["host"] = spec.host.empty() ? json(nullptr) : json(spec.host);
+  item["name"] = spec.name;
+  item["purpose"] = spec.purpose;
+  item["command"] = spec.command_text;
+  item["cwd"] = spec.cwd;
+  item["started_at"] = iso8601(execution.started_at());
+  item["ended_at"] = execution.ended_at() ? json(iso8601(*execution.ended_at())) : json(nullptr);
+  item["latest_seq"] = execution.log().latest_seq();
+  item["cursor_seq"] = execution.cursor();
+  item["last_output_at"] = execution.last_output_at() ? json(iso8601(*execution.last_output_at())) : json(nullptr);
+  item["idle_ms"] = execution.idle() ? json(execution.idle()->count()) : json(nullptr);
+  if (execution.handoff_reason()) item["handoff_reason"] = *execution.handoff_reason();
+  return item;
+}
+
+boost::asio::awaitable<ToolResult> ps(ToolContext& ctx, const json& args) {
+  bool include_completed = args.value("include_completed", true);
+  std::size_t limit = args.value("limit", 50);
+  std::string status = args.value("status", "");
+  json list = json::array();
+  auto executions = ctx.registry.list();
+  // Newest first: the agent usually wants what it just started.
+  for (auto it = executions.rbegin(); it != executions.rend() && list.size() < limit; ++it) {
+    auto& execution = **it;
+    if (!include_completed && execution.finished()) continue;
+    if (!status.empty() && session::to_string(execution.status()) != status) continue;
+    list.push_back(describe(execution, ctx));
+  }
+  co_return ToolResult{{{"executions", list}, {"total", executions.size()}, {"live", ctx.registry.live_count()}}};
+}
+
+}  // namespace
+
+ToolDefinition make_ps_tool(const ToolConfig&) {
+  json properties = {
+      {"include_completed", {{"type", "boolean"}, {"description", "Include ended executions (default true)."}}},
+      {"limit", {{"type", "integer"}, {"minimum", 1}, {"maximum", 1000}, {"description", "Most entries returned, newest first (default 50)."}}},
+      {"status", {{"type", "string"}, {"enum", {"running", "completed", "timed_out", "stopped", "failed_to_start", "failed"}},
+                  {"description", "Only executions with this status."}}},
+  };
+  json item = status_output_properties();
+  for (const char* key : {"name", "purpose", "command", "cwd", "started_at", "handoff_reason"}) item[key] = {{"type", "string"}};
+  for (const char* key : {"host", "ended_at", "last_output_at"}) item[key] = {{"type", {"string", "null"}}};
+  item["latest_seq"] = {{"type", "integer"}};
+  item["cursor_seq"] = {{"type", "integer"}};
+  item["idle_ms"] = {{"type", {"integer", "null"}}};
+  return ToolDefinition{
+      "ps",
+      "List executions",
+      "List executions, newest first, with status, exit_code, what they run, and activity: idle_ms (time since the "
+      "last output; large and growing on a running process suggests it is stuck or waiting), waiting_for_input, "
+      "held (a human has control), latest_seq vs cursor_seq (unread output). Use it to find an execution_id again "
+      "or to see what is still running.",
+      object_schema(properties),
+      {{"type", "object"},
+       {"properties", {{"executions", {{"type", "array"}, {"items", {{"type", "object"}, {"properties", item}}}}},
+                       {"total", {{"type", "integer"}}}, {"live", {{"type", "integer"}}}, {"error", {{"type", "string"}}}}}},
+      annotations(true, false, true, false),
+      ps,
+  };
+}
+
+}  // namespace agentty::mcp::tools

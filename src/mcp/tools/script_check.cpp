@@ -1,0 +1,85 @@
+#include "mcp/tools/script_check.hpp"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "base/errno_message.hpp"
+#include "base/random_id.hpp"
+#include "base/unique_fd.hpp"
+
+extern char** environ;
+
+namespace agentty::mcp::tools {
+
+namespace {
+
+Expected<std::string> write_script(const std::string& script, const std::filesystem::path& state_dir) {
+  std::error_code ec;
+  auto dir = (state_dir.empty() ? std::filesystem::temp_directory_path() : state_dir) / "scripts";
+  std::filesystem::create_directories(dir, ec);
+  auto path = dir / ("script-" + random_hex(8) + ".sh");
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+  if (!fd) return make_error(errno_message(("open " + path.string()).c_str()));
+  std::size_t done = 0;
+  while (done < script.size()) {
+    ssize_t n = ::write(fd.get(), script.data() + done, script.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return make_error(errno_message("write"));
+    done += static_cast<std::size_t>(n);
+  }
+  return path.string();
+}
+
+}  // namespace
+
+Expected<std::string> check_bash_syntax(const std::string& script, const std::filesystem::path& state_dir) {
+  auto path = write_script(script, state_dir);
+  if (!path) return path;
+  int pipe_fds[2];
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return make_error(errno_message("pipe2"));
+  UniqueFd read_end(pipe_fds[0]), write_end(pipe_fds[1]);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, write_end.get(), 1);
+  posix_spawn_file_actions_adddup2(&actions, write_end.get(), 2);
+  const char* argv[] = {"bash", "-n", path->c_str(), nullptr};
+  pid_t pid = 0;
+  int rc = posix_spawnp(&pid, "bash", &actions, nullptr, const_cast<char**>(argv), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) return make_error(errno_message("posix_spawn bash", rc));
+  write_end.reset();
+  std::string diagnostics;
+  char buffer[4096];
+  for (ssize_t n; (n = ::read(read_end.get(), buffer, sizeof buffer)) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    if (diagnostics.size() < 8192) diagnostics.append(buffer, static_cast<std::size_t>(n));
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return path;
+  std::filesystem::remove(*path);
+  // bash names the temp file; show the line numbers without it.
+  for (std::size_t at; (at = diagnostics.find(*path)) != std::string::npos;) diagnostics.replace(at, path->size(), "script");
+  return make_error("bash -n found a syntax error; nothing was run. Fix the script and try again:\n" + diagnostics);
+}
+
+std::string shell_quote_argv(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const auto& arg : argv) {
+    if (!out.empty()) out += ' ';
+    out += '\'';
+    for (char c : arg) {
+      if (c == '\'') out += "'\\''";
+      else out += c;
+    }
+    out += '\'';
+  }
+  return out;
+}
+
+}  // namespace agentty::mcp::tools

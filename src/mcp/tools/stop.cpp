@@ -1,0 +1,65 @@
+// stop: signal the process group, escalate to SIGKILL after a grace.
+#include <csignal>
+
+#include "mcp/tools/common.hpp"
+#include "pty/exit_status.hpp"
+
+namespace agentty::mcp::tools {
+
+namespace {
+
+using namespace std::chrono;
+
+boost::asio::awaitable<ToolResult> stop(ToolContext& ctx, const json& args) {
+  ToolResult error;
+  auto execution = find_execution(ctx, args, error);
+  if (!execution) co_return error;
+  std::string name = args.value("signal", "SIGTERM");
+  int signo = pty::signal_number(name).value_or(SIGTERM);
+  auto grace = milliseconds(args.value("force_after_ms", ctx.config.default_stop_grace_ms));
+  bool was_running = !execution->finished();
+  if (auto ok = execution->stop(signo, grace, session::InputSource::agent); !ok) {
+    co_return tool_error(ok.error(), merged(status_fields(*execution, ctx), {{"stopped", false}}));
+  }
+  // SIGKILL lands within the grace; allow a little more for the group to drain.
+  auto deadline = steady_clock::now() + grace + milliseconds(3000);
+  auto end = co_await wait_until(ctx, *execution, deadline, [&] { return execution->finished(); });
+  if (end == WaitEnd::cancelled) co_return ToolResult{};
+  json result = status_fields(*execution, ctx);
+  result["stopped"] = was_running && execution->finished();
+  if (!was_running) result["message"] = "The execution had already ended; nothing was signalled.";
+  if (!execution->finished()) {
+    result["message"] = "Signalled, but the process group has not ended yet; wait with until=exit.";
+  }
+  co_return ToolResult{std::move(result)};
+}
+
+}  // namespace
+
+ToolDefinition make_stop_tool(const ToolConfig& config) {
+  json properties = {
+      {"execution_id", execution_id_input()},
+      {"signal", {{"type", "string"}, {"enum", {"SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGKILL", "SIGUSR1", "SIGUSR2"}},
+                  {"description", "Signal sent to the whole process group (default SIGTERM)."}}},
+      {"force_after_ms", {{"type", "integer"}, {"minimum", 0}, {"maximum", 50000},
+                          {"description", "Grace before SIGKILL if it has not ended (default " +
+                                              std::to_string(config.default_stop_grace_ms) + ")."}}},
+  };
+  json output = status_output_properties();
+  output["stopped"] = {{"type", "boolean"}, {"description", "True when this call ended a running execution."}};
+  return ToolDefinition{
+      "stop",
+      "Stop an execution",
+      "End a running execution: sends `signal` (default SIGTERM) to its whole process group and SIGKILL after "
+      "`force_after_ms` if it is still alive, then returns the final status and exit_code. Use it for runaway or no "
+      "longer needed commands; to interrupt a program politely, write keys=[\"ctrl-c\"] instead. Stopping an ended "
+      "execution is harmless (stopped=false). Errors: held=true means a human has taken over and nothing was done: "
+      "wait(until=\"released\") first; an unknown execution_id (ps lists them).",
+      object_schema(properties, {"execution_id"}),
+      {{"type", "object"}, {"properties", output}},
+      annotations(false, true, true, false),
+      stop,
+  };
+}
+
+}  // namespace agentty::mcp::tools

@@ -1,0 +1,141 @@
+// wait: block until a condition (exit, idle, match, input, released) or a
+// deadline; never ends the process.
+#include "mcp/tools/common.hpp"
+#include "mcp/tools/pattern.hpp"
+#include "session/text_view.hpp"
+
+namespace agentty::mcp::tools {
+
+namespace {
+
+using namespace std::chrono;
+
+constexpr std::size_t kMatchWindow = 4 << 20;  // text searched for `match`, newest bytes
+
+struct Condition {
+  std::string until;
+  std::function<bool()> done;
+  milliseconds recheck{0};
+};
+
+boost::asio::awaitable<ToolResult> wait(ToolContext& ctx, const json& args) {
+  ToolResult error;
+  auto execution = find_execution(ctx, args, error);
+  if (!execution) co_return error;
+  if (args.contains("since_seq") && args.contains("tail_lines")) {
+    co_return tool_error("tail_lines: cannot be combined with since_seq; use one of them.");
+  }
+  std::string until = args.value("until", "exit");
+  std::optional<Pattern> pattern;
+  if (until == "match") {
+    if (!args.contains("pattern")) co_return tool_error("pattern: is required with until=\"match\" (a PCRE2 regular expression).");
+    auto compiled = Pattern::compile(args["pattern"].get<std::string>());
+    if (!compiled) co_return tool_error("pattern: " + compiled.error());
+    pattern = std::move(compiled).value();
+  } else if (args.contains("pattern")) {
+    co_return tool_error("pattern: only applies with until=\"match\"; set until or remove pattern.");
+  }
+  auto idle_ms = milliseconds(args.value("idle_ms", 1000));
+  std::uint32_t requested = args.value("timeout_ms", ctx.config.max_yield_ms);
+  std::uint32_t budget = std::min(requested, ctx.config.max_yield_ms);
+  auto start = steady_clock::now();
+  auto deadline = start + milliseconds(budget);
+  auto request = read_request(ctx, args);
+  std::uint64_t from = request.since_seq.value_or(execution->cursor());
+  std::optional<PatternMatch> found;
+
+  std::function<bool()> done;
+  milliseconds recheck{0};
+  if (until == "exit") {
+    done = [&] { return execution->finished(); };
+  } else if (until == "idle") {
+    done = [&] {
+      auto quiet = execution->idle().value_or(duration_cast<milliseconds>(steady_clock::now() - start));
+      return execution->finished() || std::min(quiet, duration_cast<milliseconds>(steady_clock::now() - start)) >= idle_ms;
+    };
+    recheck = milliseconds(25);
+  } else if (until == "input") {
+    done = [&] { return execution->finished() || execution->waiting_for_input(); };
+    recheck = milliseconds(40);
+  } else if (until == "released") {
+    done = [&] { return !execution->held() || execution->finished(); };
+  } else {  // match
+    std::uint64_t scanned_to = 0;
+    done = [&] {
+      auto latest = execution->log().latest_seq();
+      if (latest != scanned_to) {
+        scanned_to = latest;
+        std::uint64_t begin = std::max(from, latest > kMatchWindow ? latest - kMatchWindow : 1);
+        found = pattern->search(session::to_text(execution->log().copy_range(begin, latest)));
+        if (found) return true;
+      }
+      return execution->finished();
+    };
+  }
+  auto end = co_await wait_until(ctx, *execution, deadline, done, recheck);
+  if (end == WaitEnd::cancelled) co_return ToolResult{};
+
+  std::string result_name;
+  if (end == WaitEnd::deadline) {
+    result_name = "deadline_reached";
+  } else if (found) {
+    result_name = "matched";
+  } else if (execution->finished()) {
+    result_name = "exited";
+  } else if (until == "idle") {
+    result_name = "idle";
+  } else if (until == "input") {
+    result_name = "waiting_for_input";
+  } else {
+    result_name = "released";
+  }
+  json result = execution_result(*execution, ctx, request);
+  result["wait_result"] = result_name;
+  result["waited_ms"] = duration_cast<milliseconds>(steady_clock::now() - start).count();
+  result["max_wait_ms"] = budget;
+  if (found) result["match"] = {{"text", found->text}, {"groups", found->groups}, {"line", found->line}};
+  if (end == WaitEnd::deadline) {
+    result["message"] = "The wait budget ran out; the execution is " + session::to_string(execution->status()) +
+                        " and was not touched. Call wait again to keep waiting.";
+  }
+  co_return ToolResult{std::move(result)};
+}
+
+}  // namespace
+
+ToolDefinition make_wait_tool(const ToolConfig& config) {
+  json properties = merged(
+      {
+          {"execution_id", execution_id_input()},
+          {"until", {{"type", "string"}, {"enum", {"exit", "idle", "match", "input", "released"}},
+                     {"description", "exit (default): the process group ended. idle: no output for idle_ms. match: `pattern` "
+                                     "appears in the output's text from the cursor on. input: the program waits for input. "
+                                     "released: a human released a takeover."}}},
+          {"pattern", {{"type", "string"}, {"minLength", 1}, {"maxLength", 4096}, {"description", "PCRE2 pattern for until=match, searched in the text view (multi-line mode)."}}},
+          {"idle_ms", {{"type", "integer"}, {"minimum", 1}, {"maximum", 55000}, {"description", "Quiet time for until=idle (default 1000)."}}},
+          {"timeout_ms", {{"type", "integer"}, {"minimum", 0}, {"maximum", 55000},
+                          {"description", "Longest wait (default and cap 55000). Reaching it returns wait_result=deadline_reached; the process keeps running."}}},
+      },
+      read_inputs(config));
+  json output = merged(status_output_properties(), read_output_properties());
+  output["wait_result"] = {{"type", "string"}, {"enum", {"exited", "idle", "matched", "waiting_for_input", "released", "deadline_reached"}}};
+  output["waited_ms"] = {{"type", "integer"}};
+  output["max_wait_ms"] = {{"type", "integer"}, {"description", "The effective budget after capping."}};
+  output["match"] = {{"type", "object"},
+                     {"properties", {{"text", {{"type", "string"}}}, {"groups", {{"type", "array"}, {"items", {{"type", "string"}}}}}, {"line", {{"type", "string"}}}}}};
+  return ToolDefinition{
+      "wait",
+      "Wait for an execution",
+      "Block until a condition holds or timeout_ms (<= 55 s) passes, then return the new output (advancing the "
+      "cursor, like read). Conditions: exit (default), idle, match (a PCRE2 pattern such as \"Listening on port \\\\d+\"), "
+      "input (the program waits for you to type), released (a human handed back control). wait never ends or "
+      "signals the process: wait_result=deadline_reached just means call wait again. A cancelled request returns at "
+      "once. Errors: an invalid pattern (the message quotes PCRE2's reason and offset); unknown execution_id.",
+      object_schema(properties, {"execution_id"}),
+      {{"type", "object"}, {"properties", output}},
+      annotations(true, false, false, false),
+      wait,
+  };
+}
+
+}  // namespace agentty::mcp::tools

@@ -1,0 +1,140 @@
+#include "server_app.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <spdlog/spdlog.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <iostream>
+
+#include "agentty_version.hpp"
+#include "mcp/mcp_server.hpp"
+#include "mcp/stdio_transport.hpp"
+#include "session/audit_log.hpp"
+#include "session/policy.hpp"
+#include "session/redactor.hpp"
+
+extern char** environ;
+
+namespace agentty {
+
+namespace {
+
+std::map<std::string, std::string> environment() {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; *e; ++e) {
+    std::string entry(*e);
+    auto eq = entry.find('=');
+    if (eq != std::string::npos) env.emplace(entry.substr(0, eq), entry.substr(eq + 1));
+  }
+  return env;
+}
+
+// Everything one server process owns, in construction order.
+struct Server {
+  boost::asio::io_context io{1};
+  std::unique_ptr<session::Policy> policy;
+  std::unique_ptr<session::AuditLog> audit;
+  std::unique_ptr<session::Registry> registry;
+  bool stopping = false;
+
+  // Ends every live execution, then stops the loop once they are gone (bounded).
+  void shutdown(std::chrono::milliseconds grace) {
+    if (stopping) return;
+    stopping = true;
+    registry->shutdown(grace);
+    boost::asio::co_spawn(io, [this, grace]() -> boost::asio::awaitable<void> {
+      auto deadline = std::chrono::steady_clock::now() + grace + std::chrono::milliseconds(1500);
+      for (auto& execution : registry->list()) {
+        while (!execution->finished() && std::chrono::steady_clock::now() < deadline) {
+          co_await execution->changed().wait_until(deadline);
+        }
+      }
+      io.stop();
+    }, boost::asio::detached);
+  }
+};
+
+Expected<std::unique_ptr<Server>> make_server(AppOptions& options) {
+  auto server = std::make_unique<Server>();
+  auto env = environment();
+  auto policy_config = session::PolicyConfig::from_environment(env);
+  if (!policy_config) return make_error(policy_config.error());
+  options.registry.execution.log.spool_cap_bytes = policy_config->max_spool_bytes;
+  options.registry.max_live = policy_config->max_live_executions;
+  options.max_request_bytes = policy_config->max_request_bytes;
+  if (!policy_config->redact_env_regex.empty()) {
+    auto redactor = session::Redactor::from_environment(policy_config->redact_env_regex, {});
+    if (!redactor) return make_error(redactor.error());
+    for (const auto& secret : redactor->secrets()) options.registry.redact_values[secret.name] = secret.value;
+  }
+  server->policy = std::make_unique<session::Policy>(policy_config.value());
+  std::string audit_path = options.audit_log.empty() ? (options.registry.state_dir / "audit.jsonl").string() : options.audit_log;
+  session::AuditLogOptions audit_options;
+  audit_options.path = audit_path;
+  if (!options.web_token.empty()) audit_options.secrets.push_back(options.web_token);
+  auto audit = session::AuditLog::open(audit_options);
+  if (!audit) return make_error("audit log: " + audit.error());
+  server->audit = std::move(audit).value();
+  server->registry = std::make_unique<session::Registry>(server->io, options.registry);
+  return server;
+}
+
+}  // namespace
+
+int run_mcp_server(AppOptions options) {
+  auto made = make_server(options);
+  if (!made) {
+    std::cerr << "agentty: " << made.error() << "\n";
+    return 2;
+  }
+  auto& server = *made.value();
+  mcp::StdioTransport* transport_ptr = nullptr;
+  mcp::McpServer::Hooks hooks;
+  hooks.send = [&](const std::string& line) { transport_ptr->send(line); };
+  hooks.audit = [&](const mcp::json& record) { server.audit->record(record); };
+  mcp::McpServer mcp_server(server.io, *server.registry, options.tools, server.policy.get(), hooks);
+  auto grace = std::chrono::milliseconds(options.shutdown_grace_ms);
+  mcp::StdioTransport transport(server.io, options.max_request_bytes,
+                                {
+                                    [&](std::string line) { mcp_server.handle_line(line); },
+                                    [&](std::size_t size) {
+                                      mcp_server.reject(mcp::rpc_error::invalid_request,
+                                                        "Invalid Request: message of " + std::to_string(size) +
+                                                            " bytes exceeds the limit of " +
+                                                            std::to_string(options.max_request_bytes) +
+                                                            " bytes (AGENTTY_MAX_REQUEST_BYTES)");
+                                    },
+                                    [&] { server.shutdown(grace); },
+                                });
+  transport_ptr = &transport;
+  boost::asio::signal_set signals(server.io, SIGINT, SIGTERM);
+  signals.async_wait([&](boost::system::error_code ec, int) {
+    if (!ec) server.shutdown(grace);
+  });
+  std::signal(SIGPIPE, SIG_IGN);
+  transport.start();
+  spdlog::info("agentty {} MCP server on stdio; state in {}", AGENTTY_VERSION, options.registry.state_dir.string());
+  server.io.run();
+  return 0;
+}
+
+int run_web_only(AppOptions options) {
+  auto made = make_server(options);
+  if (!made) {
+    std::cerr << "agentty: " << made.error() << "\n";
+    return 2;
+  }
+  auto& server = *made.value();
+  boost::asio::signal_set signals(server.io, SIGINT, SIGTERM);
+  signals.async_wait([&](boost::system::error_code ec, int) {
+    if (!ec) server.shutdown(std::chrono::milliseconds(options.shutdown_grace_ms));
+  });
+  std::signal(SIGPIPE, SIG_IGN);
+  server.io.run();
+  return 0;
+}
+
+}  // namespace agentty

@@ -1,0 +1,28 @@
+// Starts the built agentty as an MCP server over stdio with the official SDK
+// client, in its own temp state dir and with no web port clash.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const agenttyBin = process.env.AGENTTY_BIN || path.resolve(here, '../../../build/agentty');
+
+export async function startAgentty({ env = {}, args = [] } = {}) {
+  const stateDir = mkdtempSync(path.join(tmpdir(), 'agentty-e2e-'));
+  const transport = new StdioClientTransport({
+    command: agenttyBin,
+    args: ['mcp', '--state-dir', stateDir, '--web-listen', '127.0.0.1:0', ...args],
+    env: { ...process.env, AGENTTY_LOG_LEVEL: 'warn', ...env },
+    stderr: 'pipe',
+  });
+  const client = new Client({ name: 'agentty-e2e', version: '1.0.0' });
+  await client.connect(transport);
+  const call = async (name, args, options) => {
+    const result = await client.callTool({ name, arguments: args }, undefined, options);
+    return { ...result.structuredContent, isError: !!result.isError, raw: result };
+  };
+  return { client, transport, call, stateDir };
+}

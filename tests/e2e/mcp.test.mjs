@@ -1,0 +1,267 @@
+// End-to-end: the official MCP TypeScript SDK client against the real binary.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import Ajv from 'ajv';
+import { spawn } from 'node:child_process';
+import { startAgentty, agenttyBin } from './lib/mcp-client.mjs';
+
+let agent;
+let tools;
+before(async () => {
+  agent = await startAgentty();
+  tools = (await agent.client.listTools()).tools;
+});
+after(async () => {
+  await agent?.client.close();
+});
+
+const ajv = new Ajv({ strict: false, allErrors: true });
+
+function validateAgainstOutputSchema(toolName, structured) {
+  const tool = tools.find((t) => t.name === toolName);
+  const validate = ajv.compile(tool.outputSchema);
+  assert.ok(validate(structured), `${toolName} structuredContent: ${ajv.errorsText(validate.errors)}`);
+}
+
+async function call(name, args, options) {
+  const result = await agent.call(name, args, options);
+  validateAgainstOutputSchema(name, result.raw.structuredContent);
+  assert.equal(result.raw.content[0].type, 'text');
+  assert.deepEqual(JSON.parse(result.raw.content[0].text), result.raw.structuredContent);
+  return result;
+}
+
+test('tools/list: valid JSON Schemas, strict inputs, output schemas and annotations', () => {
+  const names = tools.map((t) => t.name);
+  for (const name of ['execute', 'read', 'write', 'wait', 'stop', 'ps', 'cleanup', 'screen']) assert.ok(names.includes(name), name);
+  for (const tool of tools) {
+    assert.ok(ajv.validateSchema(tool.inputSchema), `${tool.name} inputSchema`);
+    assert.ok(ajv.validateSchema(tool.outputSchema), `${tool.name} outputSchema`);
+    assert.equal(tool.inputSchema.type, 'object');
+    assert.equal(tool.inputSchema.additionalProperties, false, `${tool.name} is strict`);
+    assert.equal(tool.outputSchema.type, 'object');
+    for (const hint of ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint']) {
+      assert.equal(typeof tool.annotations[hint], 'boolean', `${tool.name} ${hint}`);
+    }
+    assert.ok(tool.description.length > 150, `${tool.name} has a real description`);
+    for (const [prop, schema] of Object.entries(tool.inputSchema.properties)) {
+      if (schema.type === 'integer') {
+        assert.ok('minimum' in schema && 'maximum' in schema, `${tool.name}.${prop} is bounded`);
+      }
+    }
+  }
+});
+
+test('a fast command answers inline with output and exit code', async () => {
+  const r = await call('execute', { command: 'echo hello; exit 3', side_effects: ['NONE'] });
+  assert.equal(r.status, 'completed');
+  assert.equal(r.exit_code, 3);
+  assert.equal(r.output, 'hello\n');
+  assert.equal(r.isError, false);
+  assert.match(r.execution_id, /\S+/);
+});
+
+test('argv runs without a shell and script is syntax-checked first', async () => {
+  const a = await call('execute', { argv: ['printf', '%s|', 'a b', '$HOME'], side_effects: ['NONE'] });
+  assert.equal(a.output, 'a b|$HOME|');
+  const bad = await call('execute', { script: 'if true; then\necho x\n', side_effects: ['NONE'] });
+  assert.equal(bad.isError, true);
+  assert.equal(bad.status, 'failed_to_start');
+  assert.match(bad.error, /syntax error/);
+  const good = await call('execute', { script: 'for i in 1 2 3; do\n  echo n$i\ndone\n', side_effects: ['NONE'] });
+  assert.equal(good.output, 'n1\nn2\nn3\n');
+});
+
+test('auto-yield: a long command backgrounds, wait returns its end', async () => {
+  const r = await call('execute', { command: 'echo start; sleep 1; echo done', side_effects: ['NONE'], yield_ms: 200 });
+  assert.equal(r.status, 'backgrounded');
+  assert.equal(r.exit_code, null);
+  const w = await call('wait', { execution_id: r.execution_id, until: 'exit' });
+  assert.equal(w.wait_result, 'exited');
+  assert.equal(w.status, 'completed');
+  assert.equal(w.exit_code, 0);
+  assert.equal(r.output + w.output, 'start\ndone\n');
+});
+
+test('cursorless polling returns each byte exactly once across many pages', async () => {
+  const r = await call('execute', { command: 'seq 1 30000', side_effects: ['NONE'], max_output_bytes: 4000 });
+  assert.equal(r.status, 'completed');
+  assert.equal(r.capped, true);
+  assert.match(r.hint, /read/);
+  let text = r.output;
+  let pages = 1;
+  for (;;) {
+    const p = await call('read', { execution_id: r.execution_id, max_output_bytes: 4000 });
+    text += p.output;
+    pages++;
+    if (!p.capped) break;
+  }
+  assert.ok(pages > 10);
+  const expected = Array.from({ length: 30000 }, (_, i) => `${i + 1}\n`).join('');
+  assert.equal(text, expected);
+  const again = await call('read', { execution_id: r.execution_id });
+  assert.equal(again.output, '');
+});
+
+test('since_seq and tail_lines are out-of-band', async () => {
+  const r = await call('execute', { command: 'seq 1 100', side_effects: ['NONE'], max_output_bytes: 50 });
+  const peek = await call('read', { execution_id: r.execution_id, tail_lines: 2 });
+  assert.equal(peek.output, '99\n100\n');
+  const from1 = await call('read', { execution_id: r.execution_id, since_seq: 1, max_output_bytes: 10 });
+  assert.equal(from1.start_seq, 1);
+  assert.ok(from1.output.startsWith('1\n2\n'));
+  const next = await call('read', { execution_id: r.execution_id, max_output_bytes: 100000 });
+  assert.equal(r.output + next.output, Array.from({ length: 100 }, (_, i) => `${i + 1}\n`).join(''));
+});
+
+test('evicted is reported past the spool cap with a hint', async () => {
+  const small = await startAgentty({ env: { AGENTTY_MAX_SPOOL_BYTES: '65536' }, args: ['--ram-bytes', '16384'] });
+  try {
+    const r = await small.call('execute', { command: 'seq 1 100000', side_effects: ['NONE'], max_output_bytes: 1000 });
+    const old = await small.call('read', { execution_id: r.execution_id, since_seq: 1, max_output_bytes: 1000 });
+    assert.equal(old.evicted, true);
+    assert.match(old.hint, /gone/);
+    assert.ok(old.start_seq > 1);
+  } finally {
+    await small.client.close();
+  }
+});
+
+test('write to cat and to python3 -i returns the reply', async () => {
+  const cat = await call('execute', { command: 'cat', side_effects: ['NONE'], yield_ms: 100 });
+  assert.equal(cat.status, 'backgrounded');
+  const w = await call('write', { execution_id: cat.execution_id, input: 'ping', newline: true });
+  assert.equal(w.ok, true);
+  assert.match(w.output, /ping\n.*ping/s);
+  const end = await call('write', { execution_id: cat.execution_id, eof: true });
+  assert.equal(end.ok, true);
+  const done = await call('wait', { execution_id: cat.execution_id });
+  assert.equal(done.status, 'completed');
+
+  const py = await call('execute', { argv: ['python3', '-i', '-q'], side_effects: ['NONE'], yield_ms: 300 });
+  const prompt = await call('wait', { execution_id: py.execution_id, until: 'input', timeout_ms: 10000 });
+  assert.equal(prompt.wait_result, 'waiting_for_input');
+  const answer = await call('write', { execution_id: py.execution_id, input: '6*7', newline: true });
+  assert.match(answer.output, /42/);
+  await call('stop', { execution_id: py.execution_id });
+});
+
+test('stop and timeout_ms end the whole process group', async () => {
+  const r = await call('execute', { command: 'sleep 300 & sleep 300; echo never', side_effects: ['NONE'], yield_ms: 100 });
+  const pid = r.process_id;
+  const s = await call('stop', { execution_id: r.execution_id, force_after_ms: 2000 });
+  assert.equal(s.stopped, true);
+  assert.equal(s.status, 'stopped');
+  assert.throws(() => process.kill(-pid, 0), /ESRCH/);
+
+  const t = await call('execute', { command: "trap '' TERM; sleep 300", side_effects: ['NONE'], timeout_ms: 300, yield_ms: 20000 });
+  assert.equal(t.status, 'timed_out');
+  assert.throws(() => process.kill(-t.process_id, 0), /ESRCH/);
+});
+
+test('a cancelled wait returns at once and the process keeps running', async () => {
+  const r = await call('execute', { command: 'sleep 30', side_effects: ['NONE'], yield_ms: 50 });
+  const controller = new AbortController();
+  const started = Date.now();
+  const pending = agent.client.callTool({ name: 'wait', arguments: { execution_id: r.execution_id } }, undefined, { signal: controller.signal });
+  setTimeout(() => controller.abort(), 200);
+  await assert.rejects(pending);
+  assert.ok(Date.now() - started < 5000);
+  const ps = await call('ps', { status: 'running' });
+  assert.ok(ps.executions.some((e) => e.execution_id === r.execution_id));
+  await call('stop', { execution_id: r.execution_id, signal: 'SIGKILL' });
+});
+
+test('progress notifications arrive during a long wait', async () => {
+  const r = await call('execute', { command: 'sleep 2.5', side_effects: ['NONE'], yield_ms: 50 });
+  const progress = [];
+  const w = await agent.client.callTool({ name: 'wait', arguments: { execution_id: r.execution_id } }, undefined, {
+    onprogress: (p) => progress.push(p),
+  });
+  assert.equal(w.structuredContent.wait_result, 'exited');
+  assert.ok(progress.length >= 1, 'at least one progress notification');
+});
+
+test('invalid arguments produce isError naming the argument', async () => {
+  const cases = [
+    [{ command: 'true' }, /side_effects: is required/],
+    [{ command: 'true', side_effects: ['NOPE'] }, /side_effects\[0\].*not one of/],
+    [{ command: 'true', side_effects: ['NONE'], yield_ms: 90000 }, /yield_ms: must be at most 55000/],
+    [{ command: 'true', side_effects: ['NONE'], bogus: 1 }, /bogus: unknown argument/],
+    [{ side_effects: ['NONE'] }, /command/],
+    [{ command: 'true', argv: ['true'], side_effects: ['NONE'] }, /only one/],
+    [{ command: 'true', side_effects: ['NONE', 'DELETES_FILES'] }, /NONE/],
+    [{ command: 'true', side_effects: ['NONE'], cwd: '/definitely/not/here' }, /cwd/],
+    [{ argv: ['no-such-program-xyz'], side_effects: ['NONE'] }, /no-such-program-xyz/],
+  ];
+  for (const [args, pattern] of cases) {
+    const r = await call('execute', args);
+    assert.equal(r.isError, true, JSON.stringify(args));
+    assert.match(r.error, pattern);
+  }
+  const unknown = await call('read', { execution_id: '12345' });
+  assert.equal(unknown.isError, true);
+  assert.match(unknown.error, /unknown execution_id/);
+  const badPattern = await call('wait', { execution_id: (await call('execute', { command: 'true', side_effects: ['NONE'] })).execution_id, until: 'match', pattern: '(' });
+  assert.equal(badPattern.isError, true);
+  assert.match(badPattern.error, /pattern: .*offset/);
+});
+
+test('wait until match finds a pattern split across reads', async () => {
+  const r = await call('execute', { command: "sleep 0.3; printf 'Listen'; sleep 0.3; printf 'ing on port 80'; sleep 0.2; printf '80\\n'; sleep 30", side_effects: ['NONE'], yield_ms: 50 });
+  const w = await call('wait', { execution_id: r.execution_id, until: 'match', pattern: 'Listening on port (\\d+)\\n' });
+  assert.equal(w.wait_result, 'matched');
+  assert.deepEqual(w.match.groups, ['8080']);
+  await call('stop', { execution_id: r.execution_id, signal: 'SIGKILL' });
+});
+
+test('ps lists executions and cleanup prunes ended ones', async () => {
+  const r = await call('execute', { command: 'true', side_effects: ['NONE'], name: 'to-prune', purpose: 'test cleanup' });
+  const ps = await call('ps', { limit: 1000 });
+  const item = ps.executions.find((e) => e.execution_id === r.execution_id);
+  assert.equal(item.name, 'to-prune');
+  assert.equal(item.purpose, 'test cleanup');
+  assert.equal(item.status, 'completed');
+  const c = await call('cleanup', { completed_older_than_ms: 0, stopped_older_than_ms: 0 });
+  assert.ok(c.removed >= 1);
+  const gone = await call('read', { execution_id: r.execution_id });
+  assert.equal(gone.isError, true);
+});
+
+test('malformed JSON lines and unknown methods leave the server serving', async () => {
+  const child = spawn(agenttyBin, ['mcp', '--state-dir', agent.stateDir + '-raw', '--no-web'], { stdio: ['pipe', 'pipe', 'ignore'] });
+  const lines = [];
+  let buffer = '';
+  child.stdout.on('data', (d) => {
+    buffer += d;
+    let i;
+    while ((i = buffer.indexOf('\n')) >= 0) {
+      lines.push(JSON.parse(buffer.slice(0, i)));
+      buffer = buffer.slice(i + 1);
+    }
+  });
+  const send = (s) => child.stdin.write(s + '\n');
+  send('{not json');
+  send('[1,2]');
+  send('{"jsonrpc":"2.0","id":7,"method":"no/such"}');
+  send('{"jsonrpc":"2.0","id":8}');
+  send('x'.repeat(10 * 1024 * 1024));
+  send('{"jsonrpc":"2.0","id":9,"method":"ping"}');
+  const deadline = Date.now() + 20000;
+  while (!lines.some((l) => l.id === 9) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  child.stdin.end();
+  await new Promise((r) => child.on('exit', r));
+  assert.equal(lines[0].error.code, -32700);
+  assert.equal(lines[1].error.code, -32600);
+  assert.equal(lines.find((l) => l.id === 7).error.code, -32601);
+  assert.equal(lines.find((l) => l.id === 8).error.code, -32600);
+  assert.ok(lines.some((l) => l.id === null && l.error.code === -32600 && /exceeds/.test(l.error.message)));
+  assert.deepEqual(lines.find((l) => l.id === 9).result, {});
+});
+
+test('invalid UTF-8 in output is replaced, never a crash', async () => {
+  const r = await call('execute', { command: "printf 'a\\xff\\xfeb\\n'", side_effects: ['NONE'] });
+  assert.equal(r.output, 'a\uFFFD\uFFFDb\n');
+  const raw = await call('execute', { command: "printf 'c\\xffd'", side_effects: ['NONE'], format: 'raw' });
+  assert.equal(raw.status, 'completed');
+});
