@@ -10,6 +10,7 @@
 #include "agentty_version.hpp"
 #include "base/log.hpp"
 #include "server_app.hpp"
+#include "web/attach_client.hpp"
 #include "session/policy.hpp"
 
 namespace {
@@ -82,7 +83,16 @@ int main(int argc, char** argv) {
   auto* serve = app.add_subcommand("serve", "Run the web dashboard and print how to connect an MCP client");
   add_server_options(*serve, options, log, state_dir);
 
+  agentty::web::AttachOptions attach_options;
+  auto* attach = app.add_subcommand("attach", "Watch or take over an execution from this terminal (Ctrl-] t: take over/release, Ctrl-] d: detach)");
+  attach->add_option("target", attach_options.target, "An execution's terminal_url, or its execution_id with --url")->required();
+  attach->add_option("--url", attach_options.url, "The server's dashboard URL (when target is an execution_id)")->envname("AGENTTY_WEB_URL");
+
   CLI11_PARSE(app, argc, argv);
+  if (attach->parsed()) {
+    if (const char* token = std::getenv("AGENTTY_WEB_TOKEN")) attach_options.token = token;
+    return agentty::web::run_attach(attach_options);
+  }
   options.web_token = std::getenv("AGENTTY_WEB_TOKEN") ? std::getenv("AGENTTY_WEB_TOKEN") : "";
   options.registry.state_dir = state_dir;
   options.tools.state_dir = state_dir;

@@ -15,6 +15,10 @@
 #include "session/audit_log.hpp"
 #include "session/policy.hpp"
 #include "session/redactor.hpp"
+#include "web/web_server.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
 
 extern char** environ;
 
@@ -38,12 +42,16 @@ struct Server {
   std::unique_ptr<session::Policy> policy;
   std::unique_ptr<session::AuditLog> audit;
   std::unique_ptr<session::Registry> registry;
+  std::unique_ptr<web::WebServer> web;
   bool stopping = false;
+
+  std::string terminal_url(const std::string& id) const { return web ? web->terminal_url(id) : std::string(); }
 
   // Ends every live execution, then stops the loop once they are gone (bounded).
   void shutdown(std::chrono::milliseconds grace) {
     if (stopping) return;
     stopping = true;
+    if (web) web->stop();
     registry->shutdown(grace);
     boost::asio::co_spawn(io, [this, grace]() -> boost::asio::awaitable<void> {
       auto deadline = std::chrono::steady_clock::now() + grace + std::chrono::milliseconds(1500);
@@ -56,6 +64,34 @@ struct Server {
     }, boost::asio::detached);
   }
 };
+
+Expected<web::WebOptions> parse_web_listen(const std::string& listen) {
+  web::WebOptions options;
+  auto colon = listen.rfind(':');
+  if (colon == std::string::npos) return make_error("--web-listen: expected HOST:PORT (got '" + listen + "')");
+  options.host = listen.substr(0, colon);
+  if (options.host.size() > 2 && options.host.front() == '[') options.host = options.host.substr(1, options.host.size() - 2);
+  try {
+    int port = std::stoi(listen.substr(colon + 1));
+    if (port < 0 || port > 65535) throw std::out_of_range("port");
+    options.port = static_cast<std::uint16_t>(port);
+  } catch (const std::exception&) {
+    return make_error("--web-listen: the port must be a number from 0 to 65535 (got '" + listen + "')");
+  }
+  options.port_fallback = options.port != 0;
+  return options;
+}
+
+// The dashboard URL carries the secret: it goes to a 0600 file, never to a log.
+void write_url_file(const std::filesystem::path& path, const std::string& url) {
+  std::error_code ec;
+  std::filesystem::create_directories(path.parent_path(), ec);
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return;
+  std::string line = url + "\n";
+  [[maybe_unused]] auto written = ::write(fd, line.data(), line.size());
+  ::close(fd);
+}
 
 Expected<std::unique_ptr<Server>> make_server(AppOptions& options) {
   auto server = std::make_unique<Server>();
@@ -79,7 +115,23 @@ Expected<std::unique_ptr<Server>> make_server(AppOptions& options) {
   if (!audit) return make_error("audit log: " + audit.error());
   server->audit = std::move(audit).value();
   server->registry = std::make_unique<session::Registry>(server->io, options.registry);
+  if (options.web_enabled) {
+    auto web_options = parse_web_listen(options.web_listen);
+    if (!web_options) return make_error(web_options.error());
+    web_options->token = options.web_token;
+    auto* audit_log = server->audit.get();
+    web_options->audit = [audit_log](const nlohmann::json& record) { audit_log->record(record); };
+    server->web = std::make_unique<web::WebServer>(server->io, *server->registry, web_options.value());
+    if (auto started = server->web->start(); !started) return make_error("web terminal: " + started.error() + " (use --web-listen or --no-web)");
+    write_url_file(options.registry.state_dir / "web-url", server->web->dashboard_url());
+  }
   return server;
+}
+
+std::string self_path() {
+  std::error_code ec;
+  auto path = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string("agentty") : path.string();
 }
 
 }  // namespace
@@ -95,6 +147,7 @@ int run_mcp_server(AppOptions options) {
   mcp::McpServer::Hooks hooks;
   hooks.send = [&](const std::string& line) { transport_ptr->send(line); };
   hooks.audit = [&](const mcp::json& record) { server.audit->record(record); };
+  hooks.terminal_url = [&](const std::string& id) { return server.terminal_url(id); };
   mcp::McpServer mcp_server(server.io, *server.registry, options.tools, server.policy.get(), hooks);
   auto grace = std::chrono::milliseconds(options.shutdown_grace_ms);
   mcp::StdioTransport transport(server.io, options.max_request_bytes,
@@ -117,6 +170,10 @@ int run_mcp_server(AppOptions options) {
   std::signal(SIGPIPE, SIG_IGN);
   transport.start();
   spdlog::info("agentty {} MCP server on stdio; state in {}", AGENTTY_VERSION, options.registry.state_dir.string());
+  if (server.web) {
+    spdlog::info("web terminal on port {}; its URL (with the secret) is in {}", server.web->port(),
+                 (options.registry.state_dir / "web-url").string());
+  }
   server.io.run();
   return 0;
 }
@@ -133,6 +190,16 @@ int run_web_only(AppOptions options) {
     if (!ec) server.shutdown(std::chrono::milliseconds(options.shutdown_grace_ms));
   });
   std::signal(SIGPIPE, SIG_IGN);
+  if (server.web) {
+    std::cout << "agentty " << AGENTTY_VERSION << " is running.\n\n"
+              << "  Dashboard (watch and take over executions):\n    " << server.web->dashboard_url() << "\n\n"
+              << "  Connect an MCP client (it starts its own agentty over stdio), e.g. in its config:\n"
+              << "    {\"mcpServers\": {\"agentty\": {\"command\": \"" << self_path() << "\", \"args\": [\"mcp\"]}}}\n"
+              << "    or: claude mcp add agentty -- " << self_path() << " mcp\n\n"
+              << "  Each MCP server has its own web terminal; its URL is in STATE_DIR/web-url and in the\n"
+              << "  terminal_url field of execute/ps results. Stop with Ctrl-C.\n"
+              << std::flush;
+  }
   server.io.run();
   return 0;
 }
