@@ -2,6 +2,7 @@
 
 #include <csignal>
 
+#include "session/explore.hpp"
 #include "session/recorder.hpp"
 #include "session/redactor.hpp"
 #include "session/shell_integration.hpp"
@@ -49,6 +50,7 @@ Execution::~Execution() {
   timeout_timer_.cancel();
   force_kill_timer_.cancel();
   channel_.reset();  // a live channel kills its process group
+  explorer_.reset();  // it reads log_, which goes next
 }
 
 void Execution::attach(std::unique_ptr<pty::PtyChannel> channel,
@@ -88,6 +90,11 @@ std::optional<milliseconds> Execution::idle() const {
 
 void Execution::advance_cursor(std::uint64_t next_seq) {
   if (next_seq > cursor_) cursor_ = next_seq;
+}
+
+Explorer& Execution::explorer() {
+  if (!explorer_) explorer_ = std::make_unique<Explorer>(log_);
+  return *explorer_;
 }
 
 int Execution::add_output_listener(OutputListener listener) {
@@ -179,7 +186,11 @@ Expected<void> Execution::write(std::string_view bytes, InputSource source) {
     return make_error("execution " + id_ + " has ended (" + to_string(status_) +
                       "); nothing was written. Start a new one with execute.");
   }
-  if (recorder_) recorder_->input(bytes, source == InputSource::human);
+  if (recorder_) {
+    // Typing at a prompt that does not echo (a password) is not recorded.
+    bool hidden = channel_->echo_enabled() == std::optional<bool>(false);
+    recorder_->input(hidden ? std::string_view("[hidden input]") : bytes, source == InputSource::human);
+  }
   if (shell_) shell_->on_input(bytes, source);
   channel_->write(bytes);
   return {};

@@ -36,6 +36,7 @@
 
 namespace agentty::session {
 
+class Explorer;
 class Redactor;
 class Recorder;
 class ShellIntegration;
@@ -109,6 +110,8 @@ class Execution : public std::enable_shared_from_this<Execution> {
   const OutputLog& log() const { return log_; }
   std::uint64_t cursor() const { return cursor_; }
   void advance_cursor(std::uint64_t next_seq);
+  // Looks inside the whole retained text (explore tool); created on first use.
+  Explorer& explorer();
   int add_output_listener(OutputListener listener);
   void remove_output_listener(int token);
 
@@ -164,6 +167,7 @@ class Execution : public std::enable_shared_from_this<Execution> {
   std::unique_ptr<Redactor> redactor_;
   std::unique_ptr<Recorder> recorder_;
   std::unique_ptr<ShellIntegration> shell_;
+  std::unique_ptr<Explorer> explorer_;
   OutputLog log_;
   ScreenFeeder feeder_;
   ChangeSignal changed_;

@@ -7,6 +7,7 @@
 
 #include "base/random_id.hpp"
 #include "pty/pty_process.hpp"
+#include "session/recorder.hpp"
 #include "session/redactor.hpp"
 
 namespace agentty::session {
@@ -58,6 +59,7 @@ Expected<std::shared_ptr<Execution>> Registry::start_local(ExecutionSpec spec) {
   if (!secrets.empty()) redactor = std::make_unique<Redactor>(secrets);
   executions_.emplace(execution->id(), execution);
   order_.push_back(execution->id());
+  attach_recorder(*execution);
   execution->attach(std::move(channel).value(), std::move(redactor));
   return execution;
 }
@@ -65,6 +67,24 @@ Expected<std::shared_ptr<Execution>> Registry::start_local(ExecutionSpec spec) {
 boost::asio::awaitable<Expected<std::shared_ptr<Execution>>> Registry::start(ExecutionSpec spec) {
   if (spec.host.empty()) co_return start_local(std::move(spec));
   co_return make_error("host: remote executions are not available in this build yet; omit host.");
+}
+
+void Registry::attach_recorder(Execution& execution) {
+  if (!options_.record || options_.state_dir.empty()) return;
+  std::error_code ec;
+  auto dir = options_.state_dir / "recordings";
+  std::filesystem::create_directories(dir, ec);
+  RecorderOptions recording;
+  recording.path = dir / (execution.id() + ".cast");
+  recording.cols = execution.spec().size.cols;
+  recording.rows = execution.spec().size.rows;
+  recording.title = execution.spec().command_text.substr(0, 200);
+  auto recorder = Recorder::open(recording);
+  if (!recorder) {
+    spdlog::warn("no recording for {}: {}", execution.id(), recorder.error());
+    return;
+  }
+  execution.set_recorder(std::move(recorder).value());
 }
 
 std::shared_ptr<Execution> Registry::find(const std::string& id) const {

@@ -32,6 +32,7 @@ struct RegistryOptions {
   std::chrono::milliseconds retention{3600000};  // terminal records older than this are pruned
   std::size_t max_retained = 200;                // terminal records kept at most
   std::map<std::string, std::string> redact_values;  // name -> secret value (>= 8 chars)
+  bool record = true;  // an asciicast v2 recording per execution under state_dir/recordings
 };
 
 class Registry {
@@ -67,6 +68,7 @@ class Registry {
  private:
   std::shared_ptr<Execution> make_execution(ExecutionSpec spec);
   void prune_retained();
+  void attach_recorder(Execution& execution);
   void notify(Execution& execution);
 
   boost::asio::io_context& io_;
