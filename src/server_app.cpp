@@ -107,6 +107,9 @@ Expected<std::unique_ptr<Server>> make_server(AppOptions& options) {
     for (const auto& secret : redactor->secrets()) options.registry.redact_values[secret.name] = secret.value;
   }
   server->policy = std::make_unique<session::Policy>(policy_config.value());
+  if (auto it = env.find("AGENTTY_SSH_KNOWN_HOSTS"); it != env.end()) options.registry.ssh.known_hosts = it->second;
+  if (auto it = env.find("AGENTTY_SSH_CONFIG"); it != env.end()) options.registry.ssh.config_file = it->second;
+  if (auto it = env.find("AGENTTY_SSH_ACCEPT_NEW"); it != env.end()) options.registry.ssh.accept_new = it->second == "1" || it->second == "yes";
   std::string audit_path = options.audit_log.empty() ? (options.registry.state_dir / "audit.jsonl").string() : options.audit_log;
   session::AuditLogOptions audit_options;
   audit_options.path = audit_path;

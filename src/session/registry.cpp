@@ -7,6 +7,8 @@
 
 #include "base/random_id.hpp"
 #include "pty/pty_process.hpp"
+#include "pty/ssh_channel.hpp"
+#include "pty/ssh_connection.hpp"
 #include "session/recorder.hpp"
 #include "session/redactor.hpp"
 
@@ -23,6 +25,8 @@ Registry::Registry(boost::asio::io_context& io, RegistryOptions options)
 
 Registry::~Registry() {
   for (auto& [id, execution] : executions_) execution->kill_now();
+  executions_.clear();
+  if (ssh_pool_) ssh_pool_->shutdown();
 }
 
 std::shared_ptr<Execution> Registry::make_execution(ExecutionSpec spec) {
@@ -53,20 +57,39 @@ Expected<std::shared_ptr<Execution>> Registry::start_local(ExecutionSpec spec) {
   auto channel = pty::spawn_pty_process(io_, spawn);
   if (!channel) return make_error(channel.error());
 
-  std::map<std::string, std::string> secrets = options_.redact_values;
   auto execution = make_execution(std::move(spec));
+  adopt(execution, std::move(channel).value());
+  return execution;
+}
+
+void Registry::adopt(const std::shared_ptr<Execution>& execution, std::unique_ptr<pty::PtyChannel> channel) {
   std::unique_ptr<Redactor> redactor;
-  if (!secrets.empty()) redactor = std::make_unique<Redactor>(secrets);
+  if (!options_.redact_values.empty()) redactor = std::make_unique<Redactor>(options_.redact_values);
   executions_.emplace(execution->id(), execution);
   order_.push_back(execution->id());
   attach_recorder(*execution);
-  execution->attach(std::move(channel).value(), std::move(redactor));
-  return execution;
+  execution->attach(std::move(channel), std::move(redactor));
 }
 
 boost::asio::awaitable<Expected<std::shared_ptr<Execution>>> Registry::start(ExecutionSpec spec) {
   if (spec.host.empty()) co_return start_local(std::move(spec));
-  co_return make_error("host: remote executions are not available in this build yet; omit host.");
+  prune_retained();
+  if (live_count() >= options_.max_live) co_return start_local(std::move(spec));  // same refusal
+  auto target = pty::SshTarget::parse(spec.host);
+  if (!target) co_return make_error("host: " + target.error());
+  if (!spec.ssh_user.empty()) target->user = spec.ssh_user;
+  if (spec.ssh_port > 0) target->port = spec.ssh_port;
+  if (!ssh_pool_) ssh_pool_ = std::make_shared<pty::SshConnectionPool>(io_, options_.ssh);
+  pty::SshLaunch launch;
+  if (spec.kind == ExecutionKind::command) launch.command = spec.remote_command;
+  launch.size = spec.size;
+  launch.env = spec.env;
+  auto pool = ssh_pool_;  // keeps the pool alive across the suspension
+  auto channel = co_await pool->open_channel(target.value(), std::move(launch));
+  if (!channel) co_return make_error("host " + spec.host + ": " + channel.error());
+  auto execution = make_execution(std::move(spec));
+  adopt(execution, std::move(channel).value());
+  co_return execution;
 }
 
 void Registry::attach_recorder(Execution& execution) {

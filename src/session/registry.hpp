@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "base/expected.hpp"
+#include "pty/ssh_target.hpp"
 #include "session/execution.hpp"
 
 namespace agentty::pty {
@@ -32,7 +33,8 @@ struct RegistryOptions {
   std::chrono::milliseconds retention{3600000};  // terminal records older than this are pruned
   std::size_t max_retained = 200;                // terminal records kept at most
   std::map<std::string, std::string> redact_values;  // name -> secret value (>= 8 chars)
-  bool record = true;  // an asciicast v2 recording per execution under state_dir/recordings
+  bool record = true;
+  pty::SshOptions ssh;  // for executions with a host  // an asciicast v2 recording per execution under state_dir/recordings
 };
 
 class Registry {
@@ -67,6 +69,7 @@ class Registry {
 
  private:
   std::shared_ptr<Execution> make_execution(ExecutionSpec spec);
+  void adopt(const std::shared_ptr<Execution>& execution, std::unique_ptr<pty::PtyChannel> channel);
   void prune_retained();
   void attach_recorder(Execution& execution);
   void notify(Execution& execution);
