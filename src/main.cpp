@@ -10,56 +10,98 @@
 #include "agentty_version.hpp"
 #include "base/log.hpp"
 #include "server_app.hpp"
-#include "web/attach_client.hpp"
 #include "session/policy.hpp"
+#include "web/attach_client.hpp"
 
 namespace {
 
 std::filesystem::path default_state_dir() {
-  if (const char* xdg = std::getenv("XDG_STATE_HOME"); xdg && *xdg) return std::filesystem::path(xdg) / "agentty";
-  if (const char* home = std::getenv("HOME"); home && *home) return std::filesystem::path(home) / ".local/state/agentty";
+  if (const char* xdg = std::getenv("XDG_STATE_HOME"); xdg && *xdg)
+    return std::filesystem::path(xdg) / "agentty";
+  if (const char* home = std::getenv("HOME"); home && *home)
+    return std::filesystem::path(home) / ".local/state/agentty";
   return std::filesystem::temp_directory_path() / "agentty";
 }
 
 std::string policy_variables_help() {
   std::string text = "\nOperator policy (environment only):\n";
   for (const auto& variable : agentty::session::policy_config_variables()) {
-    text += "  " + std::string(variable.name) + "  (default: " + std::string(variable.default_value) + ")\n      " +
+    text += "  " + std::string(variable.name) +
+            "  (default: " + std::string(variable.default_value) + ")\n      " +
             std::string(variable.description) + "\n";
   }
   return text;
 }
 
-void add_server_options(CLI::App& command, agentty::AppOptions& options, agentty::LogOptions& log, std::string& state_dir) {
+void add_server_options(CLI::App& command, agentty::AppOptions& options, agentty::LogOptions& log,
+                        std::string& state_dir) {
   auto& tools = options.tools;
   command.add_option("--state-dir", state_dir, "Spool files, audit log and scripts live here")
-      ->envname("AGENTTY_STATE_DIR")->capture_default_str();
-  command.add_option("--log-level", log.level, "trace, debug, info, warn, error, off (logs go to stderr)")
-      ->envname("AGENTTY_LOG_LEVEL")->capture_default_str();
-  command.add_option("--log-file", log.file, "Also write logs to this file")->envname("AGENTTY_LOG_FILE");
-  command.add_option("--audit-log", options.audit_log, "JSON-lines audit log (default: STATE_DIR/audit.jsonl)")
+      ->envname("AGENTTY_STATE_DIR")
+      ->capture_default_str();
+  command
+      .add_option("--log-level", log.level,
+                  "trace, debug, info, warn, error, off (logs go to stderr)")
+      ->envname("AGENTTY_LOG_LEVEL")
+      ->capture_default_str();
+  command.add_option("--log-file", log.file, "Also write logs to this file")
+      ->envname("AGENTTY_LOG_FILE");
+  command
+      .add_option("--audit-log", options.audit_log,
+                  "JSON-lines audit log (default: STATE_DIR/audit.jsonl)")
       ->envname("AGENTTY_AUDIT_LOG");
-  command.add_option("--default-yield-ms", tools.default_yield_ms, "execute waits this long inline before backgrounding")
-      ->envname("AGENTTY_DEFAULT_YIELD_MS")->check(CLI::Range(0, 55000))->capture_default_str();
-  command.add_option("--default-timeout-ms", tools.default_timeout_ms, "execute's run time limit when none is given (0 = none)")
-      ->envname("AGENTTY_DEFAULT_TIMEOUT_MS")->capture_default_str();
-  command.add_option("--default-output-bytes", tools.default_max_output_bytes, "Output bytes per response when the call sets none")
-      ->envname("AGENTTY_DEFAULT_OUTPUT_BYTES")->check(CLI::Range(1, 16 << 20))->capture_default_str();
-  command.add_option("--max-output-bytes", tools.max_output_bytes, "Server cap on output bytes in one response")
-      ->envname("AGENTTY_MAX_OUTPUT_BYTES")->check(CLI::Range(1024, 16 << 20))->capture_default_str();
-  command.add_option("--ram-bytes", options.registry.execution.log.ram_bytes, "RAM ring per execution (older output is read from the spool)")
-      ->envname("AGENTTY_RAM_BYTES")->check(CLI::Range(4096, 1 << 30))->capture_default_str();
-  command.add_option("--retention-ms", options.registry.retention, "Ended executions are pruned after this long")
-      ->envname("AGENTTY_RETENTION_MS")->capture_default_str();
-  command.add_option("--max-retained", options.registry.max_retained, "Ended executions kept at most")
-      ->envname("AGENTTY_MAX_RETAINED")->capture_default_str();
-  command.add_option("--default-cwd", tools.default_cwd, "Working directory when a call gives none (default: the server's)")
+  command
+      .add_option("--default-yield-ms", tools.default_yield_ms,
+                  "execute waits this long inline before backgrounding")
+      ->envname("AGENTTY_DEFAULT_YIELD_MS")
+      ->check(CLI::Range(0, 55000))
+      ->capture_default_str();
+  command
+      .add_option("--default-timeout-ms", tools.default_timeout_ms,
+                  "execute's run time limit when none is given (0 = none)")
+      ->envname("AGENTTY_DEFAULT_TIMEOUT_MS")
+      ->capture_default_str();
+  command
+      .add_option("--default-output-bytes", tools.default_max_output_bytes,
+                  "Output bytes per response when the call sets none")
+      ->envname("AGENTTY_DEFAULT_OUTPUT_BYTES")
+      ->check(CLI::Range(1, 16 << 20))
+      ->capture_default_str();
+  command
+      .add_option("--max-output-bytes", tools.max_output_bytes,
+                  "Server cap on output bytes in one response")
+      ->envname("AGENTTY_MAX_OUTPUT_BYTES")
+      ->check(CLI::Range(1024, 16 << 20))
+      ->capture_default_str();
+  command
+      .add_option("--ram-bytes", options.registry.execution.log.ram_bytes,
+                  "RAM ring per execution (older output is read from the spool)")
+      ->envname("AGENTTY_RAM_BYTES")
+      ->check(CLI::Range(4096, 1 << 30))
+      ->capture_default_str();
+  command
+      .add_option("--retention-ms", options.registry.retention,
+                  "Ended executions are pruned after this long")
+      ->envname("AGENTTY_RETENTION_MS")
+      ->capture_default_str();
+  command
+      .add_option("--max-retained", options.registry.max_retained, "Ended executions kept at most")
+      ->envname("AGENTTY_MAX_RETAINED")
+      ->capture_default_str();
+  command
+      .add_option("--default-cwd", tools.default_cwd,
+                  "Working directory when a call gives none (default: the server's)")
       ->envname("AGENTTY_DEFAULT_CWD");
   command.add_option("--shell", tools.default_shell, "Shell that runs `command` strings")
-      ->envname("AGENTTY_SHELL")->capture_default_str();
-  command.add_option("--web-listen", options.web_listen, "Web terminal address (loopback; the next free port is used if taken)")
-      ->envname("AGENTTY_WEB_LISTEN")->capture_default_str();
-  command.add_flag("!--no-web", options.web_enabled, "Do not start the web terminal")->envname("AGENTTY_NO_WEB");
+      ->envname("AGENTTY_SHELL")
+      ->capture_default_str();
+  command
+      .add_option("--web-listen", options.web_listen,
+                  "Web terminal address (loopback; the next free port is used if taken)")
+      ->envname("AGENTTY_WEB_LISTEN")
+      ->capture_default_str();
+  command.add_flag("!--no-web", options.web_enabled, "Do not start the web terminal")
+      ->envname("AGENTTY_NO_WEB");
   command.footer(policy_variables_help() +
                  "\nAlso read: AGENTTY_WEB_TOKEN (fixed web secret instead of a random one),\n"
                  "AGENTTY_SSH_KNOWN_HOSTS, AGENTTY_SSH_ACCEPT_NEW=1 (remote hosts).\n");
@@ -68,9 +110,11 @@ void add_server_options(CLI::App& command, agentty::AppOptions& options, agentty
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"agentty " AGENTTY_VERSION ": terminal sessions for AI agents and the humans who supervise them.\n"
-               "Runs commands under real PTYs for an MCP client, and shows every one live in the browser,\n"
-               "where a person can watch and take over."};
+  CLI::App app{
+      "agentty " AGENTTY_VERSION
+      ": terminal sessions for AI agents and the humans who supervise them.\n"
+      "Runs commands under real PTYs for an MCP client, and shows every one live in the browser,\n"
+      "where a person can watch and take over."};
   app.set_version_flag("--version", "agentty " AGENTTY_VERSION);
   app.require_subcommand(1);
 
@@ -80,13 +124,22 @@ int main(int argc, char** argv) {
 
   auto* mcp = app.add_subcommand("mcp", "Serve MCP over stdio (what an MCP client launches)");
   add_server_options(*mcp, options, log, state_dir);
-  auto* serve = app.add_subcommand("serve", "Run the web dashboard and print how to connect an MCP client");
+  auto* serve =
+      app.add_subcommand("serve", "Run the web dashboard and print how to connect an MCP client");
   add_server_options(*serve, options, log, state_dir);
 
   agentty::web::AttachOptions attach_options;
-  auto* attach = app.add_subcommand("attach", "Watch or take over an execution from this terminal (Ctrl-] t: take over/release, Ctrl-] d: detach)");
-  attach->add_option("target", attach_options.target, "An execution's terminal_url, or its execution_id with --url")->required();
-  attach->add_option("--url", attach_options.url, "The server's dashboard URL (when target is an execution_id)")->envname("AGENTTY_WEB_URL");
+  auto* attach = app.add_subcommand("attach",
+                                    "Watch or take over an execution from this terminal (Ctrl-] t: "
+                                    "take over/release, Ctrl-] d: detach)");
+  attach
+      ->add_option("target", attach_options.target,
+                   "An execution's terminal_url, or its execution_id with --url")
+      ->required();
+  attach
+      ->add_option("--url", attach_options.url,
+                   "The server's dashboard URL (when target is an execution_id)")
+      ->envname("AGENTTY_WEB_URL");
 
   CLI11_PARSE(app, argc, argv);
   if (attach->parsed()) {

@@ -1,9 +1,9 @@
 #include "server_app.hpp"
 
+#include <spdlog/spdlog.h>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/signal_set.hpp>
-#include <spdlog/spdlog.h>
 
 #include <csignal>
 #include <cstdlib>
@@ -45,7 +45,9 @@ struct Server {
   std::unique_ptr<web::WebServer> web;
   bool stopping = false;
 
-  std::string terminal_url(const std::string& id) const { return web ? web->terminal_url(id) : std::string(); }
+  std::string terminal_url(const std::string& id) const {
+    return web ? web->terminal_url(id) : std::string();
+  }
 
   // Ends every live execution, then stops the loop once they are gone (bounded).
   void shutdown(std::chrono::milliseconds grace) {
@@ -53,30 +55,37 @@ struct Server {
     stopping = true;
     if (web) web->stop();
     registry->shutdown(grace);
-    boost::asio::co_spawn(io, [this, grace]() -> boost::asio::awaitable<void> {
-      auto deadline = std::chrono::steady_clock::now() + grace + std::chrono::milliseconds(1500);
-      for (auto& execution : registry->list()) {
-        while (!execution->finished() && std::chrono::steady_clock::now() < deadline) {
-          co_await execution->changed().wait_until(deadline);
-        }
-      }
-      io.stop();
-    }, boost::asio::detached);
+    boost::asio::co_spawn(
+        io,
+        [this, grace]() -> boost::asio::awaitable<void> {
+          auto deadline =
+              std::chrono::steady_clock::now() + grace + std::chrono::milliseconds(1500);
+          for (auto& execution : registry->list()) {
+            while (!execution->finished() && std::chrono::steady_clock::now() < deadline) {
+              co_await execution->changed().wait_until(deadline);
+            }
+          }
+          io.stop();
+        },
+        boost::asio::detached);
   }
 };
 
 Expected<web::WebOptions> parse_web_listen(const std::string& listen) {
   web::WebOptions options;
   auto colon = listen.rfind(':');
-  if (colon == std::string::npos) return make_error("--web-listen: expected HOST:PORT (got '" + listen + "')");
+  if (colon == std::string::npos)
+    return make_error("--web-listen: expected HOST:PORT (got '" + listen + "')");
   options.host = listen.substr(0, colon);
-  if (options.host.size() > 2 && options.host.front() == '[') options.host = options.host.substr(1, options.host.size() - 2);
+  if (options.host.size() > 2 && options.host.front() == '[')
+    options.host = options.host.substr(1, options.host.size() - 2);
   try {
     int port = std::stoi(listen.substr(colon + 1));
     if (port < 0 || port > 65535) throw std::out_of_range("port");
     options.port = static_cast<std::uint16_t>(port);
   } catch (const std::exception&) {
-    return make_error("--web-listen: the port must be a number from 0 to 65535 (got '" + listen + "')");
+    return make_error("--web-listen: the port must be a number from 0 to 65535 (got '" + listen +
+                      "')");
   }
   options.port_fallback = options.port != 0;
   return options;
@@ -104,13 +113,19 @@ Expected<std::unique_ptr<Server>> make_server(AppOptions& options) {
   if (!policy_config->redact_env_regex.empty()) {
     auto redactor = session::Redactor::from_environment(policy_config->redact_env_regex, {});
     if (!redactor) return make_error(redactor.error());
-    for (const auto& secret : redactor->secrets()) options.registry.redact_values[secret.name] = secret.value;
+    for (const auto& secret : redactor->secrets())
+      options.registry.redact_values[secret.name] = secret.value;
   }
   server->policy = std::make_unique<session::Policy>(policy_config.value());
-  if (auto it = env.find("AGENTTY_SSH_KNOWN_HOSTS"); it != env.end()) options.registry.ssh.known_hosts = it->second;
-  if (auto it = env.find("AGENTTY_SSH_CONFIG"); it != env.end()) options.registry.ssh.config_file = it->second;
-  if (auto it = env.find("AGENTTY_SSH_ACCEPT_NEW"); it != env.end()) options.registry.ssh.accept_new = it->second == "1" || it->second == "yes";
-  std::string audit_path = options.audit_log.empty() ? (options.registry.state_dir / "audit.jsonl").string() : options.audit_log;
+  if (auto it = env.find("AGENTTY_SSH_KNOWN_HOSTS"); it != env.end())
+    options.registry.ssh.known_hosts = it->second;
+  if (auto it = env.find("AGENTTY_SSH_CONFIG"); it != env.end())
+    options.registry.ssh.config_file = it->second;
+  if (auto it = env.find("AGENTTY_SSH_ACCEPT_NEW"); it != env.end())
+    options.registry.ssh.accept_new = it->second == "1" || it->second == "yes";
+  std::string audit_path = options.audit_log.empty()
+                               ? (options.registry.state_dir / "audit.jsonl").string()
+                               : options.audit_log;
   session::AuditLogOptions audit_options;
   audit_options.path = audit_path;
   if (!options.web_token.empty()) audit_options.secrets.push_back(options.web_token);
@@ -124,8 +139,10 @@ Expected<std::unique_ptr<Server>> make_server(AppOptions& options) {
     web_options->token = options.web_token;
     auto* audit_log = server->audit.get();
     web_options->audit = [audit_log](const nlohmann::json& record) { audit_log->record(record); };
-    server->web = std::make_unique<web::WebServer>(server->io, *server->registry, web_options.value());
-    if (auto started = server->web->start(); !started) return make_error("web terminal: " + started.error() + " (use --web-listen or --no-web)");
+    server->web =
+        std::make_unique<web::WebServer>(server->io, *server->registry, web_options.value());
+    if (auto started = server->web->start(); !started)
+      return make_error("web terminal: " + started.error() + " (use --web-listen or --no-web)");
     write_url_file(options.registry.state_dir / "web-url", server->web->dashboard_url());
   }
   return server;
@@ -157,11 +174,12 @@ int run_mcp_server(AppOptions options) {
                                 {
                                     [&](std::string line) { mcp_server.handle_line(line); },
                                     [&](std::size_t size) {
-                                      mcp_server.reject(mcp::rpc_error::invalid_request,
-                                                        "Invalid Request: message of " + std::to_string(size) +
-                                                            " bytes exceeds the limit of " +
-                                                            std::to_string(options.max_request_bytes) +
-                                                            " bytes (AGENTTY_MAX_REQUEST_BYTES)");
+                                      mcp_server.reject(
+                                          mcp::rpc_error::invalid_request,
+                                          "Invalid Request: message of " + std::to_string(size) +
+                                              " bytes exceeds the limit of " +
+                                              std::to_string(options.max_request_bytes) +
+                                              " bytes (AGENTTY_MAX_REQUEST_BYTES)");
                                     },
                                     [&] { server.shutdown(grace); },
                                 });
@@ -172,7 +190,8 @@ int run_mcp_server(AppOptions options) {
   });
   std::signal(SIGPIPE, SIG_IGN);
   transport.start();
-  spdlog::info("agentty {} MCP server on stdio; state in {}", AGENTTY_VERSION, options.registry.state_dir.string());
+  spdlog::info("agentty {} MCP server on stdio; state in {}", AGENTTY_VERSION,
+               options.registry.state_dir.string());
   if (server.web) {
     spdlog::info("web terminal on port {}; its URL (with the secret) is in {}", server.web->port(),
                  (options.registry.state_dir / "web-url").string());
@@ -194,14 +213,18 @@ int run_web_only(AppOptions options) {
   });
   std::signal(SIGPIPE, SIG_IGN);
   if (server.web) {
-    std::cout << "agentty " << AGENTTY_VERSION << " is running.\n\n"
-              << "  Dashboard (watch and take over executions):\n    " << server.web->dashboard_url() << "\n\n"
-              << "  Connect an MCP client (it starts its own agentty over stdio), e.g. in its config:\n"
-              << "    {\"mcpServers\": {\"agentty\": {\"command\": \"" << self_path() << "\", \"args\": [\"mcp\"]}}}\n"
-              << "    or: claude mcp add agentty -- " << self_path() << " mcp\n\n"
-              << "  Each MCP server has its own web terminal; its URL is in STATE_DIR/web-url and in the\n"
-              << "  terminal_url field of execute/ps results. Stop with Ctrl-C.\n"
-              << std::flush;
+    std::cout
+        << "agentty " << AGENTTY_VERSION << " is running.\n\n"
+        << "  Dashboard (watch and take over executions):\n    " << server.web->dashboard_url()
+        << "\n\n"
+        << "  Connect an MCP client (it starts its own agentty over stdio), e.g. in its config:\n"
+        << "    {\"mcpServers\": {\"agentty\": {\"command\": \"" << self_path()
+        << "\", \"args\": [\"mcp\"]}}}\n"
+        << "    or: claude mcp add agentty -- " << self_path() << " mcp\n\n"
+        << "  Each MCP server has its own web terminal; its URL is in STATE_DIR/web-url and in "
+           "the\n"
+        << "  terminal_url field of execute/ps results. Stop with Ctrl-C.\n"
+        << std::flush;
   }
   server.io.run();
   return 0;

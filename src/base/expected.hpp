@@ -16,7 +16,9 @@ struct Error {
   std::string message;
 };
 
-inline Error make_error(std::string message) { return Error{std::move(message)}; }
+inline Error make_error(std::string message) {
+  return Error{std::move(message)};
+}
 
 template <class T>
 class [[nodiscard]] Expected {
@@ -27,14 +29,26 @@ class [[nodiscard]] Expected {
   bool ok() const { return state_.index() == 0; }
   explicit operator bool() const { return ok(); }
 
-  T& value() & { assert(ok()); return std::get<0>(state_); }
-  const T& value() const& { assert(ok()); return std::get<0>(state_); }
-  T&& value() && { assert(ok()); return std::get<0>(std::move(state_)); }
+  T& value() & {
+    assert(ok());
+    return std::get<0>(state_);
+  }
+  const T& value() const& {
+    assert(ok());
+    return std::get<0>(state_);
+  }
+  T&& value() && {
+    assert(ok());
+    return std::get<0>(std::move(state_));
+  }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
   T& operator*() & { return value(); }
 
-  const std::string& error() const { assert(!ok()); return std::get<1>(state_).message; }
+  const std::string& error() const {
+    assert(!ok());
+    return std::get<1>(state_).message;
+  }
 
  private:
   std::variant<T, Error> state_;
@@ -47,7 +61,10 @@ class [[nodiscard]] Expected<void> {
   Expected(Error error) : error_(std::move(error.message)), failed_(true) {}
   bool ok() const { return !failed_; }
   explicit operator bool() const { return ok(); }
-  const std::string& error() const { assert(failed_); return error_; }
+  const std::string& error() const {
+    assert(failed_);
+    return error_;
+  }
 
  private:
   std::string error_;

@@ -4,22 +4,27 @@ namespace agentty::mcp {
 
 namespace {
 
-bool valid_id(const json& id) { return id.is_string() || id.is_number_integer(); }
+bool valid_id(const json& id) {
+  return id.is_string() || id.is_number_integer();
+}
 
 }  // namespace
 
 Message parse_message(std::string_view line) {
   json message = json::parse(line, nullptr, /*allow_exceptions=*/false);
-  if (message.is_discarded()) return ErrorReply{nullptr, rpc_error::parse_error, "Parse error: invalid JSON"};
+  if (message.is_discarded())
+    return ErrorReply{nullptr, rpc_error::parse_error, "Parse error: invalid JSON"};
   if (message.is_array()) {
     return ErrorReply{nullptr, rpc_error::invalid_request,
                       "Invalid Request: batches are not supported; send one message per line"};
   }
-  if (!message.is_object()) return ErrorReply{nullptr, rpc_error::invalid_request, "Invalid Request: not an object"};
+  if (!message.is_object())
+    return ErrorReply{nullptr, rpc_error::invalid_request, "Invalid Request: not an object"};
   json id = message.contains("id") ? message["id"] : json();
   bool has_id = message.contains("id");
   if (has_id && !valid_id(id)) {
-    return ErrorReply{nullptr, rpc_error::invalid_request, "Invalid Request: id must be a string or an integer"};
+    return ErrorReply{nullptr, rpc_error::invalid_request,
+                      "Invalid Request: id must be a string or an integer"};
   }
   auto version = message.find("jsonrpc");
   if (version == message.end() || *version != "2.0") {
@@ -30,11 +35,13 @@ Message parse_message(std::string_view line) {
     if (has_id && (message.contains("result") || message.contains("error"))) return Response{id};
     return ErrorReply{id, rpc_error::invalid_request, "Invalid Request: missing method"};
   }
-  if (!method->is_string()) return ErrorReply{id, rpc_error::invalid_request, "Invalid Request: method must be a string"};
+  if (!method->is_string())
+    return ErrorReply{id, rpc_error::invalid_request, "Invalid Request: method must be a string"};
   json params = json::object();
   if (auto p = message.find("params"); p != message.end()) {
     if (!p->is_object() && !p->is_array()) {
-      return ErrorReply{id, rpc_error::invalid_request, "Invalid Request: params must be an object"};
+      return ErrorReply{id, rpc_error::invalid_request,
+                        "Invalid Request: params must be an object"};
     }
     params = *p;
   }

@@ -1,8 +1,8 @@
 #include "mcp/mcp_server.hpp"
 
+#include <spdlog/spdlog.h>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <spdlog/spdlog.h>
 
 #include <array>
 
@@ -14,7 +14,8 @@ namespace agentty::mcp {
 namespace {
 
 constexpr std::array kSupportedVersions = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"};
-constexpr std::array kLogLevels = {"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"};
+constexpr std::array kLogLevels = {"debug", "info",     "notice", "warning",
+                                   "error", "critical", "alert",  "emergency"};
 
 int level_index(const std::string& level) {
   for (std::size_t i = 0; i < kLogLevels.size(); ++i)
@@ -23,10 +24,14 @@ int level_index(const std::string& level) {
 }
 
 constexpr const char* kInstructions =
-    "agentty runs commands under real terminals. Use `execute` for commands (short ones answer inline, long ones "
-    "continue in the background with an execution_id); follow them with `read`/`wait`, answer prompts with `write`, "
-    "look at full-screen programs with `screen`, end them with `stop`, list them with `ps`. Every execution can be "
-    "watched and taken over by a human in the browser (terminal_url); while held=true your writes are refused: "
+    "agentty runs commands under real terminals. Use `execute` for commands (short ones answer "
+    "inline, long ones "
+    "continue in the background with an execution_id); follow them with `read`/`wait`, answer "
+    "prompts with `write`, "
+    "look at full-screen programs with `screen`, end them with `stop`, list them with `ps`. Every "
+    "execution can be "
+    "watched and taken over by a human in the browser (terminal_url); while held=true your writes "
+    "are refused: "
     "wait(until=\"released\").";
 
 json annotations_with_title(const ToolDefinition& tool) {
@@ -61,12 +66,15 @@ void McpServer::send(const json& message) {
   if (hooks_.send) hooks_.send(serialize(message));
 }
 
-void McpServer::reject(int code, const std::string& message) { send(make_error(nullptr, code, message)); }
+void McpServer::reject(int code, const std::string& message) {
+  send(make_error(nullptr, code, message));
+}
 
 void McpServer::log(const std::string& level, const std::string& message) {
   int index = level_index(level);
   if (index < log_level_) return;
-  send(make_notification("notifications/message", {{"level", level}, {"logger", "agentty"}, {"data", message}}));
+  send(make_notification("notifications/message",
+                         {{"level", level}, {"logger", "agentty"}, {"data", message}}));
 }
 
 void McpServer::handle_line(std::string_view line) {
@@ -84,11 +92,13 @@ void McpServer::handle_line(std::string_view line) {
 
 json McpServer::initialize(const json& params) {
   std::string requested = params.is_object() ? params.value("protocolVersion", "") : "";
-  std::string version = is_supported_protocol_version(requested) ? requested : kLatestProtocolVersion;
+  std::string version =
+      is_supported_protocol_version(requested) ? requested : kLatestProtocolVersion;
   return {
       {"protocolVersion", version},
       {"capabilities", {{"tools", {{"listChanged", false}}}, {"logging", json::object()}}},
-      {"serverInfo", {{"name", "agentty"}, {"title", "agentty terminal sessions"}, {"version", AGENTTY_VERSION}}},
+      {"serverInfo",
+       {{"name", "agentty"}, {"title", "agentty terminal sessions"}, {"version", AGENTTY_VERSION}}},
       {"instructions", kInstructions},
   };
 }
@@ -119,13 +129,16 @@ void McpServer::handle_request(Request request) {
   } else if (method == "logging/setLevel") {
     int index = request.params.is_object() ? level_index(request.params.value("level", "")) : -1;
     if (index < 0) {
-      send(make_error(request.id, rpc_error::invalid_params, "level: must be one of debug, info, notice, warning, error, critical, alert, emergency"));
+      send(make_error(
+          request.id, rpc_error::invalid_params,
+          "level: must be one of debug, info, notice, warning, error, critical, alert, emergency"));
       return;
     }
     log_level_ = index;
     send(make_result(request.id, json::object()));
   } else if (method == "resources/list" || method == "prompts/list") {
-    send(make_error(request.id, rpc_error::method_not_found, "Method not found: " + method + " (agentty offers tools only)"));
+    send(make_error(request.id, rpc_error::method_not_found,
+                    "Method not found: " + method + " (agentty offers tools only)"));
   } else {
     send(make_error(request.id, rpc_error::method_not_found, "Method not found: " + method));
   }
@@ -144,37 +157,47 @@ void McpServer::handle_notification(const Notification& notification) {
 void McpServer::call_tool(Request request) {
   const json& params = request.params;
   if (!params.is_object() || !params.contains("name") || !params["name"].is_string()) {
-    send(make_error(request.id, rpc_error::invalid_params, "Invalid params: tools/call needs a string \"name\""));
+    send(make_error(request.id, rpc_error::invalid_params,
+                    "Invalid params: tools/call needs a string \"name\""));
     return;
   }
   std::string name = params["name"];
-  auto tool = std::find_if(tools_.begin(), tools_.end(), [&](const ToolDefinition& t) { return t.name == name; });
+  auto tool = std::find_if(tools_.begin(), tools_.end(),
+                           [&](const ToolDefinition& t) { return t.name == name; });
   if (tool == tools_.end()) {
-    send(make_error(request.id, rpc_error::invalid_params, "Unknown tool: " + name + ". tools/list names the available tools."));
+    send(make_error(request.id, rpc_error::invalid_params,
+                    "Unknown tool: " + name + ". tools/list names the available tools."));
     return;
   }
-  json args = params.contains("arguments") && !params["arguments"].is_null() ? params["arguments"] : json::object();
+  json args = params.contains("arguments") && !params["arguments"].is_null() ? params["arguments"]
+                                                                             : json::object();
   std::string key = request.id.dump();
   if (in_flight_.count(key)) {
-    send(make_error(request.id, rpc_error::invalid_request, "Invalid Request: id " + key + " is already in use by a running call"));
+    send(make_error(request.id, rpc_error::invalid_request,
+                    "Invalid Request: id " + key + " is already in use by a running call"));
     return;
   }
   auto signal = std::make_shared<boost::asio::cancellation_signal>();
   in_flight_.emplace(key, signal);
 
-  json progress_token = params.contains("_meta") && params["_meta"].is_object() && params["_meta"].contains("progressToken")
-                            ? params["_meta"]["progressToken"] : json();
+  json progress_token = params.contains("_meta") && params["_meta"].is_object() &&
+                                params["_meta"].contains("progressToken")
+                            ? params["_meta"]["progressToken"]
+                            : json();
   auto responded = std::make_shared<bool>(false);
   ToolContext ctx{registry_, config_, policy_, nullptr, hooks_.terminal_url, {}};
   if (!progress_token.is_null()) {
-    ctx.progress = [this, progress_token, responded, alive = alive_](double progress, const std::string& message) {
+    ctx.progress = [this, progress_token, responded, alive = alive_](double progress,
+                                                                     const std::string& message) {
       if (!*alive || *responded) return;
-      send(make_notification("notifications/progress", {{"progressToken", progress_token}, {"progress", progress}, {"message", message}}));
+      send(make_notification(
+          "notifications/progress",
+          {{"progressToken", progress_token}, {"progress", progress}, {"message", message}}));
     };
   }
 
-  auto run = [this, tool = &*tool, ctx = std::move(ctx), args = std::move(args), id = request.id, key, responded,
-              signal, alive = alive_]() mutable -> boost::asio::awaitable<void> {
+  auto run = [this, tool = &*tool, ctx = std::move(ctx), args = std::move(args), id = request.id,
+              key, responded, signal, alive = alive_]() mutable -> boost::asio::awaitable<void> {
     ToolResult result;
     bool cancelled = false;
     if (auto problem = validate(tool->input_schema, args)) {
@@ -185,7 +208,8 @@ void McpServer::call_tool(Request request) {
         cancelled = result.content.is_null();
       } catch (const std::exception& e) {
         spdlog::error("tool {} failed: {}", tool->name, e.what());
-        result = tool_error(std::string("internal error: ") + e.what() + ". The server is still running; retry or report this.");
+        result = tool_error(std::string("internal error: ") + e.what() +
+                            ". The server is still running; retry or report this.");
       }
     }
     if (!*alive) co_return;
@@ -194,32 +218,37 @@ void McpServer::call_tool(Request request) {
     audit_call(tool->name, args, result);
     if (cancelled) co_return;  // the client gave up on this request: no response
     json text = {{"type", "text"}, {"text", serialize(result.content)}};
-    json reply = {{"content", json::array({text})}, {"structuredContent", result.content}, {"isError", result.is_error}};
+    json reply = {{"content", json::array({text})},
+                  {"structuredContent", result.content},
+                  {"isError", result.is_error}};
     send(make_result(id, std::move(reply)));
   };
-  boost::asio::co_spawn(io_, std::move(run),
-                        boost::asio::bind_cancellation_slot(signal->slot(), [](std::exception_ptr e) {
-                          if (e) {
-                            try {
-                              std::rethrow_exception(e);
-                            } catch (const std::exception& ex) {
-                              spdlog::error("tool call ended with an exception: {}", ex.what());
-                            }
-                          }
-                        }));
+  boost::asio::co_spawn(
+      io_, std::move(run),
+      boost::asio::bind_cancellation_slot(signal->slot(), [](std::exception_ptr e) {
+        if (e) {
+          try {
+            std::rethrow_exception(e);
+          } catch (const std::exception& ex) {
+            spdlog::error("tool call ended with an exception: {}", ex.what());
+          }
+        }
+      }));
 }
 
 void McpServer::audit_call(const std::string& tool, const json& args, const ToolResult& result) {
   if (!hooks_.audit) return;
   const json& content = result.content;
   json record = {{"kind", "tool"}, {"tool", tool}};
-  for (const char* key : {"execution_id", "purpose", "side_effects", "command", "argv", "session", "host", "signal"})
+  for (const char* key :
+       {"execution_id", "purpose", "side_effects", "command", "argv", "session", "host", "signal"})
     if (args.is_object() && args.contains(key)) record[key] = args[key];
   if (args.is_object() && args.contains("script")) record["script"] = args["script"];
   if (content.is_object()) {
     for (const char* key : {"execution_id", "status", "exit_code", "held", "error", "wait_result"})
       if (content.contains(key)) record[key] = content[key];
-    if (content.contains("output") && content["output"].is_string()) record["bytes"] = content["output"].get_ref<const std::string&>().size();
+    if (content.contains("output") && content["output"].is_string())
+      record["bytes"] = content["output"].get_ref<const std::string&>().size();
   } else {
     record["status"] = "cancelled";
   }

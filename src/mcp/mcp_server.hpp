@@ -60,7 +60,8 @@ class McpServer {
   session::Policy* policy_;
   Hooks hooks_;
   std::vector<ToolDefinition> tools_;
-  std::map<std::string, std::shared_ptr<boost::asio::cancellation_signal>> in_flight_;  // by request id
+  std::map<std::string, std::shared_ptr<boost::asio::cancellation_signal>>
+      in_flight_;      // by request id
   int log_level_ = 1;  // index into the syslog-style level list; "info"
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };

@@ -15,7 +15,10 @@ bool has_type(const json& value, const std::string& type) {
   if (type == "boolean") return value.is_boolean();
   if (type == "null") return value.is_null();
   if (type == "integer") {
-    return value.is_number_integer() || (value.is_number_float() && value.get<double>() == static_cast<double>(static_cast<long long>(value.get<double>())));
+    return value.is_number_integer() ||
+           (value.is_number_float() &&
+            value.get<double>() ==
+                static_cast<double>(static_cast<long long>(value.get<double>())));
   }
   if (type == "number") return value.is_number();
   return false;
@@ -27,9 +30,12 @@ std::string describe(const json& value) {
   return text;
 }
 
-std::string name_of(const std::string& path) { return path.empty() ? "arguments" : path; }
+std::string name_of(const std::string& path) {
+  return path.empty() ? "arguments" : path;
+}
 
-std::optional<std::string> check_type(const json& schema, const json& value, const std::string& path) {
+std::optional<std::string> check_type(const json& schema, const json& value,
+                                      const std::string& path) {
   auto type = schema.find("type");
   if (type == schema.end()) return std::nullopt;
   std::vector<std::string> types;
@@ -42,11 +48,13 @@ std::optional<std::string> check_type(const json& schema, const json& value, con
     if (has_type(value, t)) return std::nullopt;
   std::string wanted;
   for (const auto& t : types) wanted += (wanted.empty() ? "" : " or ") + t;
-  return name_of(path) + ": must be " + (wanted == "integer" || wanted == "array" || wanted == "object" ? "an " : "a ") +
-         wanted + " (got " + describe(value) + ")";
+  return name_of(path) + ": must be " +
+         (wanted == "integer" || wanted == "array" || wanted == "object" ? "an " : "a ") + wanted +
+         " (got " + describe(value) + ")";
 }
 
-std::optional<std::string> check_enum(const json& schema, const json& value, const std::string& path) {
+std::optional<std::string> check_enum(const json& schema, const json& value,
+                                      const std::string& path) {
   auto values = schema.find("enum");
   if (values == schema.end()) return std::nullopt;
   for (const auto& allowed : *values)
@@ -56,19 +64,25 @@ std::optional<std::string> check_enum(const json& schema, const json& value, con
   return name_of(path) + ": " + describe(value) + " is not one of the allowed values: " + list;
 }
 
-std::optional<std::string> check_bounds(const json& schema, const json& value, const std::string& path) {
+std::optional<std::string> check_bounds(const json& schema, const json& value,
+                                        const std::string& path) {
   if (value.is_number()) {
-    if (auto m = schema.find("minimum"); m != schema.end() && value.get<double>() < m->get<double>())
+    if (auto m = schema.find("minimum");
+        m != schema.end() && value.get<double>() < m->get<double>())
       return name_of(path) + ": must be at least " + m->dump() + " (got " + value.dump() + ")";
-    if (auto m = schema.find("maximum"); m != schema.end() && value.get<double>() > m->get<double>())
+    if (auto m = schema.find("maximum");
+        m != schema.end() && value.get<double>() > m->get<double>())
       return name_of(path) + ": must be at most " + m->dump() + " (got " + value.dump() + ")";
   }
   if (value.is_string()) {
     auto length = value.get_ref<const std::string&>().size();
     if (auto m = schema.find("minLength"); m != schema.end() && length < m->get<std::size_t>())
-      return name_of(path) + (m->get<int>() == 1 ? ": must not be empty" : ": must be at least " + m->dump() + " characters");
+      return name_of(path) + (m->get<int>() == 1
+                                  ? ": must not be empty"
+                                  : ": must be at least " + m->dump() + " characters");
     if (auto m = schema.find("maxLength"); m != schema.end() && length > m->get<std::size_t>())
-      return name_of(path) + ": must be at most " + m->dump() + " bytes (got " + std::to_string(length) + ")";
+      return name_of(path) + ": must be at most " + m->dump() + " bytes (got " +
+             std::to_string(length) + ")";
   }
   if (value.is_array()) {
     if (auto m = schema.find("minItems"); m != schema.end() && value.size() < m->get<std::size_t>())
@@ -78,20 +92,23 @@ std::optional<std::string> check_bounds(const json& schema, const json& value, c
     if (schema.value("uniqueItems", false)) {
       std::set<std::string> seen;
       for (const auto& item : value)
-        if (!seen.insert(item.dump()).second) return name_of(path) + ": " + describe(item) + " is listed twice";
+        if (!seen.insert(item.dump()).second)
+          return name_of(path) + ": " + describe(item) + " is listed twice";
     }
   }
   return std::nullopt;
 }
 
-std::optional<std::string> check_object(const json& schema, const json& value, const std::string& path) {
+std::optional<std::string> check_object(const json& schema, const json& value,
+                                        const std::string& path) {
   if (!value.is_object()) return std::nullopt;
   const json empty = json::object();
   const json& properties = schema.contains("properties") ? schema["properties"] : empty;
   if (auto required = schema.find("required"); required != schema.end()) {
     for (const auto& name : *required) {
       if (!value.contains(name.get<std::string>())) {
-        std::string full = path.empty() ? name.get<std::string>() : path + "." + name.get<std::string>();
+        std::string full =
+            path.empty() ? name.get<std::string>() : path + "." + name.get<std::string>();
         return full + ": is required";
       }
     }
@@ -114,13 +131,15 @@ std::optional<std::string> check_object(const json& schema, const json& value, c
 
 }  // namespace
 
-std::optional<std::string> validate(const json& schema, const json& value, const std::string& path) {
+std::optional<std::string> validate(const json& schema, const json& value,
+                                    const std::string& path) {
   if (auto problem = check_type(schema, value, path)) return problem;
   if (auto problem = check_enum(schema, value, path)) return problem;
   if (auto problem = check_bounds(schema, value, path)) return problem;
   if (value.is_array() && schema.contains("items")) {
     for (std::size_t i = 0; i < value.size(); ++i) {
-      if (auto problem = validate(schema["items"], value[i], path + "[" + std::to_string(i) + "]")) return problem;
+      if (auto problem = validate(schema["items"], value[i], path + "[" + std::to_string(i) + "]"))
+        return problem;
     }
   }
   return check_object(schema, value, path);

@@ -1,14 +1,15 @@
 #include "mcp/stdio_transport.hpp"
 
-#include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
+#include <boost/asio/post.hpp>
 
 #include <cerrno>
 
 namespace agentty::mcp {
 
-StdioTransport::StdioTransport(boost::asio::io_context& io, std::size_t max_line_bytes, Handlers handlers)
+StdioTransport::StdioTransport(boost::asio::io_context& io, std::size_t max_line_bytes,
+                               Handlers handlers)
     : io_(io), max_line_bytes_(max_line_bytes), handlers_(std::move(handlers)) {}
 
 StdioTransport::~StdioTransport() {
@@ -17,7 +18,9 @@ StdioTransport::~StdioTransport() {
   if (reader_.joinable()) reader_.detach();
 }
 
-void StdioTransport::start() { reader_ = std::thread([this] { read_loop(); }); }
+void StdioTransport::start() {
+  reader_ = std::thread([this] { read_loop(); });
+}
 
 void StdioTransport::send(const std::string& line) {
   std::string framed = line + "\n";
@@ -62,13 +65,15 @@ void StdioTransport::read_loop() {
         boost::asio::post(io_, [this, dropped] { handlers_.on_oversized(dropped); });
         oversized = false;
       } else {
-        boost::asio::post(io_, [this, l = std::move(line)]() mutable { handlers_.on_line(std::move(l)); });
+        boost::asio::post(
+            io_, [this, l = std::move(line)]() mutable { handlers_.on_line(std::move(l)); });
         line = std::string();
       }
     }
   }
   if (!line.empty() && !oversized) {
-    boost::asio::post(io_, [this, l = std::move(line)]() mutable { handlers_.on_line(std::move(l)); });
+    boost::asio::post(io_,
+                      [this, l = std::move(line)]() mutable { handlers_.on_line(std::move(l)); });
   }
   boost::asio::post(io_, [this] { handlers_.on_closed(); });
 }

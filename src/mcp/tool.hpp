@@ -35,7 +35,7 @@ struct ToolConfig {
   std::size_t default_max_output_bytes = 20000;
   std::size_t max_output_bytes = 1 << 20;  // server cap on one response
   std::uint32_t default_stop_grace_ms = 5000;
-  std::string default_cwd;                 // empty: the server's cwd
+  std::string default_cwd;  // empty: the server's cwd
   std::string default_shell = "/bin/bash";
   std::filesystem::path state_dir;
 };

@@ -12,15 +12,19 @@ ToolDefinition make_stop_tool(const ToolConfig&);
 ToolDefinition make_ps_tool(const ToolConfig&);
 ToolDefinition make_cleanup_tool(const ToolConfig&);
 ToolDefinition make_screen_tool(const ToolConfig&);
+ToolDefinition make_open_tool(const ToolConfig&);
+ToolDefinition make_close_tool(const ToolConfig&);
 ToolDefinition make_explore_tool(const ToolConfig&);
 ToolDefinition make_handoff_tool(const ToolConfig&);
 }  // namespace tools
 
 std::vector<ToolDefinition> make_tool_table(const ToolConfig& config) {
   return {
-      tools::make_execute_tool(config), tools::make_read_tool(config),  tools::make_write_tool(config),
-      tools::make_wait_tool(config),    tools::make_stop_tool(config),  tools::make_ps_tool(config),
-      tools::make_cleanup_tool(config), tools::make_screen_tool(config), tools::make_explore_tool(config), tools::make_handoff_tool(config),
+      tools::make_execute_tool(config), tools::make_read_tool(config),
+      tools::make_write_tool(config),   tools::make_wait_tool(config),
+      tools::make_stop_tool(config),    tools::make_ps_tool(config),
+      tools::make_cleanup_tool(config), tools::make_screen_tool(config),
+      tools::make_explore_tool(config), tools::make_handoff_tool(config),
   };
 }
 

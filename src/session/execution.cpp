@@ -16,12 +16,18 @@ using std::chrono::milliseconds;
 
 std::string to_string(ExecutionStatus status) {
   switch (status) {
-    case ExecutionStatus::running: return "running";
-    case ExecutionStatus::completed: return "completed";
-    case ExecutionStatus::timed_out: return "timed_out";
-    case ExecutionStatus::stopped: return "stopped";
-    case ExecutionStatus::failed_to_start: return "failed_to_start";
-    case ExecutionStatus::failed: return "failed";
+    case ExecutionStatus::running:
+      return "running";
+    case ExecutionStatus::completed:
+      return "completed";
+    case ExecutionStatus::timed_out:
+      return "timed_out";
+    case ExecutionStatus::stopped:
+      return "stopped";
+    case ExecutionStatus::failed_to_start:
+      return "failed_to_start";
+    case ExecutionStatus::failed:
+      return "failed";
   }
   return "unknown";
 }
@@ -30,7 +36,9 @@ std::string to_string(ExecutionKind kind) {
   return kind == ExecutionKind::session ? "session" : "command";
 }
 
-bool is_terminal(ExecutionStatus status) { return status != ExecutionStatus::running; }
+bool is_terminal(ExecutionStatus status) {
+  return status != ExecutionStatus::running;
+}
 
 Execution::Execution(boost::asio::io_context& io, std::string id, ExecutionSpec spec,
                      Options options)
@@ -49,7 +57,7 @@ Execution::Execution(boost::asio::io_context& io, std::string id, ExecutionSpec 
 Execution::~Execution() {
   timeout_timer_.cancel();
   force_kill_timer_.cancel();
-  channel_.reset();  // a live channel kills its process group
+  channel_.reset();   // a live channel kills its process group
   explorer_.reset();  // it reads log_, which goes next
 }
 
@@ -103,7 +111,9 @@ int Execution::add_output_listener(OutputListener listener) {
   return token;
 }
 
-void Execution::remove_output_listener(int token) { listeners_.erase(token); }
+void Execution::remove_output_listener(int token) {
+  listeners_.erase(token);
+}
 
 void Execution::on_output(std::string_view bytes) {
   if (redactor_) {
@@ -162,7 +172,9 @@ const Screen& Execution::screen() {
   return feeder_.screen();
 }
 
-ScreenModes Execution::screen_modes() { return screen().modes(); }
+ScreenModes Execution::screen_modes() {
+  return screen().modes();
+}
 
 pty::TerminalSize Execution::size() const {
   return channel_ ? channel_->size() : spec_.size;
@@ -179,8 +191,9 @@ void Execution::resize(pty::TerminalSize size, InputSource source) {
 
 Expected<void> Execution::write(std::string_view bytes, InputSource source) {
   if (source == InputSource::agent && held()) {
-    return make_error("held: a human has taken over this execution; nothing was written. "
-                      "Wait with wait(until=\"released\") and try again.");
+    return make_error(
+        "held: a human has taken over this execution; nothing was written. "
+        "Wait with wait(until=\"released\") and try again.");
   }
   if (finished() || !channel_ || channel_->finished()) {
     return make_error("execution " + id_ + " has ended (" + to_string(status_) +
@@ -189,7 +202,8 @@ Expected<void> Execution::write(std::string_view bytes, InputSource source) {
   if (recorder_) {
     // Typing at a prompt that does not echo (a password) is not recorded.
     bool hidden = channel_->echo_enabled() == std::optional<bool>(false);
-    recorder_->input(hidden ? std::string_view("[hidden input]") : bytes, source == InputSource::human);
+    recorder_->input(hidden ? std::string_view("[hidden input]") : bytes,
+                     source == InputSource::human);
   }
   if (shell_) shell_->on_input(bytes, source);
   channel_->write(bytes);
@@ -201,9 +215,12 @@ bool Execution::waiting_for_input() const {
   auto quiet = idle().value_or(duration());
   if (quiet < options_.quiet_for_input) return false;
   switch (channel_->input_state()) {
-    case pty::InputState::reading_input: return true;
-    case pty::InputState::busy: return false;
-    case pty::InputState::unknown: return quiet >= milliseconds(1000);
+    case pty::InputState::reading_input:
+      return true;
+    case pty::InputState::busy:
+      return false;
+    case pty::InputState::unknown:
+      return quiet >= milliseconds(1000);
   }
   return false;
 }
@@ -214,8 +231,9 @@ std::optional<bool> Execution::echo_enabled() const {
 
 Expected<void> Execution::stop(int signo, milliseconds force_after, InputSource source) {
   if (source == InputSource::agent && held()) {
-    return make_error("held: a human has taken over this execution; it was not stopped. "
-                      "Wait with wait(until=\"released\") and try again.");
+    return make_error(
+        "held: a human has taken over this execution; it was not stopped. "
+        "Wait with wait(until=\"released\") and try again.");
   }
   if (finished()) return {};
   stop_requested_ = true;
@@ -230,8 +248,7 @@ void Execution::kill_now() {
   channel_->send_signal(SIGKILL);
 }
 
-Expected<void> Execution::take_over(const std::string& who,
-                                    std::optional<pty::TerminalSize> size) {
+Expected<void> Execution::take_over(const std::string& who, std::optional<pty::TerminalSize> size) {
   if (finished()) return make_error("execution " + id_ + " has ended; nothing to take over.");
   if (held_by_ && *held_by_ != who) {
     return make_error("already held by " + *held_by_ + "; ask them to release it first.");

@@ -75,7 +75,7 @@ class Execution : public std::enable_shared_from_this<Execution> {
   struct Options {
     OutputLogOptions log;
     std::size_t scrollback_lines = 10000;
-    std::chrono::milliseconds kill_grace{5000};  // SIGTERM -> SIGKILL on timeout
+    std::chrono::milliseconds kill_grace{5000};     // SIGTERM -> SIGKILL on timeout
     std::chrono::milliseconds quiet_for_input{60};  // output quiet this long + reading = waiting
   };
   using OutputListener = std::function<void(std::string_view bytes, std::uint64_t start_seq)>;

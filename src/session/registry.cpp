@@ -19,7 +19,8 @@ Registry::Registry(boost::asio::io_context& io, RegistryOptions options)
   if (!options_.state_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(options_.state_dir / "spool", ec);
-    if (ec) spdlog::warn("cannot create state dir {}: {}", options_.state_dir.string(), ec.message());
+    if (ec)
+      spdlog::warn("cannot create state dir {}: {}", options_.state_dir.string(), ec.message());
   }
 }
 
@@ -62,9 +63,11 @@ Expected<std::shared_ptr<Execution>> Registry::start_local(ExecutionSpec spec) {
   return execution;
 }
 
-void Registry::adopt(const std::shared_ptr<Execution>& execution, std::unique_ptr<pty::PtyChannel> channel) {
+void Registry::adopt(const std::shared_ptr<Execution>& execution,
+                     std::unique_ptr<pty::PtyChannel> channel) {
   std::unique_ptr<Redactor> redactor;
-  if (!options_.redact_values.empty()) redactor = std::make_unique<Redactor>(options_.redact_values);
+  if (!options_.redact_values.empty())
+    redactor = std::make_unique<Redactor>(options_.redact_values);
   executions_.emplace(execution->id(), execution);
   order_.push_back(execution->id());
   attach_recorder(*execution);
@@ -142,7 +145,7 @@ std::size_t Registry::cleanup(std::chrono::milliseconds completed_older_than,
     if (!execution->finished() || !execution->ended_at()) return false;
     auto age = now - *execution->ended_at();
     auto limit = execution->status() == ExecutionStatus::completed ? completed_older_than
-                                                                    : stopped_older_than;
+                                                                   : stopped_older_than;
     if (age < limit) return false;
     executions_.erase(id);
     ++removed;
@@ -176,7 +179,9 @@ int Registry::add_observer(Observer observer) {
   return token;
 }
 
-void Registry::remove_observer(int token) { observers_.erase(token); }
+void Registry::remove_observer(int token) {
+  observers_.erase(token);
+}
 
 void Registry::notify(Execution& execution) {
   for (auto it = observers_.begin(); it != observers_.end();) {

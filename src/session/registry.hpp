@@ -30,11 +30,12 @@ struct RegistryOptions {
   std::filesystem::path state_dir;  // spool files live under state_dir/spool
   Execution::Options execution;
   std::size_t max_live = 64;
-  std::chrono::milliseconds retention{3600000};  // terminal records older than this are pruned
-  std::size_t max_retained = 200;                // terminal records kept at most
+  std::chrono::milliseconds retention{3600000};      // terminal records older than this are pruned
+  std::size_t max_retained = 200;                    // terminal records kept at most
   std::map<std::string, std::string> redact_values;  // name -> secret value (>= 8 chars)
   bool record = true;
-  pty::SshOptions ssh;  // for executions with a host  // an asciicast v2 recording per execution under state_dir/recordings
+  pty::SshOptions ssh;  // for executions with a host  // an asciicast v2 recording per execution
+                        // under state_dir/recordings
 };
 
 class Registry {

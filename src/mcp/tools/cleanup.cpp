@@ -16,20 +16,34 @@ boost::asio::awaitable<ToolResult> cleanup(ToolContext& ctx, const json& args) {
 
 ToolDefinition make_cleanup_tool(const ToolConfig&) {
   json properties = {
-      {"completed_older_than_ms", {{"type", "integer"}, {"minimum", 0}, {"maximum", 31536000000LL},
-                                   {"description", "Remove completed records that ended longer ago than this (default 3600000; 0 = all)."}}},
-      {"stopped_older_than_ms", {{"type", "integer"}, {"minimum", 0}, {"maximum", 31536000000LL},
-                                 {"description", "Remove stopped, timed-out and failed records that ended longer ago than this (default 3600000; 0 = all)."}}},
+      {"completed_older_than_ms",
+       {{"type", "integer"},
+        {"minimum", 0},
+        {"maximum", 31536000000LL},
+        {"description",
+         "Remove completed records that ended longer ago than this (default 3600000; 0 = all)."}}},
+      {"stopped_older_than_ms",
+       {{"type", "integer"},
+        {"minimum", 0},
+        {"maximum", 31536000000LL},
+        {"description",
+         "Remove stopped, timed-out and failed records that ended longer ago than this (default "
+         "3600000; 0 = all)."}}},
   };
   return ToolDefinition{
       "cleanup",
       "Prune ended executions",
-      "Remove the records (and spooled output) of executions that have ended. Running executions are never "
-      "removed. Removed execution_ids become unknown to read/wait/stop. Records are also pruned automatically "
+      "Remove the records (and spooled output) of executions that have ended. Running executions "
+      "are never "
+      "removed. Removed execution_ids become unknown to read/wait/stop. Records are also pruned "
+      "automatically "
       "after their retention time.",
       object_schema(properties),
       {{"type", "object"},
-       {"properties", {{"removed", {{"type", "integer"}}}, {"remaining", {{"type", "integer"}}}, {"error", {{"type", "string"}}}}}},
+       {"properties",
+        {{"removed", {{"type", "integer"}}},
+         {"remaining", {{"type", "integer"}}},
+         {"error", {{"type", "string"}}}}}},
       annotations(false, true, true, false),
       cleanup,
   };

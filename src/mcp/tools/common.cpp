@@ -52,11 +52,19 @@ json read_output_properties() {
   return {
       {"output", {{"type", "string"}, {"description", "Output in the requested format."}}},
       {"start_seq", integer("Byte position of the first byte returned.")},
-      {"next_seq", integer("Byte position after the last byte returned; pass as since_seq to continue.")},
-      {"latest_seq", integer("Byte position just past the newest output byte; > next_seq means more is waiting.")},
-      {"capped", {{"type", "boolean"}, {"description", "The response cap cut the output; the rest is still readable."}}},
-      {"evicted", {{"type", "boolean"}, {"description", "Part of the requested range is gone for good (past the spool cap)."}}},
-      {"hint", {{"type", "string"}, {"description", "The exact follow-up call when capped or evicted."}}},
+      {"next_seq",
+       integer("Byte position after the last byte returned; pass as since_seq to continue.")},
+      {"latest_seq",
+       integer(
+           "Byte position just past the newest output byte; > next_seq means more is waiting.")},
+      {"capped",
+       {{"type", "boolean"},
+        {"description", "The response cap cut the output; the rest is still readable."}}},
+      {"evicted",
+       {{"type", "boolean"},
+        {"description", "Part of the requested range is gone for good (past the spool cap)."}}},
+      {"hint",
+       {{"type", "string"}, {"description", "The exact follow-up call when capped or evicted."}}},
   };
 }
 
@@ -65,12 +73,15 @@ json status_output_properties() {
       {"execution_id", {{"type", "string"}}},
       {"status",
        {{"type", "string"},
-        {"enum", {"running", "completed", "backgrounded", "timed_out", "stopped", "failed_to_start", "failed"}}}},
+        {"enum",
+         {"running", "completed", "backgrounded", "timed_out", "stopped", "failed_to_start",
+          "failed"}}}},
       {"kind", {{"type", "string"}, {"enum", {"command", "session"}}}},
       {"process_id", {{"type", {"integer", "null"}}}},
       {"exit_code", {{"type", {"integer", "null"}}}},
       {"signal", {{"type", {"string", "null"}}}},
-      {"held", {{"type", "boolean"}, {"description", "A human has taken over; agent writes are refused."}}},
+      {"held",
+       {{"type", "boolean"}, {"description", "A human has taken over; agent writes are refused."}}},
       {"held_by", {{"type", "string"}}},
       {"waiting_for_input", {{"type", "boolean"}}},
       {"duration_ms", {{"type", "integer"}}},
@@ -82,7 +93,8 @@ json status_output_properties() {
 }
 
 json object_schema(json properties, std::vector<std::string> required) {
-  json schema = {{"type", "object"}, {"properties", std::move(properties)}, {"additionalProperties", false}};
+  json schema = {
+      {"type", "object"}, {"properties", std::move(properties)}, {"additionalProperties", false}};
   if (!required.empty()) schema["required"] = required;
   return schema;
 }
@@ -143,7 +155,8 @@ json read_fields(session::Execution& execution, const ReadRequest& request) {
   std::string hint;
   if (page.evicted) {
     hint = "Output before byte " + std::to_string(page.start_seq) +
-           " is gone for good (past the spool cap); this page starts there. Read more often, use explore, or "
+           " is gone for good (past the spool cap); this page starts there. Read more often, use "
+           "explore, or "
            "raise AGENTTY_MAX_SPOOL_BYTES. ";
   }
   if (page.capped) {
@@ -207,7 +220,8 @@ boost::asio::awaitable<WaitEnd> wait_until(ToolContext& ctx, session::Execution&
         auto waited = duration_cast<milliseconds>(steady_clock::now() - start).count();
         ctx.progress(++progress, "waiting (" + std::to_string(waited / 1000) + " s); " +
                                      session::to_string(execution.status()) + ", " +
-                                     std::to_string(execution.log().total_bytes()) + " bytes of output");
+                                     std::to_string(execution.log().total_bytes()) +
+                                     " bytes of output");
       }
     }
   }

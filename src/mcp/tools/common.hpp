@@ -50,10 +50,10 @@ enum class WaitEnd { condition, deadline, cancelled };
 // Re-checks `done` after every change of the execution (and at least every
 // `recheck`, for conditions no event announces), until it holds or the
 // deadline passes. Sends progress about once a second.
-boost::asio::awaitable<WaitEnd> wait_until(ToolContext& ctx, session::Execution& execution,
-                                           std::chrono::steady_clock::time_point deadline,
-                                           const std::function<bool()>& done,
-                                           std::chrono::milliseconds recheck = std::chrono::milliseconds(0));
+boost::asio::awaitable<WaitEnd> wait_until(
+    ToolContext& ctx, session::Execution& execution, std::chrono::steady_clock::time_point deadline,
+    const std::function<bool()>& done,
+    std::chrono::milliseconds recheck = std::chrono::milliseconds(0));
 
 std::uint32_t effective_yield(const ToolContext& ctx, const json& args, std::uint32_t fallback);
 

@@ -8,6 +8,7 @@
 #include "base/random_id.hpp"
 #include "mcp/tools/common.hpp"
 #include "mcp/tools/script_check.hpp"
+#include "mcp/tools/session_execute.hpp"
 #include "session/policy.hpp"
 
 namespace agentty::mcp::tools {
@@ -18,43 +19,131 @@ using namespace std::chrono;
 
 json input_schema(const ToolConfig& config) {
   json properties = {
-      {"command", {{"type", "string"}, {"minLength", 1}, {"maxLength", 1 << 20},
-                   {"description", "A shell command line, run as `bash -c COMMAND` under a PTY."}}},
-      {"argv", {{"type", "array"}, {"minItems", 1}, {"maxItems", 4096},
-                {"items", {{"type", "string"}, {"maxLength", 1 << 20}}},
-                {"description", "Program and arguments, run directly with no shell (argv[0] is looked up in PATH)."}}},
-      {"script", {{"type", "string"}, {"minLength", 1}, {"maxLength", 1 << 20},
-                  {"description", "A multi-line bash script. Checked with `bash -n` first: a syntax error is refused before anything runs."}}},
-      {"side_effects", {{"type", "array"}, {"minItems", 1}, {"maxItems", 21}, {"uniqueItems", true},
-                        {"items", {{"type", "string"}, {"enum", session::side_effect_names()}}},
-                        {"description", "Every side-effect category this command may plausibly have; [\"NONE\"] for read-only commands (NONE is exclusive). Categories the operator blocked are refused before anything starts."}}},
-      {"purpose", {{"type", "string"}, {"maxLength", 1000}, {"description", "Why you run this, in a few words (shown to the human watching and in the audit log)."}}},
-      {"name", {{"type", "string"}, {"maxLength", 200}, {"description", "A short label for ps and the dashboard."}}},
-      {"cwd", {{"type", "string"}, {"minLength", 1}, {"maxLength", 4096}, {"description", "Working directory (must exist; must be inside AGENTTY_ALLOWED_CWDS when set)."}}},
-      {"env", {{"type", "object"}, {"additionalProperties", {{"type", "string"}, {"maxLength", 1 << 16}}},
-               {"description", "Variables added to the server's environment for this command."}}},
-      {"stdin", {{"type", "string"}, {"maxLength", 1 << 20}, {"description", "Text typed into the terminal right after start (it is echoed, as on a terminal)."}}},
-      {"close_stdin", {{"type", "boolean"}, {"description", "Send end-of-file after stdin. Default: true when stdin is given, else false (the terminal stays open for write)."}}},
-      {"yield_ms", {{"type", "integer"}, {"minimum", 0}, {"maximum", 55000},
-                    {"description", "How long to wait inline before returning status=backgrounded (default " + std::to_string(config.default_yield_ms) + "). Never ends the process."}}},
-      {"timeout_ms", {{"type", "integer"}, {"minimum", 0}, {"maximum", 604800000},
-                      {"description", "Total run time limit; 0 = none (default " + std::to_string(config.default_timeout_ms) + "). On expiry: SIGTERM to the process group, SIGKILL after a grace, status timed_out."}}},
-      {"max_output_bytes", {{"type", "integer"}, {"minimum", 1}, {"maximum", config.max_output_bytes},
-                            {"description", "Cap on output bytes in this response (default " + std::to_string(config.default_max_output_bytes) + "); the rest stays readable with read."}}},
-      {"format", {{"type", "string"}, {"enum", {"text", "raw"}}, {"description", "text (default) or raw bytes."}}},
-      {"cols", {{"type", "integer"}, {"minimum", 10}, {"maximum", 1000}, {"description", "Terminal width (default 120)."}}},
-      {"rows", {{"type", "integer"}, {"minimum", 2}, {"maximum", 500}, {"description", "Terminal height (default 40)."}}},
-      {"session", {{"type", "string"}, {"minLength", 1}, {"maxLength", 128}, {"description", "Run the command in this open shell session (an execution_id from open) instead of a new process."}}},
-      {"host", {{"type", "string"}, {"minLength", 1}, {"maxLength", 512}, {"description", "Run on this SSH host (an ~/.ssh/config alias or user@host:port) instead of locally."}}},
-      {"user", {{"type", "string"}, {"minLength", 1}, {"maxLength", 256}, {"description", "SSH user (overrides the host's)."}}},
-      {"port", {{"type", "integer"}, {"minimum", 1}, {"maximum", 65535}, {"description", "SSH port (overrides the host's)."}}},
+      {"command",
+       {{"type", "string"},
+        {"minLength", 1},
+        {"maxLength", 1 << 20},
+        {"description", "A shell command line, run as `bash -c COMMAND` under a PTY."}}},
+      {"argv",
+       {{"type", "array"},
+        {"minItems", 1},
+        {"maxItems", 4096},
+        {"items", {{"type", "string"}, {"maxLength", 1 << 20}}},
+        {"description",
+         "Program and arguments, run directly with no shell (argv[0] is looked up in PATH)."}}},
+      {"script",
+       {{"type", "string"},
+        {"minLength", 1},
+        {"maxLength", 1 << 20},
+        {"description",
+         "A multi-line bash script. Checked with `bash -n` first: a syntax error is refused before "
+         "anything runs."}}},
+      {"side_effects",
+       {{"type", "array"},
+        {"minItems", 1},
+        {"maxItems", 21},
+        {"uniqueItems", true},
+        {"items", {{"type", "string"}, {"enum", session::side_effect_names()}}},
+        {"description",
+         "Every side-effect category this command may plausibly have; [\"NONE\"] for read-only "
+         "commands (NONE is exclusive). Categories the operator blocked are refused before "
+         "anything starts."}}},
+      {"purpose",
+       {{"type", "string"},
+        {"maxLength", 1000},
+        {"description",
+         "Why you run this, in a few words (shown to the human watching and in the audit log)."}}},
+      {"name",
+       {{"type", "string"},
+        {"maxLength", 200},
+        {"description", "A short label for ps and the dashboard."}}},
+      {"cwd",
+       {{"type", "string"},
+        {"minLength", 1},
+        {"maxLength", 4096},
+        {"description",
+         "Working directory (must exist; must be inside AGENTTY_ALLOWED_CWDS when set)."}}},
+      {"env",
+       {{"type", "object"},
+        {"additionalProperties", {{"type", "string"}, {"maxLength", 1 << 16}}},
+        {"description", "Variables added to the server's environment for this command."}}},
+      {"stdin",
+       {{"type", "string"},
+        {"maxLength", 1 << 20},
+        {"description",
+         "Text typed into the terminal right after start (it is echoed, as on a terminal)."}}},
+      {"close_stdin",
+       {{"type", "boolean"},
+        {"description",
+         "Send end-of-file after stdin. Default: true when stdin is given, else false (the "
+         "terminal stays open for write)."}}},
+      {"yield_ms",
+       {{"type", "integer"},
+        {"minimum", 0},
+        {"maximum", 55000},
+        {"description", "How long to wait inline before returning status=backgrounded (default " +
+                            std::to_string(config.default_yield_ms) +
+                            "). Never ends the process."}}},
+      {"timeout_ms",
+       {{"type", "integer"},
+        {"minimum", 0},
+        {"maximum", 604800000},
+        {"description", "Total run time limit; 0 = none (default " +
+                            std::to_string(config.default_timeout_ms) +
+                            "). On expiry: SIGTERM to the process group, SIGKILL after a grace, "
+                            "status timed_out."}}},
+      {"max_output_bytes",
+       {{"type", "integer"},
+        {"minimum", 1},
+        {"maximum", config.max_output_bytes},
+        {"description", "Cap on output bytes in this response (default " +
+                            std::to_string(config.default_max_output_bytes) +
+                            "); the rest stays readable with read."}}},
+      {"format",
+       {{"type", "string"},
+        {"enum", {"text", "raw"}},
+        {"description", "text (default) or raw bytes."}}},
+      {"cols",
+       {{"type", "integer"},
+        {"minimum", 10},
+        {"maximum", 1000},
+        {"description", "Terminal width (default 120)."}}},
+      {"rows",
+       {{"type", "integer"},
+        {"minimum", 2},
+        {"maximum", 500},
+        {"description", "Terminal height (default 40)."}}},
+      {"session",
+       {{"type", "string"},
+        {"minLength", 1},
+        {"maxLength", 128},
+        {"description",
+         "Run the command in this open shell session (an execution_id from open) instead of a new "
+         "process."}}},
+      {"host",
+       {{"type", "string"},
+        {"minLength", 1},
+        {"maxLength", 512},
+        {"description",
+         "Run on this SSH host (an ~/.ssh/config alias or user@host:port) instead of locally."}}},
+      {"user",
+       {{"type", "string"},
+        {"minLength", 1},
+        {"maxLength", 256},
+        {"description", "SSH user (overrides the host's)."}}},
+      {"port",
+       {{"type", "integer"},
+        {"minimum", 1},
+        {"maximum", 65535},
+        {"description", "SSH port (overrides the host's)."}}},
   };
   return object_schema(std::move(properties), {"side_effects"});
 }
 
 json output_schema() {
   json properties = merged(status_output_properties(), read_output_properties());
-  properties["yield_ms"] = {{"type", "integer"}, {"description", "The effective yield after capping."}};
+  properties["yield_ms"] = {{"type", "integer"},
+                            {"description", "The effective yield after capping."}};
   properties["stdin_error"] = {{"type", "string"}};
   return {{"type", "object"}, {"properties", properties}};
 }
@@ -63,7 +152,9 @@ json output_schema() {
 std::optional<std::string> check_command_choice(const json& args) {
   int given = args.contains("command") + args.contains("argv") + args.contains("script");
   if (given == 1) return std::nullopt;
-  if (given == 0) return "command: give one of command (a shell line), argv (no shell) or script (multi-line bash)";
+  if (given == 0)
+    return "command: give one of command (a shell line), argv (no shell) or script (multi-line "
+           "bash)";
   return "command: give only one of command, argv and script";
 }
 
@@ -75,17 +166,17 @@ std::string eof_for(const std::string& typed) {
 }  // namespace
 
 boost::asio::awaitable<ToolResult> execute(ToolContext& ctx, const json& args) {
-  if (auto problem = check_command_choice(args)) co_return tool_error(*problem, {{"status", "failed_to_start"}});
-  if (args.contains("session")) {
-    co_return tool_error("session: running commands inside an open session is not available yet; omit session to run a new process.",
-                         {{"status", "failed_to_start"}});
-  }
+  if (auto problem = check_command_choice(args))
+    co_return tool_error(*problem, {{"status", "failed_to_start"}});
+  if (args.contains("session")) co_return co_await execute_in_session(ctx, args);
   if (!args.contains("host") && (args.contains("user") || args.contains("port"))) {
-    co_return tool_error("user/port: only apply with host; add host or remove them.", {{"status", "failed_to_start"}});
+    co_return tool_error("user/port: only apply with host; add host or remove them.",
+                         {{"status", "failed_to_start"}});
   }
   auto& policy = *ctx.policy;
   auto side_effects = args["side_effects"].get<std::vector<std::string>>();
-  if (auto ok = policy.check_side_effects(side_effects); !ok) co_return tool_error(ok.error(), {{"status", "failed_to_start"}});
+  if (auto ok = policy.check_side_effects(side_effects); !ok)
+    co_return tool_error(ok.error(), {{"status", "failed_to_start"}});
 
   session::ExecutionSpec spec;
   spec.side_effects = side_effects;
@@ -94,14 +185,16 @@ boost::asio::awaitable<ToolResult> execute(ToolContext& ctx, const json& args) {
   spec.host = args.value("host", "");
   spec.ssh_user = args.value("user", "");
   spec.ssh_port = args.value("port", 0);
-  spec.size = {static_cast<std::uint16_t>(args.value("cols", 120)), static_cast<std::uint16_t>(args.value("rows", 40))};
+  spec.size = {static_cast<std::uint16_t>(args.value("cols", 120)),
+               static_cast<std::uint16_t>(args.value("rows", 40))};
   spec.timeout = milliseconds(args.value("timeout_ms", ctx.config.default_timeout_ms));
   if (args.contains("env")) spec.env = args["env"].get<std::map<std::string, std::string>>();
 
   std::string cwd = args.value("cwd", ctx.config.default_cwd);
   if (spec.host.empty() && !cwd.empty()) {
     auto resolved = policy.check_cwd(cwd);
-    if (!resolved) co_return tool_error("cwd: " + resolved.error(), {{"status", "failed_to_start"}});
+    if (!resolved)
+      co_return tool_error("cwd: " + resolved.error(), {{"status", "failed_to_start"}});
     spec.cwd = resolved.value();
   } else {
     spec.cwd = cwd;
@@ -118,12 +211,15 @@ boost::asio::awaitable<ToolResult> execute(ToolContext& ctx, const json& args) {
   } else {
     spec.command_text = args["script"].get<std::string>();
     auto checked = check_bash_syntax(spec.command_text, ctx.config.state_dir);
-    if (!checked) co_return tool_error("script: " + checked.error(), {{"status", "failed_to_start"}});
+    if (!checked)
+      co_return tool_error("script: " + checked.error(), {{"status", "failed_to_start"}});
     spec.argv = {ctx.config.default_shell, checked.value()};
     spec.remote_command = spec.command_text;
   }
-  if (auto ok = policy.check_command(spec.command_text); !ok) co_return tool_error(ok.error(), {{"status", "failed_to_start"}});
-  if (auto ok = policy.check_live_limit(ctx.registry.live_count()); !ok) co_return tool_error(ok.error(), {{"status", "failed_to_start"}});
+  if (auto ok = policy.check_command(spec.command_text); !ok)
+    co_return tool_error(ok.error(), {{"status", "failed_to_start"}});
+  if (auto ok = policy.check_live_limit(ctx.registry.live_count()); !ok)
+    co_return tool_error(ok.error(), {{"status", "failed_to_start"}});
 
   auto started = co_await ctx.registry.start(std::move(spec));
   if (!started) co_return tool_error(started.error(), {{"status", "failed_to_start"}});
@@ -133,7 +229,8 @@ boost::asio::awaitable<ToolResult> execute(ToolContext& ctx, const json& args) {
   if (args.contains("stdin")) {
     std::string typed = args["stdin"].get<std::string>();
     if (args.value("close_stdin", true)) typed += eof_for(typed);
-    if (auto ok = execution->write(typed, session::InputSource::agent); !ok) extra["stdin_error"] = ok.error();
+    if (auto ok = execution->write(typed, session::InputSource::agent); !ok)
+      extra["stdin_error"] = ok.error();
   } else if (args.value("close_stdin", false)) {
     (void)execution->write("\x04", session::InputSource::agent);
   }
@@ -147,9 +244,10 @@ boost::asio::awaitable<ToolResult> execute(ToolContext& ctx, const json& args) {
   result["yield_ms"] = yield;
   if (!execution->finished()) {
     result["status"] = "backgrounded";
-    result["message"] = "Still running after " + std::to_string(yield) +
-                        " ms; it continues in the background. Use read or wait with execution_id=\"" +
-                        execution->id() + "\" to follow it, write to answer prompts, stop to end it.";
+    result["message"] =
+        "Still running after " + std::to_string(yield) +
+        " ms; it continues in the background. Use read or wait with execution_id=\"" +
+        execution->id() + "\" to follow it, write to answer prompts, stop to end it.";
   }
   co_return ToolResult{std::move(result)};
 }
@@ -159,14 +257,22 @@ ToolDefinition make_execute_tool(const ToolConfig& config) {
       "execute",
       "Run a command",
       "Run a command under a real terminal (PTY) and return its output. Give exactly one of "
-      "`command` (shell line), `argv` (no shell) or `script` (multi-line bash, syntax-checked first), and "
-      "`side_effects` (required). If it ends within `yield_ms` (default 30 s) you get status=completed with "
-      "`exit_code` and `output`; otherwise status=backgrounded with an `execution_id`: follow it with `read`/`wait`, "
-      "answer prompts with `write`, end it with `stop`. The output is the terminal's text (colours removed, progress "
-      "bars collapsed); a capped response says capped=true and the `hint` names the call that continues it. "
-      "`waiting_for_input`=true means the program is waiting for you to type. Errors: status=failed_to_start means "
-      "nothing ran (the message names the argument or the policy rule and the fix); timed_out means timeout_ms "
-      "ended it. Programs behave as on a person's terminal (colours, prompts, pagers are set to cat).",
+      "`command` (shell line), `argv` (no shell) or `script` (multi-line bash, syntax-checked "
+      "first), and "
+      "`side_effects` (required). If it ends within `yield_ms` (default 30 s) you get "
+      "status=completed with "
+      "`exit_code` and `output`; otherwise status=backgrounded with an `execution_id`: follow it "
+      "with `read`/`wait`, "
+      "answer prompts with `write`, end it with `stop`. The output is the terminal's text (colours "
+      "removed, progress "
+      "bars collapsed); a capped response says capped=true and the `hint` names the call that "
+      "continues it. "
+      "`waiting_for_input`=true means the program is waiting for you to type. Errors: "
+      "status=failed_to_start means "
+      "nothing ran (the message names the argument or the policy rule and the fix); timed_out "
+      "means timeout_ms "
+      "ended it. Programs behave as on a person's terminal (colours, prompts, pagers are set to "
+      "cat).",
       input_schema(config),
       output_schema(),
       annotations(false, true, false, true),

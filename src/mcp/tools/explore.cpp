@@ -1,7 +1,7 @@
 // explore: look inside a large output (stat, grep, read by line) without
 // pulling it all into context; never moves the read cursor.
-#include "mcp/tools/common.hpp"
 #include "session/explore.hpp"
+#include "mcp/tools/common.hpp"
 
 namespace agentty::mcp::tools {
 
@@ -31,7 +31,8 @@ ToolResult stat(session::Execution& execution) {
 }
 
 ToolResult grep(session::Execution& execution, const json& args, std::size_t max_bytes) {
-  if (!args.contains("pattern")) return tool_error("pattern: is required with op=\"grep\" (a PCRE2 regular expression).");
+  if (!args.contains("pattern"))
+    return tool_error("pattern: is required with op=\"grep\" (a PCRE2 regular expression).");
   session::GrepOptions options;
   options.pattern = args["pattern"];
   options.ignore_case = args.value("ignore_case", false);
@@ -49,8 +50,11 @@ ToolResult grep(session::Execution& execution, const json& args, std::size_t max
     if (!match.after.empty()) item["after"] = lines_json(match.after);
     matches.push_back(std::move(item));
   }
-  json out = {{"op", "grep"}, {"execution_id", execution.id()}, {"matches", matches},
-              {"capped", found->capped}, {"lines_searched", found->lines_searched}};
+  json out = {{"op", "grep"},
+              {"execution_id", execution.id()},
+              {"matches", matches},
+              {"capped", found->capped},
+              {"lines_searched", found->lines_searched}};
   if (found->capped) {
     out["next_start_line"] = found->next_start_line;
     out["hint"] = "More matches may follow: call explore op=grep again with start_line=" +
@@ -67,8 +71,12 @@ ToolResult read_lines(session::Execution& execution, const json& args, std::size
   options.byte_offset = args.value("byte_offset", 0ULL);
   auto read = execution.explorer().read(options);
   if (!read) return tool_error(read.error());
-  json out = {{"op", "read"}, {"execution_id", execution.id()}, {"lines", lines_json(read->lines)},
-              {"next_line_offset", read->next_line_offset}, {"capped", read->capped}, {"at_end", read->at_end}};
+  json out = {{"op", "read"},
+              {"execution_id", execution.id()},
+              {"lines", lines_json(read->lines)},
+              {"next_line_offset", read->next_line_offset},
+              {"capped", read->capped},
+              {"at_end", read->at_end}};
   if (read->next_byte_offset) out["next_byte_offset"] = read->next_byte_offset;
   return ToolResult{std::move(out)};
 }
@@ -78,8 +86,10 @@ boost::asio::awaitable<ToolResult> explore(ToolContext& ctx, const json& args) {
   auto execution = find_execution(ctx, args, error);
   if (!execution) co_return error;
   std::string op = args["op"];
-  std::size_t max_bytes = std::min<std::size_t>(args.value("max_bytes", 16384), ctx.config.max_output_bytes);
-  if (op != "grep" && args.contains("pattern")) co_return tool_error("pattern: only applies to op=\"grep\".");
+  std::size_t max_bytes =
+      std::min<std::size_t>(args.value("max_bytes", 16384), ctx.config.max_output_bytes);
+  if (op != "grep" && args.contains("pattern"))
+    co_return tool_error("pattern: only applies to op=\"grep\".");
   if (op == "stat") co_return stat(*execution);
   if (op == "grep") co_return grep(*execution, args, max_bytes);
   co_return read_lines(*execution, args, max_bytes);
@@ -90,39 +100,95 @@ boost::asio::awaitable<ToolResult> explore(ToolContext& ctx, const json& args) {
 ToolDefinition make_explore_tool(const ToolConfig& config) {
   json properties = {
       {"execution_id", execution_id_input()},
-      {"op", {{"type", "string"}, {"enum", {"stat", "grep", "read"}},
-              {"description", "stat: size and line count. grep: find lines matching pattern. read: a window of lines."}}},
-      {"pattern", {{"type", "string"}, {"minLength", 1}, {"maxLength", 4096}, {"description", "PCRE2 pattern for op=grep (matched per line)."}}},
+      {"op",
+       {{"type", "string"},
+        {"enum", {"stat", "grep", "read"}},
+        {"description",
+         "stat: size and line count. grep: find lines matching pattern. read: a window of "
+         "lines."}}},
+      {"pattern",
+       {{"type", "string"},
+        {"minLength", 1},
+        {"maxLength", 4096},
+        {"description", "PCRE2 pattern for op=grep (matched per line)."}}},
       {"ignore_case", {{"type", "boolean"}, {"description", "Case-insensitive grep."}}},
-      {"before", {{"type", "integer"}, {"minimum", 0}, {"maximum", 100}, {"description", "Context lines before each grep match."}}},
-      {"after", {{"type", "integer"}, {"minimum", 0}, {"maximum", 100}, {"description", "Context lines after each grep match."}}},
-      {"start_line", {{"type", "integer"}, {"minimum", 1}, {"maximum", 9007199254740991LL}, {"description", "grep: start at this line (next_start_line of a capped grep)."}}},
-      {"line_offset", {{"type", "integer"}, {"minimum", -9007199254740991LL}, {"maximum", 9007199254740991LL},
-                       {"description", "read: first line, 0-based; negative counts from the end (-50 = the last 50 lines)."}}},
-      {"byte_offset", {{"type", "integer"}, {"minimum", 0}, {"maximum", 9007199254740991LL}, {"description", "read: continue a long line from this byte (next_byte_offset)."}}},
-      {"limit", {{"type", "integer"}, {"minimum", 1}, {"maximum", 10000}, {"description", "Most lines (read, default 100) or matches (grep, default 50)."}}},
-      {"max_bytes", {{"type", "integer"}, {"minimum", 256}, {"maximum", config.max_output_bytes}, {"description", "Cap on returned text (default 16384)."}}},
+      {"before",
+       {{"type", "integer"},
+        {"minimum", 0},
+        {"maximum", 100},
+        {"description", "Context lines before each grep match."}}},
+      {"after",
+       {{"type", "integer"},
+        {"minimum", 0},
+        {"maximum", 100},
+        {"description", "Context lines after each grep match."}}},
+      {"start_line",
+       {{"type", "integer"},
+        {"minimum", 1},
+        {"maximum", 9007199254740991LL},
+        {"description", "grep: start at this line (next_start_line of a capped grep)."}}},
+      {"line_offset",
+       {{"type", "integer"},
+        {"minimum", -9007199254740991LL},
+        {"maximum", 9007199254740991LL},
+        {"description",
+         "read: first line, 0-based; negative counts from the end (-50 = the last 50 lines)."}}},
+      {"byte_offset",
+       {{"type", "integer"},
+        {"minimum", 0},
+        {"maximum", 9007199254740991LL},
+        {"description", "read: continue a long line from this byte (next_byte_offset)."}}},
+      {"limit",
+       {{"type", "integer"},
+        {"minimum", 1},
+        {"maximum", 10000},
+        {"description", "Most lines (read, default 100) or matches (grep, default 50)."}}},
+      {"max_bytes",
+       {{"type", "integer"},
+        {"minimum", 256},
+        {"maximum", config.max_output_bytes},
+        {"description", "Cap on returned text (default 16384)."}}},
   };
-  json line = {{"type", "object"}, {"properties", {{"line", {{"type", "integer"}}}, {"text", {{"type", "string"}}}, {"truncated", {{"type", "boolean"}}}}}};
+  json line = {{"type", "object"},
+               {"properties",
+                {{"line", {{"type", "integer"}}},
+                 {"text", {{"type", "string"}}},
+                 {"truncated", {{"type", "boolean"}}}}}};
   json match = line;
   match["properties"]["before"] = {{"type", "array"}, {"items", line}};
   match["properties"]["after"] = {{"type", "array"}, {"items", line}};
   json output = {
-      {"op", {{"type", "string"}}}, {"execution_id", {{"type", "string"}}},
-      {"size_bytes", {{"type", "integer"}}}, {"line_count", {{"type", "integer"}}}, {"max_line_bytes", {{"type", "integer"}}},
-      {"raw_bytes", {{"type", "integer"}}}, {"evicted", {{"type", "boolean"}}},
-      {"matches", {{"type", "array"}, {"items", match}}}, {"lines_searched", {{"type", "integer"}}}, {"next_start_line", {{"type", "integer"}}},
-      {"lines", {{"type", "array"}, {"items", line}}}, {"next_line_offset", {{"type", "integer"}}}, {"next_byte_offset", {{"type", "integer"}}},
-      {"capped", {{"type", "boolean"}}}, {"at_end", {{"type", "boolean"}}}, {"hint", {{"type", "string"}}}, {"error", {{"type", "string"}}},
+      {"op", {{"type", "string"}}},
+      {"execution_id", {{"type", "string"}}},
+      {"size_bytes", {{"type", "integer"}}},
+      {"line_count", {{"type", "integer"}}},
+      {"max_line_bytes", {{"type", "integer"}}},
+      {"raw_bytes", {{"type", "integer"}}},
+      {"evicted", {{"type", "boolean"}}},
+      {"matches", {{"type", "array"}, {"items", match}}},
+      {"lines_searched", {{"type", "integer"}}},
+      {"next_start_line", {{"type", "integer"}}},
+      {"lines", {{"type", "array"}, {"items", line}}},
+      {"next_line_offset", {{"type", "integer"}}},
+      {"next_byte_offset", {{"type", "integer"}}},
+      {"capped", {{"type", "boolean"}}},
+      {"at_end", {{"type", "boolean"}}},
+      {"hint", {{"type", "string"}}},
+      {"error", {{"type", "string"}}},
   };
   return ToolDefinition{
       "explore",
       "Search a large output",
-      "Look inside an execution's whole output (its text view, from disk) without reading it all into context, and "
-      "without moving the read cursor. Start with op=stat (size, line count), then op=grep (PCRE2 pattern, with "
-      "before/after context; line numbers are 1-based) to find what matters, then op=read a window of lines "
-      "(line_offset 0-based; negative = from the end, e.g. -40 for the last 40 lines, where errors usually are). A "
-      "capped grep gives next_start_line to continue. Errors: an invalid pattern (PCRE2's reason and offset); "
+      "Look inside an execution's whole output (its text view, from disk) without reading it all "
+      "into context, and "
+      "without moving the read cursor. Start with op=stat (size, line count), then op=grep (PCRE2 "
+      "pattern, with "
+      "before/after context; line numbers are 1-based) to find what matters, then op=read a window "
+      "of lines "
+      "(line_offset 0-based; negative = from the end, e.g. -40 for the last 40 lines, where errors "
+      "usually are). A "
+      "capped grep gives next_start_line to continue. Errors: an invalid pattern (PCRE2's reason "
+      "and offset); "
       "unknown execution_id.",
       object_schema(properties, {"execution_id", "op"}),
       {{"type", "object"}, {"properties", output}},

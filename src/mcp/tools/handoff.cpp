@@ -12,14 +12,16 @@ boost::asio::awaitable<ToolResult> handoff(ToolContext& ctx, const json& args) {
   auto execution = find_execution(ctx, args, error);
   if (!execution) co_return error;
   if (execution->finished()) {
-    co_return tool_error("execution_id: this execution has ended; there is nothing to hand over. Start a new one.",
-                         status_fields(*execution, ctx));
+    co_return tool_error(
+        "execution_id: this execution has ended; there is nothing to hand over. Start a new one.",
+        status_fields(*execution, ctx));
   }
   execution->request_handoff(args["reason"].get<std::string>());
   json result = status_fields(*execution, ctx);
   result["requested"] = true;
-  result["message"] = "A person can now take over from the dashboard or terminal_url. Call wait with "
-                      "until=\"released\" to continue when they hand it back.";
+  result["message"] =
+      "A person can now take over from the dashboard or terminal_url. Call wait with "
+      "until=\"released\" to continue when they hand it back.";
   co_return ToolResult{std::move(result)};
 }
 
@@ -28,18 +30,27 @@ boost::asio::awaitable<ToolResult> handoff(ToolContext& ctx, const json& args) {
 ToolDefinition make_handoff_tool(const ToolConfig&) {
   json properties = {
       {"execution_id", execution_id_input()},
-      {"reason", {{"type", "string"}, {"minLength", 1}, {"maxLength", 2000},
-                  {"description", "What the person should do, e.g. \"Enter the sudo password\" or \"Approve the deploy prompt\"."}}},
+      {"reason",
+       {{"type", "string"},
+        {"minLength", 1},
+        {"maxLength", 2000},
+        {"description",
+         "What the person should do, e.g. \"Enter the sudo password\" or \"Approve the deploy "
+         "prompt\"."}}},
   };
   json output = status_output_properties();
   output["requested"] = {{"type", "boolean"}};
   return ToolDefinition{
       "handoff",
       "Ask a person to take over",
-      "Ask a human to take over a running execution when it needs something you must not or cannot provide: a "
-      "password, a 2FA code, a confirmation, a judgement. The reason is shown on the dashboard and the execution is "
-      "highlighted; give the person terminal_url. Then call wait(until=\"released\") to continue once they hand it "
-      "back (held=true while they type; your writes are refused meanwhile). Errors: the execution has ended; "
+      "Ask a human to take over a running execution when it needs something you must not or cannot "
+      "provide: a "
+      "password, a 2FA code, a confirmation, a judgement. The reason is shown on the dashboard and "
+      "the execution is "
+      "highlighted; give the person terminal_url. Then call wait(until=\"released\") to continue "
+      "once they hand it "
+      "back (held=true while they type; your writes are refused meanwhile). Errors: the execution "
+      "has ended; "
       "unknown execution_id.",
       object_schema(properties, {"execution_id", "reason"}),
       {{"type", "object"}, {"properties", output}},

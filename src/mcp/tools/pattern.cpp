@@ -16,7 +16,8 @@ Expected<Pattern> Pattern::compile(const std::string& pattern) {
   int error_code = 0;
   PCRE2_SIZE offset = 0;
   pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
-                                   PCRE2_UTF | PCRE2_MULTILINE | PCRE2_MATCH_INVALID_UTF, &error_code, &offset, nullptr);
+                                   PCRE2_UTF | PCRE2_MULTILINE | PCRE2_MATCH_INVALID_UTF,
+                                   &error_code, &offset, nullptr);
   if (!code) {
     PCRE2_UCHAR message[256];
     pcre2_get_error_message(error_code, message, sizeof message);
@@ -33,7 +34,8 @@ Expected<Pattern> Pattern::compile(const std::string& pattern) {
 std::optional<PatternMatch> Pattern::search(const std::string& text) const {
   std::unique_ptr<pcre2_match_data, decltype(&pcre2_match_data_free)> data(
       pcre2_match_data_create_from_pattern(code_->code, nullptr), pcre2_match_data_free);
-  int rc = pcre2_match(code_->code, reinterpret_cast<PCRE2_SPTR>(text.data()), text.size(), 0, 0, data.get(), nullptr);
+  int rc = pcre2_match(code_->code, reinterpret_cast<PCRE2_SPTR>(text.data()), text.size(), 0, 0,
+                       data.get(), nullptr);
   if (rc < 0) return std::nullopt;
   PCRE2_SIZE* ovector = pcre2_get_ovector_pointer(data.get());
   PatternMatch match;
@@ -48,7 +50,8 @@ std::optional<PatternMatch> Pattern::search(const std::string& text) const {
   auto line_start = text.rfind('\n', ovector[0] == 0 ? 0 : ovector[0] - 1);
   line_start = (line_start == std::string::npos || ovector[0] == 0) ? 0 : line_start + 1;
   auto line_end = text.find('\n', ovector[0]);
-  match.line = text.substr(line_start, line_end == std::string::npos ? std::string::npos : line_end - line_start);
+  match.line = text.substr(
+      line_start, line_end == std::string::npos ? std::string::npos : line_end - line_start);
   return match;
 }
 

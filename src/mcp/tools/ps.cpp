@@ -14,7 +14,8 @@ std::string iso8601(session::SystemTime time) {
   std::tm utc{};
   gmtime_r(&seconds, &utc);
   std::ostringstream out;
-  out << std::put_time(&utc, "%Y-%m-%dT%H:%M:%S") << '.' << std::setw(3) << std::setfill('0') << ms % 1000 << 'Z';
+  out << std::put_time(&utc, "%Y-%m-%dT%H:%M:%S") << '.' << std::setw(3) << std::setfill('0')
+      << ms % 1000 << 'Z';
   return out.str();
 }
 
@@ -30,7 +31,8 @@ json describe(session::Execution& execution, const ToolContext& ctx) {
   item["ended_at"] = execution.ended_at() ? json(iso8601(*execution.ended_at())) : json(nullptr);
   item["latest_seq"] = execution.log().latest_seq();
   item["cursor_seq"] = execution.cursor();
-  item["last_output_at"] = execution.last_output_at() ? json(iso8601(*execution.last_output_at())) : json(nullptr);
+  item["last_output_at"] =
+      execution.last_output_at() ? json(iso8601(*execution.last_output_at())) : json(nullptr);
   item["idle_ms"] = execution.idle() ? json(execution.idle()->count()) : json(nullptr);
   if (execution.handoff_reason()) item["handoff_reason"] = *execution.handoff_reason();
   return item;
@@ -49,35 +51,51 @@ boost::asio::awaitable<ToolResult> ps(ToolContext& ctx, const json& args) {
     if (!status.empty() && session::to_string(execution.status()) != status) continue;
     list.push_back(describe(execution, ctx));
   }
-  co_return ToolResult{{{"executions", list}, {"total", executions.size()}, {"live", ctx.registry.live_count()}}};
+  co_return ToolResult{
+      {{"executions", list}, {"total", executions.size()}, {"live", ctx.registry.live_count()}}};
 }
 
 }  // namespace
 
 ToolDefinition make_ps_tool(const ToolConfig&) {
   json properties = {
-      {"include_completed", {{"type", "boolean"}, {"description", "Include ended executions (default true)."}}},
-      {"limit", {{"type", "integer"}, {"minimum", 1}, {"maximum", 1000}, {"description", "Most entries returned, newest first (default 50)."}}},
-      {"status", {{"type", "string"}, {"enum", {"running", "completed", "timed_out", "stopped", "failed_to_start", "failed"}},
-                  {"description", "Only executions with this status."}}},
+      {"include_completed",
+       {{"type", "boolean"}, {"description", "Include ended executions (default true)."}}},
+      {"limit",
+       {{"type", "integer"},
+        {"minimum", 1},
+        {"maximum", 1000},
+        {"description", "Most entries returned, newest first (default 50)."}}},
+      {"status",
+       {{"type", "string"},
+        {"enum", {"running", "completed", "timed_out", "stopped", "failed_to_start", "failed"}},
+        {"description", "Only executions with this status."}}},
   };
   json item = status_output_properties();
-  for (const char* key : {"name", "purpose", "command", "cwd", "started_at", "handoff_reason"}) item[key] = {{"type", "string"}};
-  for (const char* key : {"host", "ended_at", "last_output_at"}) item[key] = {{"type", {"string", "null"}}};
+  for (const char* key : {"name", "purpose", "command", "cwd", "started_at", "handoff_reason"})
+    item[key] = {{"type", "string"}};
+  for (const char* key : {"host", "ended_at", "last_output_at"})
+    item[key] = {{"type", {"string", "null"}}};
   item["latest_seq"] = {{"type", "integer"}};
   item["cursor_seq"] = {{"type", "integer"}};
   item["idle_ms"] = {{"type", {"integer", "null"}}};
   return ToolDefinition{
       "ps",
       "List executions",
-      "List executions, newest first, with status, exit_code, what they run, and activity: idle_ms (time since the "
-      "last output; large and growing on a running process suggests it is stuck or waiting), waiting_for_input, "
-      "held (a human has control), latest_seq vs cursor_seq (unread output). Use it to find an execution_id again "
+      "List executions, newest first, with status, exit_code, what they run, and activity: idle_ms "
+      "(time since the "
+      "last output; large and growing on a running process suggests it is stuck or waiting), "
+      "waiting_for_input, "
+      "held (a human has control), latest_seq vs cursor_seq (unread output). Use it to find an "
+      "execution_id again "
       "or to see what is still running.",
       object_schema(properties),
       {{"type", "object"},
-       {"properties", {{"executions", {{"type", "array"}, {"items", {{"type", "object"}, {"properties", item}}}}},
-                       {"total", {{"type", "integer"}}}, {"live", {{"type", "integer"}}}, {"error", {{"type", "string"}}}}}},
+       {"properties",
+        {{"executions", {{"type", "array"}, {"items", {{"type", "object"}, {"properties", item}}}}},
+         {"total", {{"type", "integer"}}},
+         {"live", {{"type", "integer"}}},
+         {"error", {{"type", "string"}}}}}},
       annotations(true, false, true, false),
       ps,
   };

@@ -21,14 +21,21 @@ ToolDefinition make_read_tool(const ToolConfig& config) {
   return ToolDefinition{
       "read",
       "Read output",
-      "Return an execution's output without waiting. Without since_seq/tail_lines it continues from the "
-      "server-side cursor and advances it, so polling returns each byte exactly once (execute, write and wait "
-      "advance the same cursor). since_seq re-reads from a position (1 = the start) and tail_lines returns the "
-      "newest lines; both are out-of-band and leave the cursor alone. If capped=true, call read again (the hint "
-      "says how). evicted=true means older output is gone for good. To block until something happens, use wait. "
+      "Return an execution's output without waiting. Without since_seq/tail_lines it continues "
+      "from the "
+      "server-side cursor and advances it, so polling returns each byte exactly once (execute, "
+      "write and wait "
+      "advance the same cursor). since_seq re-reads from a position (1 = the start) and tail_lines "
+      "returns the "
+      "newest lines; both are out-of-band and leave the cursor alone. If capped=true, call read "
+      "again (the hint "
+      "says how). evicted=true means older output is gone for good. To block until something "
+      "happens, use wait. "
       "Errors: an unknown execution_id (use the id from execute/open; ps lists them).",
-      object_schema(merged({{"execution_id", execution_id_input()}}, read_inputs(config)), {"execution_id"}),
-      {{"type", "object"}, {"properties", merged(status_output_properties(), read_output_properties())}},
+      object_schema(merged({{"execution_id", execution_id_input()}}, read_inputs(config)),
+                    {"execution_id"}),
+      {{"type", "object"},
+       {"properties", merged(status_output_properties(), read_output_properties())}},
       annotations(true, false, false, false),
       read,
   };

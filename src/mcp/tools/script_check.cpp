@@ -15,7 +15,8 @@ namespace agentty::mcp::tools {
 
 namespace {
 
-Expected<std::string> write_script(const std::string& script, const std::filesystem::path& state_dir) {
+Expected<std::string> write_script(const std::string& script,
+                                   const std::filesystem::path& state_dir) {
   std::error_code ec;
   auto dir = (state_dir.empty() ? std::filesystem::temp_directory_path() : state_dir) / "scripts";
   std::filesystem::create_directories(dir, ec);
@@ -34,7 +35,8 @@ Expected<std::string> write_script(const std::string& script, const std::filesys
 
 }  // namespace
 
-Expected<std::string> check_bash_syntax(const std::string& script, const std::filesystem::path& state_dir) {
+Expected<std::string> check_bash_syntax(const std::string& script,
+                                        const std::filesystem::path& state_dir) {
   auto path = write_script(script, state_dir);
   if (!path) return path;
   int pipe_fds[2];
@@ -64,8 +66,11 @@ Expected<std::string> check_bash_syntax(const std::string& script, const std::fi
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return path;
   std::filesystem::remove(*path);
   // bash names the temp file; show the line numbers without it.
-  for (std::size_t at; (at = diagnostics.find(*path)) != std::string::npos;) diagnostics.replace(at, path->size(), "script");
-  return make_error("bash -n found a syntax error; nothing was run. Fix the script and try again:\n" + diagnostics);
+  for (std::size_t at; (at = diagnostics.find(*path)) != std::string::npos;)
+    diagnostics.replace(at, path->size(), "script");
+  return make_error(
+      "bash -n found a syntax error; nothing was run. Fix the script and try again:\n" +
+      diagnostics);
 }
 
 std::string shell_quote_argv(const std::vector<std::string>& argv) {
@@ -74,8 +79,10 @@ std::string shell_quote_argv(const std::vector<std::string>& argv) {
     if (!out.empty()) out += ' ';
     out += '\'';
     for (char c : arg) {
-      if (c == '\'') out += "'\\''";
-      else out += c;
+      if (c == '\'')
+        out += "'\\''";
+      else
+        out += c;
     }
     out += '\'';
   }

@@ -39,21 +39,31 @@ boost::asio::awaitable<ToolResult> stop(ToolContext& ctx, const json& args) {
 ToolDefinition make_stop_tool(const ToolConfig& config) {
   json properties = {
       {"execution_id", execution_id_input()},
-      {"signal", {{"type", "string"}, {"enum", {"SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGKILL", "SIGUSR1", "SIGUSR2"}},
-                  {"description", "Signal sent to the whole process group (default SIGTERM)."}}},
-      {"force_after_ms", {{"type", "integer"}, {"minimum", 0}, {"maximum", 50000},
-                          {"description", "Grace before SIGKILL if it has not ended (default " +
-                                              std::to_string(config.default_stop_grace_ms) + ")."}}},
+      {"signal",
+       {{"type", "string"},
+        {"enum", {"SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGKILL", "SIGUSR1", "SIGUSR2"}},
+        {"description", "Signal sent to the whole process group (default SIGTERM)."}}},
+      {"force_after_ms",
+       {{"type", "integer"},
+        {"minimum", 0},
+        {"maximum", 50000},
+        {"description", "Grace before SIGKILL if it has not ended (default " +
+                            std::to_string(config.default_stop_grace_ms) + ")."}}},
   };
   json output = status_output_properties();
-  output["stopped"] = {{"type", "boolean"}, {"description", "True when this call ended a running execution."}};
+  output["stopped"] = {{"type", "boolean"},
+                       {"description", "True when this call ended a running execution."}};
   return ToolDefinition{
       "stop",
       "Stop an execution",
-      "End a running execution: sends `signal` (default SIGTERM) to its whole process group and SIGKILL after "
-      "`force_after_ms` if it is still alive, then returns the final status and exit_code. Use it for runaway or no "
-      "longer needed commands; to interrupt a program politely, write keys=[\"ctrl-c\"] instead. Stopping an ended "
-      "execution is harmless (stopped=false). Errors: held=true means a human has taken over and nothing was done: "
+      "End a running execution: sends `signal` (default SIGTERM) to its whole process group and "
+      "SIGKILL after "
+      "`force_after_ms` if it is still alive, then returns the final status and exit_code. Use it "
+      "for runaway or no "
+      "longer needed commands; to interrupt a program politely, write keys=[\"ctrl-c\"] instead. "
+      "Stopping an ended "
+      "execution is harmless (stopped=false). Errors: held=true means a human has taken over and "
+      "nothing was done: "
       "wait(until=\"released\") first; an unknown execution_id (ps lists them).",
       object_schema(properties, {"execution_id"}),
       {{"type", "object"}, {"properties", output}},

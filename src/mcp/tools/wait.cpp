@@ -2,6 +2,7 @@
 // deadline; never ends the process.
 #include "mcp/tools/common.hpp"
 #include "mcp/tools/pattern.hpp"
+#include "mcp/tools/session_execute.hpp"
 #include "session/text_view.hpp"
 
 namespace agentty::mcp::tools {
@@ -28,12 +29,15 @@ boost::asio::awaitable<ToolResult> wait(ToolContext& ctx, const json& args) {
   std::string until = args.value("until", "exit");
   std::optional<Pattern> pattern;
   if (until == "match") {
-    if (!args.contains("pattern")) co_return tool_error("pattern: is required with until=\"match\" (a PCRE2 regular expression).");
+    if (!args.contains("pattern"))
+      co_return tool_error(
+          "pattern: is required with until=\"match\" (a PCRE2 regular expression).");
     auto compiled = Pattern::compile(args["pattern"].get<std::string>());
     if (!compiled) co_return tool_error("pattern: " + compiled.error());
     pattern = std::move(compiled).value();
   } else if (args.contains("pattern")) {
-    co_return tool_error("pattern: only applies with until=\"match\"; set until or remove pattern.");
+    co_return tool_error(
+        "pattern: only applies with until=\"match\"; set until or remove pattern.");
   }
   auto idle_ms = milliseconds(args.value("idle_ms", 1000));
   std::uint32_t requested = args.value("timeout_ms", ctx.config.max_yield_ms);
@@ -47,11 +51,17 @@ boost::asio::awaitable<ToolResult> wait(ToolContext& ctx, const json& args) {
   std::function<bool()> done;
   milliseconds recheck{0};
   if (until == "exit") {
-    done = [&] { return execution->finished(); };
+    // In a session: the current command's end (its D mark), not the shell's.
+    done = [&] {
+      return execution->finished() ||
+             (execution->shell() && !execution->shell()->command_running());
+    };
   } else if (until == "idle") {
     done = [&] {
-      auto quiet = execution->idle().value_or(duration_cast<milliseconds>(steady_clock::now() - start));
-      return execution->finished() || std::min(quiet, duration_cast<milliseconds>(steady_clock::now() - start)) >= idle_ms;
+      auto quiet =
+          execution->idle().value_or(duration_cast<milliseconds>(steady_clock::now() - start));
+      return execution->finished() ||
+             std::min(quiet, duration_cast<milliseconds>(steady_clock::now() - start)) >= idle_ms;
     };
     recheck = milliseconds(25);
   } else if (until == "input") {
@@ -89,13 +99,17 @@ boost::asio::awaitable<ToolResult> wait(ToolContext& ctx, const json& args) {
   } else {
     result_name = "released";
   }
-  json result = execution_result(*execution, ctx, request);
+  json result = merged(execution_result(*execution, ctx, request),
+                       session_fields(*execution, until == "exit"));
+  if (until == "exit" && execution->shell() && end == WaitEnd::condition) result_name = "exited";
   result["wait_result"] = result_name;
   result["waited_ms"] = duration_cast<milliseconds>(steady_clock::now() - start).count();
   result["max_wait_ms"] = budget;
-  if (found) result["match"] = {{"text", found->text}, {"groups", found->groups}, {"line", found->line}};
+  if (found)
+    result["match"] = {{"text", found->text}, {"groups", found->groups}, {"line", found->line}};
   if (end == WaitEnd::deadline) {
-    result["message"] = "The wait budget ran out; the execution is " + session::to_string(execution->status()) +
+    result["message"] = "The wait budget ran out; the execution is " +
+                        session::to_string(execution->status()) +
                         " and was not touched. Call wait again to keep waiting.";
   }
   co_return ToolResult{std::move(result)};
@@ -107,30 +121,59 @@ ToolDefinition make_wait_tool(const ToolConfig& config) {
   json properties = merged(
       {
           {"execution_id", execution_id_input()},
-          {"until", {{"type", "string"}, {"enum", {"exit", "idle", "match", "input", "released"}},
-                     {"description", "exit (default): the process group ended. idle: no output for idle_ms. match: `pattern` "
-                                     "appears in the output's text from the cursor on. input: the program waits for input. "
-                                     "released: a human released a takeover."}}},
-          {"pattern", {{"type", "string"}, {"minLength", 1}, {"maxLength", 4096}, {"description", "PCRE2 pattern for until=match, searched in the text view (multi-line mode)."}}},
-          {"idle_ms", {{"type", "integer"}, {"minimum", 1}, {"maximum", 55000}, {"description", "Quiet time for until=idle (default 1000)."}}},
-          {"timeout_ms", {{"type", "integer"}, {"minimum", 0}, {"maximum", 55000},
-                          {"description", "Longest wait (default and cap 55000). Reaching it returns wait_result=deadline_reached; the process keeps running."}}},
+          {"until",
+           {{"type", "string"},
+            {"enum", {"exit", "idle", "match", "input", "released"}},
+            {"description",
+             "exit (default): the process group ended. idle: no output for idle_ms. match: "
+             "`pattern` "
+             "appears in the output's text from the cursor on. input: the program waits for input. "
+             "released: a human released a takeover."}}},
+          {"pattern",
+           {{"type", "string"},
+            {"minLength", 1},
+            {"maxLength", 4096},
+            {"description",
+             "PCRE2 pattern for until=match, searched in the text view (multi-line mode)."}}},
+          {"idle_ms",
+           {{"type", "integer"},
+            {"minimum", 1},
+            {"maximum", 55000},
+            {"description", "Quiet time for until=idle (default 1000)."}}},
+          {"timeout_ms",
+           {{"type", "integer"},
+            {"minimum", 0},
+            {"maximum", 55000},
+            {"description",
+             "Longest wait (default and cap 55000). Reaching it returns "
+             "wait_result=deadline_reached; the process keeps running."}}},
       },
       read_inputs(config));
   json output = merged(status_output_properties(), read_output_properties());
-  output["wait_result"] = {{"type", "string"}, {"enum", {"exited", "idle", "matched", "waiting_for_input", "released", "deadline_reached"}}};
+  output["wait_result"] = {
+      {"type", "string"},
+      {"enum", {"exited", "idle", "matched", "waiting_for_input", "released", "deadline_reached"}}};
   output["waited_ms"] = {{"type", "integer"}};
-  output["max_wait_ms"] = {{"type", "integer"}, {"description", "The effective budget after capping."}};
+  output["max_wait_ms"] = {{"type", "integer"},
+                           {"description", "The effective budget after capping."}};
   output["match"] = {{"type", "object"},
-                     {"properties", {{"text", {{"type", "string"}}}, {"groups", {{"type", "array"}, {"items", {{"type", "string"}}}}}, {"line", {{"type", "string"}}}}}};
+                     {"properties",
+                      {{"text", {{"type", "string"}}},
+                       {"groups", {{"type", "array"}, {"items", {{"type", "string"}}}}},
+                       {"line", {{"type", "string"}}}}}};
   return ToolDefinition{
       "wait",
       "Wait for an execution",
-      "Block until a condition holds or timeout_ms (<= 55 s) passes, then return the new output (advancing the "
-      "cursor, like read). Conditions: exit (default), idle, match (a PCRE2 pattern such as \"Listening on port \\\\d+\"), "
-      "input (the program waits for you to type), released (a human handed back control). wait never ends or "
-      "signals the process: wait_result=deadline_reached just means call wait again. A cancelled request returns at "
-      "once. Errors: an invalid pattern (the message quotes PCRE2's reason and offset); unknown execution_id.",
+      "Block until a condition holds or timeout_ms (<= 55 s) passes, then return the new output "
+      "(advancing the "
+      "cursor, like read). Conditions: exit (default), idle, match (a PCRE2 pattern such as "
+      "\"Listening on port \\\\d+\"), "
+      "input (the program waits for you to type), released (a human handed back control). wait "
+      "never ends or "
+      "signals the process: wait_result=deadline_reached just means call wait again. A cancelled "
+      "request returns at "
+      "once. Errors: an invalid pattern (the message quotes PCRE2's reason and offset); unknown "
+      "execution_id.",
       object_schema(properties, {"execution_id"}),
       {{"type", "object"}, {"properties", output}},
       annotations(true, false, false, false),

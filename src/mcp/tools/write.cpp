@@ -1,6 +1,7 @@
 // write: type into the PTY (text, keys, EOF, session actions), then return
 // what the program printed back.
 #include "mcp/tools/common.hpp"
+#include "mcp/tools/session_execute.hpp"
 #include "session/key_encoder.hpp"
 
 namespace agentty::mcp::tools {
@@ -30,12 +31,11 @@ boost::asio::awaitable<ToolResult> write(ToolContext& ctx, const json& args) {
   ToolResult error;
   auto execution = find_execution(ctx, args, error);
   if (!execution) co_return error;
-  if (!args.contains("input") && !args.contains("keys") && !args.value("eof", false) && !args.contains("action")) {
+  if (!args.contains("input") && !args.contains("keys") && !args.value("eof", false) &&
+      !args.contains("action")) {
     co_return tool_error("input: give input, keys, eof or action (nothing to write)");
   }
-  if (args.contains("action")) {
-    co_return tool_error("action: rearm and flush apply to shell sessions (open), which are not available yet.");
-  }
+  if (args.contains("action")) co_return co_await session_action(ctx, *execution, args);
   auto bytes = compose_input(*execution, args);
   if (!bytes) co_return tool_error(bytes.error());
   auto written = execution->write(*bytes, session::InputSource::agent);
@@ -69,15 +69,31 @@ ToolDefinition make_write_tool(const ToolConfig& config) {
       {
           {"execution_id", execution_id_input()},
           {"input", {{"type", "string"}, {"maxLength", 1 << 20}, {"description", "Text to type."}}},
-          {"newline", {{"type", "boolean"}, {"description", "Press Enter after input (default false)."}}},
-          {"keys", {{"type", "array"}, {"maxItems", 256},
-                    {"items", {{"type", "string"}, {"enum", session::key_names()}}},
-                    {"description", "Keys pressed after input, in order, encoded as a real terminal would (e.g. [\"ctrl-c\"], [\"up\", \"enter\"])."}}},
-          {"eof", {{"type", "boolean"}, {"description", "Send end-of-file (ctrl-d) last; it is seen at the start of a line."}}},
-          {"action", {{"type", "string"}, {"enum", {"rearm", "flush"}},
-                      {"description", "Sessions only. rearm: re-inject the prompt hook after switching into a new shell; flush: drop typed-ahead input and clear the line."}}},
-          {"yield_ms", {{"type", "integer"}, {"minimum", 0}, {"maximum", 55000},
-                        {"description", "Longest wait for the reply (default 2000); returns earlier once output goes quiet."}}},
+          {"newline",
+           {{"type", "boolean"}, {"description", "Press Enter after input (default false)."}}},
+          {"keys",
+           {{"type", "array"},
+            {"maxItems", 256},
+            {"items", {{"type", "string"}, {"enum", session::key_names()}}},
+            {"description",
+             "Keys pressed after input, in order, encoded as a real terminal would (e.g. "
+             "[\"ctrl-c\"], [\"up\", \"enter\"])."}}},
+          {"eof",
+           {{"type", "boolean"},
+            {"description", "Send end-of-file (ctrl-d) last; it is seen at the start of a line."}}},
+          {"action",
+           {{"type", "string"},
+            {"enum", {"rearm", "flush"}},
+            {"description",
+             "Sessions only. rearm: re-inject the prompt hook after switching into a new shell; "
+             "flush: drop typed-ahead input and clear the line."}}},
+          {"yield_ms",
+           {{"type", "integer"},
+            {"minimum", 0},
+            {"maximum", 55000},
+            {"description",
+             "Longest wait for the reply (default 2000); returns earlier once output goes "
+             "quiet."}}},
       },
       read_inputs(config));
   json output = merged(status_output_properties(), read_output_properties());
@@ -85,11 +101,16 @@ ToolDefinition make_write_tool(const ToolConfig& config) {
   return ToolDefinition{
       "write",
       "Type into a terminal",
-      "Type into a running execution's terminal and return what the program printed in reply (waits until the "
-      "output goes quiet, the program waits for input again, or yield_ms). Use it to answer prompts, drive REPLs "
-      "(python3, psql), press keys (`keys`: ctrl-c to interrupt, arrows, tab, f1..f12) or send end-of-file (`eof`). "
-      "Input is echoed as on a terminal. Errors: held=true means a human has taken over and nothing was written: "
-      "wait(until=\"released\") and retry; an ended execution cannot be written to (start a new one).",
+      "Type into a running execution's terminal and return what the program printed in reply "
+      "(waits until the "
+      "output goes quiet, the program waits for input again, or yield_ms). Use it to answer "
+      "prompts, drive REPLs "
+      "(python3, psql), press keys (`keys`: ctrl-c to interrupt, arrows, tab, f1..f12) or send "
+      "end-of-file (`eof`). "
+      "Input is echoed as on a terminal. Errors: held=true means a human has taken over and "
+      "nothing was written: "
+      "wait(until=\"released\") and retry; an ended execution cannot be written to (start a new "
+      "one).",
       object_schema(properties, {"execution_id"}),
       {{"type", "object"}, {"properties", output}},
       annotations(false, true, false, true),

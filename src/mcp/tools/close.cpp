@@ -1,0 +1,69 @@
+// close: end a shell session: SIGHUP to its process group (the shell passes
+// the hang-up on to its jobs), SIGKILL after a grace. Idempotent.
+#include <csignal>
+
+#include "mcp/tools/common.hpp"
+
+namespace agentty::mcp::tools {
+
+namespace {
+
+using namespace std::chrono;
+
+constexpr milliseconds kHangupGrace{2000};
+
+boost::asio::awaitable<ToolResult> close(ToolContext& ctx, const json& args) {
+  ToolResult error;
+  auto execution = find_execution(ctx, args, error);
+  if (!execution) co_return error;
+  if (execution->kind() != session::ExecutionKind::session) {
+    co_return tool_error(
+        "execution_id: " + execution->id() + " is a command, not a session; end it with stop.",
+        merged(status_fields(*execution, ctx), {{"closed", false}}));
+  }
+  if (execution->finished()) {
+    json result = merged(status_fields(*execution, ctx), {{"closed", true}});
+    result["message"] = "The session had already ended (" +
+                        session::to_string(execution->status()) + "); nothing to do.";
+    co_return ToolResult{std::move(result)};
+  }
+  if (auto ok = execution->stop(SIGHUP, kHangupGrace, session::InputSource::agent); !ok) {
+    co_return tool_error(ok.error(), merged(status_fields(*execution, ctx), {{"closed", false}}));
+  }
+  auto end = co_await wait_until(ctx, *execution, steady_clock::now() + kHangupGrace + seconds(3),
+                                 [&] { return execution->finished(); });
+  if (end == WaitEnd::cancelled) co_return ToolResult{};
+  json result = merged(status_fields(*execution, ctx), {{"closed", execution->finished()}});
+  if (!execution->finished())
+    result["message"] =
+        "Hang-up and SIGKILL were sent but the shell has not ended yet; check with ps.";
+  co_return ToolResult{std::move(result)};
+}
+
+}  // namespace
+
+ToolDefinition make_close_tool(const ToolConfig&) {
+  json output = status_output_properties();
+  output["closed"] = {{"type", "boolean"},
+                      {"description", "The session has ended (also true if it already had)."}};
+  return ToolDefinition{
+      "close",
+      "Close a shell session",
+      "End a shell session opened with open: hang-up (SIGHUP) to its process group, which also "
+      "ends the jobs the "
+      "shell started, then SIGKILL after 2 s. Returns closed=true once the shell is gone; closing "
+      "an already ended "
+      "session also returns closed=true (with a note), so it is safe to repeat. Its output stays "
+      "readable until the "
+      "record is cleaned up. Errors: held=true means a human has taken over and nothing was done: "
+      "wait(until=\"released\") and retry; a command execution (not a session) is ended with stop "
+      "instead; an "
+      "unknown execution_id (ps lists them).",
+      object_schema({{"execution_id", execution_id_input()}}, {"execution_id"}),
+      {{"type", "object"}, {"properties", output}},
+      annotations(false, true, true, false),
+      close,
+  };
+}
+
+}  // namespace agentty::mcp::tools

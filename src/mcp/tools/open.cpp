@@ -1,0 +1,233 @@
+// open: start an interactive shell (bash, zsh, sh) under a PTY with
+// agentty's prompt hook, and return once its first prompt is drawn.
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "base/random_id.hpp"
+#include "mcp/tools/common.hpp"
+#include "mcp/tools/session_execute.hpp"
+#include "session/policy.hpp"
+#include "session/shell_integration.hpp"
+
+namespace agentty::mcp::tools {
+
+namespace {
+
+using namespace std::chrono;
+
+constexpr milliseconds kFirstPrompt{10000};
+
+std::string find_in_path(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/bin:/bin";
+  std::size_t from = 0;
+  while (from <= dirs.size()) {
+    auto at = dirs.find(':', from);
+    std::string dir = dirs.substr(from, at == std::string::npos ? std::string::npos : at - from);
+    from = at == std::string::npos ? dirs.size() + 1 : at + 1;
+    if (dir.empty()) continue;
+    std::string candidate = dir + "/" + name;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return {};
+}
+
+std::string join(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const auto& arg : argv) out += (out.empty() ? "" : " ") + arg;
+  return out;
+}
+
+ToolResult failed(std::string message) {
+  return tool_error(std::move(message), {{"status", "failed_to_start"}});
+}
+
+boost::asio::awaitable<ToolResult> open(ToolContext& ctx, const json& args) {
+  auto kind =
+      session::parse_shell_kind(args.value("shell", "bash")).value_or(session::ShellKind::bash);
+  if (!args.contains("host") && (args.contains("user") || args.contains("port"))) {
+    co_return failed("user/port: only apply with host; add host or remove them.");
+  }
+  auto& policy = *ctx.policy;
+  if (auto ok = policy.check_session_limit(ctx.registry.live_session_count()); !ok)
+    co_return failed(ok.error());
+  if (auto ok = policy.check_live_limit(ctx.registry.live_count()); !ok)
+    co_return failed(ok.error());
+
+  session::ExecutionSpec spec;
+  spec.kind = session::ExecutionKind::session;
+  spec.purpose = args.value("purpose", "");
+  spec.name = args.value("name", "");
+  spec.host = args.value("host", "");
+  spec.ssh_user = args.value("user", "");
+  spec.ssh_port = args.value("port", 0);
+  spec.size = {static_cast<std::uint16_t>(args.value("cols", 120)),
+               static_cast<std::uint16_t>(args.value("rows", 40))};
+  if (args.contains("env")) spec.env = args["env"].get<std::map<std::string, std::string>>();
+  std::string cwd = args.value("cwd", ctx.config.default_cwd);
+  if (spec.host.empty() && !cwd.empty()) {
+    auto resolved = policy.check_cwd(cwd);
+    if (!resolved) co_return failed("cwd: " + resolved.error());
+    spec.cwd = resolved.value();
+  } else {
+    spec.cwd = cwd;
+  }
+
+  std::string nonce = random_hex(8);
+  if (spec.host.empty()) {
+    std::string name = session::to_string(kind);
+    std::string program = find_in_path(kind == session::ShellKind::sh ? "dash" : name);
+    if (program.empty() && kind == session::ShellKind::sh) program = find_in_path("sh");
+    if (program.empty())
+      co_return failed("shell: " + name + " is not installed here; use shell=\"bash\".");
+    auto dir = (ctx.config.state_dir.empty() ? std::filesystem::temp_directory_path()
+                                             : ctx.config.state_dir) /
+               "sessions" / nonce;
+    auto launch = session::write_shell_startup(kind, program, nonce, dir);
+    if (!launch) co_return failed(launch.error());
+    spec.argv = launch.value().argv;
+    for (const auto& [key, value] : launch.value().env) spec.env[key] = value;
+    spec.command_text = program;
+    if (auto ok = policy.check_command(join(spec.argv)); !ok) co_return failed(ok.error());
+  } else {
+    kind = session::ShellKind::bash;  // the hook is typed into the login shell; rearm knows bash
+    spec.command_text = "(login shell on " + spec.host + ")";
+    if (auto ok = policy.check_command(spec.command_text); !ok) co_return failed(ok.error());
+  }
+
+  std::shared_ptr<session::Execution> execution;
+  if (spec.host.empty()) {
+    // start_local attaches the channel but no output is read before this
+    // coroutine yields, so the integration sees the very first byte.
+    auto started = ctx.registry.start_local(std::move(spec));
+    if (!started) co_return failed(started.error());
+    execution = started.value();
+    execution->set_shell_integration(std::make_unique<session::ShellIntegration>(kind, nonce));
+  } else {
+    auto started = co_await ctx.registry.start(std::move(spec));
+    if (!started) co_return failed(started.error());
+    execution = started.value();
+    execution->set_shell_integration(std::make_unique<session::ShellIntegration>(kind, nonce));
+    co_await wait_until(
+        ctx, *execution, steady_clock::now() + kFirstPrompt,
+        [&] { return execution->finished() || execution->waiting_for_input(); }, milliseconds(50));
+    execution->shell()->rearming();
+    (void)execution->write(session::bash_hook_line(nonce) + "\r", session::InputSource::agent);
+  }
+  auto* shell = execution->shell();
+  auto end = co_await wait_until(ctx, *execution, steady_clock::now() + kFirstPrompt,
+                                 [&] { return execution->finished() || shell->prompt_ready(); });
+  if (end == WaitEnd::cancelled) co_return ToolResult{};
+
+  json result = merged(execution_result(*execution, ctx, read_request(ctx, json::object())),
+                       session_fields(*execution));
+  result["shell"] = session::to_string(kind);
+  result["prompt_ready"] = shell->prompt_ready();
+  if (execution->finished()) {
+    result["message"] =
+        "The shell ended right away; output shows why. Fix the cause (rc file, cwd) and open "
+        "again.";
+    co_return ToolResult{std::move(result), true};
+  }
+  if (!shell->prompt_ready()) {
+    result["message"] =
+        "No prompt within 10 s (a slow rc file, or the hook could not be installed). The session "
+        "is "
+        "open: read it, and use write(action=\"rearm\") at a bash prompt to install the hook.";
+  }
+  co_return ToolResult{std::move(result)};
+}
+
+}  // namespace
+
+ToolDefinition make_open_tool(const ToolConfig& config) {
+  (void)config;
+  json properties = {
+      {"shell",
+       {{"type", "string"},
+        {"enum", {"bash", "zsh", "sh"}},
+        {"description",
+         "Which shell (default bash). Your rc files load as usual; agentty adds its prompt hook "
+         "after them. sh (dash) has no hooks: its boundaries are heuristic."}}},
+      {"cwd",
+       {{"type", "string"},
+        {"minLength", 1},
+        {"maxLength", 4096},
+        {"description", "Starting directory (must exist; inside AGENTTY_ALLOWED_CWDS when set)."}}},
+      {"env",
+       {{"type", "object"},
+        {"additionalProperties", {{"type", "string"}, {"maxLength", 1 << 16}}},
+        {"description", "Variables added to the shell's environment."}}},
+      {"cols",
+       {{"type", "integer"},
+        {"minimum", 10},
+        {"maximum", 1000},
+        {"description", "Terminal width (default 120)."}}},
+      {"rows",
+       {{"type", "integer"},
+        {"minimum", 2},
+        {"maximum", 500},
+        {"description", "Terminal height (default 40)."}}},
+      {"name",
+       {{"type", "string"},
+        {"maxLength", 200},
+        {"description", "A short label for ps and the dashboard."}}},
+      {"purpose",
+       {{"type", "string"},
+        {"maxLength", 1000},
+        {"description", "Why you open it, in a few words (shown to the human watching)."}}},
+      {"host",
+       {{"type", "string"},
+        {"minLength", 1},
+        {"maxLength", 512},
+        {"description",
+         "Open the shell on this SSH host (an ~/.ssh/config alias or user@host:port); the hook is "
+         "typed in after login (bash)."}}},
+      {"user",
+       {{"type", "string"},
+        {"minLength", 1},
+        {"maxLength", 256},
+        {"description", "SSH user (with host)."}}},
+      {"port",
+       {{"type", "integer"},
+        {"minimum", 1},
+        {"maximum", 65535},
+        {"description", "SSH port (with host)."}}},
+  };
+  json output = merged(status_output_properties(), read_output_properties());
+  output["prompt_ready"] = {{"type", "boolean"},
+                            {"description", "The shell drew its first prompt and takes commands."}};
+  output["shell"] = {{"type", "string"}, {"enum", {"bash", "zsh", "sh"}}};
+  output["boundaries"] = {{"type", "string"}, {"enum", {"exact", "heuristic"}}};
+  output["command_running"] = {{"type", "boolean"}};
+  output["command_exit_code"] = {{"type", "integer"}};
+  output["yield_ms"] = {{"type", "integer"}};
+  return ToolDefinition{
+      "open",
+      "Open a shell session",
+      "Start an interactive shell (bash by default; zsh, sh) under a real terminal, locally or "
+      "over SSH, and return "
+      "once its first prompt is drawn (prompt_ready=true). Use a session when state must persist "
+      "between commands "
+      "(cd, export, activated virtualenvs) or a human should share the terminal: run commands in "
+      "it with "
+      "execute(session=execution_id, command=..., side_effects=...), each answered with exactly "
+      "its own output and "
+      "exit code; read/wait/write/screen work on it like on any execution; end it with close. Your "
+      "rc files load "
+      "normally and agentty adds an invisible prompt hook after them. Errors: "
+      "status=failed_to_start means nothing "
+      "started (the message names the argument or the policy limit and the fix: close an unused "
+      "session, pick an "
+      "installed shell, fix cwd); prompt_ready=false means the shell is open but no prompt came "
+      "within 10 s: read "
+      "it to see why.",
+      object_schema(properties),
+      {{"type", "object"}, {"properties", output}},
+      annotations(false, false, false, true),
+      open,
+  };
+}
+
+}  // namespace agentty::mcp::tools

@@ -1,0 +1,298 @@
+// execute(session=...): type a command into an open shell and answer with
+// exactly its output (between the C and D marks) and its exit code (from the
+// D mark). Also write's session actions.
+#include "mcp/tools/session_execute.hpp"
+
+#include "mcp/tools/common.hpp"
+#include "session/policy.hpp"
+#include "session/shell_integration.hpp"
+#include "session/text_view.hpp"
+
+namespace agentty::mcp::tools {
+
+namespace {
+
+using namespace std::chrono;
+using session::ShellIntegration;
+
+constexpr milliseconds kPromptWait{10000};
+constexpr milliseconds kHeuristicQuiet{300};
+
+ToolResult refuse(session::Execution& execution, const ToolContext& ctx, std::string message) {
+  return tool_error(std::move(message),
+                    merged(status_fields(execution, ctx), session_fields(execution)));
+}
+
+std::string trim_trailing_newlines(std::string text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  return text;
+}
+
+// What to type so the shell reads `text` as one command line.
+std::string typed_bytes(session::Execution& execution, ShellIntegration& shell,
+                        const std::string& text) {
+  bool multi = text.find_first_of("\n\t") != std::string::npos;
+  if (shell.kind() == session::ShellKind::sh) {
+    if (!multi) return text + "\r";
+    std::string quoted = "eval '";
+    for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return quoted + "'\r";
+  }
+  if (multi && execution.screen_modes().bracketed_paste) return "\x1b[200~" + text + "\x1b[201~\r";
+  return text + "\r";
+}
+
+json command_output(session::Execution& execution, const session::ShellCommand& command,
+                    const ReadRequest& request) {
+  auto& log = execution.log();
+  json out;
+  std::string bytes;
+  std::uint64_t next = command.output_end;
+  bool capped = false;
+  if (command.output_end - command.output_begin <= request.max_bytes) {
+    bytes = log.copy_range(command.output_begin, command.output_end);
+  } else {
+    auto page = log.read(command.output_begin, request.max_bytes);
+    bytes = std::move(page.bytes);
+    next = page.next_seq;
+    capped = true;
+  }
+  out["output"] = request.raw ? bytes : session::to_text(bytes);
+  out["start_seq"] = command.output_begin;
+  out["next_seq"] = next;
+  out["latest_seq"] = log.latest_seq();
+  out["capped"] = capped;
+  out["evicted"] = false;
+  if (capped) {
+    out["hint"] =
+        "The command's output is longer than max_output_bytes; read with execution_id=\"" +
+        execution.id() + "\" and since_seq=" + std::to_string(next) +
+        " for the rest (it ends at byte " + std::to_string(command.output_end) + ").";
+  }
+  execution.advance_cursor(capped ? next : std::max(command.prompt_end, command.output_end));
+  return out;
+}
+
+boost::asio::awaitable<bool> wait_for_prompt(ToolContext& ctx, session::Execution& execution,
+                                             milliseconds bound) {
+  auto* shell = execution.shell();
+  auto end = co_await wait_until(ctx, execution, steady_clock::now() + bound,
+                                 [&] { return execution.finished() || shell->prompt_ready(); });
+  co_return end == WaitEnd::condition && !execution.finished();
+}
+
+}  // namespace
+
+json session_fields(session::Execution& execution, bool command_exit) {
+  auto* shell = execution.shell();
+  if (!shell) return json::object();
+  bool running = shell->command_running();
+  bool heuristic =
+      shell->kind() == session::ShellKind::sh || (running && execution.waiting_for_input());
+  json out = {{"boundaries", heuristic ? "heuristic" : "exact"},
+              {"command_running", running},
+              {"prompt_ready", shell->prompt_ready()}};
+  const auto* command = shell->current();
+  if (command && !running && command->ended()) {
+    out["command_exit_code"] = *command->exit_code;
+    if (command_exit && !execution.finished()) out["exit_code"] = *command->exit_code;
+  }
+  return out;
+}
+
+boost::asio::awaitable<ToolResult> execute_in_session(ToolContext& ctx, const json& args) {
+  std::string id = args["session"].get<std::string>();
+  auto execution = ctx.registry.find(id);
+  json failed = {{"status", "failed_to_start"}};
+  if (!execution || !execution->shell()) {
+    co_return tool_error(
+        "session: '" + id +
+            "' is not an open shell session. Use the execution_id that open returned "
+            "(ps lists sessions with kind=session), or omit session to run a new process.",
+        failed);
+  }
+  for (const char* arg : {"argv", "script", "host", "user", "port", "cwd", "env", "stdin",
+                          "close_stdin", "cols", "rows", "name"}) {
+    if (args.contains(arg)) {
+      co_return tool_error(
+          std::string(arg) +
+              ": does not apply with session (the command is typed into the open shell); "
+              "remove it (use cd/export inside the session instead).",
+          failed);
+    }
+  }
+  if (!args.contains("command"))
+    co_return tool_error("command: with session, give the command line as command.", failed);
+  auto side_effects = args["side_effects"].get<std::vector<std::string>>();
+  if (auto ok = ctx.policy->check_side_effects(side_effects); !ok)
+    co_return tool_error(ok.error(), failed);
+  std::string text = trim_trailing_newlines(args["command"].get<std::string>());
+  if (text.empty())
+    co_return tool_error("command: is empty; give a command line to run in the session.", failed);
+  if (auto ok = ctx.policy->check_command(text); !ok) co_return tool_error(ok.error(), failed);
+  if (execution->finished()) {
+    co_return refuse(*execution, ctx,
+                     "session: the shell has ended (" + session::to_string(execution->status()) +
+                         "); open a new session with open.");
+  }
+  if (execution->held()) {
+    co_return refuse(*execution, ctx,
+                     "held: a human has taken over this session; nothing was typed. Wait with "
+                     "wait(until=\"released\") and try again.");
+  }
+  auto* shell = execution->shell();
+  bool heuristic = false;
+  if (shell->command_running()) {
+    if (!execution->waiting_for_input()) {
+      co_return refuse(*execution, ctx,
+                       "session: a command is still running in this session (" +
+                           shell->current()->text +
+                           "). wait(until=\"exit\") for it, write to answer "
+                           "it, write keys [\"ctrl-c\"] to interrupt it, or open another session.");
+    }
+    heuristic = true;  // the foreground program reads the terminal: a nested shell or REPL
+  } else if (!shell->prompt_ready() && !co_await wait_for_prompt(ctx, *execution, kPromptWait)) {
+    co_return refuse(
+        *execution, ctx,
+        "session: the shell did not show a prompt within 10 s; read the session to see "
+        "why, or write(action=\"flush\") and try again.");
+  }
+
+  auto submitted_at = steady_clock::now();
+  auto submitted_seq = execution->log().latest_seq();
+  auto command_id = shell->submit_agent_command(text, submitted_seq, heuristic);
+  if (auto ok =
+          execution->write(typed_bytes(*execution, *shell, text), session::InputSource::agent);
+      !ok) {
+    shell->abandon_pending(command_id);
+    co_return refuse(*execution, ctx, ok.error());
+  }
+  auto yield = effective_yield(ctx, args, ctx.config.default_yield_ms);
+  auto deadline = submitted_at + milliseconds(yield);
+  auto done = [&] {
+    if (execution->finished()) return true;
+    const auto* command = shell->find(command_id);
+    if (command && command->ended()) return command->prompt_end != 0;
+    if (!heuristic) return false;
+    bool printed = execution->log().latest_seq() > submitted_seq;
+    auto quiet = execution->idle().value_or(milliseconds::max());
+    return printed && quiet >= kHeuristicQuiet && execution->waiting_for_input();
+  };
+  auto end = co_await wait_until(ctx, *execution, deadline, done, milliseconds(heuristic ? 50 : 0));
+  if (end == WaitEnd::cancelled) co_return ToolResult{};
+
+  auto request = read_request(ctx, args);
+  json result = merged(status_fields(*execution, ctx), session_fields(*execution));
+  result["yield_ms"] = yield;
+  result["duration_ms"] = duration_cast<milliseconds>(steady_clock::now() - submitted_at).count();
+  const auto* command = shell->find(command_id);
+  if (command && command->ended()) {
+    result = merged(result, command_output(*execution, *command, request));
+    result["status"] = "completed";
+    result["exit_code"] = *command->exit_code;
+    result["boundaries"] = "exact";
+    co_return ToolResult{std::move(result)};
+  }
+  if (command && command->output_begin != 0) execution->advance_cursor(command->output_begin);
+  result = merged(result, read_fields(*execution, request));
+  if (execution->finished()) {
+    result["message"] = "The shell ended while the command ran; open a new session to continue.";
+  } else if (heuristic) {
+    shell->abandon_pending(command_id);
+    result["status"] = "completed";
+    result["boundaries"] = "heuristic";
+    result["exit_code"] = nullptr;
+    result["message"] =
+        "Typed into the program running in the session (no prompt marks: a nested shell or REPL), "
+        "returned once its output went quiet and it waited for input; the output includes the "
+        "echoed "
+        "line and the exit code is unknown. After ssh/su/bash into a bash, write(action=\"rearm\") "
+        "restores exact boundaries.";
+  } else {
+    result["status"] = "backgrounded";
+    result["message"] =
+        "Still running after " + std::to_string(yield) +
+        " ms; it continues in the session. Use wait "
+        "with execution_id=\"" +
+        execution->id() +
+        "\" (until=\"exit\" waits for this command's end) "
+        "or read to follow it, write to answer prompts, write keys [\"ctrl-c\"] to interrupt it.";
+  }
+  co_return ToolResult{std::move(result)};
+}
+
+boost::asio::awaitable<ToolResult> session_action(ToolContext& ctx, session::Execution& execution,
+                                                  const json& args) {
+  auto* shell = execution.shell();
+  std::string action = args["action"].get<std::string>();
+  if (!shell) {
+    co_return tool_error("action: " + action +
+                         " applies to shell sessions started with open; this execution is a "
+                         "plain command. Use input/keys instead.");
+  }
+  if (args.contains("input") || args.contains("keys") || args.contains("eof") ||
+      args.contains("newline")) {
+    co_return tool_error(
+        "action: cannot be combined with input, keys, newline or eof; send them in a separate "
+        "write.");
+  }
+  if (execution.held()) {
+    co_return refuse(execution, ctx,
+                     "held: a human has taken over this session; nothing was written. Wait with "
+                     "wait(until=\"released\") and try again.");
+  }
+  auto yield = milliseconds(effective_yield(ctx, args, 3000));
+  std::string bytes;
+  if (action == "rearm") {
+    if (execution.echo_enabled() == false) {
+      co_return refuse(
+          execution, ctx,
+          "action: the terminal has echo off (a password prompt?); nothing was typed. "
+          "Answer the prompt first (or ask a human with handoff), then rearm at the new "
+          "shell's prompt.");
+    }
+    // ctrl-u clears a partial line; the leading space keeps the hook out of
+    // history where HISTCONTROL ignores space-prefixed lines.
+    bytes = "\x15" + session::bash_hook_line(shell->nonce()) + "\r";
+    shell->rearming();
+  } else {
+    // At the shell's prompt, ctrl-c: the terminal discards typed-ahead input
+    // and readline drops the line. With a program running, only ctrl-u
+    // (erase the line being typed), so the program is never interrupted.
+    bytes = shell->prompt_ready() ? "\x03" : "\x15";
+  }
+  if (auto ok = execution.write(bytes, session::InputSource::agent); !ok)
+    co_return refuse(execution, ctx, ok.error());
+  auto before = execution.log().latest_seq();
+  auto sent_at = steady_clock::now();
+  auto done = [&] {
+    if (execution.finished()) return true;
+    if (action == "rearm") return shell->prompt_ready();
+    auto quiet = execution.idle().value_or(milliseconds::max());
+    return execution.log().latest_seq() > before && quiet >= milliseconds(150) &&
+           steady_clock::now() - sent_at >= milliseconds(150);
+  };
+  auto end = co_await wait_until(ctx, execution, sent_at + yield, done, milliseconds(50));
+  if (end == WaitEnd::cancelled) co_return ToolResult{};
+  json result =
+      merged(execution_result(execution, ctx, read_request(ctx, args)), session_fields(execution));
+  result["ok"] = true;
+  if (action == "rearm") {
+    result["armed"] = shell->prompt_ready();
+    result["message"] = shell->prompt_ready()
+                            ? "The prompt hook is installed in the foreground shell; "
+                              "execute(session=) has exact boundaries again."
+                            : "No marked prompt appeared: the foreground program may not be bash "
+                              "(rearm only knows bash). "
+                              "Commands keep heuristic boundaries.";
+  } else {
+    result["message"] = shell->prompt_ready() || end == WaitEnd::condition
+                            ? "Sent ctrl-c at the shell prompt (drops typed-ahead input and the "
+                              "line) or ctrl-u to the "
+                              "running program (erases its current line)."
+                            : "Sent; nothing printed yet.";
+  }
+  co_return ToolResult{std::move(result)};
+}
+
+}  // namespace agentty::mcp::tools
