@@ -25,6 +25,7 @@ std::vector<ToolDefinition> make_tool_table(const ToolConfig& config) {
       tools::make_stop_tool(config),    tools::make_ps_tool(config),
       tools::make_cleanup_tool(config), tools::make_screen_tool(config),
       tools::make_explore_tool(config), tools::make_handoff_tool(config),
+      tools::make_open_tool(config),    tools::make_close_tool(config),
   };
 }
 

@@ -1,1 +1,311 @@
-// placeholder: filled in by its issue
+#include "session/shell_integration.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "session/execution.hpp"
+#include "session/text_view.hpp"
+
+namespace agentty::session {
+
+namespace {
+
+constexpr std::string_view kPrefix = "\x1b]133;";
+
+std::vector<std::string> split_fields(std::string_view body) {
+  std::vector<std::string> fields;
+  std::size_t from = 0;
+  while (true) {
+    auto at = body.find(';', from);
+    fields.emplace_back(body.substr(from, at == std::string_view::npos ? std::string_view::npos : at - from));
+    if (at == std::string_view::npos) break;
+    from = at + 1;
+  }
+  return fields;
+}
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+std::string percent_decode(std::string_view text) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '%' && i + 2 < text.size() && hex_value(text[i + 1]) >= 0 && hex_value(text[i + 2]) >= 0) {
+      out += static_cast<char>(hex_value(text[i + 1]) * 16 + hex_value(text[i + 2]));
+      i += 2;
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
+// The command line a human typed, from the bytes the shell echoed between
+// the end of its prompt and the C mark (line editing is replayed by to_text).
+std::string typed_line(std::string_view echo) {
+  std::string text = to_text(echo);
+  std::string out;
+  std::size_t from = 0;
+  while (from < text.size()) {
+    auto at = text.find('\n', from);
+    std::string line = text.substr(from, at == std::string::npos ? std::string::npos : at - from);
+    from = at == std::string::npos ? text.size() : at + 1;
+    auto first = line.find_first_not_of(" \t");
+    if (first == std::string::npos) continue;
+    auto last = line.find_last_not_of(" \t");
+    if (!out.empty()) out += '\n';
+    out += line.substr(first, last - first + 1);
+  }
+  return out;
+}
+
+}  // namespace
+
+// --- ShellMarkParser ---------------------------------------------------------
+
+ShellMarkParser::ShellMarkParser(std::string nonce) : nonce_("n=" + std::move(nonce)) {}
+
+void ShellMarkParser::feed(std::string_view bytes, std::uint64_t start_seq, std::vector<ShellMark>& out) {
+  std::size_t i = 0;
+  while (i < bytes.size()) {
+    if (pending_.empty()) {
+      const void* esc = std::memchr(bytes.data() + i, 0x1b, bytes.size() - i);
+      if (!esc) return;
+      i = static_cast<const char*>(esc) - bytes.data();
+      pending_.push_back('\x1b');
+      pending_begin_ = start_seq + i;
+      ++i;
+      continue;
+    }
+    char c = bytes[i];
+    if (pending_.size() < kPrefix.size()) {
+      if (c == kPrefix[pending_.size()]) {
+        pending_.push_back(c);
+        ++i;
+      } else {
+        pending_.clear();  // not a mark; look at this byte again
+      }
+      continue;
+    }
+    if (pending_.back() == '\x1b') {  // ESC inside the string: ST or the end of it
+      pending_.pop_back();
+      if (c == '\\') {
+        ++i;
+        finish_mark(start_seq + i, out);
+      } else {
+        pending_.clear();
+      }
+      continue;
+    }
+    if (c == '\a') {
+      ++i;
+      finish_mark(start_seq + i, out);
+      continue;
+    }
+    if (c == 0x18 || c == 0x1a || pending_.size() >= kMaxMarkBytes) {
+      pending_.clear();  // CAN/SUB abort a control string; an overlong one is not ours
+      ++i;
+      continue;
+    }
+    pending_.push_back(c);
+    ++i;
+  }
+}
+
+void ShellMarkParser::finish_mark(std::uint64_t end_seq, std::vector<ShellMark>& out) {
+  std::string_view body(pending_);
+  body.remove_prefix(kPrefix.size());
+  auto fields = split_fields(body);
+  pending_.clear();
+  if (fields.size() < 2 || fields.front().size() != 1 || fields.back() != nonce_) return;
+  ShellMark mark;
+  mark.kind = fields.front()[0];
+  mark.fields.assign(fields.begin() + 1, fields.end() - 1);
+  mark.begin_seq = pending_begin_;
+  mark.end_seq = end_seq;
+  out.push_back(std::move(mark));
+}
+
+// --- ShellIntegration --------------------------------------------------------
+
+ShellIntegration::ShellIntegration(ShellKind kind, std::string nonce)
+    : kind_(kind), nonce_(nonce), parser_(std::move(nonce)) {}
+
+void ShellIntegration::on_output(std::string_view bytes, std::uint64_t start_seq) {
+  if (kind_ == ShellKind::sh) sh_track_echo(bytes, start_seq);
+  marks_.clear();
+  parser_.feed(bytes, start_seq, marks_);
+  std::uint64_t pos = start_seq;
+  auto keep_echo = [&](std::uint64_t to) {
+    if (!prompt_ready_ || to <= pos || echo_.size() >= kMaxEchoBytes) return;
+    echo_.append(bytes.substr(pos - start_seq, to - pos));
+  };
+  for (const auto& mark : marks_) {
+    keep_echo(std::max(mark.begin_seq, pos));
+    apply(mark);
+    pos = std::max(pos, mark.end_seq);
+  }
+  keep_echo(start_seq + bytes.size());
+}
+
+void ShellIntegration::on_input(std::string_view, InputSource source) {
+  if (source == InputSource::human) human_typed_ = true;
+}
+
+void ShellIntegration::on_exit() {
+  exited_ = true;
+  prompt_ready_ = false;
+}
+
+void ShellIntegration::apply(const ShellMark& mark) {
+  ++marks_seen_;
+  switch (mark.kind) {
+    case 'B': on_prompt_drawn(mark); break;
+    case 'C': on_command_start(mark.begin_seq, mark.end_seq); break;
+    case 'D': on_command_end(mark); break;
+    case 'E':
+      if (!mark.fields.empty()) e_text_ = percent_decode(mark.fields[0]);
+      break;
+    default: break;  // A: the prompt starts; nothing to track
+  }
+}
+
+void ShellIntegration::on_prompt_drawn(const ShellMark& mark) {
+  if (running_) {  // a prompt inside a running command: it started a shell that has the hook
+    suspended_.push_back(*running_);
+    running_.reset();
+  }
+  if (!commands_.empty() && commands_.back().ended() && commands_.back().prompt_end == 0) {
+    commands_.back().prompt_end = mark.end_seq;
+  }
+  prompt_ready_ = true;
+  last_prompt_end_ = mark.end_seq;
+  echo_.clear();
+}
+
+void ShellIntegration::on_command_start(std::uint64_t c_mark_seq, std::uint64_t output_begin) {
+  if (running_) return;  // bash prints PS0 before each command of a multi-command line
+  ShellCommand* command = pending_agent_ ? find_mutable(*pending_agent_) : nullptr;
+  pending_agent_.reset();
+  if (!command) {
+    ShellCommand fresh;
+    fresh.id = next_id_++;
+    fresh.by_human = human_typed_;
+    fresh.text = e_text_ ? *e_text_ : typed_line(echo_);
+    commands_.push_back(std::move(fresh));
+    command = &commands_.back();
+  }
+  command->c_mark_seq = c_mark_seq;
+  command->output_begin = output_begin;
+  running_ = command->id;
+  prompt_ready_ = false;
+  human_typed_ = false;
+  e_text_.reset();
+  echo_.clear();
+  while (commands_.size() > kMaxCommands) commands_.pop_front();
+}
+
+void ShellIntegration::on_command_end(const ShellMark& mark) {
+  int status = mark.fields.empty() ? -1 : std::atoi(mark.fields[0].c_str());
+  ShellCommand* command = nullptr;
+  if (running_) {
+    command = find_mutable(*running_);
+    running_.reset();
+  } else if (skip_orphan_end_) {
+    skip_orphan_end_ = false;  // the end of the typed rearm line itself
+  } else if (!suspended_.empty()) {  // the outer shell: the nested one has exited
+    command = find_mutable(suspended_.back());
+    suspended_.pop_back();
+  }
+  if (!command) return;
+  command->exit_code = status;
+  command->output_end = mark.begin_seq;
+}
+
+void ShellIntegration::sh_track_echo(std::string_view bytes, std::uint64_t start_seq) {
+  if (!pending_agent_ || sh_echo_lines_left_ == 0) return;
+  const ShellCommand* command = find(*pending_agent_);
+  if (!command) return;
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    if (bytes[i] != '\n' || start_seq + i < command->submitted_seq) continue;
+    if (--sh_echo_lines_left_ == 0) {
+      on_command_start(start_seq + i + 1, start_seq + i + 1);
+      return;
+    }
+  }
+}
+
+std::uint64_t ShellIntegration::submit_agent_command(std::string text, std::uint64_t seq, bool heuristic) {
+  ShellCommand command;
+  command.id = next_id_++;
+  command.by_agent = true;
+  command.heuristic = heuristic;
+  command.submitted_seq = seq;
+  if (kind_ == ShellKind::sh) {
+    sh_echo_lines_left_ = 1 + static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+  }
+  command.text = std::move(text);
+  if (!heuristic) pending_agent_ = command.id;
+  commands_.push_back(std::move(command));
+  return commands_.back().id;
+}
+
+void ShellIntegration::abandon_pending(std::uint64_t id) {
+  if (pending_agent_ == id) pending_agent_.reset();
+}
+
+void ShellIntegration::rearming() {
+  if (running_) {
+    suspended_.push_back(*running_);
+    running_.reset();
+  }
+  skip_orphan_end_ = true;
+}
+
+ShellCommand* ShellIntegration::find_mutable(std::uint64_t id) {
+  for (auto it = commands_.rbegin(); it != commands_.rend(); ++it) {
+    if (it->id == id) return &*it;
+  }
+  return nullptr;
+}
+
+const ShellCommand* ShellIntegration::find(std::uint64_t id) const {
+  return const_cast<ShellIntegration*>(this)->find_mutable(id);
+}
+
+const ShellCommand* ShellIntegration::current() const {
+  if (running_) return find(*running_);
+  return commands_.empty() ? nullptr : &commands_.back();
+}
+
+std::string ShellIntegration::agent_text(std::string_view bytes, std::uint64_t start_seq) const {
+  std::uint64_t end_seq = start_seq + bytes.size();
+  std::vector<std::pair<std::uint64_t, std::string>> notes;
+  for (const auto& command : commands_) {
+    if (!command.by_human) continue;
+    if (command.c_mark_seq >= start_seq && command.c_mark_seq < end_seq) {
+      notes.emplace_back(command.c_mark_seq, "[human] $ " + command.text + "\n");
+    }
+    if (command.ended() && command.output_end >= start_seq && command.output_end < end_seq) {
+      notes.emplace_back(command.output_end, "[exit " + std::to_string(*command.exit_code) + "]\n");
+    }
+  }
+  if (notes.empty()) return to_text(bytes);
+  std::stable_sort(notes.begin(), notes.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::string out;
+  std::uint64_t pos = start_seq;
+  for (const auto& [seq, note] : notes) {
+    out += to_text(bytes.substr(pos - start_seq, seq - pos));
+    if (!out.empty() && out.back() != '\n') out += '\n';
+    out += note;
+    pos = seq;
+  }
+  out += to_text(bytes.substr(pos - start_seq));
+  return out;
+}
+
+}  // namespace agentty::session

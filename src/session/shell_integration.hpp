@@ -1,21 +1,140 @@
-// ShellIntegration: exact command boundaries in an interactive shell session.
-// (Filled in by the sessions issue.) The execution forwards every output
-// chunk and every input to it.
+// ShellIntegration: exact command boundaries in an interactive shell session,
+// from the OSC 133 marks the prompt hook (shell_hook.hpp) prints.
+//
+// ShellMarkParser scans the raw PTY byte stream (not libvterm, which truncates
+// OSC strings split across reads) for `ESC ] 133 ; ... (BEL | ESC \)` whose
+// last field is this session's nonce; a mark split across chunks is found
+// once its end arrives. Each mark carries the log positions of its first byte
+// and of the byte after it.
+//
+// ShellIntegration turns marks into ShellCommand records:
+//   B (prompt drawn)  -> the shell reads a line: prompt_ready.
+//   C (output starts) -> a command runs; its output starts after the mark.
+//   D;status          -> the running command ended; output ends at the mark.
+// A D with no running command (empty line, ctrl-c at the prompt) is ignored.
+// A command is the agent's when execute(session=) submitted it; otherwise it
+// is a human's when a human typed since the previous prompt (its text is the
+// zsh E mark or, for bash, the echoed line between the B and C marks).
+// Commands typed by a human show up in the agent's text view as
+// `[human] $ CMD` before their output and `[exit N]` after it: agent_text()
+// inserts those annotations at the marks' log positions, so browser viewers,
+// the raw format and the spool file see the bytes unchanged.
+// Nested shells: after write(action="rearm") the command that started the new
+// shell (ssh, su, bash) is suspended; the next D without a C (the outer
+// shell's, when the inner one exits) completes it.
+//
+// Threading: the execution's event loop only, like Execution.
 #pragma once
 
 #include <cstdint>
+#include <deque>
+#include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
+
+#include "session/shell_hook.hpp"
 
 namespace agentty::session {
 
 enum class InputSource;
 
+struct ShellMark {
+  char kind = 0;                    // 'A', 'B', 'C', 'D', 'E'
+  std::vector<std::string> fields;  // between the kind and the nonce (D: status; E: text)
+  std::uint64_t begin_seq = 0;      // first byte of the mark
+  std::uint64_t end_seq = 0;        // byte after the mark
+};
+
+class ShellMarkParser {
+ public:
+  explicit ShellMarkParser(std::string nonce);
+  // Appends every mark completed by `bytes` (log positions start at start_seq).
+  void feed(std::string_view bytes, std::uint64_t start_seq, std::vector<ShellMark>& out);
+
+ private:
+  static constexpr std::size_t kMaxMarkBytes = 64 * 1024;
+  void finish_mark(std::uint64_t end_seq, std::vector<ShellMark>& out);
+
+  std::string nonce_;
+  std::string pending_;  // a possible mark so far (starts with ESC)
+  std::uint64_t pending_begin_ = 0;
+};
+
+struct ShellCommand {
+  std::uint64_t id = 0;
+  bool by_agent = false;
+  bool by_human = false;             // a human typed since the previous prompt
+  bool heuristic = false;            // submitted while marks were absent
+  std::string text;
+  std::uint64_t submitted_seq = 0;   // log position when the agent typed it
+  std::uint64_t c_mark_seq = 0;      // 0: output has not started
+  std::uint64_t output_begin = 0;
+  std::uint64_t output_end = 0;      // 0: still running
+  std::uint64_t prompt_end = 0;      // after the next prompt (0: not drawn yet)
+  std::optional<int> exit_code;
+  bool ended() const { return exit_code.has_value(); }
+};
+
 class ShellIntegration {
  public:
-  virtual ~ShellIntegration() = default;
-  virtual void on_output(std::string_view bytes, std::uint64_t start_seq) = 0;
-  virtual void on_input(std::string_view bytes, InputSource source) = 0;
-  virtual void on_exit() = 0;
+  ShellIntegration(ShellKind kind, std::string nonce);
+
+  // From Execution.
+  void on_output(std::string_view bytes, std::uint64_t start_seq);
+  void on_input(std::string_view bytes, InputSource source);
+  void on_exit();
+
+  ShellKind kind() const { return kind_; }
+  const std::string& nonce() const { return nonce_; }
+  bool prompt_ready() const { return prompt_ready_ && !running_; }
+  bool command_running() const { return running_.has_value(); }
+  bool exited() const { return exited_; }
+  std::uint64_t last_prompt_end() const { return last_prompt_end_; }
+  std::uint64_t marks_seen() const { return marks_seen_; }
+
+  // The agent typed `text` at log position `seq`; returns the command's id.
+  std::uint64_t submit_agent_command(std::string text, std::uint64_t seq, bool heuristic);
+  // A heuristic command is over (quiet output): forget it as pending.
+  void abandon_pending(std::uint64_t id);
+  // The agent re-injected the hook into a new shell started by the running command.
+  void rearming();
+  const ShellCommand* find(std::uint64_t id) const;
+  // The running command, else the newest one (nullptr before any).
+  const ShellCommand* current() const;
+
+  // The text view of `bytes` (log positions from start_seq) with the
+  // `[human] $ CMD` / `[exit N]` annotations of human commands inserted.
+  std::string agent_text(std::string_view bytes, std::uint64_t start_seq) const;
+
+ private:
+  static constexpr std::size_t kMaxCommands = 4096;
+  static constexpr std::size_t kMaxEchoBytes = 64 * 1024;
+  void apply(const ShellMark& mark);
+  void on_prompt_drawn(const ShellMark& mark);
+  void on_command_start(std::uint64_t c_mark_seq, std::uint64_t output_begin);
+  void on_command_end(const ShellMark& mark);
+  void sh_track_echo(std::string_view bytes, std::uint64_t start_seq);
+  ShellCommand* find_mutable(std::uint64_t id);
+
+  ShellKind kind_;
+  std::string nonce_;
+  ShellMarkParser parser_;
+  std::vector<ShellMark> marks_;  // scratch
+  std::deque<ShellCommand> commands_;
+  std::uint64_t next_id_ = 1;
+  std::optional<std::uint64_t> running_;
+  std::vector<std::uint64_t> suspended_;  // commands that started a nested shell
+  std::optional<std::uint64_t> pending_agent_;
+  bool skip_orphan_end_ = false;
+  bool prompt_ready_ = false;
+  bool human_typed_ = false;
+  bool exited_ = false;
+  std::string echo_;               // bytes since the last prompt (the typed line)
+  std::optional<std::string> e_text_;
+  std::uint64_t last_prompt_end_ = 0;
+  std::uint64_t marks_seen_ = 0;
+  std::size_t sh_echo_lines_left_ = 0;  // sh: LFs of the typed line still to come
 };
 
 }  // namespace agentty::session

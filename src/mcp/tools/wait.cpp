@@ -3,6 +3,7 @@
 #include "mcp/tools/common.hpp"
 #include "mcp/tools/pattern.hpp"
 #include "mcp/tools/session_execute.hpp"
+#include "session/shell_integration.hpp"
 #include "session/text_view.hpp"
 
 namespace agentty::mcp::tools {

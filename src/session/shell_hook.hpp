@@ -1,0 +1,62 @@
+// ShellHook: the prompt hooks agentty installs in an interactive shell so that
+// it announces command boundaries with invisible OSC 133 marks:
+//   ESC ] 133 ; A ; n=NONCE BEL          prompt starts
+//   ESC ] 133 ; B ; n=NONCE BEL          prompt ends (the shell reads a line)
+//   ESC ] 133 ; C ; n=NONCE BEL          the command's output starts
+//   ESC ] 133 ; D ; STATUS ; n=NONCE BEL the command ended with STATUS
+//   ESC ] 133 ; E ; TEXT ; n=NONCE BEL   the command line (zsh only; TEXT is
+//                                        percent-encoded: %, ;, and C0 bytes)
+// The nonce is a per-session random string kept in an unexported shell
+// variable, so output that merely looks like a mark is not taken as one.
+//
+// bash: `bash --rcfile FILE`; FILE sources /etc/bash.bashrc and ~/.bashrc (as
+//   an interactive non-login bash would), then wraps PROMPT_COMMAND (string or
+//   array) so agentty's precmd runs first (it sees the command's $?) and its
+//   postcmd last (it re-adds the marks to PS1/PS0 even when the user's
+//   PROMPT_COMMAND rebuilt them). The C mark comes from PS0, which bash prints
+//   only when a command line was read (not for an empty line).
+// zsh: ZDOTDIR points at a generated dir whose .zshenv/.zshrc source the
+//   user's from $HOME, then add precmd/preexec hooks.
+// sh (dash): no hooks exist; PS1 carries D and A/B marks (dash expands $? in
+//   PS1) and PS2 is empty; the output start is found after the echo of the
+//   typed line, so boundaries are heuristic for commands not typed by agentty.
+//
+// Pure functions returning text; nothing here touches the file system except
+// write_shell_startup.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/expected.hpp"
+
+namespace agentty::session {
+
+enum class ShellKind { bash, zsh, sh };
+
+std::optional<ShellKind> parse_shell_kind(std::string_view name);
+std::string to_string(ShellKind kind);
+
+// The hook definitions for bash as one line that can be typed at a prompt
+// (`write(action="rearm")`) or sourced. Idempotent: running it twice does not
+// wrap PROMPT_COMMAND twice.
+std::string bash_hook_line(std::string_view nonce);
+
+// What to run and which variables to set for a shell whose startup files were
+// written under `dir`.
+struct ShellLaunch {
+  std::vector<std::string> argv;
+  std::map<std::string, std::string> env;
+};
+
+// Writes the generated startup files for `kind` into `dir` (created) and
+// returns how to start that shell. `program` is the resolved shell path.
+Expected<ShellLaunch> write_shell_startup(ShellKind kind, const std::string& program,
+                                          std::string_view nonce,
+                                          const std::filesystem::path& dir);
+
+}  // namespace agentty::session
