@@ -156,6 +156,10 @@ class SshConnectionPool {
 
   // Opens a PTY channel running launch.command (or the login shell), reusing
   // the connection to the target's (user, host, port) or making one.
+  // Pass named (moved) values, not braced temporaries: GCC 12 destroys
+  // temporaries inside a co_await expression twice.
+  // Servers cap channels per connection (OpenSSH: MaxSessions 10); past the
+  // cap the open fails with channel_failed (no second connection is made).
   boost::asio::awaitable<SshExpected<std::unique_ptr<SshChannel>>> open_channel(SshTarget target,
                                                                                 SshLaunch launch);
   // Connections being set up or ready.
