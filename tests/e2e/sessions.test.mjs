@@ -1,0 +1,191 @@
+// End-to-end: shell sessions (open / execute(session=) / close) with the
+// official MCP SDK client against the real binary.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync, readFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { startAgentty } from './lib/mcp-client.mjs';
+
+const home = mkdtempSync(path.join(tmpdir(), 'agentty-sessions-home-'));
+const promptLog = path.join(home, 'prompt-command.log');
+// An exotic prompt: colours, two lines, \w, and a PROMPT_COMMAND of its own.
+writeFileSync(path.join(home, '.bashrc'), [
+  'PS1=\'\\[\\e[1;32m\\]\\u@\\h\\[\\e[0m\\] \\[\\e[34m\\]\\w\\[\\e[0m\\] $(echo "[$?]")\\n\\[\\e[35m\\]λ\\[\\e[0m\\] \'',
+  `PROMPT_COMMAND='echo ran >> ${promptLog}'`,
+  'HISTCONTROL=ignoreboth',
+  '',
+].join('\n'));
+
+let agent;
+before(async () => {
+  agent = await startAgentty({ env: { HOME: home } });
+});
+after(async () => {
+  await agent?.client.close();
+});
+
+const call = (name, args) => agent.call(name, args);
+const run = (session, command, extra = {}) =>
+  call('execute', { session, command, side_effects: ['NONE'], ...extra });
+
+async function open(args = {}) {
+  const r = await call('open', args);
+  assert.equal(r.isError, false, r.error || r.message);
+  assert.equal(r.prompt_ready, true, JSON.stringify(r));
+  return r.execution_id;
+}
+
+test('exit codes 0, 1, 127 and 130 after ctrl-c', async () => {
+  const id = await open();
+  let r = await run(id, 'echo hello');
+  assert.equal(r.status, 'completed');
+  assert.equal(r.exit_code, 0);
+  assert.equal(r.output, 'hello\n');
+  assert.equal(r.boundaries, 'exact');
+  r = await run(id, 'false');
+  assert.equal(r.exit_code, 1);
+  assert.equal(r.output, '');
+  r = await run(id, 'no-such-command-xyz');
+  assert.equal(r.exit_code, 127);
+  assert.match(r.output, /no-such-command-xyz: command not found/);
+  r = await run(id, 'sleep 100', { yield_ms: 200 });
+  assert.equal(r.status, 'backgrounded');
+  assert.equal(r.command_running, true);
+  const busy = await run(id, 'echo nope');
+  assert.equal(busy.isError, true);
+  assert.match(busy.error, /still running/);
+  await call('write', { execution_id: id, keys: ['ctrl-c'] });
+  const w = await call('wait', { execution_id: id, until: 'exit', timeout_ms: 10000 });
+  assert.equal(w.wait_result, 'exited');
+  assert.equal(w.exit_code, 130);
+  assert.equal(w.status, 'running');  // the shell stays open
+  r = await run(id, 'echo after');
+  assert.equal(r.output, 'after\n');
+  await call('close', { execution_id: id });
+});
+
+test('cd and export persist; multi-line commands and heredocs', async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'agentty-cd-'));
+  const id = await open();
+  await run(id, `cd ${dir}`);
+  await run(id, 'export AGENTTY_X=42');
+  let r = await run(id, 'pwd; echo $AGENTTY_X');
+  assert.equal(r.output, `${dir}\n42\n`);
+  r = await run(id, 'for i in 1 2 3; do\n  echo n$i\ndone\necho end');
+  assert.equal(r.output, 'n1\nn2\nn3\nend\n');
+  assert.equal(r.exit_code, 0);
+  r = await run(id, "cat <<'EOF'\nline $one\n  two\nEOF\n(exit 4)");
+  assert.equal(r.output, 'line $one\n  two\n');
+  assert.equal(r.exit_code, 4);
+  await call('close', { execution_id: id });
+});
+
+test('a command that reads stdin is answered with write; the cursor does not repeat output', async () => {
+  const id = await open();
+  let r = await run(id, 'read x; echo got:$x', { yield_ms: 300 });
+  assert.equal(r.status, 'backgrounded');
+  const wr = await call('write', { execution_id: id, input: 'hello', newline: true });
+  assert.equal(wr.ok, true);
+  const w = await call('wait', { execution_id: id, until: 'exit', timeout_ms: 10000 });
+  assert.equal(w.exit_code, 0);
+  const seen = wr.output + w.output;
+  assert.match(seen, /got:hello/);
+  r = await run(id, 'echo next');
+  assert.equal(r.output, 'next\n');
+  const again = await call('read', { execution_id: id });
+  assert.doesNotMatch(again.output, /next\n/);
+  await call('close', { execution_id: id });
+});
+
+test('exotic PS1 and a user PROMPT_COMMAND: boundaries stay exact, the user hook still runs, no marks leak', async () => {
+  const id = await open();
+  const before = existsSync(promptLog) ? readFileSync(promptLog, 'utf8').split('\n').length : 0;
+  let r = await run(id, 'echo one; (exit 3)');
+  assert.equal(r.output, 'one\n');
+  assert.equal(r.exit_code, 3);
+  r = await run(id, 'printf "no newline"');
+  assert.equal(r.output, 'no newline');
+  const after = readFileSync(promptLog, 'utf8').split('\n').length;
+  assert.ok(after >= before + 2, 'the user PROMPT_COMMAND ran for every prompt');
+  const screen = await call('screen', { execution_id: id });
+  const text = screen.lines.join('\n');
+  assert.match(text, /λ/);
+  assert.doesNotMatch(text, /133;/);
+  const all = await call('read', { execution_id: id, since_seq: 1 });
+  assert.doesNotMatch(all.output, /133;/);
+  assert.match(all.output, /\[3\]/, 'PS1 still sees the command status');
+  await call('close', { execution_id: id });
+});
+
+test('1000 sequential commands keep exact exit codes', async () => {
+  const id = await open();
+  const started = Date.now();
+  for (let i = 0; i < 1000; i++) {
+    const r = await run(id, `echo $((${i}*2)); (exit ${i % 3})`);
+    if (r.exit_code !== i % 3 || r.output !== `${i * 2}\n`) {
+      assert.fail(`call ${i}: exit ${r.exit_code} output ${JSON.stringify(r.output)}`);
+    }
+  }
+  const elapsed = Date.now() - started;
+  assert.ok(elapsed < 60000, `took ${elapsed} ms`);
+  await call('close', { execution_id: id });
+});
+
+test('zsh and sh sessions', async () => {
+  const zsh = await open({ shell: 'zsh' });
+  let r = await run(zsh, 'echo z; (exit 5)');
+  assert.equal(r.output, 'z\n');
+  assert.equal(r.exit_code, 5);
+  r = await run(zsh, 'for i in a b; do\necho $i\ndone');
+  assert.equal(r.output, 'a\nb\n');
+  await call('close', { execution_id: zsh });
+  const sh = await open({ shell: 'sh' });
+  r = await run(sh, 'echo s; false');
+  assert.equal(r.output, 's\n');
+  assert.equal(r.exit_code, 1);
+  assert.equal(r.boundaries, 'exact');
+  r = await run(sh, 'echo a\necho b');
+  assert.equal(r.output, 'a\nb\n');
+  await call('close', { execution_id: sh });
+});
+
+test('rearm re-installs the hook in a nested bash; flush clears the line', async () => {
+  const id = await open();
+  let r = await run(id, 'bash --norc', { yield_ms: 500 });
+  assert.equal(r.status, 'backgrounded');
+  const heur = await run(id, 'echo inner');
+  assert.equal(heur.boundaries, 'heuristic');
+  assert.match(heur.output, /inner/);
+  const armed = await call('write', { execution_id: id, action: 'rearm' });
+  assert.equal(armed.armed, true, JSON.stringify(armed));
+  r = await run(id, 'echo nested; (exit 6)');
+  assert.equal(r.output, 'nested\n');
+  assert.equal(r.exit_code, 6);
+  r = await run(id, 'exit 7', { yield_ms: 5000 });
+  // The outer shell's D completes the suspended `bash --norc` with its status.
+  const w = await call('wait', { execution_id: id, until: 'exit', timeout_ms: 5000 });
+  assert.equal(w.command_exit_code, 7);
+  await call('write', { execution_id: id, input: 'partial line' });
+  const f = await call('write', { execution_id: id, action: 'flush' });
+  assert.equal(f.ok, true);
+  r = await run(id, 'echo clean');
+  assert.equal(r.output, 'clean\n');
+  await call('close', { execution_id: id });
+});
+
+test('close is idempotent and refuses commands', async () => {
+  const id = await open();
+  const c1 = await call('close', { execution_id: id });
+  assert.equal(c1.closed, true);
+  const c2 = await call('close', { execution_id: id });
+  assert.equal(c2.closed, true);
+  assert.equal(c2.isError, false);
+  assert.match(c2.message, /already ended/);
+  const r = await run(id, 'echo x');
+  assert.equal(r.isError, true);
+  const plain = await call('execute', { command: 'true', side_effects: ['NONE'] });
+  const notSession = await call('close', { execution_id: plain.execution_id });
+  assert.equal(notSession.isError, true);
+});
