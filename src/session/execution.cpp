@@ -283,6 +283,9 @@ void Execution::set_state_observer(std::function<void(Execution&)> observer) {
 
 void Execution::set_shell_integration(std::unique_ptr<ShellIntegration> shell) {
   shell_ = std::move(shell);
+  // The channel may have delivered output already (start() reads what is
+  // there): let the integration see the log from its first byte.
+  if (shell_ && log_.latest_seq() > 1) shell_->on_output(log_.copy_range(1, log_.latest_seq()), 1);
 }
 
 void Execution::set_recorder(std::unique_ptr<Recorder> recorder) {

@@ -56,7 +56,6 @@ struct ShellLaunch {
 // Writes the generated startup files for `kind` into `dir` (created) and
 // returns how to start that shell. `program` is the resolved shell path.
 Expected<ShellLaunch> write_shell_startup(ShellKind kind, const std::string& program,
-                                          std::string_view nonce,
-                                          const std::filesystem::path& dir);
+                                          std::string_view nonce, const std::filesystem::path& dir);
 
 }  // namespace agentty::session

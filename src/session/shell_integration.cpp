@@ -17,7 +17,8 @@ std::vector<std::string> split_fields(std::string_view body) {
   std::size_t from = 0;
   while (true) {
     auto at = body.find(';', from);
-    fields.emplace_back(body.substr(from, at == std::string_view::npos ? std::string_view::npos : at - from));
+    fields.emplace_back(
+        body.substr(from, at == std::string_view::npos ? std::string_view::npos : at - from));
     if (at == std::string_view::npos) break;
     from = at + 1;
   }
@@ -34,7 +35,8 @@ int hex_value(char c) {
 std::string percent_decode(std::string_view text) {
   std::string out;
   for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '%' && i + 2 < text.size() && hex_value(text[i + 1]) >= 0 && hex_value(text[i + 2]) >= 0) {
+    if (text[i] == '%' && i + 2 < text.size() && hex_value(text[i + 1]) >= 0 &&
+        hex_value(text[i + 2]) >= 0) {
       out += static_cast<char>(hex_value(text[i + 1]) * 16 + hex_value(text[i + 2]));
       i += 2;
     } else {
@@ -69,7 +71,8 @@ std::string typed_line(std::string_view echo) {
 
 ShellMarkParser::ShellMarkParser(std::string nonce) : nonce_("n=" + std::move(nonce)) {}
 
-void ShellMarkParser::feed(std::string_view bytes, std::uint64_t start_seq, std::vector<ShellMark>& out) {
+void ShellMarkParser::feed(std::string_view bytes, std::uint64_t start_seq,
+                           std::vector<ShellMark>& out) {
   std::size_t i = 0;
   while (i < bytes.size()) {
     if (pending_.empty()) {
@@ -164,13 +167,20 @@ void ShellIntegration::on_exit() {
 void ShellIntegration::apply(const ShellMark& mark) {
   ++marks_seen_;
   switch (mark.kind) {
-    case 'B': on_prompt_drawn(mark); break;
-    case 'C': on_command_start(mark.begin_seq, mark.end_seq); break;
-    case 'D': on_command_end(mark); break;
+    case 'B':
+      on_prompt_drawn(mark);
+      break;
+    case 'C':
+      on_command_start(mark.begin_seq, mark.end_seq);
+      break;
+    case 'D':
+      on_command_end(mark);
+      break;
     case 'E':
       if (!mark.fields.empty()) e_text_ = percent_decode(mark.fields[0]);
       break;
-    default: break;  // A: the prompt starts; nothing to track
+    default:
+      break;  // A: the prompt starts; nothing to track
   }
 }
 
@@ -216,7 +226,7 @@ void ShellIntegration::on_command_end(const ShellMark& mark) {
     command = find_mutable(*running_);
     running_.reset();
   } else if (skip_orphan_end_) {
-    skip_orphan_end_ = false;  // the end of the typed rearm line itself
+    skip_orphan_end_ = false;        // the end of the typed rearm line itself
   } else if (!suspended_.empty()) {  // the outer shell: the nested one has exited
     command = find_mutable(suspended_.back());
     suspended_.pop_back();
@@ -239,7 +249,8 @@ void ShellIntegration::sh_track_echo(std::string_view bytes, std::uint64_t start
   }
 }
 
-std::uint64_t ShellIntegration::submit_agent_command(std::string text, std::uint64_t seq, bool heuristic) {
+std::uint64_t ShellIntegration::submit_agent_command(std::string text, std::uint64_t seq,
+                                                     bool heuristic) {
   ShellCommand command;
   command.id = next_id_++;
   command.by_agent = true;
@@ -295,7 +306,8 @@ std::string ShellIntegration::agent_text(std::string_view bytes, std::uint64_t s
     }
   }
   if (notes.empty()) return to_text(bytes);
-  std::stable_sort(notes.begin(), notes.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::stable_sort(notes.begin(), notes.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
   std::string out;
   std::uint64_t pos = start_seq;
   for (const auto& [seq, note] : notes) {

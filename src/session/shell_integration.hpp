@@ -64,14 +64,14 @@ class ShellMarkParser {
 struct ShellCommand {
   std::uint64_t id = 0;
   bool by_agent = false;
-  bool by_human = false;             // a human typed since the previous prompt
-  bool heuristic = false;            // submitted while marks were absent
+  bool by_human = false;   // a human typed since the previous prompt
+  bool heuristic = false;  // submitted while marks were absent
   std::string text;
-  std::uint64_t submitted_seq = 0;   // log position when the agent typed it
-  std::uint64_t c_mark_seq = 0;      // 0: output has not started
+  std::uint64_t submitted_seq = 0;  // log position when the agent typed it
+  std::uint64_t c_mark_seq = 0;     // 0: output has not started
   std::uint64_t output_begin = 0;
-  std::uint64_t output_end = 0;      // 0: still running
-  std::uint64_t prompt_end = 0;      // after the next prompt (0: not drawn yet)
+  std::uint64_t output_end = 0;  // 0: still running
+  std::uint64_t prompt_end = 0;  // after the next prompt (0: not drawn yet)
   std::optional<int> exit_code;
   bool ended() const { return exit_code.has_value(); }
 };
@@ -130,7 +130,7 @@ class ShellIntegration {
   bool prompt_ready_ = false;
   bool human_typed_ = false;
   bool exited_ = false;
-  std::string echo_;               // bytes since the last prompt (the typed line)
+  std::string echo_;  // bytes since the last prompt (the typed line)
   std::optional<std::string> e_text_;
   std::uint64_t last_prompt_end_ = 0;
   std::uint64_t marks_seen_ = 0;

@@ -163,10 +163,9 @@ test('rearm re-installs the hook in a nested bash; flush clears the line', async
   r = await run(id, 'echo nested; (exit 6)');
   assert.equal(r.output, 'nested\n');
   assert.equal(r.exit_code, 6);
+  // Leaving the nested shell: the outer shell's D carries its status.
   r = await run(id, 'exit 7', { yield_ms: 5000 });
-  // The outer shell's D completes the suspended `bash --norc` with its status.
-  const w = await call('wait', { execution_id: id, until: 'exit', timeout_ms: 5000 });
-  assert.equal(w.command_exit_code, 7);
+  assert.equal(r.exit_code, 7);
   await call('write', { execution_id: id, input: 'partial line' });
   const f = await call('write', { execution_id: id, action: 'flush' });
   assert.equal(f.ok, true);

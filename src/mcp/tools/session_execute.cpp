@@ -3,6 +3,8 @@
 // D mark). Also write's session actions.
 #include "mcp/tools/session_execute.hpp"
 
+#include <regex>
+
 #include "mcp/tools/common.hpp"
 #include "session/policy.hpp"
 #include "session/shell_integration.hpp"
@@ -79,6 +81,19 @@ boost::asio::awaitable<bool> wait_for_prompt(ToolContext& ctx, session::Executio
   auto end = co_await wait_until(ctx, execution, steady_clock::now() + bound,
                                  [&] { return execution.finished() || shell->prompt_ready(); });
   co_return end == WaitEnd::condition && !execution.finished();
+}
+
+// readline turns echo off at every prompt, so echo off alone does not mean a
+// password prompt: it must also ask for one on the cursor's line.
+bool asking_for_secret(session::Execution& execution) {
+  if (execution.echo_enabled() != false) return false;
+  auto snapshot = execution.screen().snapshot();
+  if (snapshot.cursor.row < 0 || snapshot.cursor.row >= static_cast<int>(snapshot.lines.size()))
+    return true;
+  static const std::regex secret(
+      R"((pass(word|phrase)?|PIN|OTP|token|verification|secret|key)[^\n]*[:?]\s*$)",
+      std::regex::icase);
+  return std::regex_search(snapshot.lines[snapshot.cursor.row], secret);
 }
 
 }  // namespace
@@ -244,7 +259,7 @@ boost::asio::awaitable<ToolResult> session_action(ToolContext& ctx, session::Exe
   auto yield = milliseconds(effective_yield(ctx, args, 3000));
   std::string bytes;
   if (action == "rearm") {
-    if (execution.echo_enabled() == false) {
+    if (asking_for_secret(execution)) {
       co_return refuse(
           execution, ctx,
           "action: the terminal has echo off (a password prompt?); nothing was typed. "

@@ -1,0 +1,160 @@
+// ShellMarkParser and ShellIntegration: marks found in the raw stream however
+// it is chunked, foreign look-alikes ignored, commands and human annotations
+// reconstructed from the marks.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "session/execution.hpp"
+#include "session/shell_integration.hpp"
+
+namespace agentty::session {
+namespace {
+
+const std::string kNonce = "abc123";
+std::string mark(const std::string& body) {
+  return "\x1b]133;" + body + ";n=" + kNonce + "\a";
+}
+
+std::vector<ShellMark> parse_in_chunks(const std::string& stream, std::size_t chunk) {
+  ShellMarkParser parser(kNonce);
+  std::vector<ShellMark> marks;
+  for (std::size_t at = 0; at < stream.size(); at += chunk) {
+    parser.feed(std::string_view(stream).substr(at, chunk), 1 + at, marks);
+  }
+  return marks;
+}
+
+TEST(ShellMarkParser, FindsMarksWithPositionsInEveryChunking) {
+  std::string prefix = "hello\r\n";
+  std::string stream =
+      prefix + mark("C") + "out\r\n" + mark("D;42") + "\x1b[1m$ \x1b]133;B;n=" + kNonce + "\x1b\\";
+  for (std::size_t chunk = 1; chunk <= stream.size(); ++chunk) {
+    auto marks = parse_in_chunks(stream, chunk);
+    ASSERT_EQ(marks.size(), 3u) << "chunk " << chunk;
+    EXPECT_EQ(marks[0].kind, 'C');
+    EXPECT_EQ(marks[0].begin_seq, 1 + prefix.size());
+    EXPECT_EQ(marks[0].end_seq, 1 + prefix.size() + mark("C").size());
+    EXPECT_EQ(marks[1].kind, 'D');
+    ASSERT_EQ(marks[1].fields.size(), 1u);
+    EXPECT_EQ(marks[1].fields[0], "42");
+    EXPECT_EQ(marks[2].kind, 'B');  // ST-terminated
+    EXPECT_EQ(marks[2].end_seq, 1 + stream.size());
+  }
+}
+
+TEST(ShellMarkParser, IgnoresLookAlikesAndOtherEscapes) {
+  std::string stream =
+      "\x1b]133;D;0;n=wrong\a"
+      "\x1b]0;title\a"
+      "\x1b[31mred\x1b[0m"
+      "\x1b]133;D;0\a" +
+      std::string("\x1b]133;C;n=") + kNonce + "\x18" + mark("A");
+  for (std::size_t chunk = 1; chunk <= stream.size(); ++chunk) {
+    auto marks = parse_in_chunks(stream, chunk);
+    ASSERT_EQ(marks.size(), 1u) << "chunk " << chunk;
+    EXPECT_EQ(marks[0].kind, 'A');
+  }
+}
+
+TEST(ShellMarkParser, EscInsideAMarkRestartsScanning) {
+  std::string stream = "\x1b]133;C\x1b[0m" + mark("C");
+  auto marks = parse_in_chunks(stream, 3);
+  ASSERT_EQ(marks.size(), 1u);
+  EXPECT_EQ(marks[0].kind, 'C');
+}
+
+struct Feeder {
+  ShellIntegration shell{ShellKind::bash, kNonce};
+  std::uint64_t seq = 1;
+  void out(const std::string& bytes) {
+    shell.on_output(bytes, seq);
+    seq += bytes.size();
+  }
+};
+
+TEST(ShellIntegration, AgentCommandBoundariesAndExitCode) {
+  Feeder f;
+  f.out(mark("D;0") + mark("A") + "$ " + mark("B"));
+  EXPECT_TRUE(f.shell.prompt_ready());
+  auto id = f.shell.submit_agent_command("echo hi", f.seq, false);
+  f.out("echo hi\r\n");
+  std::uint64_t begin = f.seq + mark("C").size();
+  f.out(mark("C") + "hi\r\n");
+  EXPECT_TRUE(f.shell.command_running());
+  std::uint64_t end = f.seq;
+  f.out(mark("D;3") + mark("A") + "$ " + mark("B"));
+  const auto* command = f.shell.find(id);
+  ASSERT_TRUE(command && command->ended());
+  EXPECT_EQ(*command->exit_code, 3);
+  EXPECT_EQ(command->output_begin, begin);
+  EXPECT_EQ(command->output_end, end);
+  EXPECT_EQ(command->prompt_end, f.seq);
+  EXPECT_TRUE(f.shell.prompt_ready());
+}
+
+TEST(ShellIntegration, EmptyLineAndExtraPs0MarksDoNotMakeCommands) {
+  Feeder f;
+  f.out(mark("A") + "$ " + mark("B"));
+  f.out("\r\n" + mark("D;0") + mark("A") + "$ " + mark("B"));  // Enter on an empty line
+  EXPECT_EQ(f.shell.current(), nullptr);
+  auto id = f.shell.submit_agent_command("echo a\necho b", f.seq, false);
+  f.out(mark("C") + "a\r\n" + mark("C") + "b\r\n" + mark("D;0") + mark("A") + "$ " + mark("B"));
+  ASSERT_TRUE(f.shell.find(id)->ended());
+  EXPECT_EQ(f.shell.current()->id, id);
+}
+
+TEST(ShellIntegration, HumanCommandIsAnnotatedInTheAgentText) {
+  Feeder f;
+  std::uint64_t from = f.seq;
+  std::string stream = mark("A") + "$ " + mark("B");
+  f.out(stream);
+  f.shell.on_input("ls\r", InputSource::human);
+  std::string rest =
+      "lx\b \bs\r\n" + mark("C") + "file\r\n" + mark("D;2") + mark("A") + "$ " + mark("B");
+  f.out(rest);
+  std::string text = f.shell.agent_text(stream + rest, from);
+  EXPECT_EQ(text, "$ ls\n[human] $ ls\nfile\n[exit 2]\n$ ");
+}
+
+TEST(ShellIntegration, RearmSuspendsTheOuterCommandUntilTheNestedShellExits) {
+  Feeder f;
+  f.out(mark("A") + "$ " + mark("B"));
+  auto outer = f.shell.submit_agent_command("bash --norc", f.seq, false);
+  f.out(mark("C") + "bash-5.2$ ");
+  f.shell.rearming();
+  f.out("hook\r\n" + mark("D;0") + mark("A") + "$ " + mark("B"));  // the rearm line's own end
+  EXPECT_FALSE(f.shell.find(outer)->ended());
+  EXPECT_TRUE(f.shell.prompt_ready());
+  auto inner = f.shell.submit_agent_command("true", f.seq, false);
+  f.out(mark("C") + mark("D;0") + mark("A") + "$ " + mark("B"));
+  EXPECT_EQ(*f.shell.find(inner)->exit_code, 0);
+  f.out("exit\r\n" + mark("C") + mark("D;7"));  // the inner `exit`, then the outer prompt's D
+  // The inner `exit` typed by the human-less agent write has a C (new record) and no D of its own:
+  // the outer shell's D ends it. Either way the session is back at a prompt afterwards.
+  f.out(mark("A") + "$ " + mark("B"));
+  EXPECT_TRUE(f.shell.prompt_ready());
+}
+
+TEST(ShellIntegration, ShDetectsOutputAfterTheEchoedLine) {
+  ShellIntegration shell(ShellKind::sh, kNonce);
+  std::uint64_t seq = 1;
+  auto out = [&](const std::string& bytes) {
+    shell.on_output(bytes, seq);
+    seq += bytes.size();
+  };
+  out(mark("D;0") + mark("A") + "$ " + mark("B"));
+  EXPECT_TRUE(shell.prompt_ready());
+  auto id = shell.submit_agent_command("echo s; false", seq, false);
+  std::string echo = "echo s; false\r\n";
+  out(echo);
+  std::uint64_t begin = seq;
+  out("s\r\n" + mark("D;1") + mark("A") + "$ " + mark("B"));
+  const auto* command = shell.find(id);
+  ASSERT_TRUE(command && command->ended());
+  EXPECT_EQ(*command->exit_code, 1);
+  EXPECT_EQ(command->output_begin, begin);
+}
+
+}  // namespace
+}  // namespace agentty::session
