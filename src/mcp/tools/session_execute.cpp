@@ -205,7 +205,7 @@ boost::asio::awaitable<ToolResult> execute_in_session(ToolContext& ctx, const js
     result = merged(result, command_output(*execution, *command, request));
     result["status"] = "completed";
     result["exit_code"] = *command->exit_code;
-    result["boundaries"] = "exact";
+    result["boundaries"] = shell->kind() == session::ShellKind::sh ? "heuristic" : "exact";
     co_return ToolResult{std::move(result)};
   }
   if (command && command->output_begin != 0) execution->advance_cursor(command->output_begin);
