@@ -194,6 +194,12 @@ void TerminalViewer::send_output(const std::shared_ptr<const std::string>& chunk
   pump();
 }
 
+void TerminalViewer::request_resync() {
+  if (finished_) return;
+  queue_.drop_output();
+  pump();
+}
+
 void TerminalViewer::queue_snapshot() {
   auto& execution = feed_->execution();
   const auto& screen = execution.screen();

@@ -49,6 +49,8 @@ class TerminalViewer : public Connection {
   // From the feed.
   void send_output(const std::shared_ptr<const std::string>& chunk, std::uint64_t start_seq);
   void send_state();
+  // Drops queued output and sends a fresh snapshot as soon as the socket is free.
+  void request_resync();
 
  private:
   std::shared_ptr<TerminalViewer> self() {

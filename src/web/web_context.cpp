@@ -88,7 +88,7 @@ std::shared_ptr<ExecutionFeed> WebContext::feed_for(
     const std::shared_ptr<session::Execution>& execution) {
   auto& slot = feeds_[execution->id()];
   if (auto feed = slot.lock()) return feed;
-  auto feed = std::make_shared<ExecutionFeed>(execution);
+  auto feed = std::make_shared<ExecutionFeed>(io_, execution, options_);
   slot = feed;
   return feed;
 }

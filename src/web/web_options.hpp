@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -19,6 +20,13 @@ struct WebOptions {
   std::string token;                         // empty: a random 256-bit secret per start
   std::size_t viewer_queue_bytes = 1 << 20;  // per viewer; past it the viewer is resynced
   std::size_t max_connections = 64;          // HTTP + WebSocket, all kinds together
+  // Bulk output: an execution printing faster than `stream_rate_bytes` per
+  // second beyond a burst of `stream_burst_bytes` is "flooding"; its viewers
+  // then get a fresh screen every `flood_snapshot_interval` instead of every
+  // byte (no person reads 50 MB/s, and 20 viewers must not slow the PTY).
+  std::size_t stream_rate_bytes = 4 << 20;
+  std::size_t stream_burst_bytes = 1 << 20;
+  std::chrono::milliseconds flood_snapshot_interval{100};
   // Takeover, release and refused-takeover records; `who` is the viewer's
   // client kind and address. Never called with the secret.
   std::function<void(const nlohmann::json&)> audit;
