@@ -25,7 +25,8 @@ ExitStatus ExitStatus::from_wait_status(int wstatus) {
 }
 
 std::string ExitStatus::describe() const {
-  if (signal) return "killed by signal " + std::to_string(*signal) + " (" + signal_name(*signal) + ")";
+  if (signal)
+    return "killed by signal " + std::to_string(*signal) + " (" + signal_name(*signal) + ")";
   return "exited with code " + std::to_string(code.value_or(-1));
 }
 

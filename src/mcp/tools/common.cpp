@@ -90,11 +90,19 @@ json status_output_properties() {
       {"failure_reason", {{"type", "string"}}},
       {"message", {{"type", "string"}}},
       {"error", {{"type", "string"}}},
-      {"boundaries", {{"type", "string"}, {"enum", {"exact", "heuristic"}},
-                      {"description", "Sessions: exact while the prompt hook's marks arrive; heuristic inside a nested shell or REPL without them (quiet output + waiting_for_input)."}}},
-      {"command_running", {{"type", "boolean"}, {"description", "Sessions: a command is running in the shell."}}},
-      {"prompt_ready", {{"type", "boolean"}, {"description", "Sessions: the shell shows its prompt and takes a command."}}},
-      {"command_exit_code", {{"type", "integer"}, {"description", "Sessions: exit code of the last finished command."}}},
+      {"boundaries",
+       {{"type", "string"},
+        {"enum", {"exact", "heuristic"}},
+        {"description",
+         "Sessions: exact while the prompt hook's marks arrive; heuristic inside a nested shell or "
+         "REPL without them (quiet output + waiting_for_input)."}}},
+      {"command_running",
+       {{"type", "boolean"}, {"description", "Sessions: a command is running in the shell."}}},
+      {"prompt_ready",
+       {{"type", "boolean"},
+        {"description", "Sessions: the shell shows its prompt and takes a command."}}},
+      {"command_exit_code",
+       {{"type", "integer"}, {"description", "Sessions: exit code of the last finished command."}}},
   };
 }
 
@@ -152,8 +160,9 @@ json read_fields(session::Execution& execution, const ReadRequest& request) {
   if (cursorless) execution.advance_cursor(page.next_seq);
   json out = {
       {"output", request.raw ? page.bytes
-                 : execution.shell() ? execution.shell()->agent_text(page.bytes, page.start_seq)  // + [human] lines
-                                     : session::to_text(page.bytes)},
+                 : execution.shell()
+                     ? execution.shell()->agent_text(page.bytes, page.start_seq)  // + [human] lines
+                     : session::to_text(page.bytes)},
       {"start_seq", page.start_seq},
       {"next_seq", page.next_seq},
       {"latest_seq", log.latest_seq()},
