@@ -18,6 +18,15 @@ namespace {
 constexpr std::size_t kMaxCoalescedBytes = 256 * 1024;
 constexpr auto kInputRefusalInterval = std::chrono::seconds(1);
 
+// Whether output switches back from the alternate screen (a sequence split
+// across two chunks is missed; the next snapshot repairs that).
+bool leaves_alt_screen(std::string_view bytes) {
+  for (std::string_view sequence : {"\x1b[?1049l", "\x1b[?1047l", "\x1b[?47l"}) {
+    if (bytes.find(sequence) != std::string_view::npos) return true;
+  }
+  return false;
+}
+
 template <class... Fs>
 struct Overloaded : Fs... {
   using Fs::operator()...;
@@ -191,6 +200,10 @@ void TerminalViewer::send_output(const std::shared_ptr<const std::string>& chunk
     queue_.push_output(chunk);
   }
   next_seq_ = end_seq;
+  if (snapshot_in_alt_screen_ && leaves_alt_screen(*chunk)) {
+    snapshot_in_alt_screen_ = false;
+    return request_resync();
+  }
   pump();
 }
 
@@ -206,6 +219,7 @@ void TerminalViewer::queue_snapshot() {
   wire::Snapshot snapshot{screen.size(), execution.log().latest_seq()};
   queue_.push_snapshot(wire::encode(snapshot), screen.render_ansi());
   next_seq_ = snapshot.seq;
+  snapshot_in_alt_screen_ = screen.modes().alt_screen;
 }
 
 void TerminalViewer::pump() {

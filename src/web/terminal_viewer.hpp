@@ -80,6 +80,10 @@ class TerminalViewer : public Connection {
   std::vector<std::shared_ptr<const std::string>> writing_;  // the frame in flight
   std::uint64_t next_seq_ = 1;  // output position this viewer has up to
   bool joined_ = false;
+  // The last snapshot showed the alternate screen: the main screen under it
+  // is not in this viewer's terminal, so leaving the alternate screen needs a
+  // fresh snapshot.
+  bool snapshot_in_alt_screen_ = false;
   bool paused_ = false;
   bool resync_posted_ = false;
   std::chrono::steady_clock::time_point last_input_refusal_{};
