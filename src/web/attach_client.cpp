@@ -30,6 +30,9 @@ using tcp = asio::ip::tcp;
 
 namespace {
 
+constexpr const char* kHelp =
+    "Ctrl-] t: take over/release, Ctrl-] d: detach, Ctrl-] Ctrl-]: send Ctrl-]";
+
 template <class... Fs>
 struct Overloaded : Fs... {
   using Fs::operator()...;
@@ -204,10 +207,8 @@ class AttachSession {
   }
 
   int run() {
-    std::fprintf(stderr,
-                 "agentty attach: watching %s (read-only). Ctrl-] t: take over/release, Ctrl-] d: "
-                 "detach, Ctrl-] Ctrl-]: send Ctrl-]\r\n",
-                 target_.execution_id.c_str());
+    std::fprintf(stderr, "agentty attach: watching %s (read-only). %s\r\n",
+                 target_.execution_id.c_str(), kHelp);
     TerminalMode mode;
     do_read_socket();
     do_read_stdin();
@@ -240,13 +241,14 @@ class AttachSession {
   }
 
   void on_output(std::string_view bytes) {
-    if (snapshot_next_) {
-      snapshot_next_ = false;
-      write_stdout(
-          "\x1b"
-          "c");
-    }
     write_stdout(bytes);
+    if (snapshot_next_) {
+      // A snapshot starts with a reset, which wiped our help and status.
+      snapshot_next_ = false;
+      notice(held_by_you_ ? "you hold it: your keys go to the program. Ctrl-] t: release, "
+                            "Ctrl-] d: detach"
+                          : kHelp);
+    }
   }
 
   void on_control(std::string_view text) {
@@ -262,8 +264,8 @@ class AttachSession {
 
   void on_state(const wire::ViewerState& state) {
     if (state.held_by_you != held_by_you_) {
-      notice(state.held_by_you ? "you hold it now: your keys go to the program (Ctrl-] t releases)"
-                               : "released: read-only");
+      notice(state.held_by_you ? "you hold it now: your keys go to the program. Ctrl-] t: release"
+                               : "released: read-only. Ctrl-] t: take over, Ctrl-] d: detach");
     } else if (!state.held_by_you && state.held_by && state.held_by != last_holder_) {
       notice("held by " + *state.held_by);
     }
@@ -275,7 +277,21 @@ class AttachSession {
     }
   }
 
-  void notice(const std::string& text) { write_stdout("\r\n[agentty] " + text + "\r\n"); }
+  // A transient status line on the terminal's bottom row (reverse video),
+  // leaving the cursor where the program put it; the program's next drawing
+  // of that row replaces it.
+  void notice(const std::string& text) {
+    auto size = local_size();
+    if (!size) return write_stdout("\r\n[agentty] " + text + "\r\n");
+    std::string line = "[agentty] " + text;
+    if (line.size() > size->cols) line.resize(size->cols);
+    write_stdout(
+        "\x1b"
+        "7\x1b[" +
+        std::to_string(size->rows) + ";1H\x1b[0;7m" + line +
+        "\x1b[0m\x1b[K\x1b"
+        "8");
+  }
 
   void do_read_stdin() {
     stdin_.async_read_some(asio::buffer(input_),

@@ -123,7 +123,7 @@ export class Tmux {
     return execFileSync('tmux', ['-S', this.socket, '-f', '/dev/null', ...args], { encoding: 'utf8' });
   }
   capture(target = 'main') {
-    return this.run('capture-pane', '-p', '-t', target);
+    return this.run('capture-pane', '-p', '-J', '-t', target);
   }
   kill() {
     try { this.run('kill-server'); } catch { /* already gone */ }
