@@ -143,22 +143,27 @@ class Viewer {
 
   const websocket::response_type& response() const { return response_; }
 
+  // A read that times out stays pending; the next call picks it up.
   std::optional<Frame> read(std::chrono::milliseconds timeout = 10s) {
-    std::optional<Frame> frame;
-    bool done = false;
-    ws_.async_read(buffer_, [&](beast::error_code ec, std::size_t) {
-      done = true;
-      if (ec) return;
-      frame = Frame{ws_.got_text(), beast::buffers_to_string(buffer_.data())};
-      buffer_.consume(buffer_.size());
-    });
-    io_.restart();
-    io_.run_for(timeout);
-    if (!done) {
-      beast::get_lowest_layer(ws_).socket().close();
-      io_.restart();
-      io_.run();
+    if (!reading_) {
+      reading_ = true;
+      ws_.async_read(buffer_, [this](beast::error_code ec, std::size_t) {
+        reading_ = false;
+        if (ec) {
+          failed_ = true;
+          return;
+        }
+        ready_ = Frame{ws_.got_text(), beast::buffers_to_string(buffer_.data())};
+        buffer_.consume(buffer_.size());
+      });
     }
+    io_.restart();
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (reading_ && std::chrono::steady_clock::now() < deadline) {
+      io_.run_one_until(deadline);
+    }
+    auto frame = std::move(ready_);
+    ready_.reset();
     return frame;
   }
 
@@ -259,6 +264,9 @@ class Viewer {
   beast::flat_buffer buffer_;
   websocket::response_type response_;
   bool snapshot_next_ = false;
+  bool reading_ = false;
+  bool failed_ = false;
+  std::optional<Frame> ready_;
 };
 
 TEST_F(ServerFixture, PagesAreServedWithoutTheSecretAndCarryTheCsp) {
@@ -390,6 +398,25 @@ TEST_F(ServerFixture, TakeOverRoutesKeysAndRefusesOthers) {
     return 0;
   });
   EXPECT_EQ(events, (std::vector<std::string>{"takeover", "takeover_refused", "release"}));
+}
+
+TEST_F(ServerFixture, APausedViewerGetsNoOutputUntilItResumes) {
+  auto id = start({"/bin/bash", "--norc", "--noprofile"});
+  Viewer viewer;
+  ASSERT_FALSE(viewer.connect(port(), "/ws/terminal/" + id, kToken));
+  ASSERT_TRUE(viewer.read_until([&](const std::string&) { return !viewer.snapshots_.empty(); }));
+  viewer.send_text(wire::encode(wire::Pause{}));
+  // The pause is a message on the same socket: once a later request's answer
+  // arrives, the pause has been applied.
+  viewer.send_text(wire::encode(wire::Release{}));
+  ASSERT_TRUE(viewer.read_until_refused("release"));
+  ASSERT_TRUE(agent_write(id, "echo held-$((50+5))-back\r"));
+  // Absence can only be checked for a while: nothing arrives while paused.
+  auto frame = viewer.read(500ms);
+  EXPECT_FALSE(frame && !frame->text) << "output arrived while paused";
+  if (frame) viewer.take(*frame);
+  viewer.send_text(wire::encode(wire::Resume{}));
+  ASSERT_TRUE(viewer.read_until_output("held-55-back"));
 }
 
 TEST_F(ServerFixture, AHolderThatDisconnectsReleases) {
