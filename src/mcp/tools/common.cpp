@@ -48,6 +48,21 @@ json read_inputs(const ToolConfig& config) {
   };
 }
 
+json terminal_size_inputs() {
+  return {
+      {"cols",
+       {{"type", "integer"},
+        {"minimum", 10},
+        {"maximum", 1000},
+        {"description", "Terminal width (default 120)."}}},
+      {"rows",
+       {{"type", "integer"},
+        {"minimum", 2},
+        {"maximum", 500},
+        {"description", "Terminal height (default 40)."}}},
+  };
+}
+
 json read_output_properties() {
   auto integer = [](const char* text) { return json{{"type", "integer"}, {"description", text}}; };
   return {

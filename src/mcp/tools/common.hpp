@@ -18,6 +18,8 @@ json execution_id_input();
 json read_inputs(const ToolConfig& config);
 // Properties every output-bearing result has (output, cursor fields, status...).
 json read_output_properties();
+// cols and rows of a new terminal (execute, open).
+json terminal_size_inputs();
 json status_output_properties();
 json object_schema(json properties, std::vector<std::string> required = {});
 json annotations(bool read_only, bool destructive, bool idempotent, bool open_world);

@@ -103,16 +103,6 @@ json input_schema(const ToolConfig& config) {
        {{"type", "string"},
         {"enum", {"text", "raw"}},
         {"description", "text (default) or raw bytes."}}},
-      {"cols",
-       {{"type", "integer"},
-        {"minimum", 10},
-        {"maximum", 1000},
-        {"description", "Terminal width (default 120)."}}},
-      {"rows",
-       {{"type", "integer"},
-        {"minimum", 2},
-        {"maximum", 500},
-        {"description", "Terminal height (default 40)."}}},
       {"session",
        {{"type", "string"},
         {"minLength", 1},
@@ -137,7 +127,7 @@ json input_schema(const ToolConfig& config) {
         {"maximum", 65535},
         {"description", "SSH port (overrides the host's)."}}},
   };
-  return object_schema(std::move(properties), {"side_effects"});
+  return object_schema(merged(std::move(properties), terminal_size_inputs()), {"side_effects"});
 }
 
 json output_schema() {
