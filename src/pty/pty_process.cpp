@@ -67,12 +67,18 @@ struct PtyProcess::Impl : std::enable_shared_from_this<Impl> {
   bool reaped_ = false;
   bool finished_ = false;
   bool destroyed_ = false;
+  // True while on_output runs: a callback that destroys its PtyProcess must
+  // not have its own std::function destroyed under it.
+  bool in_output_callback_ = false;
   ExitStatus status_;
 
   void start(ChannelEvents events) {
+    // The first read may hand output to a callback that destroys the owning
+    // PtyProcess; `self` keeps this Impl alive until start() returns.
+    auto self = shared_from_this();
     events_ = std::move(events);
     on_readable();
-    watch_supervisor();
+    if (!destroyed_ && !finished_) watch_supervisor();
   }
 
   // ---- output ----
@@ -100,8 +106,11 @@ struct PtyProcess::Impl : std::enable_shared_from_this<Impl> {
       }
       break;
     }
-    if (filled > 0 && events_.on_output)
+    if (filled > 0 && events_.on_output) {
+      in_output_callback_ = true;
       events_.on_output(std::string_view(read_buffer_.data(), filled));
+      in_output_callback_ = false;
+    }
     return outcome;
   }
 
@@ -243,7 +252,8 @@ struct PtyProcess::Impl : std::enable_shared_from_this<Impl> {
 
   void shutdown() {
     destroyed_ = true;
-    events_ = {};
+    // Never called again; released with the Impl when its last handler ends.
+    if (!in_output_callback_) events_ = {};
     if (!reaped_) kill_and_reap();
     boost::system::error_code ignored;
     drain_timer_.cancel();
