@@ -111,11 +111,12 @@ Expected<std::unique_ptr<Server>> make_server(AppOptions& options) {
   options.registry.max_live = policy_config->max_live_executions;
   options.max_request_bytes = policy_config->max_request_bytes;
   if (!policy_config->redact_env_regex.empty()) {
-    auto redactor = session::Redactor::from_environment(policy_config->redact_env_regex, {});
-    if (!redactor) return make_error(redactor.error());
-    for (const auto& secret : redactor->secrets())
-      options.registry.redact_values[secret.name] = secret.value;
+    auto secrets = session::SecretSet::create(policy_config->redact_env_regex);
+    if (!secrets) return make_error(secrets.error());
+    (*secrets)->add_from_environment();
+    options.registry.secrets = std::move(secrets).value();
   }
+  options.registry.recordings = {policy_config->max_recording_bytes, policy_config->max_recordings};
   server->policy = std::make_unique<session::Policy>(policy_config.value());
   if (auto it = env.find("AGENTTY_SSH_KNOWN_HOSTS"); it != env.end())
     options.registry.ssh.known_hosts = it->second;
@@ -129,6 +130,8 @@ Expected<std::unique_ptr<Server>> make_server(AppOptions& options) {
   session::AuditLogOptions audit_options;
   audit_options.path = audit_path;
   if (!options.web_token.empty()) audit_options.secrets.push_back(options.web_token);
+  if (auto secrets = options.registry.secrets)
+    audit_options.redact = [secrets](std::string_view text) { return secrets->redact(text); };
   auto audit = session::AuditLog::open(audit_options);
   if (!audit) return make_error("audit log: " + audit.error());
   server->audit = std::move(audit).value();

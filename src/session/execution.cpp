@@ -65,6 +65,7 @@ void Execution::attach(std::unique_ptr<pty::PtyChannel> channel,
                        std::unique_ptr<Redactor> redactor) {
   channel_ = std::move(channel);
   redactor_ = std::move(redactor);
+  if (redactor_) input_redactor_ = std::make_unique<Redactor>(*redactor_);
   channel_->start(pty::ChannelEvents{
       [this](std::string_view bytes) { on_output(bytes); },
       [this](pty::ExitStatus status) { on_exit(status); },
@@ -148,6 +149,10 @@ void Execution::on_exit(pty::ExitStatus status) {
     std::string rest = redactor_->finish();
     if (!rest.empty()) append_output(rest);
   }
+  if (input_redactor_ && recorder_) {
+    std::string rest = input_redactor_->finish();
+    if (!rest.empty()) recorder_->input(rest, last_input_source_ == InputSource::human);
+  }
   log_.mark_complete();
   log_.flush();
   exit_status_ = status;
@@ -199,12 +204,7 @@ Expected<void> Execution::write(std::string_view bytes, InputSource source) {
     return make_error("execution " + id_ + " has ended (" + to_string(status_) +
                       "); nothing was written. Start a new one with execute.");
   }
-  if (recorder_) {
-    // Typing at a prompt that does not echo (a password) is not recorded.
-    bool hidden = channel_->echo_enabled() == std::optional<bool>(false);
-    recorder_->input(hidden ? std::string_view("[hidden input]") : bytes,
-                     source == InputSource::human);
-  }
+  if (recorder_) record_input(bytes, source);
   if (shell_) shell_->on_input(bytes, source);
   channel_->write(bytes);
   return {};
@@ -215,6 +215,22 @@ bool Execution::waiting_for_input() const {
   auto quiet = idle().value_or(duration());
   if (quiet < options_.quiet_for_input) return false;
   switch (channel_->input_state()) {
+void Execution::record_input(std::string_view bytes, InputSource source) {
+  const bool human = source == InputSource::human;
+  last_input_source_ = source;
+  // Typing at a prompt that does not echo (a password) is not recorded.
+  if (channel_->echo_enabled() == std::optional<bool>(false)) {
+    recorder_->input("[hidden input]", human);
+    return;
+  }
+  if (!input_redactor_) {
+    recorder_->input(bytes, human);
+    return;
+  }
+  std::string safe = input_redactor_->process(bytes);
+  if (!safe.empty()) recorder_->input(safe, human);
+}
+
     case pty::InputState::reading_input:
       return true;
     case pty::InputState::busy:

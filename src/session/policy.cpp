@@ -145,6 +145,8 @@ constexpr std::string_view kMaxSessionsVar = "AGENTTY_MAX_SESSIONS";
 constexpr std::string_view kMaxSpoolVar = "AGENTTY_MAX_SPOOL_BYTES";
 constexpr std::string_view kMaxTotalSpoolVar = "AGENTTY_MAX_TOTAL_SPOOL_BYTES";
 constexpr std::string_view kMaxRequestVar = "AGENTTY_MAX_REQUEST_BYTES";
+constexpr std::string_view kMaxRecordingBytesVar = "AGENTTY_MAX_RECORDING_BYTES";
+constexpr std::string_view kMaxRecordingsVar = "AGENTTY_MAX_RECORDINGS";
 
 const std::vector<PolicyConfigVariable> kVariables = {
     {kBlockedVar,
@@ -170,8 +172,16 @@ const std::vector<PolicyConfigVariable> kVariables = {
     {kMaxSpoolVar, "100MiB",
      "Output kept on disk per execution; older output beyond it is gone. Accepts K/M/G "
      "suffixes."},
-    {kMaxTotalSpoolVar, "2GiB", "Output kept on disk across all executions."},
+    {kMaxTotalSpoolVar, "2GiB",
+     "Output kept across all executions. A new execution first drops the records of the oldest "
+     "ended executions (as cleanup would) until the total is under it; if running executions "
+     "alone hold it, the new execution is refused."},
     {kMaxRequestVar, "4MiB", "Largest MCP request accepted."},
+    {kMaxRecordingBytesVar, "1GiB",
+     "Asciicast recordings kept in STATE_DIR/recordings, all files together; the oldest are "
+     "deleted first when a new recording starts. One recording is also cut at this size."},
+    {kMaxRecordingsVar, "500",
+     "Recording files kept in STATE_DIR/recordings; the oldest are deleted first."},
 };
 
 std::string valid_names_list() {
@@ -389,11 +399,14 @@ Expected<PolicyConfig> PolicyConfig::from_environment(
     std::uint64_t* target;
   };
   std::uint64_t live = config.max_live_executions, sessions = config.max_sessions;
+  std::uint64_t recordings = config.max_recordings;
   const Count counts[] = {{kMaxExecutionsVar, false, &live},
                           {kMaxSessionsVar, false, &sessions},
                           {kMaxSpoolVar, true, &config.max_spool_bytes},
                           {kMaxTotalSpoolVar, true, &config.max_total_spool_bytes},
-                          {kMaxRequestVar, true, &config.max_request_bytes}};
+                          {kMaxRequestVar, true, &config.max_request_bytes},
+                          {kMaxRecordingBytesVar, true, &config.max_recording_bytes},
+                          {kMaxRecordingsVar, false, &recordings}};
   for (const auto& count : counts) {
     const auto* value = get(count.name);
     if (!value || trim(*value).empty()) continue;
@@ -403,6 +416,7 @@ Expected<PolicyConfig> PolicyConfig::from_environment(
   }
   config.max_live_executions = static_cast<std::size_t>(live);
   config.max_sessions = static_cast<std::size_t>(sessions);
+  config.max_recordings = static_cast<std::size_t>(recordings);
   return config;
 }
 
@@ -583,3 +597,15 @@ Expected<void> Policy::check_request_size(std::size_t bytes) const {
 }
 
 }  // namespace agentty::session
+Expected<void> Policy::check_total_spool(std::uint64_t used) const {
+  if (used < config_.max_total_spool_bytes) return {};
+  return make_error("Refused before anything started: running executions hold " +
+                    std::to_string(used) + " bytes of output and the limit for all executions is " +
+                    std::to_string(config_.max_total_spool_bytes) + " bytes (" +
+                    std::string(kMaxTotalSpoolVar) +
+                    "); ended executions were already dropped to make room. Stop executions whose "
+                    "output you no longer need (see `ps`, then `stop` or `close`), then `cleanup` "
+                    "and retry. An operator can raise " +
+                    std::string(kMaxTotalSpoolVar) + ".");
+}
+

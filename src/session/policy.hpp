@@ -8,7 +8,7 @@
 //   1. check_side_effects  (the declared side-effect categories)
 //   2. check_cwd           (working directory, symlinks and `..` resolved)
 //   3. check_command       (deny / allow regexes on the command text)
-//   4. check_live_limit / check_session_limit
+//   4. check_live_limit / check_session_limit, then check_total_spool
 // Every refusal is a user-facing message that says nothing was started, what
 // rule refused it, and what to do instead (for the agent) or which variable
 // changes it (for the operator).
@@ -91,6 +91,8 @@ struct PolicyConfig {
   std::uint64_t max_spool_bytes = 100ull << 20;      // per execution
   std::uint64_t max_total_spool_bytes = 2ull << 30;  // all executions
   std::uint64_t max_request_bytes = 4ull << 20;      // one MCP request
+  std::uint64_t max_recording_bytes = 1ull << 30;    // STATE_DIR/recordings, all files
+  std::size_t max_recordings = 500;                  // files in STATE_DIR/recordings
 
   // Reads the AGENTTY_* variables listed in policy_config_variables(); an
   // absent (or, except for the blocklist, empty) variable keeps the default.
@@ -150,6 +152,9 @@ class Policy {
   Expected<void> check_session_limit(std::size_t sessions) const;
   Expected<void> check_request_size(std::size_t bytes) const;
 
+  // `used`: output spool bytes still held after the oldest ended executions
+  // were dropped to make room (Registry::reclaim_spool), i.e. held by live ones.
+  Expected<void> check_total_spool(std::uint64_t used) const;
  private:
   class Regex;
   PolicyConfig config_;

@@ -4,6 +4,7 @@
 #include <pcre2.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <memory>
 
 extern char** environ;
@@ -27,6 +28,19 @@ std::vector<Redactor::Secret> from_map(const std::map<std::string, std::string>&
 }  // namespace
 
 Redactor::Redactor(std::vector<Secret> secrets) {
+  set_secrets(std::move(secrets));
+}
+
+Redactor::Redactor(const std::map<std::string, std::string>& secrets)
+    : Redactor(from_map(secrets)) {}
+
+Redactor::Redactor(std::shared_ptr<const SecretSet> set) : set_(std::move(set)) {
+  set_version_ = set_->version();
+  set_secrets(set_->secrets());
+}
+
+void Redactor::set_secrets(std::vector<Secret> secrets) {
+  secrets_.clear();
   for (auto& secret : secrets) {
     if (secret.value.size() < kMinSecretBytes) continue;
     const bool duplicate = std::any_of(secrets_.begin(), secrets_.end(),
@@ -36,40 +50,16 @@ Redactor::Redactor(std::vector<Secret> secrets) {
   std::stable_sort(secrets_.begin(), secrets_.end(), [](const Secret& a, const Secret& b) {
     return a.value.size() > b.value.size();
   });
-  if (!secrets_.empty()) longest_ = secrets_.front().value.size();
+  longest_ = secrets_.empty() ? 0 : secrets_.front().value.size();
 }
-
-Redactor::Redactor(const std::map<std::string, std::string>& secrets)
-    : Redactor(from_map(secrets)) {}
 
 Expected<Redactor> Redactor::from_environment(const std::string& name_regex,
                                               const std::map<std::string, std::string>& extra) {
-  int error_code = 0;
-  PCRE2_SIZE error_offset = 0;
-  std::unique_ptr<pcre2_code, CodeDeleter> code(
-      pcre2_compile(reinterpret_cast<PCRE2_SPTR>(name_regex.data()), name_regex.size(), PCRE2_UTF,
-                    &error_code, &error_offset, nullptr));
-  if (!code) {
-    PCRE2_UCHAR message[256];
-    pcre2_get_error_message(error_code, message, sizeof message);
-    return make_error("redaction name regex is invalid at offset " + std::to_string(error_offset) +
-                      ": " + reinterpret_cast<const char*>(message) + "; fix the regex '" +
-                      name_regex + "'");
-  }
-  std::unique_ptr<pcre2_match_data, MatchDataDeleter> match(
-      pcre2_match_data_create_from_pattern(code.get(), nullptr));
-  std::vector<Secret> secrets;
-  for (char** entry = environ; entry && *entry; ++entry) {
-    const std::string_view line(*entry);
-    const std::size_t equals = line.find('=');
-    if (equals == std::string_view::npos) continue;
-    const std::string_view name = line.substr(0, equals);
-    const int rc = pcre2_match(code.get(), reinterpret_cast<PCRE2_SPTR>(name.data()), name.size(),
-                               0, 0, match.get(), nullptr);
-    if (rc >= 0) secrets.push_back({std::string(name), std::string(line.substr(equals + 1))});
-  }
-  for (const auto& [name, value] : extra) secrets.push_back({name, value});
-  return Redactor(std::move(secrets));
+  auto set = SecretSet::create(name_regex);
+  if (!set) return make_error(set.error());
+  (*set)->add_from_environment();
+  for (const auto& [name, value] : extra) (*set)->add(name, value);
+  return Redactor((*set)->secrets());
 }
 
 std::string Redactor::process(std::string_view chunk) {
@@ -97,6 +87,10 @@ std::size_t Redactor::hold_point(std::string_view buffer, std::size_t from) cons
 }
 
 std::string Redactor::run(std::string_view chunk, bool final) {
+  if (set_ && set_->version() != set_version_) {
+    set_version_ = set_->version();
+    set_secrets(set_->secrets());
+  }
   if (secrets_.empty() && held_.empty()) return std::string(chunk);
   std::string joined;
   std::string_view buffer = chunk;
@@ -133,6 +127,89 @@ std::string Redactor::run(std::string_view chunk, bool final) {
   out.append(buffer.substr(pos, hold - pos));
   held_.assign(buffer.substr(hold));
   return out;
+}
+
+// ---------------------------------------------------------------------------
+
+struct SecretSet::Pattern {
+  std::unique_ptr<pcre2_code, CodeDeleter> code;
+};
+
+Expected<std::shared_ptr<SecretSet>> SecretSet::create(const std::string& name_regex) {
+  if (name_regex.empty()) return std::shared_ptr<SecretSet>(new SecretSet(nullptr));
+  int error_code = 0;
+  PCRE2_SIZE error_offset = 0;
+  auto pattern = std::make_unique<Pattern>();
+  pattern->code.reset(pcre2_compile(reinterpret_cast<PCRE2_SPTR>(name_regex.data()),
+                                    name_regex.size(), PCRE2_UTF, &error_code, &error_offset,
+                                    nullptr));
+  if (!pattern->code) {
+    PCRE2_UCHAR message[256];
+    pcre2_get_error_message(error_code, message, sizeof message);
+    return make_error("redaction name regex is invalid at offset " + std::to_string(error_offset) +
+                      ": " + reinterpret_cast<const char*>(message) + "; fix the regex '" +
+                      name_regex + "'");
+  }
+  return std::shared_ptr<SecretSet>(new SecretSet(std::move(pattern)));
+}
+
+SecretSet::SecretSet(std::unique_ptr<Pattern> pattern) : pattern_(std::move(pattern)) {}
+SecretSet::~SecretSet() = default;
+
+bool SecretSet::name_matches(std::string_view name) const {
+  if (!pattern_) return false;
+  std::unique_ptr<pcre2_match_data, MatchDataDeleter> match(
+      pcre2_match_data_create_from_pattern(pattern_->code.get(), nullptr));
+  if (!match) std::abort();
+  return pcre2_match(pattern_->code.get(), reinterpret_cast<PCRE2_SPTR>(name.data()), name.size(),
+                     0, 0, match.get(), nullptr) >= 0;
+}
+
+std::size_t SecretSet::add_matching(const std::map<std::string, std::string>& env) {
+  std::size_t added = 0;
+  for (const auto& [name, value] : env) {
+    if (name_matches(name) && add(name, value)) ++added;
+  }
+  return added;
+}
+
+std::size_t SecretSet::add_from_environment() {
+  std::map<std::string, std::string> env;
+  for (char** entry = environ; entry && *entry; ++entry) {
+    const std::string_view line(*entry);
+    const std::size_t equals = line.find('=');
+    if (equals != std::string_view::npos)
+      env.emplace(std::string(line.substr(0, equals)), std::string(line.substr(equals + 1)));
+  }
+  return add_matching(env);
+}
+
+bool SecretSet::add(std::string name, std::string value) {
+  if (value.size() < Redactor::kMinSecretBytes) return false;
+  std::lock_guard lock(mutex_);
+  for (const auto& secret : secrets_) {
+    if (secret.value == value) return false;
+  }
+  secrets_.push_back({std::move(name), std::move(value)});
+  version_.fetch_add(1, std::memory_order_release);
+  return true;
+}
+
+std::vector<Redactor::Secret> SecretSet::secrets() const {
+  std::lock_guard lock(mutex_);
+  return secrets_;
+}
+
+bool SecretSet::empty() const {
+  std::lock_guard lock(mutex_);
+  return secrets_.empty();
+}
+
+std::string SecretSet::redact(std::string_view text) const {
+  Redactor redactor(secrets());
+  if (redactor.empty()) return std::string(text);
+  std::string out = redactor.process(text);
+  return out + redactor.finish();
 }
 
 }  // namespace agentty::session

@@ -14,12 +14,21 @@
 //
 // finish() may also be called on an idle timeout to release held bytes (a
 // prompt that happens to be the start of a secret); the redactor stays usable.
+// (Execution does not: releasing the first half of a secret early would let
+// an agent reassemble it from two pages.)
+//
+// A redactor built on a SecretSet picks up secrets added to the set later,
+// from its next process() call on; what it already emitted stays as it was.
 //
 // Threading: one instance per output stream, used on one thread.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,6 +36,8 @@
 #include "base/expected.hpp"
 
 namespace agentty::session {
+
+class SecretSet;
 
 class Redactor {
  public:
@@ -40,6 +51,8 @@ class Redactor {
   explicit Redactor(std::vector<Secret> secrets);
   // name -> value
   explicit Redactor(const std::map<std::string, std::string>& secrets);
+  // Follows `set`, including secrets added to it later.
+  explicit Redactor(std::shared_ptr<const SecretSet> set);
 
   // Secrets from this process's environment whose NAME matches `name_regex`
   // (PCRE2, unanchored search; anchor it yourself), plus `extra` (name ->
@@ -55,12 +68,60 @@ class Redactor {
   const std::vector<Secret>& secrets() const { return secrets_; }
 
  private:
+  void set_secrets(std::vector<Secret> secrets);
   std::string run(std::string_view chunk, bool final);
   std::size_t hold_point(std::string_view buffer, std::size_t from) const;
 
   std::vector<Secret> secrets_;  // longest value first
   std::size_t longest_ = 0;
   std::string held_;
+  std::shared_ptr<const SecretSet> set_;  // null: a fixed list
+  std::uint64_t set_version_ = 0;         // of set_ when secrets_ was copied
+};
+
+// SecretSet: the server-wide list of secret values that every execution's
+// redactor and the audit log replace. It starts with the values of this
+// process's environment variables whose names match AGENTTY_REDACT_ENV_REGEX
+// (snapshotted at start-up) and grows with matching entries of the `env`
+// overlay an agent passes to execute or open. An overlay value is registered
+// for every execution, not only the one that received it: a program can store
+// it (a file, a config) where another execution prints it. Values are never
+// removed, and values shorter than Redactor::kMinSecretBytes are ignored.
+//
+// Threading: all members may be called from any thread (a mutex guards the
+// list; version() is atomic so a redactor's per-chunk check costs one load).
+class SecretSet {
+ public:
+  // `name_regex` (PCRE2, unanchored search) selects variable names; empty
+  // selects none (add() still works). An invalid regex is an error naming the
+  // PCRE2 message and offset.
+  static Expected<std::shared_ptr<SecretSet>> create(const std::string& name_regex);
+  ~SecretSet();
+  SecretSet(const SecretSet&) = delete;
+  SecretSet& operator=(const SecretSet&) = delete;
+
+  bool name_matches(std::string_view name) const;
+  // Adds the values of entries whose name matches; returns how many were new.
+  std::size_t add_matching(const std::map<std::string, std::string>& env);
+  // add_matching over this process's environment now.
+  std::size_t add_from_environment();
+  // Adds one value whatever its name; false if too short or already known.
+  bool add(std::string name, std::string value);
+
+  std::vector<Redactor::Secret> secrets() const;
+  std::uint64_t version() const { return version_.load(std::memory_order_acquire); }
+  bool empty() const;
+  // One whole text (an audit field, a recording title), no streaming.
+  std::string redact(std::string_view text) const;
+
+ private:
+  struct Pattern;
+  explicit SecretSet(std::unique_ptr<Pattern> pattern);
+
+  std::unique_ptr<Pattern> pattern_;  // null: no name matches
+  mutable std::mutex mutex_;
+  std::vector<Redactor::Secret> secrets_;
+  std::atomic<std::uint64_t> version_{0};
 };
 
 }  // namespace agentty::session

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <set>
 
 #include "base/random_id.hpp"
 #include "pty/pty_process.hpp"
@@ -66,8 +67,12 @@ Expected<std::shared_ptr<Execution>> Registry::start_local(ExecutionSpec spec) {
 void Registry::adopt(const std::shared_ptr<Execution>& execution,
                      std::unique_ptr<pty::PtyChannel> channel) {
   std::unique_ptr<Redactor> redactor;
-  if (!options_.redact_values.empty())
+  if (options_.secrets) {
+    options_.secrets->add_matching(execution->spec().env);
+    redactor = std::make_unique<Redactor>(std::shared_ptr<const SecretSet>(options_.secrets));
+  } else if (!options_.redact_values.empty()) {
     redactor = std::make_unique<Redactor>(options_.redact_values);
+  }
   executions_.emplace(execution->id(), execution);
   order_.push_back(execution->id());
   attach_recorder(*execution);
@@ -110,11 +115,17 @@ void Registry::attach_recorder(Execution& execution) {
     spdlog::warn("no recording for {}: {}", execution.id(), recorder.error());
     return;
   }
+  // Room for this one; recordings of live executions are never pruned.
+  std::set<std::string> live;
+  for (const auto& [id, other] : executions_)
+    if (!other->finished()) live.insert(id);
+  prune_recordings(dir, options_.recordings, live);
   execution.set_recorder(std::move(recorder).value());
 }
 
 std::shared_ptr<Execution> Registry::find(const std::string& id) const {
   auto it = executions_.find(id);
+  if (options_.secrets) recording.title = options_.secrets->redact(recording.title);
   return it == executions_.end() ? nullptr : it->second;
 }
 
@@ -146,6 +157,26 @@ std::size_t Registry::cleanup(std::chrono::milliseconds completed_older_than,
     auto age = now - *execution->ended_at();
     auto limit = execution->status() == ExecutionStatus::completed ? completed_older_than
                                                                    : stopped_older_than;
+std::uint64_t Registry::spool_bytes() const {
+  std::uint64_t total = 0;
+  for (const auto& [id, execution] : executions_)
+    total += execution->log().latest_seq() - execution->log().first_retained_seq();
+  return total;
+}
+
+std::uint64_t Registry::reclaim_spool(std::uint64_t budget) {
+  std::uint64_t total = spool_bytes();
+  std::erase_if(order_, [&](const std::string& id) {
+    if (total < budget) return false;  // the policy refuses at total >= budget
+    const auto& execution = executions_.at(id);
+    if (!execution->finished()) return false;
+    total -= execution->log().latest_seq() - execution->log().first_retained_seq();
+    executions_.erase(id);
+    return true;
+  });
+  return total;
+}
+
     if (age < limit) return false;
     executions_.erase(id);
     ++removed;

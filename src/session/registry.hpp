@@ -19,12 +19,15 @@
 #include "base/expected.hpp"
 #include "pty/ssh_target.hpp"
 #include "session/execution.hpp"
+#include "session/recording_retention.hpp"
 
 namespace agentty::pty {
 class SshConnectionPool;
 }
 
 namespace agentty::session {
+
+class SecretSet;
 
 struct RegistryOptions {
   std::filesystem::path state_dir;  // spool files live under state_dir/spool
@@ -33,9 +36,12 @@ struct RegistryOptions {
   std::chrono::milliseconds retention{3600000};      // terminal records older than this are pruned
   std::size_t max_retained = 200;                    // terminal records kept at most
   std::map<std::string, std::string> redact_values;  // name -> secret value (>= 8 chars)
-  bool record = true;
-  pty::SshOptions ssh;  // for executions with a host  // an asciicast v2 recording per execution
-                        // under state_dir/recordings
+  // Server-wide secrets (snapshot + env overlays); when set, redact_values is
+  // unused and matching entries of each spec.env are added to it.
+  std::shared_ptr<SecretSet> secrets;
+  bool record = true;  // an asciicast v2 recording per execution under state_dir/recordings
+  RecordingLimits recordings;
+  pty::SshOptions ssh;  // for executions with a host
 };
 
 class Registry {
@@ -54,6 +60,12 @@ class Registry {
   std::vector<std::shared_ptr<Execution>> list() const;  // oldest first
   std::size_t live_count() const;
   std::size_t live_session_count() const;
+
+  // Output bytes retained by every execution (spool or RAM).
+  std::uint64_t spool_bytes() const;
+  // Drops the records of the oldest ended executions until spool_bytes() is
+  // under `budget`; returns spool_bytes() after that.
+  std::uint64_t reclaim_spool(std::uint64_t budget);
 
   // Removes terminal records older than the thresholds; returns how many.
   std::size_t cleanup(std::chrono::milliseconds completed_older_than,

@@ -182,7 +182,7 @@ TEST(PolicyConfigEnv, VariableTableListsEveryVariableWithDefaults) {
        {"AGENTTY_BLOCKED_SIDE_EFFECTS", "AGENTTY_ALLOWED_CWDS", "AGENTTY_DENY_COMMAND_REGEX",
         "AGENTTY_ALLOW_COMMAND_REGEX", "AGENTTY_REDACT_ENV_REGEX", "AGENTTY_MAX_EXECUTIONS",
         "AGENTTY_MAX_SESSIONS", "AGENTTY_MAX_SPOOL_BYTES", "AGENTTY_MAX_TOTAL_SPOOL_BYTES",
-        "AGENTTY_MAX_REQUEST_BYTES"}) {
+        "AGENTTY_MAX_REQUEST_BYTES", "AGENTTY_MAX_RECORDING_BYTES", "AGENTTY_MAX_RECORDINGS"}) {
     EXPECT_TRUE(names.contains(name)) << name;
   }
 }
@@ -245,6 +245,30 @@ TEST(PolicyLimits, LiveAndSessionLimitsSayWhatToDo) {
   EXPECT_CONTAINS(sessions.error(), "AGENTTY_MAX_SESSIONS");
   EXPECT_TRUE(policy.check_request_size(4u << 20).ok());
   EXPECT_FALSE(policy.check_request_size((4u << 20) + 1).ok());
+}
+
+TEST(PolicyLimits, TotalSpoolRefusalNamesTheVariableAndTheFix) {
+  const Policy policy(config_from({{"AGENTTY_MAX_TOTAL_SPOOL_BYTES", "1M"}}));
+  EXPECT_TRUE(policy.check_total_spool((1u << 20) - 1).ok());
+  auto refused = policy.check_total_spool(1u << 20);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_CONTAINS(refused.error(), "AGENTTY_MAX_TOTAL_SPOOL_BYTES");
+  EXPECT_CONTAINS(refused.error(), "`cleanup`");
+  EXPECT_CONTAINS(refused.error(), "`stop`");
+  EXPECT_CONTAINS(refused.error(), "before anything started");
+}
+
+TEST(PolicyConfigEnv, RecordingLimitsParseAndDefault) {
+  const PolicyConfig defaults;
+  EXPECT_EQ(defaults.max_recording_bytes, 1ull << 30);
+  EXPECT_EQ(defaults.max_recordings, 500u);
+  auto config =
+      config_from({{"AGENTTY_MAX_RECORDING_BYTES", "64M"}, {"AGENTTY_MAX_RECORDINGS", "7"}});
+  EXPECT_EQ(config.max_recording_bytes, 64ull << 20);
+  EXPECT_EQ(config.max_recordings, 7u);
+  auto bad = PolicyConfig::from_environment({{"AGENTTY_MAX_RECORDINGS", "7K"}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_CONTAINS(bad.error(), "AGENTTY_MAX_RECORDINGS='7K'");
 }
 
 TEST_F(PolicyCwdTest, ResolvesDotDotAndReturnsCanonicalPath) {

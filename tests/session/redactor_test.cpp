@@ -98,5 +98,51 @@ TEST(Redactor, InvalidNameRegexIsAnErrorWithTheOffset) {
       << redactor.error();
 }
 
+TEST(SecretSet, AddsOnlyMatchingNamesWithLongEnoughValues) {
+  auto set = SecretSet::create("(?i)(token|secret)");
+  ASSERT_TRUE(set.ok()) << set.error();
+  EXPECT_EQ(
+      (*set)->add_matching(
+          {{"API_TOKEN", "tok-12345678"}, {"MY_SECRET", "short"}, {"HOME_DIR", "/home/someone"}}),
+      1u);
+  EXPECT_EQ((*set)->add_matching({{"OTHER_TOKEN", "tok-12345678"}}), 0u);  // value known
+  EXPECT_EQ((*set)->secrets().size(), 1u);
+  EXPECT_EQ((*set)->redact("a tok-12345678 /home/someone"), "a [REDACTED:API_TOKEN] /home/someone");
+}
+
+TEST(SecretSet, EmptyRegexMatchesNoNameButAddStillWorks) {
+  auto set = SecretSet::create("");
+  ASSERT_TRUE(set.ok());
+  EXPECT_EQ((*set)->add_from_environment(), 0u);
+  EXPECT_TRUE((*set)->add("X", "value-1234"));
+  EXPECT_FALSE((*set)->add("Y", "1234567"));  // shorter than kMinSecretBytes
+  EXPECT_EQ((*set)->redact("value-1234"), "[REDACTED:X]");
+}
+
+// A secret registered while a stream is running is masked from the next
+// chunk on, in every redactor that follows the set, including one that holds
+// back a possible prefix of the new secret only from then on.
+TEST(SecretSet, RedactorsPickUpSecretsAddedLater) {
+  auto created = SecretSet::create("TOKEN");
+  ASSERT_TRUE(created.ok());
+  std::shared_ptr<SecretSet> set = created.value();
+  Redactor first(set);
+  Redactor second(set);
+  EXPECT_EQ(first.process("before new-secret-1 "), "before new-secret-1 ");
+  set->add_matching({{"RUN_TOKEN", "new-secret-1"}});
+  EXPECT_EQ(first.process("after new-sec"), "after ");
+  EXPECT_EQ(first.process("ret-1 done"), "[REDACTED:RUN_TOKEN] done");
+  EXPECT_EQ(all_at_once(second, "x new-secret-1 y"), "x [REDACTED:RUN_TOKEN] y");
+  Redactor copy(first);  // a copy (the recording's input redactor) follows the set too
+  set->add("LATE", "late-secret-2");
+  EXPECT_EQ(all_at_once(copy, "late-secret-2"), "[REDACTED:LATE]");
+}
+
+TEST(SecretSet, InvalidRegexNamesOffset) {
+  auto set = SecretSet::create("(?<");
+  ASSERT_FALSE(set.ok());
+  EXPECT_NE(set.error().find("offset"), std::string::npos) << set.error();
+}
+
 }  // namespace
 }  // namespace agentty::session

@@ -210,6 +210,9 @@ boost::asio::awaitable<ToolResult> execute(ToolContext& ctx, const json& args) {
     co_return tool_error(ok.error(), {{"status", "failed_to_start"}});
   if (auto ok = policy.check_live_limit(ctx.registry.live_count()); !ok)
     co_return tool_error(ok.error(), {{"status", "failed_to_start"}});
+  const auto spool_budget = policy.config().max_total_spool_bytes;
+  if (auto ok = policy.check_total_spool(ctx.registry.reclaim_spool(spool_budget)); !ok)
+    co_return tool_error(ok.error(), {{"status", "failed_to_start"}});
 
   auto started = co_await ctx.registry.start(std::move(spec));
   if (!started) co_return tool_error(started.error(), {{"status", "failed_to_start"}});

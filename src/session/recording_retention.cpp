@@ -1,0 +1,70 @@
+#include "session/recording_retention.hpp"
+
+#include <algorithm>
+#include <system_error>
+#include <vector>
+
+namespace agentty::session {
+
+namespace {
+
+struct RecordingFile {
+  std::filesystem::path path;
+  std::filesystem::file_time_type modified;
+  std::uint64_t bytes = 0;
+  bool keep = false;
+};
+
+std::vector<RecordingFile> list_recordings(const std::filesystem::path& dir,
+                                           const std::set<std::string>& keep) {
+  std::vector<RecordingFile> files;
+  std::error_code ec;
+  std::filesystem::directory_iterator it(dir, ec);
+  if (ec) return files;
+  for (const auto& entry : it) {
+    std::error_code entry_ec;
+    if (!entry.is_regular_file(entry_ec) || entry.path().extension() != ".cast") continue;
+    RecordingFile file;
+    file.path = entry.path();
+    file.modified = entry.last_write_time(entry_ec);
+    if (entry_ec) continue;  // removed meanwhile (another server pruning)
+    file.bytes = entry.file_size(entry_ec);
+    if (entry_ec) continue;
+    file.keep = keep.contains(entry.path().stem().string());
+    files.push_back(std::move(file));
+  }
+  std::sort(files.begin(), files.end(),
+            [](const RecordingFile& a, const RecordingFile& b) { return a.modified < b.modified; });
+  return files;
+}
+
+}  // namespace
+
+RecordingPruneResult prune_recordings(const std::filesystem::path& dir,
+                                      const RecordingLimits& limits,
+                                      const std::set<std::string>& keep, std::size_t incoming) {
+  RecordingPruneResult result;
+  auto files = list_recordings(dir, keep);
+  std::uint64_t bytes = 0;
+  for (const auto& file : files) bytes += file.bytes;
+  std::size_t count = files.size();
+  const std::size_t max_files = limits.max_files > incoming ? limits.max_files - incoming : 0;
+  for (const auto& file : files) {
+    if (count <= max_files && bytes <= limits.max_bytes) break;
+    if (file.keep) continue;
+    std::error_code ec;
+    const bool removed = std::filesystem::remove(file.path, ec);
+    if (ec) continue;  // cannot delete it (permissions): leave it, try the next one
+    --count;           // deleted, by us or by another server sharing the directory
+    bytes -= file.bytes;
+    if (removed) {
+      ++result.files_removed;
+      result.bytes_removed += file.bytes;
+    }
+  }
+  result.files_kept = count;
+  result.bytes_kept = bytes;
+  return result;
+}
+
+}  // namespace agentty::session

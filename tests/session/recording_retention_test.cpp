@@ -1,0 +1,77 @@
+#include "session/recording_retention.hpp"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <chrono>
+#include <fstream>
+
+namespace agentty::session {
+namespace {
+
+namespace fs = std::filesystem;
+
+class RecordingRetentionTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/agentty-recordings-XXXXXX";
+    ASSERT_NE(::mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // File `name` of `bytes` bytes, last modified `age_s` seconds ago (explicit
+  // times: creation order alone is too coarse on some filesystems).
+  void make(const std::string& name, std::size_t bytes, int age_s) {
+    std::ofstream(dir_ / name) << std::string(bytes, 'x');
+    fs::last_write_time(dir_ / name,
+                        fs::file_time_type::clock::now() - std::chrono::seconds(age_s));
+  }
+  bool exists(const std::string& name) const { return fs::exists(dir_ / name); }
+
+  fs::path dir_;
+};
+
+TEST_F(RecordingRetentionTest, DeletesOldestFirstUntilCountLeavesRoomForTheNewOne) {
+  make("a.cast", 10, 40);
+  make("b.cast", 10, 30);
+  make("c.cast", 10, 20);
+  make("d.cast", 10, 10);
+  auto result = prune_recordings(dir_, {1 << 20, 3}, {});
+  EXPECT_EQ(result.files_removed, 2u);
+  EXPECT_FALSE(exists("a.cast"));
+  EXPECT_FALSE(exists("b.cast"));
+  EXPECT_TRUE(exists("c.cast"));
+  EXPECT_TRUE(exists("d.cast"));
+  EXPECT_EQ(result.files_kept, 2u);
+}
+
+TEST_F(RecordingRetentionTest, DeletesOldestUntilUnderTheByteBudget) {
+  make("a.cast", 400, 30);
+  make("b.cast", 400, 20);
+  make("c.cast", 400, 10);
+  auto result = prune_recordings(dir_, {900, 100}, {});
+  EXPECT_EQ(result.files_removed, 1u);
+  EXPECT_EQ(result.bytes_removed, 400u);
+  EXPECT_EQ(result.bytes_kept, 800u);
+  EXPECT_FALSE(exists("a.cast"));
+}
+
+TEST_F(RecordingRetentionTest, KeepsLiveRecordingsAndOtherFiles) {
+  make("live.cast", 500, 50);
+  make("old.cast", 500, 40);
+  make("notes.txt", 5000, 60);
+  auto result = prune_recordings(dir_, {600, 100}, {"live"});
+  EXPECT_TRUE(exists("live.cast"));
+  EXPECT_FALSE(exists("old.cast"));
+  EXPECT_TRUE(exists("notes.txt"));
+  EXPECT_EQ(result.bytes_kept, 500u);
+}
+
+TEST_F(RecordingRetentionTest, MissingDirectoryIsNotAnError) {
+  auto result = prune_recordings(dir_ / "nope", {1, 1}, {});
+  EXPECT_EQ(result.files_removed, 0u);
+}
+
+}  // namespace
+}  // namespace agentty::session
