@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -118,10 +119,14 @@ std::vector<pid_t> all_processes() {
   return pids;
 }
 
+// /dev/tty (5,0) is the process's controlling terminal. Password prompts
+// (getpass, sudo, ssh) read it rather than fd 0. The processes probed are in
+// the slave's foreground group, so in the slave's session: it is the slave.
 bool fd_is_slave(pid_t pid, long fd, dev_t slave) {
   struct stat st {};
   std::string path = "/proc/" + std::to_string(pid) + "/fd/" + std::to_string(fd);
-  return ::stat(path.c_str(), &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == slave;
+  if (::stat(path.c_str(), &st) != 0 || !S_ISCHR(st.st_mode)) return false;
+  return st.st_rdev == slave || st.st_rdev == makedev(5, 0);
 }
 
 // /proc/<tid>/syscall: "nr arg0 arg1 ... sp pc" while blocked in a syscall;

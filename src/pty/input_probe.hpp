@@ -6,7 +6,8 @@
 // descendants of the PTY's supervisor (/proc/<pid>/task/<tid>/children; a full
 // /proc scan when that file is missing), and each of their threads is checked:
 // state 'S' and /proc/<tid>/syscall showing a read-family call (read, readv)
-// on an fd whose device is the PTY slave, or a wait-for-readiness call (poll,
+// on an fd whose device is the PTY slave (or /dev/tty, which is the slave for
+// these processes: password prompts read it), or a wait-for-readiness call (poll,
 // select, pselect6, ppoll, epoll_wait, epoll_pwait) while the process has the
 // slave open on fd 0, 1 or 2, means "reading_input". A shell blocked in wait4
 // is busy, but its child in the same foreground group may be the reader, so

@@ -39,6 +39,16 @@ TEST(InputProbe, BashSilentReadIsReadingInputWithoutEcho) {
   EXPECT_EQ(run.output.find("hidden"), std::string::npos);
 }
 
+TEST(InputProbe, DevTtyReaderIsReadingInput) {
+  // Like getpass, sudo and ssh: the prompt reads /dev/tty, not the slave's own node.
+  PtyRun run;
+  ASSERT_EQ(run.spawn({"bash", "-c", "read -s secret </dev/tty; echo got"}), "");
+  EXPECT_TRUE(becomes(run, InputState::reading_input));
+  run.process->write("hidden\n");
+  ASSERT_TRUE(run.wait_for_exit());
+  EXPECT_NE(run.output.find("got"), std::string::npos);
+}
+
 TEST(InputProbe, InteractiveBashPromptIsReadingInput) {
   // readline waits in pselect6/read on the terminal.
   PtyRun run;
