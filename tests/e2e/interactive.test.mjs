@@ -4,7 +4,7 @@
 // viewer, and the terminal size (given at start, and changed by a holder).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
@@ -20,6 +20,7 @@ before(async () => {
 });
 after(async () => {
   await agent?.client.close();
+  rmSync(dataDir, { recursive: true, force: true });
 });
 
 const call = (name, args) => agent.call(name, args);
