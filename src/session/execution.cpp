@@ -210,11 +210,6 @@ Expected<void> Execution::write(std::string_view bytes, InputSource source) {
   return {};
 }
 
-bool Execution::waiting_for_input() const {
-  if (finished() || !channel_) return false;
-  auto quiet = idle().value_or(duration());
-  if (quiet < options_.quiet_for_input) return false;
-  switch (channel_->input_state()) {
 void Execution::record_input(std::string_view bytes, InputSource source) {
   const bool human = source == InputSource::human;
   last_input_source_ = source;
@@ -231,6 +226,11 @@ void Execution::record_input(std::string_view bytes, InputSource source) {
   if (!safe.empty()) recorder_->input(safe, human);
 }
 
+bool Execution::waiting_for_input() const {
+  if (finished() || !channel_) return false;
+  auto quiet = idle().value_or(duration());
+  if (quiet < options_.quiet_for_input) return false;
+  switch (channel_->input_state()) {
     case pty::InputState::reading_input:
       return true;
     case pty::InputState::busy:

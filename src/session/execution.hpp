@@ -86,12 +86,12 @@ class Execution : public std::enable_shared_from_this<Execution> {
   Execution& operator=(const Execution&) = delete;
 
   // Starts pumping the channel's events; arms the timeout. Called once.
+  // `redactor` (may be null) masks secrets in the output, and a copy of it in
+  // the typed input the recording keeps.
   void attach(std::unique_ptr<pty::PtyChannel> channel, std::unique_ptr<Redactor> redactor);
   // For an execution that never got a channel (e.g. SSH connect failed).
   void fail_to_start(std::string reason);
 
-  // `redactor` (may be null) masks secrets in the output, and a copy of it in
-  // the typed input the recording keeps.
   const std::string& id() const { return id_; }
   const ExecutionSpec& spec() const { return spec_; }
   ExecutionKind kind() const { return spec_.kind; }
@@ -157,6 +157,7 @@ class Execution : public std::enable_shared_from_this<Execution> {
   void on_output(std::string_view bytes);
   void on_exit(pty::ExitStatus status);
   void append_output(std::string_view bytes);
+  void record_input(std::string_view bytes, InputSource source);
   void arm_timeout();
   void arm_force_kill(std::chrono::milliseconds after);
   void state_changed();
@@ -167,8 +168,9 @@ class Execution : public std::enable_shared_from_this<Execution> {
   Options options_;
   std::unique_ptr<pty::PtyChannel> channel_;
   std::unique_ptr<Redactor> redactor_;
+  std::unique_ptr<Redactor> input_redactor_;  // typed input, for the recording only
+  InputSource last_input_source_ = InputSource::agent;
   std::unique_ptr<Recorder> recorder_;
-  void record_input(std::string_view bytes, InputSource source);
   std::unique_ptr<ShellIntegration> shell_;
   std::unique_ptr<Explorer> explorer_;
   OutputLog log_;
@@ -179,8 +181,6 @@ class Execution : public std::enable_shared_from_this<Execution> {
   std::function<void(Execution&)> state_observer_;
 
   ExecutionStatus status_ = ExecutionStatus::running;
-  std::unique_ptr<Redactor> input_redactor_;  // typed input, for the recording only
-  InputSource last_input_source_ = InputSource::agent;
   std::optional<pty::ExitStatus> exit_status_;
   std::string failure_reason_;
   bool timed_out_ = false;

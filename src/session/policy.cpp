@@ -596,7 +596,6 @@ Expected<void> Policy::check_request_size(std::size_t bytes) const {
                     std::string(kMaxRequestVar) + ".");
 }
 
-}  // namespace agentty::session
 Expected<void> Policy::check_total_spool(std::uint64_t used) const {
   if (used < config_.max_total_spool_bytes) return {};
   return make_error("Refused before anything started: running executions hold " +
@@ -609,3 +608,4 @@ Expected<void> Policy::check_total_spool(std::uint64_t used) const {
                     std::string(kMaxTotalSpoolVar) + ".");
 }
 
+}  // namespace agentty::session

@@ -151,10 +151,10 @@ class Policy {
   Expected<void> check_live_limit(std::size_t live) const;
   Expected<void> check_session_limit(std::size_t sessions) const;
   Expected<void> check_request_size(std::size_t bytes) const;
-
   // `used`: output spool bytes still held after the oldest ended executions
   // were dropped to make room (Registry::reclaim_spool), i.e. held by live ones.
   Expected<void> check_total_spool(std::uint64_t used) const;
+
  private:
   class Regex;
   PolicyConfig config_;

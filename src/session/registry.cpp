@@ -105,27 +105,28 @@ void Registry::attach_recorder(Execution& execution) {
   std::error_code ec;
   auto dir = options_.state_dir / "recordings";
   std::filesystem::create_directories(dir, ec);
-  RecorderOptions recording;
-  recording.path = dir / (execution.id() + ".cast");
-  recording.cols = execution.spec().size.cols;
-  recording.rows = execution.spec().size.rows;
-  recording.title = execution.spec().command_text.substr(0, 200);
-  auto recorder = Recorder::open(recording);
-  if (!recorder) {
-    spdlog::warn("no recording for {}: {}", execution.id(), recorder.error());
-    return;
-  }
   // Room for this one; recordings of live executions are never pruned.
   std::set<std::string> live;
   for (const auto& [id, other] : executions_)
     if (!other->finished()) live.insert(id);
   prune_recordings(dir, options_.recordings, live);
+  RecorderOptions recording;
+  recording.path = dir / (execution.id() + ".cast");
+  recording.cols = execution.spec().size.cols;
+  recording.rows = execution.spec().size.rows;
+  recording.title = execution.spec().command_text.substr(0, 200);
+  if (options_.secrets) recording.title = options_.secrets->redact(recording.title);
+  recording.max_bytes = std::min(recording.max_bytes, options_.recordings.max_bytes);
+  auto recorder = Recorder::open(recording);
+  if (!recorder) {
+    spdlog::warn("no recording for {}: {}", execution.id(), recorder.error());
+    return;
+  }
   execution.set_recorder(std::move(recorder).value());
 }
 
 std::shared_ptr<Execution> Registry::find(const std::string& id) const {
   auto it = executions_.find(id);
-  if (options_.secrets) recording.title = options_.secrets->redact(recording.title);
   return it == executions_.end() ? nullptr : it->second;
 }
 
@@ -147,16 +148,6 @@ std::size_t Registry::live_session_count() const {
   });
 }
 
-std::size_t Registry::cleanup(std::chrono::milliseconds completed_older_than,
-                              std::chrono::milliseconds stopped_older_than) {
-  auto now = std::chrono::system_clock::now();
-  std::size_t removed = 0;
-  std::erase_if(order_, [&](const std::string& id) {
-    auto& execution = executions_.at(id);
-    if (!execution->finished() || !execution->ended_at()) return false;
-    auto age = now - *execution->ended_at();
-    auto limit = execution->status() == ExecutionStatus::completed ? completed_older_than
-                                                                   : stopped_older_than;
 std::uint64_t Registry::spool_bytes() const {
   std::uint64_t total = 0;
   for (const auto& [id, execution] : executions_)
@@ -177,6 +168,16 @@ std::uint64_t Registry::reclaim_spool(std::uint64_t budget) {
   return total;
 }
 
+std::size_t Registry::cleanup(std::chrono::milliseconds completed_older_than,
+                              std::chrono::milliseconds stopped_older_than) {
+  auto now = std::chrono::system_clock::now();
+  std::size_t removed = 0;
+  std::erase_if(order_, [&](const std::string& id) {
+    auto& execution = executions_.at(id);
+    if (!execution->finished() || !execution->ended_at()) return false;
+    auto age = now - *execution->ended_at();
+    auto limit = execution->status() == ExecutionStatus::completed ? completed_older_than
+                                                                   : stopped_older_than;
     if (age < limit) return false;
     executions_.erase(id);
     ++removed;

@@ -131,7 +131,7 @@ TEST(SecretSet, RedactorsPickUpSecretsAddedLater) {
   EXPECT_EQ(first.process("before new-secret-1 "), "before new-secret-1 ");
   set->add_matching({{"RUN_TOKEN", "new-secret-1"}});
   EXPECT_EQ(first.process("after new-sec"), "after ");
-  EXPECT_EQ(first.process("ret-1 done"), "[REDACTED:RUN_TOKEN] done");
+  EXPECT_EQ(first.process("ret-1 ok"), "[REDACTED:RUN_TOKEN] ok");
   EXPECT_EQ(all_at_once(second, "x new-secret-1 y"), "x [REDACTED:RUN_TOKEN] y");
   Redactor copy(first);  // a copy (the recording's input redactor) follows the set too
   set->add("LATE", "late-secret-2");
