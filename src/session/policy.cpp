@@ -504,26 +504,29 @@ Expected<void> Policy::check_side_effects(const std::vector<std::string>& declar
 }
 
 Expected<std::string> Policy::check_cwd(const std::string& cwd) const {
-  if (cwd.empty()) return make_error("cwd is empty; pass an existing directory or omit cwd.");
-  std::unique_ptr<char, decltype(&std::free)> resolved(::realpath(cwd.c_str(), nullptr),
-                                                       &std::free);
+  // Empty: the agent omitted cwd and the program would inherit this server's
+  // directory, which must satisfy the roots like any other.
+  const std::string shown = cwd.empty() ? "(omitted: the server's working directory)" : cwd;
+  std::unique_ptr<char, decltype(&std::free)> resolved(
+      ::realpath(cwd.empty() ? "." : cwd.c_str(), nullptr), &std::free);
   if (!resolved) {
     const int err = errno;
     if (err == ENOENT) {
-      return make_error("cwd '" + cwd +
+      return make_error("cwd '" + shown +
                         "' does not exist; create it first or pass an existing "
                         "directory.");
     }
-    if (err == ENOTDIR) return make_error("cwd '" + cwd + "' is not a directory.");
-    return make_error("cwd '" + cwd + "' cannot be resolved: " + errno_message("realpath", err));
+    if (err == ENOTDIR) return make_error("cwd '" + shown + "' is not a directory.");
+    return make_error("cwd '" + shown + "' cannot be resolved: " + errno_message("realpath", err));
   }
   const std::string path = resolved.get();
   struct stat info {};
   if (::stat(path.c_str(), &info) != 0) {
-    return make_error("cwd '" + cwd + "' cannot be used: " + errno_message("stat"));
+    return make_error("cwd '" + shown + "' cannot be used: " + errno_message("stat"));
   }
   if (!S_ISDIR(info.st_mode)) {
-    return make_error("cwd '" + cwd + "' is not a directory; pass the directory that contains it.");
+    return make_error("cwd '" + shown +
+                      "' is not a directory; pass the directory that contains it.");
   }
   if (config_.allowed_cwds.empty()) return path;
   for (const auto& root : config_.allowed_cwds) {
@@ -536,10 +539,10 @@ Expected<std::string> Policy::check_cwd(const std::string& cwd) const {
       return path;
     }
   }
-  return make_error("cwd '" + cwd + "' (resolved to '" + path +
+  return make_error("cwd '" + shown + "' (resolved to '" + path +
                     "') is outside the allowed directories " + quoted_list(config_.allowed_cwds) +
-                    ". Refused by policy before anything started. Use a directory under one of "
-                    "them; an operator can add a root to " +
+                    ". Refused by policy before anything started. Pass a cwd under one of them; "
+                    "an operator can add a root to " +
                     std::string(kAllowedCwdsVar) + ".");
 }
 

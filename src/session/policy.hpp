@@ -135,8 +135,9 @@ class Policy {
   Expected<void> check_side_effects(const std::vector<std::string>& declared) const;
 
   // Resolves symlinks and `..` (realpath; a relative path is taken from this
-  // process's cwd). With allowed roots, the result must be a resolved root or
-  // a true descendant of one. Returns the resolved directory.
+  // process's cwd; empty means this process's cwd, for a request that omitted
+  // cwd). With allowed roots, the result must be a resolved root or a true
+  // descendant of one. Returns the resolved directory.
   Expected<std::string> check_cwd(const std::string& cwd) const;
 
   // The deny regex must not match anywhere in the text; if an allow regex is

@@ -287,7 +287,23 @@ TEST_F(PolicyCwdTest, MissingAndNonDirectoryAreClearErrors) {
   auto file = policy.check_cwd((root_ / "work/a/file.txt").string());
   ASSERT_FALSE(file.ok());
   EXPECT_CONTAINS(file.error(), "is not a directory");
-  EXPECT_FALSE(policy.check_cwd("").ok());
+}
+
+TEST_F(PolicyCwdTest, OmittedCwdIsTheServersDirectoryAndMustBeUnderARoot) {
+  const auto saved = fs::current_path();
+  fs::current_path(root_ / "outside");
+  auto outside = policy_with_roots({(root_ / "work").string()}).check_cwd("");
+  auto unrestricted = Policy().check_cwd("");
+  fs::current_path(root_ / "work/a");
+  auto inside = policy_with_roots({(root_ / "work").string()}).check_cwd("");
+  fs::current_path(saved);
+  ASSERT_FALSE(outside.ok());
+  EXPECT_CONTAINS(outside.error(), "omitted");
+  EXPECT_CONTAINS(outside.error(), "Pass a cwd under one of them");
+  ASSERT_TRUE(unrestricted.ok());
+  EXPECT_EQ(unrestricted.value(), (root_ / "outside").string());
+  ASSERT_TRUE(inside.ok()) << inside.error();
+  EXPECT_EQ(inside.value(), (root_ / "work/a").string());
 }
 
 TEST_F(PolicyCwdTest, RootAdmitsItselfAndDescendantsButNotSimilarPrefixSibling) {

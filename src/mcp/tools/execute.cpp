@@ -181,7 +181,7 @@ boost::asio::awaitable<ToolResult> execute(ToolContext& ctx, const json& args) {
   if (args.contains("env")) spec.env = args["env"].get<std::map<std::string, std::string>>();
 
   std::string cwd = args.value("cwd", ctx.config.default_cwd);
-  if (spec.host.empty() && !cwd.empty()) {
+  if (spec.host.empty()) {  // an omitted cwd (empty) is the server's, checked too
     auto resolved = policy.check_cwd(cwd);
     if (!resolved)
       co_return tool_error("cwd: " + resolved.error(), {{"status", "failed_to_start"}});

@@ -50,10 +50,6 @@ boost::asio::awaitable<ToolResult> open(ToolContext& ctx, const json& args) {
     co_return failed("user/port: only apply with host; add host or remove them.");
   }
   auto& policy = *ctx.policy;
-  if (auto ok = policy.check_session_limit(ctx.registry.live_session_count()); !ok)
-    co_return failed(ok.error());
-  if (auto ok = policy.check_live_limit(ctx.registry.live_count()); !ok)
-    co_return failed(ok.error());
 
   session::ExecutionSpec spec;
   spec.kind = session::ExecutionKind::session;
@@ -66,7 +62,7 @@ boost::asio::awaitable<ToolResult> open(ToolContext& ctx, const json& args) {
                static_cast<std::uint16_t>(args.value("rows", 40))};
   if (args.contains("env")) spec.env = args["env"].get<std::map<std::string, std::string>>();
   std::string cwd = args.value("cwd", ctx.config.default_cwd);
-  if (spec.host.empty() && !cwd.empty()) {
+  if (spec.host.empty()) {  // an omitted cwd (empty) is the server's, checked too
     auto resolved = policy.check_cwd(cwd);
     if (!resolved) co_return failed("cwd: " + resolved.error());
     spec.cwd = resolved.value();
@@ -95,6 +91,14 @@ boost::asio::awaitable<ToolResult> open(ToolContext& ctx, const json& args) {
     spec.command_text = "(login shell on " + spec.host + ")";
     if (auto ok = policy.check_command(spec.command_text); !ok) co_return failed(ok.error());
   }
+  // Limits last, as in the policy's order (cwd, command rules, limits).
+  if (auto ok = policy.check_session_limit(ctx.registry.live_session_count()); !ok)
+    co_return failed(ok.error());
+  if (auto ok = policy.check_live_limit(ctx.registry.live_count()); !ok)
+    co_return failed(ok.error());
+  const auto spool_budget = policy.config().max_total_spool_bytes;
+  if (auto ok = policy.check_total_spool(ctx.registry.reclaim_spool(spool_budget)); !ok)
+    co_return failed(ok.error());
 
   std::shared_ptr<session::Execution> execution;
   if (spec.host.empty()) {
