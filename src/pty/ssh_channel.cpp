@@ -97,6 +97,20 @@ std::optional<std::string> SshChannel::failure_reason() const {
 std::vector<std::string> SshChannel::refused_env() const {
   return state_->refused_env;
 }
+std::optional<bool> SshChannel::echo_enabled() const {
+  // During a login everything typed is an answer: hidden unless the prompt echoes.
+  if (state_->awaiting_login) return state_->login.active() && state_->login.echo();
+  return std::nullopt;
+}
+bool SshChannel::awaiting_login() const {
+  return state_->awaiting_login;
+}
+std::string SshChannel::login_reason() const {
+  return connection_->login_reason();
+}
+void SshChannel::on_login_done(std::function<void()> callback) {
+  state_->on_login_done = std::move(callback);
+}
 
 // ---- SshConnection: channels --------------------------------------------------
 
@@ -142,6 +156,13 @@ std::string SshConnection::launch_command(const SshLaunch& launch,
   return command + " \"$SHELL\" -c " + shell_quote(*launch.command);
 }
 
+std::shared_ptr<SshChannelState> SshConnection::new_channel_state(TerminalSize size) {
+  auto state = std::make_shared<SshChannelState>();
+  state->size = size;
+  channels_.push_back(state);
+  return state;
+}
+
 asio::awaitable<SshExpected<std::unique_ptr<SshChannel>>> SshConnection::open_channel(
     SshLaunch launch) {
   auto self = shared_from_this();
@@ -149,44 +170,70 @@ asio::awaitable<SshExpected<std::unique_ptr<SshChannel>>> SshConnection::open_ch
   for (const auto& [name, value] : launch.env)
     if (!valid_env_name(name))
       co_return SshError{SshErrorKind::bad_target, "bad environment variable name '" + name + "'"};
-  auto state = std::make_shared<SshChannelState>();
-  state->size = launch.size;
-  state->channel = ssh_channel_new(session_);
-  if (state->channel == nullptr) co_return channel_error(SSH_ERROR, "make a channel");
-  install_callbacks(state);
-  channels_.push_back(state);
-  auto abandon = [&](SshError error) {
+  auto state = new_channel_state(launch.size);
+  auto launched = co_await launch_channel(state, launch);
+  if (!launched) {
     channel_detach(state);
-    return error;
-  };
+    co_return launched.ssh_error();
+  }
+  co_return std::make_unique<SshChannel>(self, state);
+}
+
+SshExpected<std::unique_ptr<SshChannel>> SshConnection::open_pending_channel(SshLaunch launch) {
+  for (const auto& [name, value] : launch.env)
+    if (!valid_env_name(name))
+      return SshError{SshErrorKind::bad_target, "bad environment variable name '" + name + "'"};
+  auto state = new_channel_state(launch.size);
+  state->pending_launch = std::move(launch);
+  state->awaiting_login = true;
+  login_had_channel_ = true;
+  state->inbox = login_screen_;  // shown once started
+  if (login_prompting_) state->login.begin(login_echo_);
+  return std::make_unique<SshChannel>(shared_from_this(), state);
+}
+
+// Opens the session channel, PTY, environment and command of `channel`.
+// Every call re-reads channel->channel: a pending channel's owner may go away
+// (free_channel) while this waits.
+asio::awaitable<SshExpected<bool>> SshConnection::launch_channel(
+    std::shared_ptr<SshChannelState> channel, const SshLaunch& launch) {
+  auto self = shared_from_this();
+  if (state_ != State::ready) co_return channel_error(SSH_ERROR, "open a channel");
+  channel->channel = ssh_channel_new(session_);
+  if (channel->channel == nullptr) co_return channel_error(SSH_ERROR, "make a channel");
+  install_callbacks(channel);
   const auto deadline = Clock::now() + options_.connect_timeout;
-  ssh_channel ch = state->channel;
-  int rc = co_await retry_channel_call([&] { return ssh_channel_open_session(ch); }, deadline);
-  if (rc != SSH_OK) co_return abandon(channel_error(rc, "open a session channel"));
-  state->opened = true;
-  rc = co_await retry_channel_call(
-      [&] {
-        return ssh_channel_request_pty_size(ch, "xterm-256color", launch.size.cols,
-                                            launch.size.rows);
-      },
-      deadline);
-  if (rc != SSH_OK) co_return abandon(channel_error(rc, "allocate a PTY"));
+  auto step = [&](auto call) {
+    return retry_channel_call(
+        [&channel, call] { return channel->channel ? call(channel->channel) : SSH_ERROR; },
+        deadline);
+  };
+  int rc = co_await step([](ssh_channel ch) { return ssh_channel_open_session(ch); });
+  if (rc != SSH_OK) co_return channel_error(rc, "open a session channel");
+  channel->opened = true;
+  const TerminalSize size = channel->size;  // a pending channel may have been resized
+  rc = co_await step([size](ssh_channel ch) {
+    return ssh_channel_request_pty_size(ch, "xterm-256color", size.cols, size.rows);
+  });
+  if (rc != SSH_OK) co_return channel_error(rc, "allocate a PTY");
   for (const auto& [name, value] : launch.env) {
-    rc = co_await retry_channel_call(
-        [&] { return ssh_channel_request_env(ch, name.c_str(), value.c_str()); }, deadline);
-    if (state_ != State::ready || rc == SSH_AGAIN)
-      co_return abandon(channel_error(rc, "set environment variables"));
-    if (rc != SSH_OK) state->refused_env.push_back(name);  // usual: AcceptEnv is narrow
+    rc = co_await step([&name, &value](ssh_channel ch) {
+      return ssh_channel_request_env(ch, name.c_str(), value.c_str());
+    });
+    if (state_ != State::ready || rc == SSH_AGAIN || channel->channel == nullptr)
+      co_return channel_error(rc, "set environment variables");
+    if (rc != SSH_OK) channel->refused_env.push_back(name);  // usual: AcceptEnv is narrow
   }
   if (launch.command) {
-    const std::string command = launch_command(launch, *state);
-    rc = co_await retry_channel_call([&] { return ssh_channel_request_exec(ch, command.c_str()); },
-                                     deadline);
+    const std::string command = launch_command(launch, *channel);
+    rc = co_await step(
+        [&command](ssh_channel ch) { return ssh_channel_request_exec(ch, command.c_str()); });
   } else {
-    rc = co_await retry_channel_call([&] { return ssh_channel_request_shell(ch); }, deadline);
+    rc = co_await step([](ssh_channel ch) { return ssh_channel_request_shell(ch); });
   }
-  if (rc != SSH_OK) co_return abandon(channel_error(rc, "start the command"));
-  co_return std::make_unique<SshChannel>(self, state);
+  if (rc != SSH_OK) co_return channel_error(rc, "start the command");
+  channel->launched = true;
+  co_return true;
 }
 
 void SshConnection::free_channel(SshChannelState& channel) {
@@ -201,7 +248,7 @@ void SshConnection::free_channel(SshChannelState& channel) {
 void SshConnection::flush_outboxes() {
   constexpr std::size_t kMaxWrite = 1 << 20;
   for (auto& channel : channels_) {
-    if (channel->channel == nullptr || !channel->opened || channel->outbox.empty()) continue;
+    if (channel->channel == nullptr || !channel->launched || channel->outbox.empty()) continue;
     const auto size = static_cast<uint32_t>(std::min(channel->outbox.size(), kMaxWrite));
     int written = ssh_channel_write(channel->channel, channel->outbox.data(), size);
     if (written > 0) {
@@ -234,6 +281,12 @@ void SshConnection::deliver() {
     auto snapshot = channels_;
     for (auto& channel : snapshot) {
       if (channel->detached || !channel->started || channel->finished) continue;
+      if (channel->login_done) {
+        channel->login_done = false;
+        if (auto done = std::exchange(channel->on_login_done, nullptr)) done();
+        again = true;
+        continue;
+      }
       if (!channel->inbox.empty()) {
         std::string chunk = std::exchange(channel->inbox, {});
         if (channel->events.on_output) channel->events.on_output(chunk);
@@ -259,20 +312,28 @@ void SshConnection::channel_started(const std::shared_ptr<SshChannelState>& chan
 
 void SshConnection::channel_write(const std::shared_ptr<SshChannelState>& channel,
                                   std::string_view bytes) {
-  if (channel->channel == nullptr || channel->finished) return;
-  channel->outbox.append(bytes);
-  after_call(/*deliver_now=*/false);
+  if (channel->finished || channel->remote_closed || channel->closed_locally) return;
+  if (channel->awaiting_login) return channel_login_input(channel, bytes);
+  channel->outbox.append(bytes);  // kept until the command runs
+  if (state_ == State::ready) after_call(/*deliver_now=*/false);
 }
 
 void SshConnection::channel_resize(const std::shared_ptr<SshChannelState>& channel,
                                    TerminalSize size) {
-  channel->size = size;
-  if (channel->channel == nullptr || channel->remote_closed) return;
+  channel->size = size;  // a channel not launched yet asks for this size
+  if (channel->channel == nullptr || channel->remote_closed || !channel->launched) return;
   ssh_channel_change_pty_size(channel->channel, size.cols, size.rows);
   after_call(false);
 }
 
 void SshConnection::channel_signal(const std::shared_ptr<SshChannelState>& channel, int signo) {
+  if (!channel->launched && !channel->remote_closed) {
+    // Nothing runs remotely yet (waiting for the login, or being opened):
+    // the signal ends the wait.
+    channel->exit_signal = signo;
+    channel->pending_launch.reset();
+    return end_channel(*channel, {});
+  }
   if (channel->channel == nullptr || channel->remote_closed) return;
   const std::string name = signal_name(signo);
   if (!name.starts_with("SIG")) {
@@ -284,6 +345,7 @@ void SshConnection::channel_signal(const std::shared_ptr<SshChannelState>& chann
 }
 
 void SshConnection::channel_close(const std::shared_ptr<SshChannelState>& channel) {
+  if (!channel->launched) return channel_signal(channel, SIGHUP);
   if (channel->channel == nullptr || channel->closed_locally) return;
   channel->closed_locally = true;
   ssh_channel_close(channel->channel);
@@ -296,6 +358,17 @@ void SshConnection::channel_detach(const std::shared_ptr<SshChannelState>& chann
   free_channel(*channel);
   std::erase(channels_, channel);
   if (state_ == State::ready) after_call(false);
+  if (state_ == State::awaiting_login) login_wakeup_.cancel();  // maybe nobody waits any more
+}
+
+void SshConnection::end_channel(SshChannelState& channel, std::string reason) {
+  if (!reason.empty() && !channel.failure_reason) channel.failure_reason = std::move(reason);
+  channel.awaiting_login = false;
+  channel.login.end();
+  free_channel(channel);
+  channel.remote_closed = true;
+  if (state_ == State::awaiting_login) login_wakeup_.cancel();
+  schedule_deliver();
 }
 
 }  // namespace agentty::pty

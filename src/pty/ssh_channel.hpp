@@ -18,11 +18,20 @@
 // refused variables are passed by running `env K='V' "$SHELL" -c 'command'`,
 // in shell mode they are listed in refused_env().
 //
+// Login by a person: a channel opened while its connection waits for a
+// password or keyboard-interactive answer is pending (awaiting_login()). Its
+// output is the login prompt; write() answers it (never echoed when hidden,
+// never output, never sent to the remote program; echo_enabled() is false so
+// recorders hide it); once logged in the command starts and on_login_done
+// fires. A signal or close() before the command runs ends the channel with
+// that signal (nothing ran remotely).
+//
 // Destruction sends EOF and CLOSE to the server (the remote PTY hangs up);
 // close() does the same but still reports on_exit when the server confirms.
 // Threading: the one event loop, like its connection.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -48,7 +57,7 @@ class SshChannel final : public PtyChannel {
   void send_signal(int signo) override;
   std::optional<int> process_id() const override { return std::nullopt; }
   InputState input_state() const override { return InputState::unknown; }
-  std::optional<bool> echo_enabled() const override { return std::nullopt; }
+  std::optional<bool> echo_enabled() const override;
   TerminalSize size() const override;
   bool finished() const override;
 
@@ -59,6 +68,13 @@ class SshChannel final : public PtyChannel {
   std::optional<std::string> failure_reason() const;
   // Environment variables the server refused (exec mode passed them anyway).
   std::vector<std::string> refused_env() const;
+  // True while a person must log in before the command runs.
+  bool awaiting_login() const;
+  // Why, in words for the person: which login, and where to type.
+  std::string login_reason() const;
+  // Called once (on the loop, never inside a call of ours) when the person
+  // has logged in; a channel that ends first reports only on_exit.
+  void on_login_done(std::function<void()> callback);
 
  private:
   std::shared_ptr<SshConnection> connection_;

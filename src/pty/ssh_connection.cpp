@@ -2,13 +2,20 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/connect.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <fcntl.h>
 #include <libssh/server.h>  // ssh_send_keepalive: usable by clients too
-#include <pwd.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <sstream>
 
 #include "base/log.hpp"
 #include "pty/ssh_channel.hpp"
@@ -43,50 +50,20 @@ std::string option_string(ssh_session session, ssh_options_e option) {
   return owned.get();
 }
 
+// Whether an ssh config file sets BindAddress (libssh applies it, and gives
+// no way to read it back, so the connect is left to libssh then).
+bool config_binds_address(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return false;
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string lower = text.str();
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  return lower.find("bindaddress") != std::string::npos;
+}
+
 }  // namespace
-
-std::string ResolvedTarget::describe() const {
-  std::string text = user + "@";
-  text += host.find(':') != std::string::npos ? "[" + host + "]" : host;
-  return text + ":" + std::to_string(port);
-}
-
-SshExpected<ResolvedTarget> resolve_ssh_target(const SshTarget& target, const SshOptions& options) {
-  ssh_session session = ssh_new();
-  if (session == nullptr) return SshError{SshErrorKind::connect_failed, "ssh_new failed"};
-  auto refuse = [&](const std::string& what) {
-    std::string message = what + ": " + ssh_get_error(session);
-    ssh_free(session);
-    return SshError{SshErrorKind::bad_target, message};
-  };
-  if (ssh_options_set(session, SSH_OPTIONS_HOST, target.host.c_str()) != SSH_OK)
-    return refuse("bad SSH host '" + target.host + "'");
-  const char* config = options.config_file.empty() ? nullptr : options.config_file.c_str();
-  if (ssh_options_parse_config(session, config) != SSH_OK)
-    return refuse("cannot read ssh config " + options.config_file);
-  // Explicit inputs win over the config, so they go on last.
-  if (!target.user.empty() && ssh_options_set(session, SSH_OPTIONS_USER, target.user.c_str()) != 0)
-    return refuse("bad SSH user '" + target.user + "'");
-  if (target.port != 0 && ssh_options_set(session, SSH_OPTIONS_PORT, &target.port) != SSH_OK)
-    return refuse("bad SSH port");
-  if (!options.known_hosts.empty() &&
-      ssh_options_set(session, SSH_OPTIONS_KNOWNHOSTS, options.known_hosts.c_str()) != SSH_OK)
-    return refuse("bad known_hosts path");
-  for (const auto& identity : options.identity_files)
-    if (ssh_options_set(session, SSH_OPTIONS_ADD_IDENTITY, identity.c_str()) != SSH_OK)
-      return refuse("bad identity file " + identity);
-  ResolvedTarget resolved;
-  resolved.session = session;
-  resolved.host = option_string(session, SSH_OPTIONS_HOST);
-  resolved.user = option_string(session, SSH_OPTIONS_USER);
-  unsigned port = 22;
-  if (ssh_options_get_port(session, &port) == SSH_OK) resolved.port = static_cast<int>(port);
-  if (resolved.user.empty()) {
-    // libssh fills in the local user at connect time; the key needs it now.
-    if (const passwd* entry = ::getpwuid(::getuid())) resolved.user = entry->pw_name;
-  }
-  return resolved;
-}
 
 SshConnection::SshConnection(asio::io_context& io, const SshOptions& options, ssh_session session,
                              std::string description)
@@ -96,7 +73,8 @@ SshConnection::SshConnection(asio::io_context& io, const SshOptions& options, ss
       description_(std::move(description)),
       progress_(io, Clock::time_point::max()),
       kick_(io, Clock::time_point::max()),
-      keepalive_(io) {
+      keepalive_(io),
+      login_wakeup_(io, Clock::time_point::max()) {
   ssh_set_blocking(session_, 0);
   ssh_set_counters(session_, &counter_, nullptr);
 }
@@ -119,6 +97,7 @@ void SshConnection::start() {
 }
 
 asio::awaitable<SshExpected<bool>> SshConnection::wait_ready() {
+  // awaiting_login counts as ready here: the pool hands out pending channels.
   while (state_ == State::connecting) co_await progress_.async_wait(kToken);
   if (state_ == State::failed) co_return *failure_;
   co_return true;
@@ -130,15 +109,22 @@ asio::awaitable<void> SshConnection::establish() {
   auto step = co_await connect_socket(deadline);
   if (step) step = verify_host_key();
   if (step) step = co_await authenticate(deadline);
+  if (!step && step.kind() == SshErrorKind::needs_human_auth && options_.human_login &&
+      state_ != State::failed)
+    step = co_await log_in_by_hand();
   if (state_ == State::failed) co_return;  // shut down meanwhile
   if (!step) {
     fail(step.kind(), step.error());
     co_return;
   }
+  become_ready();
+}
+
+void SshConnection::become_ready() {
   event_ = ssh_event_new();
   if (event_ == nullptr || ssh_event_add_session(event_, session_) != SSH_OK) {
     fail(SshErrorKind::connect_failed, "ssh_event_add_session failed for " + description_);
-    co_return;
+    return;
   }
   state_ = State::ready;
   last_received_ = Clock::now();
@@ -146,9 +132,73 @@ asio::awaitable<void> SshConnection::establish() {
   asio::co_spawn(io_, pump_loop(), asio::detached);
   asio::co_spawn(io_, keepalive_loop(), asio::detached);
   progress_.cancel();
+  open_pending_channels();
+}
+
+bool SshConnection::libssh_must_connect() const {
+  if (!option_string(session_, SSH_OPTIONS_PROXYCOMMAND).empty()) return true;
+  if (!options_.config_file.empty()) return config_binds_address(options_.config_file);
+  const char* home = std::getenv("HOME");
+  return (home && config_binds_address(std::string(home) + "/.ssh/config")) ||
+         config_binds_address("/etc/ssh/ssh_config");
+}
+
+// Resolves and connects with Asio (ssh_connect would run getaddrinfo and
+// block the loop), then hands libssh the connected socket.
+asio::awaitable<SshExpected<bool>> SshConnection::connect_tcp(Clock::time_point deadline) {
+  const std::string host = option_string(session_, SSH_OPTIONS_HOST);
+  unsigned port = 22;
+  ssh_options_get_port(session_, &port);
+  // Shared with the timer's handler, which may run after this frame is gone.
+  struct Attempt {
+    explicit Attempt(asio::io_context& io) : resolver(io), socket(io) {}
+    asio::ip::tcp::resolver resolver;
+    asio::ip::tcp::socket socket;
+    bool timed_out = false;
+    bool done = false;
+  };
+  auto attempt = std::make_shared<Attempt>(io_);
+  // Resolver operations do not support per-operation cancellation: cancel by hand.
+  asio::steady_timer timer(io_, deadline);
+  timer.async_wait([attempt](boost::system::error_code ec) {
+    if (ec || attempt->done) return;
+    attempt->timed_out = true;
+    attempt->resolver.cancel();
+    boost::system::error_code ignored;
+    attempt->socket.close(ignored);
+  });
+  auto timeout_error = [&] {
+    return SshError{SshErrorKind::connect_failed, "timed out after " +
+                                                      seconds_text(options_.connect_timeout) +
+                                                      " connecting to " + description_};
+  };
+  auto [resolve_error, endpoints] = co_await attempt->resolver.async_resolve(
+      host, std::to_string(port), asio::ip::resolver_base::numeric_service, kToken);
+  if (attempt->timed_out) co_return timeout_error();
+  if (resolve_error)
+    co_return SshError{SshErrorKind::connect_failed,
+                       "cannot resolve " + host + ": " + resolve_error.message()};
+  auto [connect_error, endpoint] = co_await asio::async_connect(attempt->socket, endpoints, kToken);
+  attempt->done = true;
+  if (attempt->timed_out) co_return timeout_error();
+  if (state_ == State::failed) co_return *failure_;
+  if (connect_error)
+    co_return SshError{SshErrorKind::connect_failed,
+                       "cannot connect to " + description_ + ": " + connect_error.message()};
+  socket_t fd = attempt->socket.release();
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+  if (ssh_options_set(session_, SSH_OPTIONS_FD, &fd) != SSH_OK) {
+    ::close(fd);
+    co_return SshError{SshErrorKind::connect_failed, "libssh refused the connected socket"};
+  }
+  co_return true;  // libssh owns the fd now and closes it
 }
 
 asio::awaitable<SshExpected<bool>> SshConnection::connect_socket(Clock::time_point deadline) {
+  if (!libssh_must_connect()) {
+    auto connected = co_await connect_tcp(deadline);
+    if (!connected) co_return connected;
+  }
   for (;;) {
     int rc = ssh_connect(session_);
     if (rc == SSH_OK) co_return true;
@@ -225,6 +275,11 @@ SshExpected<bool> SshConnection::verify_host_key() {
   }
 }
 
+asio::awaitable<int> SshConnection::retry_auth(std::function<int()> call,
+                                               Clock::time_point deadline) {
+  co_return co_await retry_while_again(std::move(call), SSH_AUTH_AGAIN, deadline);
+}
+
 template <class Call>
 asio::awaitable<int> SshConnection::retry_while_again(Call call, int again,
                                                       Clock::time_point deadline) {
@@ -253,7 +308,8 @@ asio::awaitable<SshExpected<bool>> SshConnection::authenticate(Clock::time_point
   };
   int rc = co_await attempt([this] { return ssh_userauth_none(session_, nullptr); });
   if (auto done = outcome(rc)) co_return *done;
-  int methods = ssh_userauth_list(session_, nullptr);
+  int& methods = auth_methods_;
+  methods = ssh_userauth_list(session_, nullptr);
   if (methods & SSH_AUTH_METHOD_PUBLICKEY) {
     // The agent first, then ~/.ssh/id_*, IdentityFile lines and explicit identities.
     rc = co_await attempt(
@@ -385,52 +441,9 @@ void SshConnection::fail(SshErrorKind kind, const std::string& reason) {
   keepalive_.cancel();
   kick_.cancel();
   progress_.cancel();
+  login_wakeup_.cancel();
   if (auto notify = std::exchange(on_failed, nullptr)) notify();
   schedule_deliver();  // on_exit never runs inside the caller's own call
-}
-
-// ---- pool -------------------------------------------------------------------
-
-SshConnectionPool::SshConnectionPool(asio::io_context& io, SshOptions options)
-    : io_(io), options_(std::move(options)) {}
-
-SshConnectionPool::~SshConnectionPool() {
-  shutdown();
-}
-
-asio::awaitable<SshExpected<std::unique_ptr<SshChannel>>> SshConnectionPool::open_channel(
-    SshTarget target, SshLaunch launch) {
-  if (shut_down_) co_return SshError{SshErrorKind::shut_down, "the SSH pool is shut down"};
-  auto resolved = resolve_ssh_target(target, options_);
-  if (!resolved) co_return resolved.ssh_error();
-  Key key{resolved->user, resolved->host, resolved->port};
-  std::shared_ptr<SshConnection> connection;
-  if (auto it = connections_.find(key); it != connections_.end()) {
-    connection = it->second;
-    ssh_free(resolved->session);
-  } else {
-    connection =
-        std::make_shared<SshConnection>(io_, options_, resolved->session, resolved->describe());
-    connections_.emplace(key, connection);
-    connection->on_failed = [this, key, raw = connection.get()] {
-      if (auto it = connections_.find(key); it != connections_.end() && it->second.get() == raw)
-        connections_.erase(it);
-    };
-    connection->start();
-  }
-  auto ready = co_await connection->wait_ready();
-  if (!ready) co_return ready.ssh_error();
-  co_return co_await connection->open_channel(std::move(launch));
-}
-
-void SshConnectionPool::shutdown() {
-  shut_down_ = true;
-  auto connections = std::move(connections_);
-  connections_.clear();
-  for (auto& [key, connection] : connections) {
-    connection->on_failed = nullptr;
-    connection->fail(SshErrorKind::shut_down, "the SSH pool was shut down");
-  }
 }
 
 }  // namespace agentty::pty

@@ -12,6 +12,24 @@
 // closed the channel. Any libssh call may process packets for any channel, so
 // "after every call" is where delivery, pending writes and wakeups happen.
 //
+// Login by a person: when no key is accepted but the server offers password
+// or keyboard-interactive login (and SshOptions::human_login is on), the
+// connection enters awaiting_login instead of failing. Opens then return
+// pending channels at once: each shows the prompt ("user@host's password: ")
+// as its terminal output, and bytes written to it feed an SshLoginPrompt
+// instead of the network, so the answer is never output, never echoed when
+// hidden, and never sent anywhere but to ssh_userauth_password /
+// ssh_userauth_kbdint_setanswer. Wrong answers are retried up to
+// login_attempts times. Once logged in, each pending channel's PTY channel is
+// opened and its command started, and its on_login_done fires; a failed or
+// abandoned login (ctrl-c, every pending channel stopped, the server's
+// LoginGraceTime) fails the connection like any other error.
+//
+// Name resolution: a host name is resolved with Asio's asynchronous resolver
+// and the TCP connection made by Asio; libssh gets the connected socket
+// (SSH_OPTIONS_FD) and keeps the name for known_hosts. Hosts reached through a
+// ProxyCommand/ProxyJump, or configs that use BindAddress, are left to libssh.
+//
 // Liveness: a keepalive goes out every `keepalive`; if no packet at all has
 // arrived for keepalive * keepalive_max_missed, or libssh reports the socket
 // dead, the connection fails: every channel ends with on_exit(code 255) and a
@@ -41,6 +59,7 @@
 #include <vector>
 
 #include "pty/pty_channel.hpp"
+#include "pty/ssh_login_prompt.hpp"
 #include "pty/ssh_target.hpp"
 
 namespace agentty::pty {
@@ -66,11 +85,18 @@ struct SshChannelState {
   std::optional<std::string> failure_reason;
   TerminalSize size;
   std::vector<std::string> refused_env;
+  // Login by a person (see SshConnection).
+  std::optional<SshLaunch> pending_launch;  // started once the login succeeds
+  bool awaiting_login = false;              // the prompt shows here; writes answer it
+  bool launched = false;                    // the command or shell runs: input may flow
+  bool login_done = false;                  // logged in: deliver() calls on_login_done
+  SshLoginPrompt login;
+  std::function<void()> on_login_done;
 };
 
 class SshConnection : public std::enable_shared_from_this<SshConnection> {
  public:
-  enum class State { connecting, ready, failed };
+  enum class State { connecting, awaiting_login, ready, failed };
 
   // Takes ownership of `session`, whose options are already set.
   SshConnection(boost::asio::io_context& io, const SshOptions& options, ssh_session session,
@@ -84,6 +110,11 @@ class SshConnection : public std::enable_shared_from_this<SshConnection> {
   // Waits until the connection is ready or failed; the error if it failed.
   boost::asio::awaitable<SshExpected<bool>> wait_ready();
   boost::asio::awaitable<SshExpected<std::unique_ptr<SshChannel>>> open_channel(SshLaunch launch);
+  // While awaiting_login: a channel that shows the login prompt and starts
+  // `launch` once a person has logged in.
+  SshExpected<std::unique_ptr<SshChannel>> open_pending_channel(SshLaunch launch);
+  // Why a person is needed, for the execution's handoff reason.
+  std::string login_reason() const;
 
   State state() const { return state_; }
   const std::string& description() const { return description_; }
@@ -99,14 +130,33 @@ class SshConnection : public std::enable_shared_from_this<SshConnection> {
   void channel_signal(const std::shared_ptr<SshChannelState>& channel, int signo);
   void channel_close(const std::shared_ptr<SshChannelState>& channel);
   void channel_detach(const std::shared_ptr<SshChannelState>& channel);
+  void channel_login_input(const std::shared_ptr<SshChannelState>& channel, std::string_view bytes);
 
  private:
   using Clock = std::chrono::steady_clock;
 
   boost::asio::awaitable<void> establish();
   boost::asio::awaitable<SshExpected<bool>> connect_socket(Clock::time_point deadline);
+  boost::asio::awaitable<SshExpected<bool>> connect_tcp(Clock::time_point deadline);
+  bool libssh_must_connect() const;
   SshExpected<bool> verify_host_key();
   boost::asio::awaitable<SshExpected<bool>> authenticate(Clock::time_point deadline);
+  // Login by a person (ssh_login.cpp).
+  boost::asio::awaitable<SshExpected<bool>> log_in_by_hand();
+  boost::asio::awaitable<int> password_login(Clock::time_point& deadline);
+  boost::asio::awaitable<int> keyboard_interactive_login(Clock::time_point& deadline);
+  boost::asio::awaitable<std::optional<std::string>> ask_person(std::string prompt, bool echo);
+  void show_login(std::string_view text);
+  std::size_t pending_channel_count() const;
+  void become_ready();
+  void open_pending_channels();
+  boost::asio::awaitable<void> open_pending(std::shared_ptr<SshChannelState> channel);
+  void end_channel(SshChannelState& channel, std::string reason);
+  std::shared_ptr<SshChannelState> new_channel_state(TerminalSize size);
+  boost::asio::awaitable<SshExpected<bool>> launch_channel(std::shared_ptr<SshChannelState> channel,
+                                                           const SshLaunch& launch);
+  // retry_while_again(call, SSH_AUTH_AGAIN, deadline), for ssh_login.cpp.
+  boost::asio::awaitable<int> retry_auth(std::function<int()> call, Clock::time_point deadline);
   template <class Call>
   boost::asio::awaitable<int> retry_while_again(Call call, int again, Clock::time_point deadline);
   template <class Call>
@@ -143,6 +193,15 @@ class SshConnection : public std::enable_shared_from_this<SshConnection> {
   std::uint64_t bytes_seen_ = 0;
   Clock::time_point last_received_;
   std::vector<std::shared_ptr<SshChannelState>> channels_;
+  int auth_methods_ = 0;  // what the server still offers, after the keys failed
+  // Login by a person: the prompt on screen, and what came back.
+  boost::asio::steady_timer login_wakeup_;  // never expires; cancel() on input or a stop
+  std::string login_screen_;                // the current prompt, shown to new pending channels
+  bool login_prompting_ = false;
+  bool login_had_channel_ = false;  // a pending channel was handed out
+  bool login_echo_ = false;
+  std::optional<std::string> login_answer_;
+  std::optional<std::string> login_abort_;  // why the person's login ended early
   bool delivering_ = false;
   bool deliver_posted_ = false;
 };

@@ -43,6 +43,11 @@ struct SshOptions {
   std::chrono::seconds keepalive{5};
   int keepalive_max_missed = 3;  // silent intervals before the connection is dead
   std::chrono::seconds connect_timeout{15};
+  // When no key logs in but the server offers password or keyboard-interactive
+  // login, hand the login to a person at the execution's terminal (false:
+  // fail with needs_human_auth instead).
+  bool human_login = true;
+  int login_attempts = 3;  // wrong answers before the login fails (OpenSSH's default)
 };
 
 struct SshLaunch {

@@ -128,14 +128,35 @@ TEST_F(SshConnectionTest, WrongClientKeyIsRefusedClearly) {
   EXPECT_NE(r.open_error.find(sshd_->wrong_key()), std::string::npos);
 }
 
-TEST_F(SshConnectionTest, PasswordOnlyLoginNeedsAHuman) {
+TEST_F(SshConnectionTest, PasswordOnlyLoginWithoutHumanLoginIsRefused) {
   SshdFixture password_sshd(SshdFixture::Config{.password_auth = true});
   SshOptions options = fixture_options(password_sshd);
   options.identity_files = {password_sshd.wrong_key()};
+  options.human_login = false;  // on (the default), see ssh_login_test.cpp
   SshConnectionPool pool(io_, options);
   SshRun r = open(pool, "exit 0", fixture_target(password_sshd));
   ASSERT_FALSE(r.opened);
   EXPECT_EQ(r.open_error_kind, SshErrorKind::needs_human_auth) << r.open_error;
+}
+
+TEST_F(SshConnectionTest, HostNameIsResolvedByAsioAndKnownHostsMatchesTheName) {
+  // known_hosts names only [127.0.0.1]:PORT: "localhost" is an unknown host
+  // (matched by the name typed, not by the address it resolved to)...
+  SshOptions options = fixture_options(*sshd_);
+  SshConnectionPool pool(io_, options);
+  SshTarget by_name{"localhost", "root", sshd_->port()};
+  SshRun unknown = open(pool, "exit 0", by_name);
+  ASSERT_FALSE(unknown.opened);
+  EXPECT_EQ(unknown.open_error_kind, SshErrorKind::host_key_unknown) << unknown.open_error;
+  EXPECT_NE(unknown.open_error.find("localhost"), std::string::npos) << unknown.open_error;
+  // ...and once the name is known, it connects (every resolved address is
+  // tried: ::1 first on most systems, where nothing listens).
+  std::ofstream(sshd_->known_hosts(), std::ios::app)
+      << "[localhost]:" << sshd_->port() << " " << sshd_->host_public_key();
+  SshRun known = open(pool, "echo by-name", by_name);
+  ASSERT_TRUE(known.opened) << known.open_error;
+  ASSERT_TRUE(known.wait_exit(io_));
+  EXPECT_NE(known.output.find("by-name"), std::string::npos);
 }
 
 TEST_F(SshConnectionTest, ConfigAliasSuppliesHostPortUserAndKey) {

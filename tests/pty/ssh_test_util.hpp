@@ -7,7 +7,10 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 
+#include <unistd.h>
+
 #include <chrono>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -98,6 +101,35 @@ struct SshRun {
                io, [&] { return output.find(text) != std::string::npos || exit; }, limit) &&
            output.find(text) != std::string::npos;
   }
+};
+
+// A local user with a known password, for password and keyboard-interactive
+// logins: created with useradd + chpasswd (root only; ok() is false
+// otherwise) and deleted again. The name is unique per process.
+class ThrowawayUser {
+ public:
+  ThrowawayUser() : name_("agtpw" + std::to_string(::getpid())) {
+    password_ = "Pw-" + std::to_string(::getpid()) + "-x7Qz";
+    if (::geteuid() != 0) return;
+    std::system(("userdel " + name_ + " >/dev/null 2>&1").c_str());  // a leftover of a crash
+    ok_ = std::system(("useradd -M -d /tmp -s /bin/sh " + name_).c_str()) == 0 &&
+          std::system(("printf '%s:%s\\n' " + name_ + " '" + password_ + "' | chpasswd").c_str()) ==
+              0;
+  }
+  ~ThrowawayUser() {
+    if (::geteuid() == 0) std::system(("userdel " + name_ + " >/dev/null 2>&1").c_str());
+  }
+  ThrowawayUser(const ThrowawayUser&) = delete;
+  ThrowawayUser& operator=(const ThrowawayUser&) = delete;
+
+  bool ok() const { return ok_; }
+  const std::string& name() const { return name_; }
+  const std::string& password() const { return password_; }
+
+ private:
+  std::string name_;
+  std::string password_;
+  bool ok_ = false;
 };
 
 inline SshLaunch exec_launch(std::string command, TerminalSize size = {}) {

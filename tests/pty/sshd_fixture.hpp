@@ -9,7 +9,9 @@
 // the pipe (an undrained pipe would block sshd's logging) and keeps the log
 // for failure messages. We run as root: /run/sshd is created if missing, and
 // root must not be locked ('!' in /etc/shadow refuses even keys with
-// UsePAM no): ensure_root_unlocked() sets '*' only in that case.
+// UsePAM no): ensure_root_unlocked() sets '*' only in that case. Sessions get
+// SHLVL=1 so the remote bash does not source ~/.bashrc for every exec (see
+// write_config).
 // Destruction kills sshd and every per-connection sshd below it.
 #pragma once
 
@@ -36,7 +38,10 @@
 namespace agentty::pty::test_util {
 
 struct SshdConfig {
-  bool password_auth = false;  // offer password login (for needs_human_auth)
+  bool password_auth = false;         // offer password login
+  bool keyboard_interactive = false;  // offer keyboard-interactive login (through PAM)
+  bool use_pam = false;               // UsePAM yes (keyboard-interactive needs it)
+  std::string extra = {};             // more sshd_config lines
 };
 
 class SshdFixture {
@@ -190,7 +195,7 @@ class SshdFixture {
   }
 
   void write_config() const {
-    std::string yes_no = config_.password_auth ? "yes" : "no";
+    auto yes_no = [](bool on) { return std::string(on ? "yes" : "no"); };
     write_file(dir_ + "/sshd_config",
                "ListenAddress 127.0.0.1\n"
                "HostKey " +
@@ -202,15 +207,21 @@ class SshdFixture {
                    "AuthorizedKeysFile " +
                    dir_ +
                    "/authorized_keys\n"
-                   "UsePAM no\nStrictModes no\nPubkeyAuthentication yes\n"
+                   "UsePAM " +
+                   yes_no(config_.use_pam) +
+                   "\nStrictModes no\nPubkeyAuthentication yes\n"
                    "PasswordAuthentication " +
-                   yes_no +
-                   "\n"
-                   "KbdInteractiveAuthentication no\n"
-                   "PermitRootLogin " +
+                   yes_no(config_.password_auth) + "\nKbdInteractiveAuthentication " +
+                   yes_no(config_.keyboard_interactive) + "\nPermitRootLogin " +
                    (config_.password_auth ? "yes" : "prohibit-password") +
                    "\n"
-                   "MaxSessions 64\nMaxStartups 64\n");
+                   "MaxSessions 64\nMaxStartups 64\n"
+                   // bash sources ~/.bashrc even for `bash -c CMD` when run by
+                   // sshd at SHLVL 0 (Debian's SSH_SOURCE_BASHRC); this
+                   // machine's root .bashrc runs `pyenv init`, 1-9 s per exec.
+                   // SHLVL=1 skips it, so tests time our code, not that rc.
+                   "SetEnv SHLVL=1\n" +
+                   config_.extra);
   }
 
   void drain(int fd) {
