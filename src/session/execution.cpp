@@ -158,7 +158,11 @@ void Execution::on_exit(pty::ExitStatus status) {
   exit_status_ = status;
   ended_at_ = std::chrono::system_clock::now();
   ended_steady_ = std::chrono::steady_clock::now();
-  if (timed_out_) {
+  auto transport_failure = failure_source_ ? failure_source_() : std::nullopt;
+  if (transport_failure) {
+    status_ = ExecutionStatus::failed;
+    failure_reason_ = std::move(*transport_failure);
+  } else if (timed_out_) {
     status_ = ExecutionStatus::timed_out;
   } else if (stop_requested_) {
     status_ = ExecutionStatus::stopped;
@@ -168,6 +172,7 @@ void Execution::on_exit(pty::ExitStatus status) {
   timeout_timer_.cancel();
   force_kill_timer_.cancel();
   held_by_.reset();
+  login_hold_ = false;
   if (shell_) shell_->on_exit();
   state_changed();
 }
@@ -227,7 +232,7 @@ void Execution::record_input(std::string_view bytes, InputSource source) {
 }
 
 bool Execution::waiting_for_input() const {
-  if (finished() || !channel_) return false;
+  if (finished() || !channel_ || login_hold_) return false;  // a login prompt is not for the agent
   auto quiet = idle().value_or(duration());
   if (quiet < options_.quiet_for_input) return false;
   switch (channel_->input_state()) {
@@ -246,7 +251,7 @@ std::optional<bool> Execution::echo_enabled() const {
 }
 
 Expected<void> Execution::stop(int signo, milliseconds force_after, InputSource source) {
-  if (source == InputSource::agent && held()) {
+  if (source == InputSource::agent && held_by_) {
     return make_error(
         "held: a human has taken over this execution; it was not stopped. "
         "Wait with wait(until=\"released\") and try again.");
@@ -291,6 +296,29 @@ void Execution::request_handoff(std::string reason) {
   handoff_reason_ = std::move(reason);
   if (recorder_) recorder_->marker("handoff requested: " + *handoff_reason_);
   state_changed();
+}
+
+void Execution::hold_for_login(std::string reason) {
+  login_hold_ = true;
+  handoff_reason_ = std::move(reason);
+  if (recorder_) recorder_->marker("handoff: " + *handoff_reason_);
+  state_changed();
+}
+
+void Execution::end_login_hold() {
+  if (!login_hold_) return;
+  login_hold_ = false;
+  handoff_reason_.reset();
+  if (recorder_) recorder_->marker("logged in");
+  if (held_by_) {
+    (void)release(*held_by_);  // notifies
+    return;
+  }
+  state_changed();
+}
+
+void Execution::set_failure_source(std::function<std::optional<std::string>()> source) {
+  failure_source_ = std::move(source);
 }
 
 void Execution::set_state_observer(std::function<void(Execution&)> observer) {

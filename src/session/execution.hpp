@@ -11,6 +11,10 @@
 //
 // Held: while a human holds the execution (web takeover or `agentty attach`),
 // agent writes, stop and close are refused; reads and waits keep working.
+// An SSH login handed to a person (hold_for_login) holds it too, with the
+// login as handoff reason, until the login ends: agent writes are refused
+// (the typed answer is the person's), but the agent may still stop it; a
+// takeover made for the login is released when it ends.
 //
 // Threading: created, used and destroyed on the one I/O event loop; always
 // owned by shared_ptr (the registry, and coroutines waiting on it).
@@ -135,12 +139,19 @@ class Execution : public std::enable_shared_from_this<Execution> {
   void kill_now();
 
   // Human control.
-  bool held() const { return held_by_.has_value(); }
+  bool held() const { return held_by_.has_value() || login_hold_; }
   const std::optional<std::string>& held_by() const { return held_by_; }
   Expected<void> take_over(const std::string& who, std::optional<pty::TerminalSize> size);
   Expected<void> release(const std::string& who);
   void request_handoff(std::string reason);
   const std::optional<std::string>& handoff_reason() const { return handoff_reason_; }
+  // A person must log in (SSH password) before the program runs.
+  void hold_for_login(std::string reason);
+  void end_login_hold();
+  bool login_held() const { return login_hold_; }
+  // Asked when the channel ends: a reason means the transport failed (an SSH
+  // connection died), and the execution ends as failed with that reason.
+  void set_failure_source(std::function<std::optional<std::string>()> source);
 
   // Wakes coroutines waiting on this execution whenever output, status or
   // held changes.
@@ -194,6 +205,8 @@ class Execution : public std::enable_shared_from_this<Execution> {
   std::optional<SteadyTime> last_output_steady_;
   std::optional<std::string> held_by_;
   std::optional<std::string> handoff_reason_;
+  bool login_hold_ = false;
+  std::function<std::optional<std::string>()> failure_source_;
   pty::TerminalSize agent_size_;
   boost::asio::steady_timer timeout_timer_;
   boost::asio::steady_timer force_kill_timer_;

@@ -96,7 +96,17 @@ boost::asio::awaitable<Expected<std::shared_ptr<Execution>>> Registry::start(Exe
   auto channel = co_await pool->open_channel(target.value(), std::move(launch));
   if (!channel) co_return make_error("host " + spec.host + ": " + channel.error());
   auto execution = make_execution(std::move(spec));
+  auto& ssh = *channel.value();
+  // No key logged in: a person types the password at this execution's terminal.
+  std::optional<std::string> login;
+  if (ssh.awaiting_login()) login = ssh.login_reason();
+  ssh.on_login_done([weak = std::weak_ptr<Execution>(execution)] {
+    if (auto held = weak.lock()) held->end_login_hold();
+  });
+  // A dead connection ends the execution as failed, with its reason.
+  execution->set_failure_source([&ssh] { return ssh.failure_reason(); });
   adopt(execution, std::move(channel).value());
+  if (login) execution->hold_for_login(std::move(*login));
   co_return execution;
 }
 

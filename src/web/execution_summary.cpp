@@ -39,7 +39,8 @@ json execution_summary(session::Execution& execution) {
       {"last_output_at", epoch_ms(execution.last_output_at())},
       {"duration_ms", execution.duration().count()},
       {"idle_ms", idle ? json(idle->count()) : json(nullptr)},
-      {"held", execution.held()},
+      // A person holds it (an SSH login waiting for one is a handoff, not held here).
+      {"held", execution.held_by().has_value()},
       {"held_by", optional_string(execution.held_by())},
       {"handoff_reason", optional_string(execution.handoff_reason())},
       {"waiting_for_input", !execution.finished() && execution.waiting_for_input()},
@@ -72,7 +73,7 @@ wire::ViewerState viewer_state(session::Execution& execution, const std::string&
   } else if (execution.finished()) {
     state.exit_description = execution.failure_reason();
   }
-  state.held = execution.held();
+  state.held = execution.held_by().has_value();  // the login hold still lets a person take over
   state.held_by = execution.held_by();
   state.held_by_you = execution.held_by() && *execution.held_by() == who;
   state.handoff_reason = execution.handoff_reason();
