@@ -3,6 +3,10 @@
 //  - `cat` of a 100 MB file under a PTY: agentty's SshChannel on a warm
 //    connection vs `ssh -tt` through a warm ControlMaster connection;
 //  - `true` on a warm connection: median open-to-exit latency over 50 runs.
+//    The remote side runs `bash -c true` (the login shell); the fixture's
+//    sshd sets SHLVL=1 so bash skips ~/.bashrc, which Debian's bash would
+//    otherwise source for every SSH command (this machine's root rc runs
+//    `pyenv init`: that, not the channel setup, was the 2.6 s median).
 // Run as root (sshd needs it): ./build/bench/ssh_throughput_bench
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>

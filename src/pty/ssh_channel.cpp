@@ -342,6 +342,9 @@ void SshConnection::channel_signal(const std::shared_ptr<SshChannelState>& chann
   }
   ssh_channel_request_send_signal(channel->channel, name.c_str() + 3);  // "INT", no "SIG"
   after_call(false);
+  // Servers may ignore signal requests (OpenSSH here does); SIGKILL cannot be
+  // refused, so it also hangs up: the remote terminal's SIGHUP ends the program.
+  if (signo == SIGKILL) channel_close(channel);
 }
 
 void SshConnection::channel_close(const std::shared_ptr<SshChannelState>& channel) {

@@ -12,11 +12,10 @@
 //
 // Remote limits: send_signal() asks the server to signal the session's
 // program (OpenSSH delivers it to the top process only; servers may ignore
-// it, so a caller's stop must fall back to close()). Writing "\x03" reaches
-// the foreground job through the remote terminal instead. Servers usually
-// refuse `env` requests (OpenSSH accepts only AcceptEnv names); in exec mode
-// refused variables are passed by running `env K='V' "$SHELL" -c 'command'`,
-// in shell mode they are listed in refused_env().
+// it); SIGKILL also hangs up (close()), so a stop that escalates always ends. Writing "\x03"
+// reaches the foreground job through the remote terminal instead. Servers usually refuse `env`
+// requests (OpenSSH accepts only AcceptEnv names); in exec mode refused variables are passed by
+// running `env K='V' "$SHELL" -c 'command'`, in shell mode they are listed in refused_env().
 //
 // Login by a person: a channel opened while its connection waits for a
 // password or keyboard-interactive answer is pending (awaiting_login()). Its

@@ -89,6 +89,15 @@ TEST_F(SshChannelTest, IgnoredSignalLeavesTheChannelUsable) {
   EXPECT_NE(r.output.find("after-x"), std::string::npos) << r.output;
 }
 
+TEST_F(SshChannelTest, SigkillHangsUpEvenWhenTheServerIgnoresSignals) {
+  SshRun r = run("echo ready; sleep 100");
+  ASSERT_TRUE(r.wait_output(io_, "ready"));
+  r.channel->send_signal(SIGKILL);
+  ASSERT_TRUE(r.wait_exit(io_, 20s)) << "a stop that escalates must end the program";
+  EXPECT_TRUE(r.exit->signal.has_value()) << r.exit->describe();
+  EXPECT_FALSE(r.channel->failure_reason());
+}
+
 TEST_F(SshChannelTest, RemoteTerminalSeesSizeAndResize) {
   SshRun r = run("stty size; echo ready; read line; stty size", {120, 40});
   ASSERT_TRUE(r.wait_output(io_, "ready"));

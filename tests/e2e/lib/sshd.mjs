@@ -1,0 +1,184 @@
+// A real OpenSSH sshd for the SSH end-to-end tests, set up like the C++
+// fixture (tests/pty/sshd_fixture.hpp): `/usr/sbin/sshd -D -e` on 127.0.0.1
+// at a free port, in a fresh temp dir holding a generated ed25519 host key,
+// an authorized client key, a second (unauthorized) key, a known_hosts file
+// pre-seeded with `[127.0.0.1]:PORT <host key>` and an empty ssh config (so
+// the user's ~/.ssh/config is never read). Ready once sshd prints "Server
+// listening on". Needs root (sshd); sshdUsable() says whether it can run.
+// stop() kills sshd and every per-connection sshd below it, then removes
+// the dir.
+import { spawn, execFileSync } from 'node:child_process';
+import {
+  mkdtempSync, mkdirSync, writeFileSync, readFileSync, copyFileSync, existsSync, readdirSync, rmSync,
+  appendFileSync, chmodSync,
+} from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+export function sshdUsable() {
+  return typeof process.getuid === 'function' && process.getuid() === 0 &&
+    existsSync('/usr/sbin/sshd') && existsSync('/usr/bin/ssh-keygen');
+}
+
+function keygen(file) {
+  execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'agentty-e2e', '-f', file]);
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+// root with '!' in /etc/shadow is locked even for keys when UsePAM is off.
+function ensureRootUnlocked() {
+  const shadow = readFileSync('/etc/shadow', 'utf8');
+  if (shadow.split('\n').some((line) => line.startsWith('root:!'))) execFileSync('usermod', ['-p', '*', 'root']);
+}
+
+// sshd's pid and every descendant whose command name is sshd (not the
+// commands they run).
+function sshdTree(root) {
+  const children = new Map();
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    let stat;
+    try { stat = readFileSync(`/proc/${name}/stat`, 'utf8'); } catch { continue; }
+    const close = stat.lastIndexOf(')');
+    const comm = stat.slice(stat.indexOf('(') + 1, close);
+    const parent = Number(stat.slice(close + 2).split(' ')[1]);
+    if (comm !== 'sshd') continue;
+    if (!children.has(parent)) children.set(parent, []);
+    children.get(parent).push(Number(name));
+  }
+  const tree = [root];
+  for (let i = 0; i < tree.length; ++i) tree.push(...(children.get(tree[i]) ?? []));
+  return tree;
+}
+
+function sshdConfig(dir, { passwordAuth, keyboardInteractive, usePam }) {
+  const yesNo = (on) => (on ? 'yes' : 'no');
+  return [
+    'ListenAddress 127.0.0.1',
+    `HostKey ${dir}/hostkey`,
+    `PidFile ${dir}/sshd.pid`,
+    `AuthorizedKeysFile ${dir}/authorized_keys`,
+    `UsePAM ${yesNo(usePam)}`,
+    'StrictModes no',
+    'PubkeyAuthentication yes',
+    `PasswordAuthentication ${yesNo(passwordAuth)}`,
+    `KbdInteractiveAuthentication ${yesNo(keyboardInteractive)}`,
+    `PermitRootLogin ${passwordAuth ? 'yes' : 'prohibit-password'}`,
+    'MaxSessions 64',
+    'MaxStartups 64',
+    // bash sources ~/.bashrc for `bash -c CMD` run by sshd at SHLVL 0; this
+    // machine's root rc runs `pyenv init` (seconds per exec). See the C++ fixture.
+    'SetEnv SHLVL=1',
+    '',
+  ].join('\n');
+}
+
+export async function startSshd({ passwordAuth = false, keyboardInteractive = false, usePam = false } = {}) {
+  const dir = mkdtempSync(path.join(tmpdir(), 'agentty-e2e-sshd-'));
+  chmodSync(dir, 0o755);  // sshd reads authorized_keys as the user logging in
+  mkdirSync('/run/sshd', { recursive: true, mode: 0o755 });
+  ensureRootUnlocked();
+  keygen(`${dir}/hostkey`);
+  keygen(`${dir}/client`);
+  keygen(`${dir}/wrong`);
+  copyFileSync(`${dir}/client.pub`, `${dir}/authorized_keys`);
+  chmodSync(`${dir}/authorized_keys`, 0o644);
+  writeFileSync(`${dir}/ssh_config`, '');
+  const port = await freePort();
+  writeFileSync(`${dir}/sshd_config`, sshdConfig(dir, { passwordAuth, keyboardInteractive, usePam }));
+  const hostKey = readFileSync(`${dir}/hostkey.pub`, 'utf8');
+  writeFileSync(`${dir}/known_hosts`, `[127.0.0.1]:${port} ${hostKey}`);
+
+  const child = spawn('/usr/sbin/sshd', ['-f', `${dir}/sshd_config`, '-D', '-e', '-p', String(port)], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let log = '';
+  const listening = new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`sshd did not start listening:\n${log}`)), 30000);
+    child.stderr.on('data', (chunk) => {
+      log += chunk;
+      if (log.includes('Server listening on')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`sshd exited (${code}):\n${log}`));
+    });
+  });
+  try {
+    await listening;
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+  child.removeAllListeners('exit');
+
+  const fingerprint = execFileSync('ssh-keygen', ['-l', '-E', 'sha256', '-f', `${dir}/hostkey.pub`], { encoding: 'utf8' })
+    .match(/SHA256:\S+/)[0];
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  return {
+    port,
+    dir,
+    host: `root@127.0.0.1:${port}`,
+    clientKey: `${dir}/client`,
+    wrongKey: `${dir}/wrong`,
+    knownHosts: `${dir}/known_hosts`,
+    sshConfig: `${dir}/ssh_config`,
+    fingerprint,
+    log: () => log,
+    // An ssh config naming `identity` for every host, in a file of its own.
+    writeConfig(identity, name = 'ssh_config') {
+      const file = `${dir}/${name}`;
+      writeFileSync(file, `Host *\n  IdentityFile ${identity}\n  IdentitiesOnly yes\n`);
+      return file;
+    },
+    addKnownHost(line) { appendFileSync(`${dir}/known_hosts`, line); },
+    // Signals sshd and every per-connection sshd (SIGKILL: a crash).
+    signalTree(signal) {
+      for (const pid of sshdTree(child.pid)) {
+        try { process.kill(pid, signal); } catch { /* already gone */ }
+      }
+    },
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        for (const pid of sshdTree(child.pid)) {
+          try { process.kill(pid, 'SIGKILL'); process.kill(pid, 'SIGCONT'); } catch { /* gone */ }
+        }
+        await exited;
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+// A throwaway local user with a known password (useradd + chpasswd; root
+// only), for password logins and for a login shell without this machine's
+// rc files (`home` is chowned to it); remove() deletes it.
+export function createPasswordUser({ home = '/tmp', shell = '/bin/bash' } = {}) {
+  const name = `agtpw${process.pid}`;
+  const password = `Pw-${process.pid}-e2e`;
+  try { execFileSync('userdel', [name], { stdio: 'ignore' }); } catch { /* none left over */ }
+  execFileSync('useradd', ['-M', '-d', home, '-s', shell, name]);
+  execFileSync('chpasswd', { input: `${name}:${password}\n` });
+  if (home !== '/tmp') execFileSync('chown', [name, home]);
+  return {
+    name,
+    password,
+    remove() {
+      try { execFileSync('userdel', [name], { stdio: 'ignore' }); } catch { /* gone */ }
+    },
+  };
+}
