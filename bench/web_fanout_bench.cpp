@@ -39,11 +39,15 @@
 #include <vector>
 
 #include "base/log.hpp"
+#include "bench_files.hpp"
 #include "session/registry.hpp"
 #include "web/web_server.hpp"
 #include "web/wire_protocol.hpp"
 
 namespace {
+
+using agentty::bench::ensure_lines_file;
+using agentty::bench::kBenchDir;
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace websocket = boost::beast::websocket;
@@ -54,8 +58,6 @@ using namespace std::chrono_literals;
 using agentty::web::wire::decode_server_message;
 using agentty::web::wire::Snapshot;
 
-constexpr int kLineBytes = 100;
-const fs::path kBenchDir = "/tmp/agentty-bench";
 const std::string kToken(64, 'b');
 
 struct Config {
@@ -63,33 +65,6 @@ struct Config {
   int viewers = 20;
   int repeats = 1;
 };
-
-fs::path ensure_input_file(std::uint64_t megabytes) {
-  std::uint64_t lines = (megabytes << 20) / kLineBytes;
-  fs::path path = kBenchDir / ("lines-" + std::to_string(megabytes) + "M.txt");
-  std::error_code ec;
-  if (fs::file_size(path, ec) == lines * kLineBytes) return path;
-  fs::create_directories(kBenchDir);
-  static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  fs::path partial = path;
-  partial += ".partial";
-  std::ofstream out(partial, std::ios::binary);
-  std::uint64_t state = 0x9E3779B97F4A7C15ull;
-  char line[kLineBytes];
-  for (std::uint64_t i = 0; i < lines; ++i) {
-    for (int c = 0; c < kLineBytes - 1; ++c) {
-      state ^= state << 13;
-      state ^= state >> 7;
-      state ^= state << 17;
-      line[c] = alphabet[state & 63];
-    }
-    line[kLineBytes - 1] = '\n';
-    out.write(line, sizeof line);
-  }
-  out.close();
-  fs::rename(partial, path);
-  return path;
-}
 
 long vm_hwm_kib() {
   std::ifstream status("/proc/self/status");
@@ -331,7 +306,7 @@ void report(const std::string& label, const Result& r, const Result* baseline) {
 int main(int argc, char** argv) {
   auto config = parse(argc, argv);
   agentty::init_logging({"warn", ""});
-  auto file = ensure_input_file(config.megabytes);
+  auto file = ensure_lines_file(config.megabytes);
   std::printf("cat of %llu MB through one execution, %d viewers, repeats %d\n",
               static_cast<unsigned long long>(config.megabytes), config.viewers, config.repeats);
   Bench bench(file);

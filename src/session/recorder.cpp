@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/errno_message.hpp"
+#include "base/json_string.hpp"
 
 namespace agentty::session {
 
@@ -24,7 +25,9 @@ std::size_t utf8_sequence_length(unsigned char byte) {
 }
 
 std::string json_string(std::string_view text) {
-  return nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string out;
+  append_json_string(out, text);
+  return out;
 }
 
 }  // namespace
@@ -124,8 +127,11 @@ void Recorder::write_event(std::string_view code, std::string_view data) {
   if (stopped_) return;
   char time[32];
   std::snprintf(time, sizeof time, "%.6f", elapsed_seconds());
-  std::string line =
-      std::string("[") + time + ", \"" + std::string(code) + "\", " + json_string(data) + "]\n";
+  std::string line;
+  line.reserve(data.size() + 48);
+  line.append("[").append(time).append(", \"").append(code).append("\", ");
+  append_json_string(line, data);
+  line.append("]\n");
   if (bytes_written_ + line.size() > max_bytes_) {
     line = std::string("[") + time + ", \"m\", " +
            json_string("recording stopped: size limit of " + std::to_string(max_bytes_) +

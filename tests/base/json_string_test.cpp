@@ -1,0 +1,53 @@
+#include "base/json_string.hpp"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <random>
+
+namespace agentty {
+namespace {
+
+std::string ours(std::string_view text) {
+  std::string out;
+  append_json_string(out, text);
+  return out;
+}
+
+std::string reference(std::string_view text) {
+  return nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+TEST(JsonString, EscapesLikeNlohmann) {
+  for (std::string_view text :
+       {std::string_view(""), std::string_view("plain"), std::string_view("a\"b\\c"),
+        std::string_view("\r\n\t\b\f\x01\x1b[31m\x7f"),
+        std::string_view("caf\xC3\xA9 \xE2\x82\xAC"), std::string_view("\xF0\x9F\x98\x80"),
+        std::string_view("\0x", 2)}) {
+    EXPECT_EQ(ours(text), reference(text)) << text;
+  }
+}
+
+TEST(JsonString, InvalidUtf8BecomesReplacementCharacters) {
+  // Lone continuation, overlong, surrogate, past U+10FFFF, truncated sequence.
+  for (std::string_view text :
+       {std::string_view("\x80"), std::string_view("\xC0\xAF"), std::string_view("\xED\xA0\x80"),
+        std::string_view("\xF4\x90\x80\x80"), std::string_view("ab\xE2\x82")}) {
+    std::string out = ours(text);
+    EXPECT_NE(out.find("\xEF\xBF\xBD"), std::string::npos) << out;
+    EXPECT_TRUE(nlohmann::json::accept(out)) << out;
+  }
+}
+
+TEST(JsonString, RandomBytesAlwaysParseBackToValidJson) {
+  std::mt19937 random(7);
+  for (int round = 0; round < 2000; ++round) {
+    std::string text(random() % 64, '\0');
+    for (char& c : text) c = static_cast<char>(random() % 256);
+    std::string out = ours(text);
+    ASSERT_TRUE(nlohmann::json::accept(out)) << out;
+  }
+}
+
+}  // namespace
+}  // namespace agentty
