@@ -185,6 +185,9 @@ asio::awaitable<SshExpected<bool>> SshConnection::connect_tcp(Clock::time_point 
   if (connect_error)
     co_return SshError{SshErrorKind::connect_failed,
                        "cannot connect to " + description_ + ": " + connect_error.message()};
+  // Keystrokes and small requests must not wait for Nagle + delayed ACK (~40 ms).
+  boost::system::error_code ignored;
+  attempt->socket.set_option(asio::ip::tcp::no_delay(true), ignored);
   socket_t fd = attempt->socket.release();
   ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
   if (ssh_options_set(session_, SSH_OPTIONS_FD, &fd) != SSH_OK) {

@@ -46,6 +46,8 @@ SshExpected<ResolvedTarget> resolve_ssh_target(const SshTarget& target, const Ss
     return refuse("bad SSH user '" + target.user + "'");
   if (target.port != 0 && ssh_options_set(session, SSH_OPTIONS_PORT, &target.port) != SSH_OK)
     return refuse("bad SSH port");
+  int no_delay = 1;  // when libssh connects itself (ProxyCommand, BindAddress)
+  ssh_options_set(session, SSH_OPTIONS_NODELAY, &no_delay);
   if (!options.known_hosts.empty() &&
       ssh_options_set(session, SSH_OPTIONS_KNOWNHOSTS, options.known_hosts.c_str()) != SSH_OK)
     return refuse("bad known_hosts path");
