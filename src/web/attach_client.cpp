@@ -241,14 +241,15 @@ class AttachSession {
   }
 
   void on_output(std::string_view bytes) {
-    write_stdout(bytes);
-    if (snapshot_next_) {
-      // A snapshot starts with a reset, which wiped our help and status.
-      snapshot_next_ = false;
-      notice(held_by_you_ ? "you hold it: your keys go to the program. Ctrl-] t: release, "
-                            "Ctrl-] d: detach"
-                          : kHelp);
-    }
+    if (!snapshot_next_) return write_stdout(bytes);
+    // This terminal keeps its own history: the snapshot's copy would repeat
+    // it on every resync.
+    write_stdout(wire::without_scrollback(bytes, snapshot_scrollback_bytes_));
+    snapshot_next_ = false;
+    // A snapshot starts with a reset, which wiped our help and status.
+    notice(held_by_you_ ? "you hold it: your keys go to the program. Ctrl-] t: release, "
+                          "Ctrl-] d: detach"
+                        : kHelp);
   }
 
   void on_control(std::string_view text) {
@@ -256,7 +257,10 @@ class AttachSession {
     if (!message) return;
     std::visit(Overloaded{
                    [&](const wire::ViewerState& state) { on_state(state); },
-                   [&](const wire::Snapshot&) { snapshot_next_ = true; },
+                   [&](const wire::Snapshot& snapshot) {
+                     snapshot_next_ = true;
+                     snapshot_scrollback_bytes_ = snapshot.scrollback_bytes;
+                   },
                    [&](const wire::Refused& refused) { notice(refused.message); },
                },
                *message);
@@ -392,6 +396,7 @@ class AttachSession {
   std::optional<std::string> last_holder_;
   bool prefix_pending_ = false;
   bool snapshot_next_ = false;
+  std::uint64_t snapshot_scrollback_bytes_ = 0;
   bool done_ = false;
   int exit_code_ = 0;
   std::string farewell_;

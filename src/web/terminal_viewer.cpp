@@ -8,15 +8,16 @@
 #include "web/web_context.hpp"
 
 namespace agentty::web {
-namespace beast = boost::beast;
-namespace websocket = boost::beast::websocket;
-namespace http = boost::beast::http;
 
 namespace {
 // Output frames queued back to back go out as one WebSocket message of at
 // most this many bytes: fewer syscalls for bulk output, no copies.
 constexpr std::size_t kMaxCoalescedBytes = 256 * 1024;
 constexpr auto kInputRefusalInterval = std::chrono::seconds(1);
+// History sent with a snapshot (the page keeps 5000 lines): enough to scroll
+// back through what a flood or a reconnect skipped, bounded per viewer.
+constexpr std::size_t kSnapshotScrollbackLines = 2000;
+constexpr std::size_t kSnapshotScrollbackBytes = 256 * 1024;
 
 // Whether output switches back from the alternate screen (a sequence split
 // across two chunks is missed; the next snapshot repairs that).
@@ -25,6 +26,18 @@ bool leaves_alt_screen(std::string_view bytes) {
     if (bytes.find(sequence) != std::string_view::npos) return true;
   }
   return false;
+}
+
+// The screen's newest scrolled-off lines within the bounds above.
+std::vector<std::string> scrollback_tail(const session::Screen& screen) {
+  auto lines = screen.snapshot(kSnapshotScrollbackLines).scrollback;
+  std::size_t first = lines.size();
+  std::size_t bytes = 0;
+  while (first > 0 && bytes + lines[first - 1].size() + 2 <= kSnapshotScrollbackBytes) {
+    bytes += lines[--first].size() + 2;
+  }
+  lines.erase(lines.begin(), lines.begin() + static_cast<std::ptrdiff_t>(first));
+  return lines;
 }
 
 template <class... Fs>
@@ -36,10 +49,8 @@ struct Overloaded : Fs... {
 TerminalViewer::TerminalViewer(boost::asio::ip::tcp::socket&& socket,
                                std::shared_ptr<WebContext> context,
                                std::shared_ptr<ExecutionFeed> feed, std::string peer)
-    : ws_(std::move(socket)),
-      context_(std::move(context)),
+    : ViewerSocket(std::move(socket), std::move(context), std::move(peer)),
       feed_(std::move(feed)),
-      peer_(std::move(peer)),
       who_(std::string(wire::kClientBrowser) + " " + peer_),
       queue_(context_->options().viewer_queue_bytes) {}
 
@@ -47,63 +58,21 @@ TerminalViewer::~TerminalViewer() {
   finish();
 }
 
-void TerminalViewer::start(HttpRequest request) {
-  context_->add_connection(shared_from_this());
-  beast::get_lowest_layer(ws_).expires_never();
-  auto timeouts = websocket::stream_base::timeout::suggested(beast::role_type::server);
-  timeouts.idle_timeout = std::chrono::seconds(120);
-  timeouts.keep_alive_pings = true;
-  ws_.set_option(timeouts);
-  ws_.set_option(websocket::stream_base::decorator([](websocket::response_type& response) {
-    response.set(http::field::sec_websocket_protocol, wire::kSubprotocol);
-    response.set(http::field::server, "agentty");
-  }));
-  ws_.read_message_max(wire::kMaxMessageBytes);
-  ws_.auto_fragment(false);
-  ws_.async_accept(request, [self = self()](beast::error_code ec) { self->on_accept(ec); });
-}
-
-void TerminalViewer::shutdown() {
-  beast::error_code ignored;
-  beast::get_lowest_layer(ws_).socket().close(ignored);
-  finish();
-}
-
-void TerminalViewer::on_accept(beast::error_code ec) {
-  if (ec || context_->stopped()) {
-    if (ec) spdlog::debug("web: terminal viewer {}: handshake failed: {}", peer_, ec.message());
-    return finish();
-  }
+void TerminalViewer::on_open() {
   spdlog::info("web: viewer {} watches {}", peer_, feed_->execution().id());
   send_state();
   queue_snapshot();
   feed_->join(this);
   joined_ = true;
   pump();
-  do_read();
 }
 
-void TerminalViewer::do_read() {
-  ws_.async_read(buffer_, [self = self()](beast::error_code ec, std::size_t bytes) {
-    self->on_read(ec, bytes);
-  });
-}
-
-void TerminalViewer::on_read(beast::error_code ec, std::size_t) {
-  if (ec) {
-    if (ec != websocket::error::closed && ec != boost::asio::error::operation_aborted) {
-      spdlog::debug("web: viewer {}: {}", peer_, ec.message());
-    }
-    return finish();
-  }
-  std::string message = beast::buffers_to_string(buffer_.data());
-  buffer_.consume(buffer_.size());
-  if (ws_.got_text()) {
+void TerminalViewer::on_message(std::string message, bool text) {
+  if (text) {
     handle_control(message);
   } else {
     handle_input(message);
   }
-  if (!finished_) do_read();
 }
 
 void TerminalViewer::handle_control(std::string_view text) {
@@ -180,7 +149,7 @@ void TerminalViewer::refuse(std::string action, std::string message) {
 }
 
 void TerminalViewer::send_state() {
-  if (finished_) return;
+  if (finished()) return;
   queue_.push_control(wire::encode(viewer_state(feed_->execution(), who_)));
   if (queue_.control_overflow()) {
     spdlog::warn("web: viewer {} does not read its messages; closing it", peer_);
@@ -191,7 +160,7 @@ void TerminalViewer::send_state() {
 
 void TerminalViewer::send_output(const std::shared_ptr<const std::string>& chunk,
                                  std::uint64_t start_seq) {
-  if (finished_) return;
+  if (finished()) return;
   std::uint64_t end_seq = start_seq + chunk->size();
   if (end_seq <= next_seq_) return;  // already covered by the snapshot
   if (start_seq != next_seq_) {
@@ -208,7 +177,7 @@ void TerminalViewer::send_output(const std::shared_ptr<const std::string>& chunk
 }
 
 void TerminalViewer::request_resync() {
-  if (finished_) return;
+  if (finished()) return;
   queue_.drop_output();
   pump();
 }
@@ -217,21 +186,30 @@ void TerminalViewer::queue_snapshot() {
   auto& execution = feed_->execution();
   const auto& screen = execution.screen();
   wire::Snapshot snapshot{screen.size(), execution.log().latest_seq()};
-  queue_.push_snapshot(wire::encode(snapshot), screen.render_ansi());
+  std::string redraw = screen.render_ansi();
+  // The reset in every snapshot wipes the client's history, so each one
+  // carries it back; except during a flood (ten snapshots a second), whose
+  // last snapshot brings back everything the flood scrolled by.
+  if (!feed_->flooding()) {
+    snapshot.scrollback_bytes =
+        wire::insert_scrollback(redraw, scrollback_tail(screen), screen.size().rows);
+  }
+  queue_.push_snapshot(wire::encode(snapshot), std::move(redraw));
   next_seq_ = snapshot.seq;
   snapshot_in_alt_screen_ = screen.modes().alt_screen;
 }
 
 void TerminalViewer::pump() {
-  if (finished_ || !writing_.empty()) return;
+  if (finished() || writing()) return;
   if (queue_.empty()) {
     // Snapshots are taken from a posted handler, never from inside the
     // execution's output pipeline (this may run in its listener).
     if (queue_.resync_needed() && !paused_ && !resync_posted_) {
       resync_posted_ = true;
-      boost::asio::post(ws_.get_executor(), [self = self()] {
+      auto self = std::static_pointer_cast<TerminalViewer>(shared_from_this());
+      boost::asio::post(executor(), [self] {
         self->resync_posted_ = false;
-        if (self->finished_ || !self->queue_.resync_needed()) return;
+        if (self->finished() || !self->queue_.resync_needed()) return;
         self->queue_snapshot();
         self->pump();
       });
@@ -240,45 +218,23 @@ void TerminalViewer::pump() {
   }
   if (paused_ && queue_.front().binary) return;
   ViewerFrame frame = queue_.pop();
-  std::vector<boost::asio::const_buffer> buffers{boost::asio::buffer(*frame.bytes)};
   std::size_t total = frame.bytes->size();
-  writing_.push_back(std::move(frame.bytes));
+  std::vector<Frame> frames{std::move(frame.bytes)};
   while (frame.output && !queue_.empty() && queue_.front().output &&
          total + queue_.front().bytes->size() <= kMaxCoalescedBytes) {
-    ViewerFrame next = queue_.pop();
-    buffers.push_back(boost::asio::buffer(*next.bytes));
-    total += next.bytes->size();
-    writing_.push_back(std::move(next.bytes));
+    total += queue_.front().bytes->size();
+    frames.push_back(queue_.pop().bytes);
   }
-  ws_.binary(frame.binary);
-  ws_.async_write(buffers, [self = self()](beast::error_code ec, std::size_t bytes) {
-    self->on_write(ec, bytes);
-  });
+  write(std::move(frames), frame.binary);
 }
 
-void TerminalViewer::on_write(beast::error_code ec, std::size_t) {
-  writing_.clear();
-  if (ec) {
-    if (ec != boost::asio::error::operation_aborted) {
-      spdlog::debug("web: viewer {}: write: {}", peer_, ec.message());
-    }
-    return finish();
-  }
-  pump();
-}
-
-void TerminalViewer::finish() {
-  if (finished_) return;
-  finished_ = true;
+void TerminalViewer::on_finish() {
   auto& execution = feed_->execution();
   if (execution.held_by() && *execution.held_by() == who_) {
     if (execution.release(who_)) context_->audit("release", execution, who_, "viewer disconnected");
   }
   if (joined_) feed_->leave(this);
   joined_ = false;
-  context_->remove_connection(this);
-  beast::error_code ignored;
-  beast::get_lowest_layer(ws_).socket().close(ignored);
 }
 
 }  // namespace agentty::web

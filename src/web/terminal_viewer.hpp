@@ -7,17 +7,12 @@
 // here, whatever the page does. When the holder disconnects the execution is
 // released, so a closed tab never leaves the agent locked out.
 //
-// Writes: one in flight at a time; queued output is bounded (ViewerQueue) and
-// a viewer that falls behind, or paused (client flow control) long enough to
-// overflow, is resynced from a fresh snapshot. A read is always pending, so
-// pings, pongs and close frames are handled.
+// Writes: one in flight at a time (ViewerSocket); queued output is bounded
+// (ViewerQueue) and a viewer that falls behind, or paused (client flow
+// control) long enough to overflow, is resynced from a fresh snapshot.
 //
-// Beast-style do_x/on_x callbacks holding shared_from_this(). Threading: the
-// one I/O event loop (no strand needed: the loop has one thread).
+// Threading: the one I/O event loop, like ViewerSocket.
 #pragma once
-
-#include <boost/beast/core.hpp>
-#include <boost/beast/websocket.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -26,25 +21,19 @@
 #include <string_view>
 #include <vector>
 
-#include "web/connection.hpp"
-#include "web/request_guard.hpp"
 #include "web/viewer_queue.hpp"
+#include "web/viewer_socket.hpp"
 #include "web/wire_protocol.hpp"
 
 namespace agentty::web {
 
-class WebContext;
 class ExecutionFeed;
 
-class TerminalViewer : public Connection {
+class TerminalViewer : public ViewerSocket {
  public:
   TerminalViewer(boost::asio::ip::tcp::socket&& socket, std::shared_ptr<WebContext> context,
                  std::shared_ptr<ExecutionFeed> feed, std::string peer);
   ~TerminalViewer() override;
-
-  // Completes the upgrade `request` asked for (already checked by the guard).
-  void start(HttpRequest request);
-  void shutdown() override;
 
   // From the feed.
   void send_output(const std::shared_ptr<const std::string>& chunk, std::uint64_t start_seq);
@@ -53,12 +42,10 @@ class TerminalViewer : public Connection {
   void request_resync();
 
  private:
-  std::shared_ptr<TerminalViewer> self() {
-    return std::static_pointer_cast<TerminalViewer>(shared_from_this());
-  }
-  void on_accept(boost::beast::error_code ec);
-  void do_read();
-  void on_read(boost::beast::error_code ec, std::size_t bytes);
+  void on_open() override;
+  void on_message(std::string message, bool text) override;
+  void on_write_done() override { pump(); }
+  void on_finish() override;
   void handle_control(std::string_view text);
   void handle_input(std::string_view bytes);
   void take_over(const wire::TakeOver& message);
@@ -67,17 +54,10 @@ class TerminalViewer : public Connection {
   void refuse(std::string action, std::string message);
   void queue_snapshot();
   void pump();
-  void on_write(boost::beast::error_code ec, std::size_t bytes);
-  void finish();
 
-  boost::beast::websocket::stream<boost::beast::tcp_stream> ws_;
-  boost::beast::flat_buffer buffer_;
-  std::shared_ptr<WebContext> context_;
   std::shared_ptr<ExecutionFeed> feed_;
-  std::string peer_;
   std::string who_;  // "<client> <address>", the holder name the agent sees
   ViewerQueue queue_;
-  std::vector<std::shared_ptr<const std::string>> writing_;  // the frame in flight
   std::uint64_t next_seq_ = 1;  // output position this viewer has up to
   bool joined_ = false;
   // The last snapshot showed the alternate screen: the main screen under it
@@ -87,7 +67,6 @@ class TerminalViewer : public Connection {
   bool paused_ = false;
   bool resync_posted_ = false;
   std::chrono::steady_clock::time_point last_input_refusal_{};
-  bool finished_ = false;
 };
 
 }  // namespace agentty::web

@@ -149,7 +149,8 @@ std::string encode(const Snapshot& snapshot) {
   return dump(json{{"type", kMessageSnapshot},
                    {"cols", snapshot.size.cols},
                    {"rows", snapshot.size.rows},
-                   {"seq", snapshot.seq}});
+                   {"seq", snapshot.seq},
+                   {"scrollback_bytes", snapshot.scrollback_bytes}});
 }
 
 std::string encode(const Refused& refused) {
@@ -170,7 +171,12 @@ Expected<ServerMessage> decode_server_message(std::string_view text) {
   if (type == kMessageSnapshot) {
     auto seq = j.find("seq");
     if (seq == j.end() || !seq->is_number_unsigned()) return make_error("snapshot without \"seq\"");
-    return ServerMessage{Snapshot{*size, seq->get<std::uint64_t>()}};
+    std::uint64_t scrollback = 0;
+    if (auto bytes = j.find("scrollback_bytes"); bytes != j.end()) {
+      if (!bytes->is_number_unsigned()) return make_error("snapshot: bad \"scrollback_bytes\"");
+      scrollback = bytes->get<std::uint64_t>();
+    }
+    return ServerMessage{Snapshot{*size, seq->get<std::uint64_t>(), scrollback}};
   }
   if (type != kMessageState) return make_error("unknown message type \"" + type + "\"");
   ViewerState s;
@@ -189,6 +195,35 @@ Expected<ServerMessage> decode_server_message(std::string_view text) {
   s.purpose = string_or(j, "purpose");
   s.command = string_or(j, "command");
   return ServerMessage{s};
+}
+
+namespace {
+constexpr std::string_view kReset =
+    "\x1b"
+    "c";
+}
+
+std::uint64_t insert_scrollback(std::string& redraw, const std::vector<std::string>& lines,
+                                int rows) {
+  if (lines.empty() || rows < 1 || !redraw.starts_with(kReset)) return 0;
+  std::string block;
+  for (const auto& line : lines) {
+    block += line;
+    block += "\r\n";
+  }
+  // From wherever the lines left the cursor, rows - 1 line feeds scroll every
+  // one of them off the top.
+  block.append(static_cast<std::size_t>(rows - 1), '\n');
+  redraw.insert(kReset.size(), block);
+  return block.size();
+}
+
+std::string without_scrollback(std::string_view redraw, std::uint64_t scrollback_bytes) {
+  if (scrollback_bytes == 0 || !redraw.starts_with(kReset) ||
+      redraw.size() - kReset.size() < scrollback_bytes) {
+    return std::string(redraw);
+  }
+  return std::string(kReset) + std::string(redraw.substr(kReset.size() + scrollback_bytes));
 }
 
 }  // namespace agentty::web::wire

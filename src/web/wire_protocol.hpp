@@ -7,6 +7,12 @@
 //    produced (after redaction). A `snapshot` text message is followed by one
 //    binary frame holding a redraw of the whole screen; the client resets its
 //    terminal, takes the size from the message, then writes the frame.
+//    The redraw starts with a reset (ESC c); when the snapshot's
+//    `scrollback_bytes` is not 0, that many bytes follow the reset: the lines
+//    the screen scrolled off, each with CR LF, then line feeds that scroll
+//    them all into the client's scrollback before the screen is drawn (a
+//    fresh terminal has no history). A client whose terminal keeps its own
+//    history (attach) cuts them out with without_scrollback().
 //  - binary frame, client -> server: keystrokes. Accepted only from the viewer
 //    that holds the execution; anyone else gets a `refused` message.
 //  - text frame, either way: one JSON object whose "type" is one of the
@@ -95,6 +101,7 @@ struct ViewerState {
 struct Snapshot {
   pty::TerminalSize size;
   std::uint64_t seq = 1;
+  std::uint64_t scrollback_bytes = 0;  // history right after the redraw's reset
 };
 
 struct Refused {
@@ -111,5 +118,13 @@ std::string encode(const ViewerState& state);
 std::string encode(const Snapshot& snapshot);
 std::string encode(const Refused& refused);
 Expected<ServerMessage> decode_server_message(std::string_view text);
+
+// Puts `lines` (oldest first, plain text) into a redraw that starts with a
+// reset, as described above, for a terminal of `rows` rows; returns the
+// snapshot's scrollback_bytes (0 when nothing was added).
+std::uint64_t insert_scrollback(std::string& redraw, const std::vector<std::string>& lines,
+                                int rows);
+// The redraw without its scrollback block.
+std::string without_scrollback(std::string_view redraw, std::uint64_t scrollback_bytes);
 
 }  // namespace agentty::web::wire

@@ -142,6 +142,8 @@ class Viewer {
   }
 
   const websocket::response_type& response() const { return response_; }
+  // A snapshot message came; its redraw frame has not yet.
+  bool awaiting_redraw() const { return snapshot_next_; }
 
   // A read that times out stays pending; the next call picks it up.
   std::optional<Frame> read(std::chrono::milliseconds timeout = 10s) {
@@ -497,6 +499,34 @@ TEST_F(ServerFixture, BulkOutputReachesViewersAsSnapshotsNotEveryByte) {
   ASSERT_TRUE(reader.read_until(
       [](const std::string& out) { return out.find("streamed-8") != std::string::npos; }));
   EXPECT_EQ(reader.snapshots_.size(), snapshots);
+}
+
+TEST_F(ServerFixture, AfterAFloodTheSnapshotBringsBackTheLinesItScrolledBy) {
+  auto id = start({"/bin/bash", "--norc", "--noprofile"});
+  Viewer reader;
+  ASSERT_FALSE(reader.connect(port(), "/ws/terminal/" + id, kToken));
+  ASSERT_TRUE(reader.read_until([&](const std::string&) { return !reader.snapshots_.empty(); }));
+  // ~6 MB of numbered lines: past the stream budget, so a flood.
+  ASSERT_TRUE(agent_write(id, "seq 1000000 1800000; echo done-$((6*7))\r"));
+  ASSERT_TRUE(reader.read_until_output("done-42", 120s));
+  // The flood ends at the first quiet tick after it; that tick's snapshot
+  // (or a later one) carries the history, in order, far more of it than the
+  // 24 rows on screen. Snapshots during the flood carry the screen only.
+  ASSERT_TRUE(reader.read_until(
+      [&](const std::string&) {
+        return reader.snapshots_.back().scrollback_bytes > 0 && !reader.awaiting_redraw();
+      },
+      60s));
+  ASSERT_GE(reader.snapshots_.size(), 2u);
+  const auto& last = reader.snapshots_.back();
+  ASSERT_GT(last.scrollback_bytes, 0u);
+  std::string history = reader.snapshot_bytes_.substr(2, last.scrollback_bytes);
+  auto early = history.find("\r\n1799000\r\n1799001\r\n");
+  auto late = history.find("\r\n1799970\r\n");
+  EXPECT_NE(early, std::string::npos);
+  EXPECT_NE(late, std::string::npos);
+  EXPECT_LT(early, late);
+  EXPECT_LE(last.scrollback_bytes, 256u * 1024 + 24);
 }
 
 }  // namespace

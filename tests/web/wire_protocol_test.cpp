@@ -7,6 +7,8 @@
 #include <regex>
 #include <sstream>
 
+#include "session/screen.hpp"
+
 namespace agentty::web::wire {
 namespace {
 
@@ -121,10 +123,14 @@ TEST(WireProtocol, ServerMessagesRoundTrip) {
   const auto& s = std::get<ViewerState>(*decoded);
   EXPECT_EQ(encode(s), encode(state));
 
-  auto snapshot = decode_server_message(encode(Snapshot{{80, 24}, 12345}));
+  auto snapshot = decode_server_message(encode(Snapshot{{80, 24}, 12345, 678}));
   ASSERT_TRUE(snapshot);
   EXPECT_EQ(std::get<Snapshot>(*snapshot).seq, 12345u);
   EXPECT_EQ(std::get<Snapshot>(*snapshot).size.cols, 80);
+  EXPECT_EQ(std::get<Snapshot>(*snapshot).scrollback_bytes, 678u);
+  auto older = decode_server_message(R"({"type":"snapshot","cols":80,"rows":24,"seq":5})");
+  ASSERT_TRUE(older);
+  EXPECT_EQ(std::get<Snapshot>(*older).scrollback_bytes, 0u);
 
   auto refused = decode_server_message(encode(Refused{"take_over", "already held"}));
   ASSERT_TRUE(refused);
@@ -138,6 +144,38 @@ TEST(WireProtocol, InvalidUtf8InStateIsReplacedNotThrown) {
   state.command = "printf '\xff\xfe'";
   auto text = encode(state);
   EXPECT_TRUE(decode_server_message(text));
+}
+
+// A redraw with history, fed to a fresh terminal (libvterm, as xterm.js would
+// take it): the history ends up in its scrollback in order, the screen is
+// drawn as before, whether there are fewer or more lines than rows.
+TEST(WireProtocol, ScrollbackInARedrawLandsInTheTerminalsHistory) {
+  for (int count : {1, 3, 10, 25}) {
+    session::Screen original(pty::TerminalSize{40, 6});
+    original.feed("top\r\n\x1b[31mred\x1b[0m\r\n$ ");
+    std::vector<std::string> lines;
+    for (int i = 0; i < count; ++i) lines.push_back("history line " + std::to_string(i));
+    std::string redraw = original.render_ansi();
+    auto bytes = insert_scrollback(redraw, lines, 6);
+    ASSERT_GT(bytes, 0u);
+
+    session::Screen fresh(pty::TerminalSize{40, 6});
+    fresh.feed("stale\r\n");
+    fresh.feed(redraw);
+    auto got = fresh.snapshot(1000);
+    ASSERT_GE(got.scrollback.size(), lines.size()) << count;
+    std::vector<std::string> tail(got.scrollback.end() - static_cast<std::ptrdiff_t>(lines.size()),
+                                  got.scrollback.end());
+    EXPECT_EQ(tail, lines) << count;
+    EXPECT_EQ(got.lines, original.snapshot().lines) << count;
+    EXPECT_EQ(got.cursor.row, original.snapshot().cursor.row);
+    EXPECT_EQ(got.cursor.col, original.snapshot().cursor.col);
+
+    EXPECT_EQ(without_scrollback(redraw, bytes), original.render_ansi());
+  }
+  std::string not_a_redraw = "plain";
+  EXPECT_EQ(insert_scrollback(not_a_redraw, {"x"}, 6), 0u);
+  EXPECT_EQ(not_a_redraw, "plain");
 }
 
 }  // namespace

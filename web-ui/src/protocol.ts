@@ -63,6 +63,8 @@ export interface Snapshot {
   cols: number;
   rows: number;
   seq: number;
+  // The redraw brings the scrolled-off history first (see wire_protocol.hpp).
+  scrollback_bytes: number;
 }
 
 export interface Refused {
