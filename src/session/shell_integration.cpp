@@ -185,10 +185,10 @@ void ShellIntegration::apply(const ShellMark& mark) {
 }
 
 void ShellIntegration::on_prompt_drawn(const ShellMark& mark) {
-  if (running_) {  // a prompt inside a running command: it started a shell that has the hook
-    suspended_.push_back(*running_);
-    running_.reset();
-  }
+  // A prompt with no D before it, inside a running command: a nested shell
+  // that inherited the marked prompt (not the hook); its D marks, if it gets
+  // them, name it later.
+  if (running()) shells_.push_back(ShellLevel{});
   if (!commands_.empty() && commands_.back().ended() && commands_.back().prompt_end == 0) {
     commands_.back().prompt_end = mark.end_seq;
   }
@@ -198,7 +198,7 @@ void ShellIntegration::on_prompt_drawn(const ShellMark& mark) {
 }
 
 void ShellIntegration::on_command_start(std::uint64_t c_mark_seq, std::uint64_t output_begin) {
-  if (running_) return;  // bash prints PS0 before each command of a multi-command line
+  if (running()) return;  // bash prints PS0 before each command of a multi-command line
   ShellCommand* command = pending_agent_ ? find_mutable(*pending_agent_) : nullptr;
   pending_agent_.reset();
   if (!command) {
@@ -211,7 +211,7 @@ void ShellIntegration::on_command_start(std::uint64_t c_mark_seq, std::uint64_t 
   }
   command->c_mark_seq = c_mark_seq;
   command->output_begin = output_begin;
-  running_ = command->id;
+  running() = command->id;
   prompt_ready_ = false;
   human_typed_ = false;
   e_text_.reset();
@@ -219,21 +219,40 @@ void ShellIntegration::on_command_start(std::uint64_t c_mark_seq, std::uint64_t 
   while (commands_.size() > kMaxCommands) commands_.pop_front();
 }
 
+// Which shell of the stack printed a D mark, adding it when it is new.
+std::size_t ShellIntegration::shell_of(const ShellMark& mark) {
+  std::string key;
+  for (const auto& field : mark.fields) {
+    if (field.starts_with("p=")) key = field.substr(2);
+  }
+  for (std::size_t i = shells_.size(); i-- > 0;) {
+    if (shells_[i].key == key) return i;
+  }
+  if (!shells_.back().key) {  // the shell on top had not printed a D yet: this is it
+    shells_.back().key = key;
+  } else {  // a new shell inside the foreground one (its running command started it)
+    shells_.push_back(ShellLevel{key, std::nullopt});
+  }
+  return shells_.size() - 1;
+}
+
 void ShellIntegration::on_command_end(const ShellMark& mark) {
   int status = mark.fields.empty() ? -1 : std::atoi(mark.fields[0].c_str());
-  ShellCommand* command = nullptr;
-  if (running_) {
-    command = find_mutable(*running_);
-    running_.reset();
-  } else if (skip_orphan_end_) {
-    skip_orphan_end_ = false;        // the end of the typed rearm line itself
-  } else if (!suspended_.empty()) {  // the outer shell: the nested one has exited
-    command = find_mutable(suspended_.back());
-    suspended_.pop_back();
+  std::size_t level = shell_of(mark);
+  // Shells above `level` have exited: what ran in them, and the command in
+  // `level` that started them, ends here. A D with nothing running (an
+  // empty line, ctrl-c at the prompt) ends nothing.
+  while (shells_.size() > level) {
+    if (auto id = shells_.back().command) {
+      if (ShellCommand* command = find_mutable(*id)) {
+        command->exit_code = status;
+        command->output_end = mark.begin_seq;
+      }
+    }
+    if (shells_.size() == level + 1) break;
+    shells_.pop_back();
   }
-  if (!command) return;
-  command->exit_code = status;
-  command->output_end = mark.begin_seq;
+  shells_.back().command.reset();
 }
 
 void ShellIntegration::sh_track_echo(std::string_view bytes, std::uint64_t start_seq) {
@@ -269,14 +288,6 @@ void ShellIntegration::abandon_pending(std::uint64_t id) {
   if (pending_agent_ == id) pending_agent_.reset();
 }
 
-void ShellIntegration::rearming() {
-  if (running_) {
-    suspended_.push_back(*running_);
-    running_.reset();
-  }
-  skip_orphan_end_ = true;
-}
-
 ShellCommand* ShellIntegration::find_mutable(std::uint64_t id) {
   for (auto it = commands_.rbegin(); it != commands_.rend(); ++it) {
     if (it->id == id) return &*it;
@@ -289,7 +300,7 @@ const ShellCommand* ShellIntegration::find(std::uint64_t id) const {
 }
 
 const ShellCommand* ShellIntegration::current() const {
-  if (running_) return find(*running_);
+  if (running()) return find(*running());
   return commands_.empty() ? nullptr : &commands_.back();
 }
 

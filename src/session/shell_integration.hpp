@@ -19,9 +19,16 @@
 // `[human] $ CMD` before their output and `[exit N]` after it: agent_text()
 // inserts those annotations at the marks' log positions, so browser viewers,
 // the raw format and the spool file see the bytes unchanged.
-// Nested shells: after write(action="rearm") the command that started the new
-// shell (ssh, su, bash) is suspended; the next D without a C (the outer
-// shell's, when the inner one exits) completes it.
+// Nested shells: every hook's D mark names the shell that printed it
+// (`p=PID`, the shell's $$), so the shells form a stack: the session's own at
+// the bottom, the foreground one on top. A D from a shell not on the stack is
+// a new nested shell (rearmed, or one that inherited the hook): the command
+// that started it (bash, su, ssh) stays suspended below it. A D from a shell
+// lower in the stack means every shell above it has exited: the commands
+// running in them and the one that started them all end at that D, with its
+// status (the inner shell's exit status, passed on by bash/su/ssh). So an
+// empty line in the inner shell never ends the outer command, a failed rearm
+// never hides its end, and `exit` in the inner shell ends both.
 //
 // Threading: the execution's event loop only, like Execution.
 #pragma once
@@ -41,7 +48,7 @@ enum class InputSource;
 
 struct ShellMark {
   char kind = 0;                    // 'A', 'B', 'C', 'D', 'E'
-  std::vector<std::string> fields;  // between the kind and the nonce (D: status; E: text)
+  std::vector<std::string> fields;  // between the kind and the nonce (D: status, p=PID; E: text)
   std::uint64_t begin_seq = 0;      // first byte of the mark
   std::uint64_t end_seq = 0;        // byte after the mark
 };
@@ -87,8 +94,8 @@ class ShellIntegration {
 
   ShellKind kind() const { return kind_; }
   const std::string& nonce() const { return nonce_; }
-  bool prompt_ready() const { return prompt_ready_ && !running_; }
-  bool command_running() const { return running_.has_value(); }
+  bool prompt_ready() const { return prompt_ready_ && !running(); }
+  bool command_running() const { return running().has_value(); }
   bool exited() const { return exited_; }
   std::uint64_t last_prompt_end() const { return last_prompt_end_; }
   std::uint64_t marks_seen() const { return marks_seen_; }
@@ -97,8 +104,12 @@ class ShellIntegration {
   std::uint64_t submit_agent_command(std::string text, std::uint64_t seq, bool heuristic);
   // A heuristic command is over (quiet output): forget it as pending.
   void abandon_pending(std::uint64_t id);
-  // The agent re-injected the hook into a new shell started by the running command.
-  void rearming();
+  // The agent re-injected the hook into the foreground program. Nothing to
+  // prepare: the new shell's first D mark names it (and a rearm that reached
+  // no shell leaves the running command running).
+  void rearming() {}
+  // Shells known to be running one inside the other (1: no nesting).
+  std::size_t shell_depth() const { return shells_.size(); }
   const ShellCommand* find(std::uint64_t id) const;
   // The running command, else the newest one (nullptr before any).
   const ShellCommand* current() const;
@@ -110,6 +121,15 @@ class ShellIntegration {
  private:
   static constexpr std::size_t kMaxCommands = 4096;
   static constexpr std::size_t kMaxEchoBytes = 64 * 1024;
+  // One shell of the stack; `key` is the p= field of its D marks (empty for
+  // a hook without one), unknown until its first D.
+  struct ShellLevel {
+    std::optional<std::string> key;
+    std::optional<std::uint64_t> command;  // running; below the top: started the shell above
+  };
+  std::optional<std::uint64_t>& running() { return shells_.back().command; }
+  const std::optional<std::uint64_t>& running() const { return shells_.back().command; }
+  std::size_t shell_of(const ShellMark& mark);
   void apply(const ShellMark& mark);
   void on_prompt_drawn(const ShellMark& mark);
   void on_command_start(std::uint64_t c_mark_seq, std::uint64_t output_begin);
@@ -123,10 +143,8 @@ class ShellIntegration {
   std::vector<ShellMark> marks_;  // scratch
   std::deque<ShellCommand> commands_;
   std::uint64_t next_id_ = 1;
-  std::optional<std::uint64_t> running_;
-  std::vector<std::uint64_t> suspended_;  // commands that started a nested shell
+  std::vector<ShellLevel> shells_{ShellLevel{}};  // never empty
   std::optional<std::uint64_t> pending_agent_;
-  bool skip_orphan_end_ = false;
   bool prompt_ready_ = false;
   bool human_typed_ = false;
   bool exited_ = false;

@@ -117,23 +117,112 @@ TEST(ShellIntegration, HumanCommandIsAnnotatedInTheAgentText) {
   EXPECT_EQ(text, "$ ls\n[human] $ ls\nfile\n[exit 2]\n$ ");
 }
 
-TEST(ShellIntegration, RearmSuspendsTheOuterCommandUntilTheNestedShellExits) {
+// A prompt as the bash hook draws it, from the shell whose $$ is `pid`.
+std::string prompt(int status, int pid) {
+  return mark("D;" + std::to_string(status) + ";p=" + std::to_string(pid)) + mark("A") + "$ " +
+         mark("B");
+}
+
+TEST(ShellIntegration, NestedShellExitEndsTheInnerCommandAndTheOneThatStartedIt) {
   Feeder f;
-  f.out(mark("A") + "$ " + mark("B"));
+  f.out(prompt(0, 100));
   auto outer = f.shell.submit_agent_command("bash --norc", f.seq, false);
   f.out(mark("C") + "bash-5.2$ ");
   f.shell.rearming();
-  f.out("hook\r\n" + mark("D;0") + mark("A") + "$ " + mark("B"));  // the rearm line's own end
+  f.out("hook\r\n" + prompt(0, 200));  // the rearm line's own end, in the new shell
   EXPECT_FALSE(f.shell.find(outer)->ended());
   EXPECT_TRUE(f.shell.prompt_ready());
-  auto inner = f.shell.submit_agent_command("true", f.seq, false);
-  f.out(mark("C") + mark("D;0") + mark("A") + "$ " + mark("B"));
-  EXPECT_EQ(*f.shell.find(inner)->exit_code, 0);
-  f.out("exit\r\n" + mark("C") + mark("D;7"));  // the inner `exit`, then the outer prompt's D
-  // The inner `exit` typed by the human-less agent write has a C (new record) and no D of its own:
-  // the outer shell's D ends it. Either way the session is back at a prompt afterwards.
-  f.out(mark("A") + "$ " + mark("B"));
+  EXPECT_EQ(f.shell.shell_depth(), 2u);
+  auto inner = f.shell.submit_agent_command("(exit 4)", f.seq, false);
+  f.out(mark("C") + prompt(4, 200));
+  EXPECT_EQ(*f.shell.find(inner)->exit_code, 4);
+  f.out("\r\n" + prompt(0, 200));      // an empty line in the inner shell ends nothing
+  f.out("^C\r\n" + prompt(130, 200));  // nor does ctrl-c at its prompt
+  EXPECT_FALSE(f.shell.find(outer)->ended());
+  EXPECT_FALSE(f.shell.command_running());
+
+  auto leave = f.shell.submit_agent_command("exit 7", f.seq, false);
+  f.out(mark("C"));
+  std::uint64_t leave_begin = f.seq;
+  f.out("exit\r\n");
+  std::uint64_t end = f.seq;
+  f.out(prompt(7, 100));  // no D from the exiting shell: the outer one's carries the status
+  EXPECT_EQ(f.shell.shell_depth(), 1u);
+  const auto* left = f.shell.find(leave);
+  ASSERT_TRUE(left->ended());
+  EXPECT_EQ(*left->exit_code, 7);
+  EXPECT_EQ(left->output_begin, leave_begin);
+  EXPECT_EQ(left->output_end, end);
+  EXPECT_EQ(left->prompt_end, f.seq);
+  ASSERT_TRUE(f.shell.find(outer)->ended());
+  EXPECT_EQ(*f.shell.find(outer)->exit_code, 7);
+  EXPECT_EQ(f.shell.find(outer)->output_end, end);
   EXPECT_TRUE(f.shell.prompt_ready());
+
+  // Back in the outer shell: an empty line changes nothing, commands are exact.
+  f.out("\r\n" + prompt(0, 100));
+  EXPECT_EQ(*f.shell.find(outer)->exit_code, 7);
+  auto next = f.shell.submit_agent_command("false", f.seq, false);
+  f.out(mark("C") + prompt(1, 100));
+  EXPECT_EQ(*f.shell.find(next)->exit_code, 1);
+}
+
+TEST(ShellIntegration, InnerShellLeftWithCtrlDEndsTheCommandThatStartedIt) {
+  Feeder f;
+  f.out(prompt(0, 100));
+  auto outer = f.shell.submit_agent_command("bash --norc", f.seq, false);
+  f.out(mark("C") + "bash-5.2$ ");
+  f.out("hook\r\n" + prompt(0, 200) + "exit\r\n" + prompt(3, 100));
+  ASSERT_TRUE(f.shell.find(outer)->ended());
+  EXPECT_EQ(*f.shell.find(outer)->exit_code, 3);
+  EXPECT_EQ(f.shell.current()->id, outer);
+  EXPECT_TRUE(f.shell.prompt_ready());
+}
+
+TEST(ShellIntegration, RearmThatReachesNoShellKeepsTheCommandRunning) {
+  Feeder f;
+  f.out(prompt(0, 100));
+  auto python = f.shell.submit_agent_command("python3", f.seq, false);
+  f.out(mark("C") + ">>> ");
+  f.shell.rearming();  // typed into python: a SyntaxError, no marks
+  f.out("  File \"<stdin>\"\r\nSyntaxError: invalid syntax\r\n>>> ");
+  EXPECT_TRUE(f.shell.command_running());
+  EXPECT_FALSE(f.shell.prompt_ready());
+  f.out(prompt(5, 100));  // python exits with 5
+  ASSERT_TRUE(f.shell.find(python)->ended());
+  EXPECT_EQ(*f.shell.find(python)->exit_code, 5);
+}
+
+TEST(ShellIntegration, TwoNestedShellsUnwindOneAtATimeOrAllAtOnce) {
+  Feeder f;
+  f.out(prompt(0, 100));
+  auto first = f.shell.submit_agent_command("bash", f.seq, false);
+  f.out(mark("C") + prompt(0, 200));
+  auto second = f.shell.submit_agent_command("bash", f.seq, false);
+  f.out(mark("C") + prompt(0, 300));
+  EXPECT_EQ(f.shell.shell_depth(), 3u);
+  f.out(prompt(2, 200));  // the innermost exits: only `second` ends
+  EXPECT_EQ(*f.shell.find(second)->exit_code, 2);
+  EXPECT_FALSE(f.shell.find(first)->ended());
+  auto third = f.shell.submit_agent_command("su", f.seq, false);
+  f.out(mark("C") + prompt(0, 400));
+  auto sleeping = f.shell.submit_agent_command("sleep 100", f.seq, false);
+  f.out(mark("C"));
+  f.out(prompt(255, 100));  // the whole chain went away at once (a dropped connection)
+  EXPECT_EQ(f.shell.shell_depth(), 1u);
+  for (auto id : {first, third, sleeping}) EXPECT_EQ(*f.shell.find(id)->exit_code, 255);
+  EXPECT_TRUE(f.shell.prompt_ready());
+}
+
+TEST(ShellIntegration, APromptInheritedByANestedShellSuspendsTheCommand) {
+  Feeder f;
+  f.out(prompt(0, 100));
+  auto outer = f.shell.submit_agent_command("bash --norc", f.seq, false);
+  f.out(mark("C") + mark("A") + "$ " + mark("B"));  // an exported PS1 with the marks, no hook
+  EXPECT_FALSE(f.shell.command_running());
+  EXPECT_FALSE(f.shell.find(outer)->ended());
+  f.out("exit\r\n" + prompt(1, 100));
+  EXPECT_EQ(*f.shell.find(outer)->exit_code, 1);
 }
 
 TEST(ShellIntegration, ShDetectsOutputAfterTheEchoedLine) {
