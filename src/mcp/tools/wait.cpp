@@ -69,7 +69,10 @@ boost::asio::awaitable<ToolResult> wait(ToolContext& ctx, const json& args) {
     done = [&] { return execution->finished() || execution->waiting_for_input(); };
     recheck = milliseconds(40);
   } else if (until == "released") {
-    done = [&] { return !execution->held() || execution->finished(); };
+    // A handoff not yet taken over is still waiting for its person.
+    done = [&] {
+      return (!execution->held() && !execution->handoff_reason()) || execution->finished();
+    };
   } else {  // match
     std::uint64_t scanned_to = 0;
     done = [&] {
