@@ -12,14 +12,13 @@ using namespace std::chrono;
 
 constexpr milliseconds kHangupGrace{2000};
 
-boost::asio::awaitable<ToolResult> close(ToolContext& ctx, const json& args) {
-  ToolResult error;
-  auto execution = find_execution(ctx, args, error);
-  if (!execution) co_return error;
+boost::asio::awaitable<ToolResult> close(ToolContext& ctx, const json&,
+                                         std::shared_ptr<session::Execution> execution) {
   if (execution->kind() != session::ExecutionKind::session) {
-    co_return tool_error(
+    co_return refusal(
+        *execution, ctx,
         "execution_id: " + execution->id() + " is a command, not a session; end it with stop.",
-        merged(status_fields(*execution, ctx), {{"closed", false}}));
+        {{"closed", false}});
   }
   if (execution->finished()) {
     json result = merged(status_fields(*execution, ctx), {{"closed", true}});
@@ -28,7 +27,7 @@ boost::asio::awaitable<ToolResult> close(ToolContext& ctx, const json& args) {
     co_return ToolResult{std::move(result)};
   }
   if (auto ok = execution->stop(SIGHUP, kHangupGrace, session::InputSource::agent); !ok) {
-    co_return tool_error(ok.error(), merged(status_fields(*execution, ctx), {{"closed", false}}));
+    co_return refusal(*execution, ctx, ok.error(), {{"closed", false}});
   }
   auto end = co_await wait_until(ctx, *execution, steady_clock::now() + kHangupGrace + seconds(3),
                                  [&] { return execution->finished(); });
@@ -62,7 +61,7 @@ ToolDefinition make_close_tool(const ToolConfig&) {
       object_schema({{"execution_id", execution_id_input()}}, {"execution_id"}),
       {{"type", "object"}, {"properties", output}},
       annotations(false, true, true, false),
-      close,
+      for_execution(close),
   };
 }
 

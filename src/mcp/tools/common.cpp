@@ -1,6 +1,7 @@
 #include "mcp/tools/common.hpp"
 
 #include "pty/exit_status.hpp"
+#include "session/policy.hpp"
 #include "session/shell_integration.hpp"
 #include "session/text_view.hpp"
 
@@ -33,19 +34,25 @@ json read_inputs(const ToolConfig& config) {
         {"description",
          "Return only the newest N lines. Out-of-band; cannot be combined with since_seq."}}},
       {"max_output_bytes",
-       {{"type", "integer"},
-        {"minimum", 1},
-        {"maximum", config.max_output_bytes},
-        {"description", "Cap on output bytes in this response (default " +
-                            std::to_string(config.default_max_output_bytes) +
-                            "). Output past the cap is kept; the response says capped=true."}}},
+       max_output_bytes_input(config,
+                              ". Output past the cap is kept; the response says capped=true.")},
       {"format",
-       {{"type", "string"},
-        {"enum", {"text", "raw"}},
-        {"description",
-         "text (default): escape sequences removed, progress-bar overwrites collapsed, CRLF -> "
-         "LF. raw: the bytes as the terminal got them."}}},
+       format_input(
+           "text (default): escape sequences removed, progress-bar overwrites collapsed, CRLF -> "
+           "LF. raw: the bytes as the terminal got them.")},
   };
+}
+
+json max_output_bytes_input(const ToolConfig& config, const std::string& text) {
+  return {{"type", "integer"},
+          {"minimum", 1},
+          {"maximum", config.max_output_bytes},
+          {"description", "Cap on output bytes in this response (default " +
+                              std::to_string(config.default_max_output_bytes) + ")" + text}};
+}
+
+json format_input(const std::string& description) {
+  return {{"type", "string"}, {"enum", {"text", "raw"}}, {"description", description}};
 }
 
 json terminal_size_inputs() {
@@ -61,6 +68,41 @@ json terminal_size_inputs() {
         {"maximum", 500},
         {"description", "Terminal height (default 40)."}}},
   };
+}
+
+json start_inputs(const StartInputDescriptions& descriptions) {
+  json properties = {
+      {"name",
+       {{"type", "string"},
+        {"maxLength", 200},
+        {"description", "A short label for ps and the dashboard."}}},
+      {"purpose", {{"type", "string"}, {"maxLength", 1000}, {"description", descriptions.purpose}}},
+      {"cwd",
+       {{"type", "string"},
+        {"minLength", 1},
+        {"maxLength", 4096},
+        {"description", descriptions.cwd}}},
+      {"env",
+       {{"type", "object"},
+        {"additionalProperties", {{"type", "string"}, {"maxLength", 1 << 16}}},
+        {"description", descriptions.env}}},
+      {"host",
+       {{"type", "string"},
+        {"minLength", 1},
+        {"maxLength", 512},
+        {"description", descriptions.host}}},
+      {"user",
+       {{"type", "string"},
+        {"minLength", 1},
+        {"maxLength", 256},
+        {"description", descriptions.user}}},
+      {"port",
+       {{"type", "integer"},
+        {"minimum", 1},
+        {"maximum", 65535},
+        {"description", descriptions.port}}},
+  };
+  return merged(std::move(properties), terminal_size_inputs());
 }
 
 json read_output_properties() {
@@ -140,17 +182,82 @@ json merged(json a, const json& b) {
   return a;
 }
 
-std::shared_ptr<session::Execution> find_execution(ToolContext& ctx, const json& args,
-                                                   ToolResult& error) {
+namespace {
+
+boost::asio::awaitable<ToolResult> with_execution(ToolContext& ctx, const json& args,
+                                                  ExecutionHandler handler) {
   std::string id = args.value("execution_id", "");
   auto execution = ctx.registry.find(id);
   if (!execution) {
-    error = tool_error("execution_id: unknown execution_id '" + id +
-                           "'. Use the execution_id from execute/open (not the process_id); ps "
-                           "lists the known ones. Records are pruned after their retention time.",
-                       {{"execution_id", id}});
+    co_return tool_error("execution_id: unknown execution_id '" + id +
+                             "'. Use the execution_id from execute/open (not the process_id); ps "
+                             "lists the known ones. Records are pruned after their retention time.",
+                         {{"execution_id", id}});
   }
-  return execution;
+  co_return co_await handler(ctx, args, std::move(execution));
+}
+
+}  // namespace
+
+ToolHandler for_execution(ExecutionHandler handler) {
+  // Not a coroutine itself: a lambda coroutine's captures would not outlive a
+  // copy of this handler.
+  return
+      [handler](ToolContext& ctx, const json& args) { return with_execution(ctx, args, handler); };
+}
+
+ToolResult refusal(session::Execution& execution, const ToolContext& ctx, std::string message,
+                   const json& extra) {
+  return tool_error(std::move(message), merged(status_fields(execution, ctx), extra));
+}
+
+std::optional<ToolResult> held_refusal(session::Execution& execution, const ToolContext& ctx,
+                                       const std::string& undone, const json& extra) {
+  if (!execution.held()) return std::nullopt;
+  std::string what = execution.kind() == session::ExecutionKind::session ? "session" : "execution";
+  return refusal(execution, ctx,
+                 "held: a human has taken over this " + what + "; " + undone +
+                     ". Wait with wait(until=\"released\") and try again.",
+                 extra);
+}
+
+ToolResult failed_to_start(std::string message) {
+  return tool_error(std::move(message), {{"status", "failed_to_start"}});
+}
+
+std::optional<std::string> ssh_options_problem(const json& args) {
+  if (args.contains("host") || (!args.contains("user") && !args.contains("port")))
+    return std::nullopt;
+  return "user/port: only apply with host; add host or remove them.";
+}
+
+Expected<void> fill_start_spec(const ToolContext& ctx, const json& args,
+                               session::ExecutionSpec& spec) {
+  spec.purpose = args.value("purpose", "");
+  spec.name = args.value("name", "");
+  spec.host = args.value("host", "");
+  spec.ssh_user = args.value("user", "");
+  spec.ssh_port = args.value("port", 0);
+  spec.size = {static_cast<std::uint16_t>(args.value("cols", 120)),
+               static_cast<std::uint16_t>(args.value("rows", 40))};
+  if (args.contains("env")) spec.env = args["env"].get<std::map<std::string, std::string>>();
+  std::string cwd = args.value("cwd", ctx.config.default_cwd);
+  if (!spec.host.empty()) {  // a remote cwd is the remote shell's business
+    spec.cwd = cwd;
+    return {};
+  }
+  auto resolved =
+      ctx.policy->check_cwd(cwd);  // an omitted cwd (empty) is the server's, checked too
+  if (!resolved) return make_error("cwd: " + resolved.error());
+  spec.cwd = resolved.value();
+  return {};
+}
+
+Expected<void> check_start_limits(ToolContext& ctx) {
+  auto& policy = *ctx.policy;
+  if (auto ok = policy.check_live_limit(ctx.registry.live_count()); !ok) return ok;
+  const auto spool_budget = policy.config().max_total_spool_bytes;
+  return policy.check_total_spool(ctx.registry.reclaim_spool(spool_budget));
 }
 
 ReadRequest read_request(const ToolContext& ctx, const json& args) {

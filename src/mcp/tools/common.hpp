@@ -1,5 +1,6 @@
-// Pieces every execution tool shares: looking up an execution, the cursor
-// read fields, the status fields, schema fragments, and the event-driven
+// Pieces every execution tool shares: looking up an execution, refusals,
+// the cursor read fields, the status fields, schema fragments, the fields
+// execute and open both fill in a new execution's spec, and the event-driven
 // wait loop.
 #pragma once
 
@@ -8,6 +9,7 @@
 #include <memory>
 #include <optional>
 
+#include "base/expected.hpp"
 #include "mcp/tool.hpp"
 
 namespace agentty::mcp::tools {
@@ -16,10 +18,19 @@ namespace agentty::mcp::tools {
 json execution_id_input();
 // since_seq, tail_lines, max_output_bytes, format
 json read_inputs(const ToolConfig& config);
+// One property each; `text` ends the description.
+json max_output_bytes_input(const ToolConfig& config, const std::string& text);
+json format_input(const std::string& description);
 // Properties every output-bearing result has (output, cursor fields, status...).
 json read_output_properties();
-// cols and rows of a new terminal (execute, open).
+// cols and rows of a terminal (execute, open: the new one; write: a resize).
 json terminal_size_inputs();
+// What starts a new execution where: name, purpose, cwd, env, host, user,
+// port, cols, rows (execute, open). Descriptions that differ per tool:
+struct StartInputDescriptions {
+  std::string purpose, cwd, env, host, user, port;
+};
+json start_inputs(const StartInputDescriptions& descriptions);
 json status_output_properties();
 json object_schema(json properties, std::vector<std::string> required = {});
 json annotations(bool read_only, bool destructive, bool idempotent, bool open_world);
@@ -27,8 +38,36 @@ json annotations(bool read_only, bool destructive, bool idempotent, bool open_wo
 json merged(json a, const json& b);
 
 // --- lookups -----------------------------------------------------------------
-std::shared_ptr<session::Execution> find_execution(ToolContext& ctx, const json& args,
-                                                   ToolResult& error);
+using ToolHandler = decltype(ToolDefinition::handler);
+// The handler of a tool that acts on the execution named by execution_id; it
+// holds the record alive while it runs.
+using ExecutionHandler = boost::asio::awaitable<ToolResult> (*)(
+    ToolContext& ctx, const json& args, std::shared_ptr<session::Execution> execution);
+// Looks the execution up and answers an unknown execution_id itself.
+ToolHandler for_execution(ExecutionHandler handler);
+
+// --- refusals ----------------------------------------------------------------
+// A user's mistake or a refused action, with where the execution stands
+// (status fields) and `extra`.
+ToolResult refusal(session::Execution& execution, const ToolContext& ctx, std::string message,
+                   const json& extra = json::object());
+// The refusal of an agent action while a person holds the terminal; `undone`
+// says what did not happen ("nothing was written"). Nothing when not held.
+std::optional<ToolResult> held_refusal(session::Execution& execution, const ToolContext& ctx,
+                                       const std::string& undone,
+                                       const json& extra = json::object());
+// execute/open: nothing was started.
+ToolResult failed_to_start(std::string message);
+
+// --- starting (execute, open) ------------------------------------------------
+// user/port without host; nullopt when fine.
+std::optional<std::string> ssh_options_problem(const json& args);
+// Fills purpose, name, host, user, port, size, env and cwd (checked against
+// the policy when local); the error names the argument.
+Expected<void> fill_start_spec(const ToolContext& ctx, const json& args,
+                               session::ExecutionSpec& spec);
+// The live-execution limit and the total spool budget (reclaiming old records first).
+Expected<void> check_start_limits(ToolContext& ctx);
 
 // --- results -----------------------------------------------------------------
 struct ReadRequest {

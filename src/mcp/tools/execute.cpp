@@ -48,25 +48,6 @@ json input_schema(const ToolConfig& config) {
          "Every side-effect category this command may plausibly have; [\"NONE\"] for read-only "
          "commands (NONE is exclusive). Categories the operator blocked are refused before "
          "anything starts."}}},
-      {"purpose",
-       {{"type", "string"},
-        {"maxLength", 1000},
-        {"description",
-         "Why you run this, in a few words (shown to the human watching and in the audit log)."}}},
-      {"name",
-       {{"type", "string"},
-        {"maxLength", 200},
-        {"description", "A short label for ps and the dashboard."}}},
-      {"cwd",
-       {{"type", "string"},
-        {"minLength", 1},
-        {"maxLength", 4096},
-        {"description",
-         "Working directory (must exist; must be inside AGENTTY_ALLOWED_CWDS when set)."}}},
-      {"env",
-       {{"type", "object"},
-        {"additionalProperties", {{"type", "string"}, {"maxLength", 1 << 16}}},
-        {"description", "Variables added to the server's environment for this command."}}},
       {"stdin",
        {{"type", "string"},
         {"maxLength", 1 << 20},
@@ -92,17 +73,8 @@ json input_schema(const ToolConfig& config) {
                             std::to_string(config.default_timeout_ms) +
                             "). On expiry: SIGTERM to the process group, SIGKILL after a grace, "
                             "status timed_out."}}},
-      {"max_output_bytes",
-       {{"type", "integer"},
-        {"minimum", 1},
-        {"maximum", config.max_output_bytes},
-        {"description", "Cap on output bytes in this response (default " +
-                            std::to_string(config.default_max_output_bytes) +
-                            "); the rest stays readable with read."}}},
-      {"format",
-       {{"type", "string"},
-        {"enum", {"text", "raw"}},
-        {"description", "text (default) or raw bytes."}}},
+      {"max_output_bytes", max_output_bytes_input(config, "; the rest stays readable with read.")},
+      {"format", format_input("text (default) or raw bytes.")},
       {"session",
        {{"type", "string"},
         {"minLength", 1},
@@ -110,24 +82,17 @@ json input_schema(const ToolConfig& config) {
         {"description",
          "Run the command in this open shell session (an execution_id from open) instead of a new "
          "process."}}},
-      {"host",
-       {{"type", "string"},
-        {"minLength", 1},
-        {"maxLength", 512},
-        {"description",
-         "Run on this SSH host (an ~/.ssh/config alias or user@host:port) instead of locally."}}},
-      {"user",
-       {{"type", "string"},
-        {"minLength", 1},
-        {"maxLength", 256},
-        {"description", "SSH user (overrides the host's)."}}},
-      {"port",
-       {{"type", "integer"},
-        {"minimum", 1},
-        {"maximum", 65535},
-        {"description", "SSH port (overrides the host's)."}}},
   };
-  return object_schema(merged(std::move(properties), terminal_size_inputs()), {"side_effects"});
+  json where = start_inputs({
+      .purpose =
+          "Why you run this, in a few words (shown to the human watching and in the audit log).",
+      .cwd = "Working directory (must exist; must be inside AGENTTY_ALLOWED_CWDS when set).",
+      .env = "Variables added to the server's environment for this command.",
+      .host = "Run on this SSH host (an ~/.ssh/config alias or user@host:port) instead of locally.",
+      .user = "SSH user (overrides the host's).",
+      .port = "SSH port (overrides the host's).",
+  });
+  return object_schema(merged(std::move(properties), where), {"side_effects"});
 }
 
 json output_schema() {
@@ -156,39 +121,17 @@ std::string eof_for(const std::string& typed) {
 }  // namespace
 
 boost::asio::awaitable<ToolResult> execute(ToolContext& ctx, const json& args) {
-  if (auto problem = check_command_choice(args))
-    co_return tool_error(*problem, {{"status", "failed_to_start"}});
+  if (auto problem = check_command_choice(args)) co_return failed_to_start(*problem);
   if (args.contains("session")) co_return co_await execute_in_session(ctx, args);
-  if (!args.contains("host") && (args.contains("user") || args.contains("port"))) {
-    co_return tool_error("user/port: only apply with host; add host or remove them.",
-                         {{"status", "failed_to_start"}});
-  }
+  if (auto problem = ssh_options_problem(args)) co_return failed_to_start(*problem);
   auto& policy = *ctx.policy;
   auto side_effects = args["side_effects"].get<std::vector<std::string>>();
-  if (auto ok = policy.check_side_effects(side_effects); !ok)
-    co_return tool_error(ok.error(), {{"status", "failed_to_start"}});
+  if (auto ok = policy.check_side_effects(side_effects); !ok) co_return failed_to_start(ok.error());
 
   session::ExecutionSpec spec;
   spec.side_effects = side_effects;
-  spec.purpose = args.value("purpose", "");
-  spec.name = args.value("name", "");
-  spec.host = args.value("host", "");
-  spec.ssh_user = args.value("user", "");
-  spec.ssh_port = args.value("port", 0);
-  spec.size = {static_cast<std::uint16_t>(args.value("cols", 120)),
-               static_cast<std::uint16_t>(args.value("rows", 40))};
   spec.timeout = milliseconds(args.value("timeout_ms", ctx.config.default_timeout_ms));
-  if (args.contains("env")) spec.env = args["env"].get<std::map<std::string, std::string>>();
-
-  std::string cwd = args.value("cwd", ctx.config.default_cwd);
-  if (spec.host.empty()) {  // an omitted cwd (empty) is the server's, checked too
-    auto resolved = policy.check_cwd(cwd);
-    if (!resolved)
-      co_return tool_error("cwd: " + resolved.error(), {{"status", "failed_to_start"}});
-    spec.cwd = resolved.value();
-  } else {
-    spec.cwd = cwd;
-  }
+  if (auto ok = fill_start_spec(ctx, args, spec); !ok) co_return failed_to_start(ok.error());
 
   if (args.contains("command")) {
     spec.command_text = args["command"].get<std::string>();
@@ -201,21 +144,15 @@ boost::asio::awaitable<ToolResult> execute(ToolContext& ctx, const json& args) {
   } else {
     spec.command_text = args["script"].get<std::string>();
     auto checked = check_bash_syntax(spec.command_text, ctx.config.state_dir);
-    if (!checked)
-      co_return tool_error("script: " + checked.error(), {{"status", "failed_to_start"}});
+    if (!checked) co_return failed_to_start("script: " + checked.error());
     spec.argv = {ctx.config.default_shell, checked.value()};
     spec.remote_command = spec.command_text;
   }
-  if (auto ok = policy.check_command(spec.command_text); !ok)
-    co_return tool_error(ok.error(), {{"status", "failed_to_start"}});
-  if (auto ok = policy.check_live_limit(ctx.registry.live_count()); !ok)
-    co_return tool_error(ok.error(), {{"status", "failed_to_start"}});
-  const auto spool_budget = policy.config().max_total_spool_bytes;
-  if (auto ok = policy.check_total_spool(ctx.registry.reclaim_spool(spool_budget)); !ok)
-    co_return tool_error(ok.error(), {{"status", "failed_to_start"}});
+  if (auto ok = policy.check_command(spec.command_text); !ok) co_return failed_to_start(ok.error());
+  if (auto ok = check_start_limits(ctx); !ok) co_return failed_to_start(ok.error());
 
   auto started = co_await ctx.registry.start(std::move(spec));
-  if (!started) co_return tool_error(started.error(), {{"status", "failed_to_start"}});
+  if (!started) co_return failed_to_start(started.error());
   auto execution = started.value();
 
   json extra = json::object();

@@ -81,10 +81,8 @@ ToolResult read_lines(session::Execution& execution, const json& args, std::size
   return ToolResult{std::move(out)};
 }
 
-boost::asio::awaitable<ToolResult> explore(ToolContext& ctx, const json& args) {
-  ToolResult error;
-  auto execution = find_execution(ctx, args, error);
-  if (!execution) co_return error;
+boost::asio::awaitable<ToolResult> explore(ToolContext& ctx, const json& args,
+                                           std::shared_ptr<session::Execution> execution) {
   std::string op = args["op"];
   std::size_t max_bytes =
       std::min<std::size_t>(args.value("max_bytes", 16384), ctx.config.max_output_bytes);
@@ -193,7 +191,7 @@ ToolDefinition make_explore_tool(const ToolConfig& config) {
       object_schema(properties, {"execution_id", "op"}),
       {{"type", "object"}, {"properties", output}},
       annotations(true, false, true, false),
-      explore,
+      for_execution(explore),
   };
 }
 

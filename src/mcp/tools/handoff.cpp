@@ -7,14 +7,12 @@ namespace agentty::mcp::tools {
 
 namespace {
 
-boost::asio::awaitable<ToolResult> handoff(ToolContext& ctx, const json& args) {
-  ToolResult error;
-  auto execution = find_execution(ctx, args, error);
-  if (!execution) co_return error;
+boost::asio::awaitable<ToolResult> handoff(ToolContext& ctx, const json& args,
+                                           std::shared_ptr<session::Execution> execution) {
   if (execution->finished()) {
-    co_return tool_error(
-        "execution_id: this execution has ended; there is nothing to hand over. Start a new one.",
-        status_fields(*execution, ctx));
+    co_return refusal(
+        *execution, ctx,
+        "execution_id: this execution has ended; there is nothing to hand over. Start a new one.");
   }
   execution->request_handoff(args["reason"].get<std::string>());
   json result = status_fields(*execution, ctx);
@@ -55,7 +53,7 @@ ToolDefinition make_handoff_tool(const ToolConfig&) {
       object_schema(properties, {"execution_id", "reason"}),
       {{"type", "object"}, {"properties", output}},
       annotations(false, false, true, true),
-      handoff,
+      for_execution(handoff),
   };
 }
 

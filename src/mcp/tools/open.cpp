@@ -39,36 +39,15 @@ std::string join(const std::vector<std::string>& argv) {
   return out;
 }
 
-ToolResult failed(std::string message) {
-  return tool_error(std::move(message), {{"status", "failed_to_start"}});
-}
-
 boost::asio::awaitable<ToolResult> open(ToolContext& ctx, const json& args) {
   auto kind =
       session::parse_shell_kind(args.value("shell", "bash")).value_or(session::ShellKind::bash);
-  if (!args.contains("host") && (args.contains("user") || args.contains("port"))) {
-    co_return failed("user/port: only apply with host; add host or remove them.");
-  }
+  if (auto problem = ssh_options_problem(args)) co_return failed_to_start(*problem);
   auto& policy = *ctx.policy;
 
   session::ExecutionSpec spec;
   spec.kind = session::ExecutionKind::session;
-  spec.purpose = args.value("purpose", "");
-  spec.name = args.value("name", "");
-  spec.host = args.value("host", "");
-  spec.ssh_user = args.value("user", "");
-  spec.ssh_port = args.value("port", 0);
-  spec.size = {static_cast<std::uint16_t>(args.value("cols", 120)),
-               static_cast<std::uint16_t>(args.value("rows", 40))};
-  if (args.contains("env")) spec.env = args["env"].get<std::map<std::string, std::string>>();
-  std::string cwd = args.value("cwd", ctx.config.default_cwd);
-  if (spec.host.empty()) {  // an omitted cwd (empty) is the server's, checked too
-    auto resolved = policy.check_cwd(cwd);
-    if (!resolved) co_return failed("cwd: " + resolved.error());
-    spec.cwd = resolved.value();
-  } else {
-    spec.cwd = cwd;
-  }
+  if (auto ok = fill_start_spec(ctx, args, spec); !ok) co_return failed_to_start(ok.error());
 
   std::string nonce = random_hex(8);
   if (spec.host.empty()) {
@@ -76,41 +55,38 @@ boost::asio::awaitable<ToolResult> open(ToolContext& ctx, const json& args) {
     std::string program = find_in_path(kind == session::ShellKind::sh ? "dash" : name);
     if (program.empty() && kind == session::ShellKind::sh) program = find_in_path("sh");
     if (program.empty())
-      co_return failed("shell: " + name + " is not installed here; use shell=\"bash\".");
+      co_return failed_to_start("shell: " + name + " is not installed here; use shell=\"bash\".");
     auto dir = (ctx.config.state_dir.empty() ? std::filesystem::temp_directory_path()
                                              : ctx.config.state_dir) /
                "sessions" / nonce;
     auto launch = session::write_shell_startup(kind, program, nonce, dir);
-    if (!launch) co_return failed(launch.error());
+    if (!launch) co_return failed_to_start(launch.error());
     spec.argv = launch.value().argv;
     for (const auto& [key, value] : launch.value().env) spec.env[key] = value;
     spec.command_text = program;
-    if (auto ok = policy.check_command(join(spec.argv)); !ok) co_return failed(ok.error());
+    if (auto ok = policy.check_command(join(spec.argv)); !ok) co_return failed_to_start(ok.error());
   } else {
     kind = session::ShellKind::bash;  // the hook is typed into the login shell; rearm knows bash
     spec.command_text = "(login shell on " + spec.host + ")";
-    if (auto ok = policy.check_command(spec.command_text); !ok) co_return failed(ok.error());
+    if (auto ok = policy.check_command(spec.command_text); !ok)
+      co_return failed_to_start(ok.error());
   }
   // Limits last, as in the policy's order (cwd, command rules, limits).
   if (auto ok = policy.check_session_limit(ctx.registry.live_session_count()); !ok)
-    co_return failed(ok.error());
-  if (auto ok = policy.check_live_limit(ctx.registry.live_count()); !ok)
-    co_return failed(ok.error());
-  const auto spool_budget = policy.config().max_total_spool_bytes;
-  if (auto ok = policy.check_total_spool(ctx.registry.reclaim_spool(spool_budget)); !ok)
-    co_return failed(ok.error());
+    co_return failed_to_start(ok.error());
+  if (auto ok = check_start_limits(ctx); !ok) co_return failed_to_start(ok.error());
 
   std::shared_ptr<session::Execution> execution;
   if (spec.host.empty()) {
     // start_local attaches the channel but no output is read before this
     // coroutine yields, so the integration sees the very first byte.
     auto started = ctx.registry.start_local(std::move(spec));
-    if (!started) co_return failed(started.error());
+    if (!started) co_return failed_to_start(started.error());
     execution = started.value();
     execution->set_shell_integration(std::make_unique<session::ShellIntegration>(kind, nonce));
   } else {
     auto started = co_await ctx.registry.start(std::move(spec));
-    if (!started) co_return failed(started.error());
+    if (!started) co_return failed_to_start(started.error());
     execution = started.value();
     execution->set_shell_integration(std::make_unique<session::ShellIntegration>(kind, nonce));
     co_await wait_until(
@@ -154,41 +130,16 @@ ToolDefinition make_open_tool(const ToolConfig& config) {
         {"description",
          "Which shell (default bash). Your rc files load as usual; agentty adds its prompt hook "
          "after them. sh (dash) has no hooks: its boundaries are heuristic."}}},
-      {"cwd",
-       {{"type", "string"},
-        {"minLength", 1},
-        {"maxLength", 4096},
-        {"description", "Starting directory (must exist; inside AGENTTY_ALLOWED_CWDS when set)."}}},
-      {"env",
-       {{"type", "object"},
-        {"additionalProperties", {{"type", "string"}, {"maxLength", 1 << 16}}},
-        {"description", "Variables added to the shell's environment."}}},
-      {"name",
-       {{"type", "string"},
-        {"maxLength", 200},
-        {"description", "A short label for ps and the dashboard."}}},
-      {"purpose",
-       {{"type", "string"},
-        {"maxLength", 1000},
-        {"description", "Why you open it, in a few words (shown to the human watching)."}}},
-      {"host",
-       {{"type", "string"},
-        {"minLength", 1},
-        {"maxLength", 512},
-        {"description",
-         "Open the shell on this SSH host (an ~/.ssh/config alias or user@host:port); the hook is "
-         "typed in after login (bash)."}}},
-      {"user",
-       {{"type", "string"},
-        {"minLength", 1},
-        {"maxLength", 256},
-        {"description", "SSH user (with host)."}}},
-      {"port",
-       {{"type", "integer"},
-        {"minimum", 1},
-        {"maximum", 65535},
-        {"description", "SSH port (with host)."}}},
   };
+  json where = start_inputs({
+      .purpose = "Why you open it, in a few words (shown to the human watching).",
+      .cwd = "Starting directory (must exist; inside AGENTTY_ALLOWED_CWDS when set).",
+      .env = "Variables added to the shell's environment.",
+      .host = "Open the shell on this SSH host (an ~/.ssh/config alias or user@host:port); the "
+              "hook is typed in after login (bash).",
+      .user = "SSH user (with host).",
+      .port = "SSH port (with host).",
+  });
   json output = merged(status_output_properties(), read_output_properties());
   output["prompt_ready"] = {{"type", "boolean"},
                             {"description", "The shell drew its first prompt and takes commands."}};
@@ -217,7 +168,7 @@ ToolDefinition make_open_tool(const ToolConfig& config) {
       "installed shell, fix cwd); prompt_ready=false means the shell is open but no prompt came "
       "within 10 s: read "
       "it to see why.",
-      object_schema(merged(properties, terminal_size_inputs())),
+      object_schema(merged(properties, where)),
       {{"type", "object"}, {"properties", output}},
       annotations(false, false, false, true),
       open,

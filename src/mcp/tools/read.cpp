@@ -5,10 +5,8 @@ namespace agentty::mcp::tools {
 
 namespace {
 
-boost::asio::awaitable<ToolResult> read(ToolContext& ctx, const json& args) {
-  ToolResult error;
-  auto execution = find_execution(ctx, args, error);
-  if (!execution) co_return error;
+boost::asio::awaitable<ToolResult> read(ToolContext& ctx, const json& args,
+                                        std::shared_ptr<session::Execution> execution) {
   if (args.contains("since_seq") && args.contains("tail_lines")) {
     co_return tool_error("tail_lines: cannot be combined with since_seq; use one of them.");
   }
@@ -37,7 +35,7 @@ ToolDefinition make_read_tool(const ToolConfig& config) {
       {{"type", "object"},
        {"properties", merged(status_output_properties(), read_output_properties())}},
       annotations(true, false, false, false),
-      read,
+      for_execution(read),
   };
 }
 

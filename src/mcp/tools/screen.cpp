@@ -5,10 +5,8 @@ namespace agentty::mcp::tools {
 
 namespace {
 
-boost::asio::awaitable<ToolResult> screen(ToolContext& ctx, const json& args) {
-  ToolResult error;
-  auto execution = find_execution(ctx, args, error);
-  if (!execution) co_return error;
+boost::asio::awaitable<ToolResult> screen(ToolContext& ctx, const json& args,
+                                          std::shared_ptr<session::Execution> execution) {
   auto snapshot = execution->screen().snapshot(args.value("scrollback_lines", 0));
   json result = status_fields(*execution, ctx);
   result["cols"] = snapshot.cols;
@@ -64,7 +62,7 @@ ToolDefinition make_screen_tool(const ToolConfig&) {
       object_schema(properties, {"execution_id"}),
       {{"type", "object"}, {"properties", output}},
       annotations(true, false, true, false),
-      screen,
+      for_execution(screen),
   };
 }
 

@@ -21,8 +21,7 @@ constexpr milliseconds kPromptWait{10000};
 constexpr milliseconds kHeuristicQuiet{300};
 
 ToolResult refuse(session::Execution& execution, const ToolContext& ctx, std::string message) {
-  return tool_error(std::move(message),
-                    merged(status_fields(execution, ctx), session_fields(execution)));
+  return refusal(execution, ctx, std::move(message), session_fields(execution));
 }
 
 std::string trim_trailing_newlines(std::string text) {
@@ -118,43 +117,37 @@ json session_fields(session::Execution& execution, bool command_exit) {
 boost::asio::awaitable<ToolResult> execute_in_session(ToolContext& ctx, const json& args) {
   std::string id = args["session"].get<std::string>();
   auto execution = ctx.registry.find(id);
-  json failed = {{"status", "failed_to_start"}};
   if (!execution || !execution->shell()) {
-    co_return tool_error(
+    co_return failed_to_start(
         "session: '" + id +
-            "' is not an open shell session. Use the execution_id that open returned "
-            "(ps lists sessions with kind=session), or omit session to run a new process.",
-        failed);
+        "' is not an open shell session. Use the execution_id that open returned "
+        "(ps lists sessions with kind=session), or omit session to run a new process.");
   }
   for (const char* arg : {"argv", "script", "host", "user", "port", "cwd", "env", "stdin",
                           "close_stdin", "cols", "rows", "name"}) {
     if (args.contains(arg)) {
-      co_return tool_error(
+      co_return failed_to_start(
           std::string(arg) +
-              ": does not apply with session (the command is typed into the open shell); "
-              "remove it (use cd/export inside the session instead).",
-          failed);
+          ": does not apply with session (the command is typed into the open shell); "
+          "remove it (use cd/export inside the session instead).");
     }
   }
   if (!args.contains("command"))
-    co_return tool_error("command: with session, give the command line as command.", failed);
+    co_return failed_to_start("command: with session, give the command line as command.");
   auto side_effects = args["side_effects"].get<std::vector<std::string>>();
   if (auto ok = ctx.policy->check_side_effects(side_effects); !ok)
-    co_return tool_error(ok.error(), failed);
+    co_return failed_to_start(ok.error());
   std::string text = trim_trailing_newlines(args["command"].get<std::string>());
   if (text.empty())
-    co_return tool_error("command: is empty; give a command line to run in the session.", failed);
-  if (auto ok = ctx.policy->check_command(text); !ok) co_return tool_error(ok.error(), failed);
+    co_return failed_to_start("command: is empty; give a command line to run in the session.");
+  if (auto ok = ctx.policy->check_command(text); !ok) co_return failed_to_start(ok.error());
   if (execution->finished()) {
     co_return refuse(*execution, ctx,
                      "session: the shell has ended (" + session::to_string(execution->status()) +
                          "); open a new session with open.");
   }
-  if (execution->held()) {
-    co_return refuse(*execution, ctx,
-                     "held: a human has taken over this session; nothing was typed. Wait with "
-                     "wait(until=\"released\") and try again.");
-  }
+  if (auto held = held_refusal(*execution, ctx, "nothing was typed", session_fields(*execution)))
+    co_return std::move(*held);
   auto* shell = execution->shell();
   bool heuristic = false;
   if (shell->command_running()) {
@@ -251,11 +244,8 @@ boost::asio::awaitable<ToolResult> session_action(ToolContext& ctx, session::Exe
         "action: cannot be combined with input, keys, newline or eof; send them in a separate "
         "write.");
   }
-  if (execution.held()) {
-    co_return refuse(execution, ctx,
-                     "held: a human has taken over this session; nothing was written. Wait with "
-                     "wait(until=\"released\") and try again.");
-  }
+  if (auto held = held_refusal(execution, ctx, "nothing was written", session_fields(execution)))
+    co_return std::move(*held);
   auto yield = milliseconds(effective_yield(ctx, args, 3000));
   std::string bytes;
   if (action == "rearm") {

@@ -10,16 +10,14 @@ namespace {
 
 using namespace std::chrono;
 
-boost::asio::awaitable<ToolResult> stop(ToolContext& ctx, const json& args) {
-  ToolResult error;
-  auto execution = find_execution(ctx, args, error);
-  if (!execution) co_return error;
+boost::asio::awaitable<ToolResult> stop(ToolContext& ctx, const json& args,
+                                        std::shared_ptr<session::Execution> execution) {
   std::string name = args.value("signal", "SIGTERM");
   int signo = pty::signal_number(name).value_or(SIGTERM);
   auto grace = milliseconds(args.value("force_after_ms", ctx.config.default_stop_grace_ms));
   bool was_running = !execution->finished();
   if (auto ok = execution->stop(signo, grace, session::InputSource::agent); !ok) {
-    co_return tool_error(ok.error(), merged(status_fields(*execution, ctx), {{"stopped", false}}));
+    co_return refusal(*execution, ctx, ok.error(), {{"stopped", false}});
   }
   // SIGKILL lands within the grace; allow a little more for the group to drain.
   auto deadline = steady_clock::now() + grace + milliseconds(3000);
@@ -68,7 +66,7 @@ ToolDefinition make_stop_tool(const ToolConfig& config) {
       object_schema(properties, {"execution_id"}),
       {{"type", "object"}, {"properties", output}},
       annotations(false, true, true, false),
-      stop,
+      for_execution(stop),
   };
 }
 

@@ -20,10 +20,8 @@ struct Condition {
   milliseconds recheck{0};
 };
 
-boost::asio::awaitable<ToolResult> wait(ToolContext& ctx, const json& args) {
-  ToolResult error;
-  auto execution = find_execution(ctx, args, error);
-  if (!execution) co_return error;
+boost::asio::awaitable<ToolResult> wait(ToolContext& ctx, const json& args,
+                                        std::shared_ptr<session::Execution> execution) {
   if (args.contains("since_seq") && args.contains("tail_lines")) {
     co_return tool_error("tail_lines: cannot be combined with since_seq; use one of them.");
   }
@@ -181,7 +179,7 @@ ToolDefinition make_wait_tool(const ToolConfig& config) {
       object_schema(properties, {"execution_id"}),
       {{"type", "object"}, {"properties", output}},
       annotations(true, false, false, false),
-      wait,
+      for_execution(wait),
   };
 }
 

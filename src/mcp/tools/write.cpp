@@ -27,10 +27,8 @@ Expected<std::string> compose_input(session::Execution& execution, const json& a
   return bytes;
 }
 
-boost::asio::awaitable<ToolResult> write(ToolContext& ctx, const json& args) {
-  ToolResult error;
-  auto execution = find_execution(ctx, args, error);
-  if (!execution) co_return error;
+boost::asio::awaitable<ToolResult> write(ToolContext& ctx, const json& args,
+                                         std::shared_ptr<session::Execution> execution) {
   if (!args.contains("input") && !args.contains("keys") && !args.value("eof", false) &&
       !args.contains("action")) {
     co_return tool_error("input: give input, keys, eof or action (nothing to write)");
@@ -40,7 +38,7 @@ boost::asio::awaitable<ToolResult> write(ToolContext& ctx, const json& args) {
   if (!bytes) co_return tool_error(bytes.error());
   auto written = execution->write(*bytes, session::InputSource::agent);
   if (!written) {
-    co_return tool_error(written.error(), merged(status_fields(*execution, ctx), {{"ok", false}}));
+    co_return refusal(*execution, ctx, written.error(), {{"ok", false}});
   }
   // Return what the program printed in reply: until output has been quiet for
   // a moment after something arrived, the program waits for input again, or it ends.
@@ -114,7 +112,7 @@ ToolDefinition make_write_tool(const ToolConfig& config) {
       object_schema(properties, {"execution_id"}),
       {{"type", "object"}, {"properties", output}},
       annotations(false, true, false, true),
-      write,
+      for_execution(write),
   };
 }
 
