@@ -227,8 +227,8 @@ test('execute and open with cols/rows: the program sees that size', async (t) =>
   assert.equal(size.output, '37 101\n');
 });
 
-// The MCP tools offer no resize to the agent (TOOLS.md); a holder's terminal
-// does resize: `agentty attach` in tmux takes over with the pane's size.
+// A holder's terminal resizes too (the agent's own resize, write(cols/rows),
+// is in resize.test.mjs): `agentty attach` in tmux takes over with the pane's size.
 test('a holder resizing its terminal reaches the program (SIGWINCH), release restores the agent size', async (t) => {
   if (!findProgram('tmux')) return t.skip('tmux is not installed (scripts/install-deps installs it)');
   const program = [

@@ -1,5 +1,5 @@
-// write: type into the PTY (text, keys, EOF, session actions), then return
-// what the program printed back.
+// write: resize the terminal and/or type into the PTY (text, keys, EOF,
+// session actions), then return what the program printed back.
 #include "mcp/tools/common.hpp"
 #include "mcp/tools/session_execute.hpp"
 #include "session/key_encoder.hpp"
@@ -27,18 +27,54 @@ Expected<std::string> compose_input(session::Execution& execution, const json& a
   return bytes;
 }
 
+// The size cols/rows ask for (a missing one stays as it is); nullopt without either.
+std::optional<pty::TerminalSize> requested_size(session::Execution& execution, const json& args) {
+  if (!args.contains("cols") && !args.contains("rows")) return std::nullopt;
+  auto size = execution.size();
+  size.cols = args.value("cols", size.cols);
+  size.rows = args.value("rows", size.rows);
+  return size;
+}
+
+// Refused like a write (held, ended), so a refused call changes nothing.
+std::optional<ToolResult> resize_terminal(ToolContext& ctx, session::Execution& execution,
+                                          pty::TerminalSize size) {
+  const json not_ok = {{"ok", false}};
+  if (auto held = held_refusal(execution, ctx,
+                               "the terminal was not resized and nothing was written", not_ok))
+    return held;
+  if (execution.finished()) {
+    return refusal(execution, ctx,
+                   "execution " + execution.id() + " has ended (" +
+                       session::to_string(execution.status()) +
+                       "); it was not resized. Start a new one with execute.",
+                   not_ok);
+  }
+  execution.resize(size, session::InputSource::agent);
+  return std::nullopt;
+}
+
 boost::asio::awaitable<ToolResult> write(ToolContext& ctx, const json& args,
                                          std::shared_ptr<session::Execution> execution) {
-  if (!args.contains("input") && !args.contains("keys") && !args.value("eof", false) &&
-      !args.contains("action")) {
-    co_return tool_error("input: give input, keys, eof or action (nothing to write)");
+  auto size = requested_size(*execution, args);
+  bool typing = args.contains("input") || args.contains("keys") || args.value("eof", false);
+  if (!typing && !size && !args.contains("action")) {
+    co_return tool_error("input: give input, keys, eof, action or cols/rows (nothing to write)");
   }
-  if (args.contains("action")) co_return co_await session_action(ctx, *execution, args);
+  if (args.contains("action")) {
+    if (size)
+      co_return tool_error(
+          "cols/rows: cannot be combined with action; resize in a separate write.");
+    co_return co_await session_action(ctx, *execution, args);
+  }
   auto bytes = compose_input(*execution, args);
   if (!bytes) co_return tool_error(bytes.error());
-  auto written = execution->write(*bytes, session::InputSource::agent);
-  if (!written) {
-    co_return refusal(*execution, ctx, written.error(), {{"ok", false}});
+  if (size) {
+    if (auto refused = resize_terminal(ctx, *execution, *size)) co_return std::move(*refused);
+  }
+  if (!bytes->empty()) {
+    auto written = execution->write(*bytes, session::InputSource::agent);
+    if (!written) co_return refusal(*execution, ctx, written.error(), {{"ok", false}});
   }
   // Return what the program printed in reply: until output has been quiet for
   // a moment after something arrived, the program waits for input again, or it ends.
@@ -57,7 +93,20 @@ boost::asio::awaitable<ToolResult> write(ToolContext& ctx, const json& args,
   if (end == WaitEnd::cancelled) co_return ToolResult{};
   json result = execution_result(*execution, ctx, read_request(ctx, args));
   result["ok"] = true;
+  if (size) {
+    result["cols"] = execution->size().cols;
+    result["rows"] = execution->size().rows;
+  }
   co_return ToolResult{std::move(result)};
+}
+
+json resize_inputs() {
+  json size = terminal_size_inputs();  // the bounds of execute and open
+  size["cols"]["description"] =
+      "Resize the terminal to this width before typing (the program gets SIGWINCH).";
+  size["rows"]["description"] =
+      "Resize the terminal to this height before typing (the program gets SIGWINCH).";
+  return size;
 }
 
 }  // namespace
@@ -93,9 +142,11 @@ ToolDefinition make_write_tool(const ToolConfig& config) {
              "Longest wait for the reply (default 2000); returns earlier once output goes "
              "quiet."}}},
       },
-      read_inputs(config));
+      merged(resize_inputs(), read_inputs(config)));
   json output = merged(status_output_properties(), read_output_properties());
   output["ok"] = {{"type", "boolean"}, {"description", "True when the input was written."}};
+  output["cols"] = {{"type", "integer"}, {"description", "The terminal's width after a resize."}};
+  output["rows"] = {{"type", "integer"}, {"description", "The terminal's height after a resize."}};
   return ToolDefinition{
       "write",
       "Type into a terminal",
@@ -105,8 +156,9 @@ ToolDefinition make_write_tool(const ToolConfig& config) {
       "prompts, drive REPLs "
       "(python3, psql), press keys (`keys`: ctrl-c to interrupt, arrows, tab, f1..f12) or send "
       "end-of-file (`eof`). "
-      "Input is echoed as on a terminal. Errors: held=true means a human has taken over and "
-      "nothing was written: "
+      "Input is echoed as on a terminal. `cols`/`rows` resize the terminal first (either alone "
+      "keeps the other; the program gets SIGWINCH and screen follows), with or without input. "
+      "Errors: held=true means a human has taken over and nothing was written or resized: "
       "wait(until=\"released\") and retry; an ended execution cannot be written to (start a new "
       "one).",
       object_schema(properties, {"execution_id"}),

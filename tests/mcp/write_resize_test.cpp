@@ -1,0 +1,187 @@
+// The write tool's resize (cols/rows) at the tool layer: a real Registry
+// running a real program under a PTY, on an event loop of its own thread as
+// in the server; the test thread runs the tool handlers from the tool table
+// and everything else that touches the registry on that loop (on_loop). A
+// person's takeover is Execution::take_over, as the web terminal and
+// `agentty attach` do it.
+#include <gtest/gtest.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <future>
+#include <optional>
+#include <thread>
+
+#include "mcp/tool.hpp"
+#include "session/policy.hpp"
+
+namespace agentty::mcp {
+namespace {
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+
+// Prints "winch ROWSxCOLS" on every SIGWINCH.
+const char* kWinchReporter =
+    "import os, signal\n"
+    "def report(*_):\n"
+    "    size = os.get_terminal_size()\n"
+    "    print(f'winch {size.lines}x{size.columns}', flush=True)\n"
+    "signal.signal(signal.SIGWINCH, report)\n"
+    "print('ready', flush=True)\n"
+    "while True:\n"
+    "    signal.pause()\n";
+
+class WriteResize : public ::testing::Test {
+ protected:
+  template <class F>
+  auto on_loop(F f) {
+    std::promise<decltype(f())> promise;
+    asio::post(io_, [&] { promise.set_value(f()); });
+    return promise.get_future().get();
+  }
+
+  void SetUp() override {
+    state_dir_ = std::filesystem::temp_directory_path() /
+                 ("agentty-mcp-test-" + std::to_string(::getpid()) + "-" +
+                  ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    session::RegistryOptions options;
+    options.state_dir = state_dir_;
+    options.record = false;
+    registry_.emplace(io_, options);
+    context_.emplace(ToolContext{*registry_, config_, &policy_, nullptr, {}, {}});
+    tools_ = make_tool_table(config_);
+    thread_ = std::thread([this] { io_.run(); });
+  }
+
+  void TearDown() override {
+    on_loop([this] {
+      registry_->shutdown(0ms);
+      return 0;
+    });
+    guard_.reset();
+    io_.stop();
+    thread_.join();
+    context_.reset();
+    registry_.reset();  // kills what is still running
+    std::filesystem::remove_all(state_dir_);
+  }
+
+  // Runs one tool call on the loop and returns its result.
+  ToolResult call(const std::string& name, const json& args) {
+    auto tool = std::find_if(tools_.begin(), tools_.end(),
+                             [&](const ToolDefinition& t) { return t.name == name; });
+    if (tool == tools_.end()) return tool_error("no tool " + name);
+    std::promise<ToolResult> promise;
+    asio::co_spawn(io_, tool->handler(*context_, args),
+                   [&](std::exception_ptr error, ToolResult result) {
+                     if (error) result = tool_error("the handler threw");
+                     promise.set_value(std::move(result));
+                   });
+    return promise.get_future().get();
+  }
+
+  std::shared_ptr<session::Execution> start_reporter(pty::TerminalSize size) {
+    session::ExecutionSpec spec;
+    spec.argv = {"python3", "-c", kWinchReporter};
+    spec.command_text = "winch reporter";
+    spec.size = size;
+    auto started = on_loop([&] { return registry_->start_local(spec); });
+    EXPECT_TRUE(started) << started.error();
+    return started ? started.value() : nullptr;
+  }
+
+  // The whole output (out of band) shows `pattern`.
+  void expect_output(const std::string& id, const std::string& pattern) {
+    auto waited = call("wait", {{"execution_id", id},
+                                {"until", "match"},
+                                {"pattern", pattern},
+                                {"since_seq", 1},
+                                {"timeout_ms", 30000}});
+    EXPECT_EQ(waited.content.value("wait_result", ""), "matched")
+        << pattern << ": " << waited.content.dump();
+  }
+
+  std::pair<int, int> screen_size(const std::string& id) {
+    auto screen = call("screen", {{"execution_id", id}});
+    return {screen.content.value("cols", 0), screen.content.value("rows", 0)};
+  }
+
+  asio::io_context io_{1};
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> guard_{
+      asio::make_work_guard(io_)};
+  std::thread thread_;
+  std::filesystem::path state_dir_;
+  ToolConfig config_;
+  session::Policy policy_;
+  std::optional<session::Registry> registry_;
+  std::optional<ToolContext> context_;
+  std::vector<ToolDefinition> tools_;
+};
+
+TEST_F(WriteResize, RefusedWhileHeldNothingResizedOrTyped) {
+  auto execution = start_reporter({100, 29});
+  ASSERT_TRUE(execution);
+  const std::string id = execution->id();
+  expect_output(id, "^ready$");
+  ASSERT_TRUE(on_loop([&] { return execution->take_over("person", std::nullopt); }));
+
+  auto refused = call("write", {{"execution_id", id},
+                                {"cols", 70},
+                                {"rows", 20},
+                                {"input", "typed-while-held"},
+                                {"newline", true}});
+  EXPECT_TRUE(refused.is_error);
+  EXPECT_EQ(refused.content.value("held", false), true);
+  EXPECT_EQ(refused.content.value("ok", true), false);
+  EXPECT_EQ(refused.content.value("error", ""),
+            "held: a human has taken over this execution; the terminal was not resized and "
+            "nothing was written. Wait with wait(until=\"released\") and try again.");
+  EXPECT_EQ(on_loop([&] { return execution->size(); }), (pty::TerminalSize{100, 29}));
+  EXPECT_EQ(screen_size(id), std::make_pair(100, 29));
+
+  ASSERT_TRUE(on_loop([&] { return execution->release("person"); }));
+  auto resized = call("write", {{"execution_id", id}, {"cols", 70}, {"rows", 20}});
+  EXPECT_FALSE(resized.is_error) << resized.content.dump();
+  EXPECT_EQ(resized.content.value("cols", 0), 70);
+  EXPECT_EQ(resized.content.value("rows", 0), 20);
+  expect_output(id, "^winch 20x70$");
+  EXPECT_EQ(screen_size(id), std::make_pair(70, 20));
+  auto all = call("read", {{"execution_id", id}, {"since_seq", 1}});
+  EXPECT_EQ(all.content.value("output", "").find("typed-while-held"), std::string::npos);
+}
+
+TEST_F(WriteResize, IsTheAgentsSizeThatAReleaseRestores) {
+  auto execution = start_reporter({100, 29});
+  ASSERT_TRUE(execution);
+  const std::string id = execution->id();
+  expect_output(id, "^ready$");
+  auto resized = call("write", {{"execution_id", id}, {"cols", 90}});
+  ASSERT_FALSE(resized.is_error) << resized.content.dump();
+  expect_output(id, "^winch 29x90$");
+
+  // A person takes over with their own terminal's size, then hands back.
+  ASSERT_TRUE(on_loop([&] { return execution->take_over("person", pty::TerminalSize{80, 24}); }));
+  expect_output(id, "^winch 24x80$");
+  ASSERT_TRUE(on_loop([&] { return execution->release("person"); }));
+  EXPECT_EQ(on_loop([&] { return execution->size(); }), (pty::TerminalSize{90, 29}));
+  expect_output(id, "^winch 29x90$[\\s\\S]*^winch 24x80$[\\s\\S]*^winch 29x90$");
+}
+
+TEST_F(WriteResize, UnknownExecutionIdSaysWhereIdsComeFrom) {
+  auto result = call("write", {{"execution_id", "nope"}, {"cols", 80}});
+  EXPECT_TRUE(result.is_error);
+  EXPECT_EQ(result.content.value("execution_id", ""), "nope");
+  EXPECT_NE(result.content.value("error", "").find("unknown execution_id 'nope'"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace agentty::mcp
