@@ -126,7 +126,7 @@ class WriteResize : public ::testing::Test {
   std::vector<ToolDefinition> tools_;
 };
 
-TEST_F(WriteResize, RefusedWhileHeldNothingResizedOrTyped) {
+TEST_F(WriteResize, RefusedWhileHeldNothingResizedTypedOrStopped) {
   auto execution = start_reporter({100, 29});
   ASSERT_TRUE(execution);
   const std::string id = execution->id();
@@ -146,6 +146,12 @@ TEST_F(WriteResize, RefusedWhileHeldNothingResizedOrTyped) {
             "nothing was written. Wait with wait(until=\"released\") and try again.");
   EXPECT_EQ(on_loop([&] { return execution->size(); }), (pty::TerminalSize{100, 29}));
   EXPECT_EQ(screen_size(id), std::make_pair(100, 29));
+  // Ending it is refused too (stop and close share the signal-and-wait helper).
+  auto stop = call("stop", {{"execution_id", id}, {"signal", "SIGKILL"}});
+  EXPECT_TRUE(stop.is_error);
+  EXPECT_EQ(stop.content.value("stopped", true), false);
+  EXPECT_EQ(stop.content.value("status", ""), "running");
+  EXPECT_EQ(stop.content.value("error", "").rfind("held: a human has taken over", 0), 0u);
 
   ASSERT_TRUE(on_loop([&] { return execution->release("person"); }));
   auto resized = call("write", {{"execution_id", id}, {"cols", 70}, {"rows", 20}});

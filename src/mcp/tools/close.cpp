@@ -26,12 +26,9 @@ boost::asio::awaitable<ToolResult> close(ToolContext& ctx, const json&,
                         session::to_string(execution->status()) + "); nothing to do.";
     co_return ToolResult{std::move(result)};
   }
-  if (auto ok = execution->stop(SIGHUP, kHangupGrace, session::InputSource::agent); !ok) {
-    co_return refusal(*execution, ctx, ok.error(), {{"closed", false}});
-  }
-  auto end = co_await wait_until(ctx, *execution, steady_clock::now() + kHangupGrace + seconds(3),
-                                 [&] { return execution->finished(); });
-  if (end == WaitEnd::cancelled) co_return ToolResult{};
+  const json not_closed = {{"closed", false}};  // a named json: GCC rejects a braced one here
+  if (auto early = co_await signal_and_wait(ctx, *execution, SIGHUP, kHangupGrace, not_closed))
+    co_return std::move(*early);
   json result = merged(status_fields(*execution, ctx), {{"closed", execution->finished()}});
   if (!execution->finished())
     result["message"] =

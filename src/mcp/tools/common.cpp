@@ -367,6 +367,19 @@ boost::asio::awaitable<WaitEnd> wait_until(ToolContext& ctx, session::Execution&
   co_return WaitEnd::condition;
 }
 
+boost::asio::awaitable<std::optional<ToolResult>> signal_and_wait(ToolContext& ctx,
+                                                                  session::Execution& execution,
+                                                                  int signo, milliseconds grace,
+                                                                  const json& refused) {
+  if (auto ok = execution.stop(signo, grace, session::InputSource::agent); !ok)
+    co_return refusal(execution, ctx, ok.error(), refused);
+  // SIGKILL lands within the grace; allow a little more for the group to drain.
+  auto deadline = steady_clock::now() + grace + milliseconds(3000);
+  auto end = co_await wait_until(ctx, execution, deadline, [&] { return execution.finished(); });
+  if (end == WaitEnd::cancelled) co_return ToolResult{};
+  co_return std::nullopt;
+}
+
 std::uint32_t effective_yield(const ToolContext& ctx, const json& args, std::uint32_t fallback) {
   std::uint32_t value = args.value("yield_ms", fallback);
   return std::min(value, ctx.config.max_yield_ms);

@@ -96,6 +96,16 @@ boost::asio::awaitable<WaitEnd> wait_until(
     const std::function<bool()>& done,
     std::chrono::milliseconds recheck = std::chrono::milliseconds(0));
 
+// stop and close: signals the process group (SIGKILL after `grace`) and waits
+// until it ends or 3 s past the grace. Returns what to answer at once: the
+// refusal (with `refused` fields) or an empty result when the request was
+// cancelled; nullopt when the wait ran (ended or not).
+boost::asio::awaitable<std::optional<ToolResult>> signal_and_wait(ToolContext& ctx,
+                                                                  session::Execution& execution,
+                                                                  int signo,
+                                                                  std::chrono::milliseconds grace,
+                                                                  const json& refused);
+
 std::uint32_t effective_yield(const ToolContext& ctx, const json& args, std::uint32_t fallback);
 
 }  // namespace agentty::mcp::tools

@@ -16,13 +16,9 @@ boost::asio::awaitable<ToolResult> stop(ToolContext& ctx, const json& args,
   int signo = pty::signal_number(name).value_or(SIGTERM);
   auto grace = milliseconds(args.value("force_after_ms", ctx.config.default_stop_grace_ms));
   bool was_running = !execution->finished();
-  if (auto ok = execution->stop(signo, grace, session::InputSource::agent); !ok) {
-    co_return refusal(*execution, ctx, ok.error(), {{"stopped", false}});
-  }
-  // SIGKILL lands within the grace; allow a little more for the group to drain.
-  auto deadline = steady_clock::now() + grace + milliseconds(3000);
-  auto end = co_await wait_until(ctx, *execution, deadline, [&] { return execution->finished(); });
-  if (end == WaitEnd::cancelled) co_return ToolResult{};
+  const json not_stopped = {{"stopped", false}};  // a named json: GCC rejects a braced one here
+  if (auto early = co_await signal_and_wait(ctx, *execution, signo, grace, not_stopped))
+    co_return std::move(*early);
   json result = status_fields(*execution, ctx);
   result["stopped"] = was_running && execution->finished();
   if (!was_running) result["message"] = "The execution had already ended; nothing was signalled.";
