@@ -1,6 +1,7 @@
 #include "session/output_log.hpp"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -8,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <limits>
+#include <new>
 #include <vector>
 
 #include "base/errno_message.hpp"
@@ -54,8 +56,37 @@ bool read_all_at(int fd, char* data, std::size_t size, off_t offset) {
 // Spool: seq s lives at file offset (s - 1) % spool_cap while
 // spool_first() <= s < spooled_seq. Invariant: ram_first_seq <= spooled_seq
 // whenever the spool is active (nothing leaves RAM before it is on disk).
+// The RAM ring's storage: anonymous pages, touched (and only then counted in
+// RSS and in the page tables) as output arrives, and excluded from fork
+// (MADV_DONTFORK): every spawn forks this process, and copying the page tables
+// of every retained execution's ring made each spawn slower than the last.
+class RingBuffer {
+ public:
+  RingBuffer() = default;
+  RingBuffer(const RingBuffer&) = delete;
+  RingBuffer& operator=(const RingBuffer&) = delete;
+  ~RingBuffer() {
+    if (data_) ::munmap(data_, size_);
+  }
+  void allocate(std::size_t size) {
+    void* memory =
+        ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (memory == MAP_FAILED) throw std::bad_alloc();
+    ::madvise(memory, size, MADV_DONTFORK);
+    data_ = static_cast<char*>(memory);
+    size_ = size;
+  }
+  char* data() { return data_; }
+  const char* data() const { return data_; }
+  std::size_t size() const { return size_; }
+
+ private:
+  char* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
 struct OutputLog::Impl {
-  std::vector<char> ring;
+  RingBuffer ring;
   std::uint64_t ram_first_seq = 1;
   std::size_t batch_bytes = kSpoolBatchBytes;
   UniqueFd spool_fd;
@@ -121,7 +152,7 @@ struct OutputLog::Impl {
 };
 
 OutputLog::OutputLog(OutputLogOptions options) : options_(std::move(options)), impl_(new Impl) {
-  impl_->ring.resize(std::max(options_.ram_bytes, kMinRamBytes));
+  impl_->ring.allocate(std::max(options_.ram_bytes, kMinRamBytes));
   impl_->batch_bytes = std::min(kSpoolBatchBytes, impl_->ring.size() / 2);
   if (options_.spool_cap_bytes == 0 || options_.spool_path.empty()) return;
   // A stale spool from a crashed run is ours to replace; O_EXCL then makes
