@@ -216,7 +216,12 @@ void TerminalViewer::pump() {
     }
     return;
   }
-  if (paused_ && queue_.front().binary) return;
+  if (paused_ && queue_.front().binary) {
+    // A pause holds output back, not answers: refusals and state still go.
+    auto control = queue_.pop_control_behind_output();
+    if (control) write({std::move(control->bytes)}, false);
+    return;
+  }
   ViewerFrame frame = queue_.pop();
   std::size_t total = frame.bytes->size();
   std::vector<Frame> frames{std::move(frame.bytes)};

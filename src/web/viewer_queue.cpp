@@ -44,6 +44,17 @@ ViewerFrame ViewerQueue::pop() {
   return frame;
 }
 
+std::optional<ViewerFrame> ViewerQueue::pop_control_behind_output() {
+  if (frames_.empty() || !frames_.front().output) return std::nullopt;
+  auto control = std::find_if(frames_.begin(), frames_.end(),
+                              [](const ViewerFrame& frame) { return !frame.binary; });
+  if (control == frames_.end()) return std::nullopt;
+  ViewerFrame frame = std::move(*control);
+  frames_.erase(control);
+  --control_frames_;
+  return frame;
+}
+
 void ViewerQueue::drop_output() {
   resync_needed_ = true;
   std::erase_if(frames_, [](const ViewerFrame& frame) { return frame.output; });

@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace agentty::web {
@@ -44,6 +45,11 @@ class ViewerQueue {
   bool empty() const { return frames_.empty(); }
   const ViewerFrame& front() const { return frames_.front(); }
   ViewerFrame pop();
+  // Takes the first control frame out from behind queued output (a paused
+  // viewer still gets refusals and state). Only while the front is output:
+  // then no snapshot is queued (a snapshot drops all output), so every
+  // control frame is a plain message, never a header separated from its redraw.
+  std::optional<ViewerFrame> pop_control_behind_output();
 
   bool resync_needed() const { return resync_needed_; }
   // Marks the viewer for resync and drops queued output (a paused viewer that

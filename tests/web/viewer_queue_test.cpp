@@ -64,6 +64,30 @@ TEST(ViewerQueue, MemoryStaysBoundedForAViewerThatNeverReads) {
   EXPECT_EQ(shared.use_count(), 1);
 }
 
+TEST(ViewerQueue, ControlFramesCanBeTakenFromBehindOutput) {
+  ViewerQueue queue(1000);
+  EXPECT_FALSE(queue.pop_control_behind_output());  // empty
+  queue.push_control("{\"type\":\"state\"}");
+  ASSERT_TRUE(queue.push_output(chunk(10)));
+  EXPECT_FALSE(queue.pop_control_behind_output());  // the front is control: pop() sends it
+  queue.pop();
+  queue.push_control("{\"type\":\"refused\"}");
+  ASSERT_TRUE(queue.push_output(chunk(20)));
+  auto control = queue.pop_control_behind_output();
+  ASSERT_TRUE(control);
+  EXPECT_EQ(*control->bytes, "{\"type\":\"refused\"}");
+  EXPECT_FALSE(queue.pop_control_behind_output());
+  // The output stays, in order.
+  ASSERT_EQ(queue.size(), 2u);
+  EXPECT_EQ(queue.pop().bytes->size(), 10u);
+  EXPECT_EQ(queue.pop().bytes->size(), 20u);
+  // A snapshot's redraw at the front is not output: its header is never split off.
+  queue.push_snapshot("{\"type\":\"snapshot\"}", "redraw");
+  queue.pop();
+  queue.push_control("{\"type\":\"state\"}");
+  EXPECT_FALSE(queue.pop_control_behind_output());
+}
+
 TEST(ViewerQueue, TooManyControlFramesIsReported) {
   ViewerQueue queue(1000);
   for (std::size_t i = 0; i < ViewerQueue::kMaxControlFrames; ++i) queue.push_control("{}");
