@@ -1,4 +1,6 @@
 // Expected<T>: a value or an error message a person can act on.
+// Expected<T, E>: the same with a richer error E (any type with a `message`),
+// for callers that must tell failures apart (e.g. SshError's kind).
 //
 // Used at every boundary where failure is ordinary (a bad cwd, a spawn that
 // fails, an unknown execution): callers must look before they use the value.
@@ -20,11 +22,11 @@ inline Error make_error(std::string message) {
   return Error{std::move(message)};
 }
 
-template <class T>
+template <class T, class E = Error>
 class [[nodiscard]] Expected {
  public:
   Expected(T value) : state_(std::move(value)) {}
-  Expected(Error error) : state_(std::move(error)) {}
+  Expected(E error) : state_(std::move(error)) {}
 
   bool ok() const { return state_.index() == 0; }
   explicit operator bool() const { return ok(); }
@@ -45,17 +47,18 @@ class [[nodiscard]] Expected {
   const T* operator->() const { return &value(); }
   T& operator*() & { return value(); }
 
-  const std::string& error() const {
+  const std::string& error() const { return failure().message; }
+  const E& failure() const {
     assert(!ok());
-    return std::get<1>(state_).message;
+    return std::get<1>(state_);
   }
 
  private:
-  std::variant<T, Error> state_;
+  std::variant<T, E> state_;
 };
 
 template <>
-class [[nodiscard]] Expected<void> {
+class [[nodiscard]] Expected<void, Error> {
  public:
   Expected() = default;
   Expected(Error error) : error_(std::move(error.message)), failed_(true) {}

@@ -174,7 +174,7 @@ asio::awaitable<SshExpected<std::unique_ptr<SshChannel>>> SshConnection::open_ch
   auto launched = co_await launch_channel(state, launch);
   if (!launched) {
     channel_detach(state);
-    co_return launched.ssh_error();
+    co_return launched.failure();
   }
   co_return std::make_unique<SshChannel>(self, state);
 }

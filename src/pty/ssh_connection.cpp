@@ -109,12 +109,12 @@ asio::awaitable<void> SshConnection::establish() {
   auto step = co_await connect_socket(deadline);
   if (step) step = verify_host_key();
   if (step) step = co_await authenticate(deadline);
-  if (!step && step.kind() == SshErrorKind::needs_human_auth && options_.human_login &&
+  if (!step && step.failure().kind == SshErrorKind::needs_human_auth && options_.human_login &&
       state_ != State::failed)
     step = co_await log_in_by_hand();
   if (state_ == State::failed) co_return;  // shut down meanwhile
   if (!step) {
-    fail(step.kind(), step.error());
+    fail(step.failure().kind, step.error());
     co_return;
   }
   become_ready();

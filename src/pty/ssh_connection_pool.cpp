@@ -78,7 +78,7 @@ asio::awaitable<SshExpected<std::unique_ptr<SshChannel>>> SshConnectionPool::ope
     SshTarget target, SshLaunch launch) {
   if (shut_down_) co_return SshError{SshErrorKind::shut_down, "the SSH pool is shut down"};
   auto resolved = resolve_ssh_target(target, options_);
-  if (!resolved) co_return resolved.ssh_error();
+  if (!resolved) co_return resolved.failure();
   Key key{resolved->user, resolved->host, resolved->port};
   std::shared_ptr<SshConnection> connection;
   if (auto it = connections_.find(key); it != connections_.end()) {
@@ -95,7 +95,7 @@ asio::awaitable<SshExpected<std::unique_ptr<SshChannel>>> SshConnectionPool::ope
     connection->start();
   }
   auto ready = co_await connection->wait_ready();
-  if (!ready) co_return ready.ssh_error();
+  if (!ready) co_return ready.failure();
   if (connection->state() == SshConnection::State::awaiting_login)
     co_return connection->open_pending_channel(std::move(launch));
   co_return co_await connection->open_channel(std::move(launch));

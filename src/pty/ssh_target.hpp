@@ -9,14 +9,12 @@
 // from a dead network. Plain values: no threading constraints.
 #pragma once
 
-#include <cassert>
 #include <chrono>
 #include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
-#include <variant>
 #include <vector>
 
 #include "base/expected.hpp"
@@ -76,32 +74,7 @@ struct SshError {
 };
 
 template <class T>
-class [[nodiscard]] SshExpected {
- public:
-  SshExpected(T value) : state_(std::move(value)) {}
-  SshExpected(SshError error) : state_(std::move(error)) {}
-
-  bool ok() const { return state_.index() == 0; }
-  explicit operator bool() const { return ok(); }
-  T& value() & {
-    assert(ok());
-    return std::get<0>(state_);
-  }
-  T&& value() && {
-    assert(ok());
-    return std::get<0>(std::move(state_));
-  }
-  T* operator->() { return &value(); }
-  const SshError& ssh_error() const {
-    assert(!ok());
-    return std::get<1>(state_);
-  }
-  const std::string& error() const { return ssh_error().message; }
-  SshErrorKind kind() const { return ssh_error().kind; }
-
- private:
-  std::variant<T, SshError> state_;
-};
+using SshExpected = Expected<T, SshError>;
 
 // Quotes `text` for a POSIX shell: 'it'\''s'.
 std::string shell_quote(std::string_view text);

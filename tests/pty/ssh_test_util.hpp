@@ -69,7 +69,7 @@ struct SshRun {
           open_done = true;
           if (!result) {
             open_error = result.error();
-            open_error_kind = result.kind();
+            open_error_kind = result.failure().kind;
             co_return;
           }
           opened = true;
