@@ -22,6 +22,7 @@
 
 #include "mcp/tool.hpp"
 #include "session/policy.hpp"
+#include "support/loop_thread.hpp"
 
 namespace agentty::mcp {
 namespace {
@@ -43,22 +44,18 @@ class WriteResize : public ::testing::Test {
  protected:
   template <class F>
   auto on_loop(F f) {
-    std::promise<decltype(f())> promise;
-    asio::post(io_, [&] { promise.set_value(f()); });
-    return promise.get_future().get();
+    return loop_.on_loop(std::move(f));
   }
 
   void SetUp() override {
-    state_dir_ = std::filesystem::temp_directory_path() /
-                 ("agentty-mcp-test-" + std::to_string(::getpid()) + "-" +
-                  ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    state_dir_ = test_support::test_state_dir("agentty-mcp-test-");
     session::RegistryOptions options;
     options.state_dir = state_dir_;
     options.record = false;
     registry_.emplace(io_, options);
     context_.emplace(ToolContext{*registry_, config_, &policy_, nullptr, {}, {}});
     tools_ = make_tool_table(config_);
-    thread_ = std::thread([this] { io_.run(); });
+    loop_.start();
   }
 
   void TearDown() override {
@@ -66,9 +63,7 @@ class WriteResize : public ::testing::Test {
       registry_->shutdown(0ms);
       return 0;
     });
-    guard_.reset();
-    io_.stop();
-    thread_.join();
+    loop_.stop();
     context_.reset();
     registry_.reset();  // kills what is still running
     std::filesystem::remove_all(state_dir_);
@@ -114,10 +109,8 @@ class WriteResize : public ::testing::Test {
     return {screen.content.value("cols", 0), screen.content.value("rows", 0)};
   }
 
-  asio::io_context io_{1};
-  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> guard_{
-      asio::make_work_guard(io_)};
-  std::thread thread_;
+  test_support::LoopThread loop_;
+  asio::io_context& io_ = loop_.io();
   std::filesystem::path state_dir_;
   ToolConfig config_;
   session::Policy policy_;

@@ -17,6 +17,7 @@
 #include <future>
 #include <thread>
 
+#include "support/loop_thread.hpp"
 #include "web/wire_protocol.hpp"
 
 namespace agentty::web {
@@ -34,15 +35,11 @@ class ServerFixture : public ::testing::Test {
  protected:
   template <class F>
   auto on_loop(F f) {
-    std::promise<decltype(f())> promise;
-    asio::post(io_, [&] { promise.set_value(f()); });
-    return promise.get_future().get();
+    return loop_.on_loop(std::move(f));
   }
 
   void SetUp() override {
-    state_dir_ = std::filesystem::temp_directory_path() /
-                 ("agentty-web-test-" + std::to_string(::getpid()) + "-" +
-                  ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    state_dir_ = test_support::test_state_dir("agentty-web-test-");
     session::RegistryOptions registry_options;
     registry_options.state_dir = state_dir_;
     registry_ = std::make_unique<session::Registry>(io_, registry_options);
@@ -53,8 +50,7 @@ class ServerFixture : public ::testing::Test {
     server_ = std::make_unique<WebServer>(io_, *registry_, options);
     auto started = server_->start();
     ASSERT_TRUE(started) << started.error();
-    guard_.emplace(asio::make_work_guard(io_));
-    thread_ = std::thread([this] { io_.run(); });
+    loop_.start();
   }
 
   void TearDown() override {
@@ -63,11 +59,9 @@ class ServerFixture : public ::testing::Test {
       registry_->shutdown(200ms);
       return 0;
     });
-    guard_.reset();
     // Let the children go, then stop the loop.
     std::this_thread::sleep_for(50ms);
-    io_.stop();
-    thread_.join();
+    loop_.stop();
     server_.reset();
     registry_.reset();
     std::filesystem::remove_all(state_dir_);
@@ -92,12 +86,11 @@ class ServerFixture : public ::testing::Test {
   std::uint16_t port() { return server_->port(); }
 
   WebOptions options_;
-  asio::io_context io_{1};
+  test_support::LoopThread loop_;
+  asio::io_context& io_ = loop_.io();
   std::filesystem::path state_dir_;
   std::unique_ptr<session::Registry> registry_;
   std::unique_ptr<WebServer> server_;
-  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> guard_;
-  std::thread thread_;
   std::vector<nlohmann::json> audit_;  // written on the loop; read after on_loop calls
 };
 
