@@ -26,13 +26,8 @@ after(async () => {
 const call = (name, args) => agent.call(name, args);
 const dataDir = mkdtempSync(path.join(tmpdir(), 'agentty-interactive-'));
 
-// Starts a command, checks it started, and kills it after the test whatever happens.
-async function start(t, args) {
-  const r = await call('execute', { side_effects: ['NONE'], ...args });
-  assert.equal(r.isError, false, r.error);
-  t.after(() => call('stop', { execution_id: r.execution_id, signal: 'SIGKILL' }));
-  return r;
-}
+// Starts a command and kills it after the test whatever happens.
+const start = (t, args) => agent.startCommand(t, args);
 
 async function waitFor(id, until, extra = {}) {
   const w = await call('wait', { execution_id: id, until, timeout_ms: WAIT_MS, ...extra });

@@ -27,13 +27,8 @@ after(async () => {
 
 const call = (name, args) => agent.call(name, args);
 
-// Starts a command, checks it started, and kills it after the test whatever happens.
-async function start(t, args) {
-  const r = await call('execute', { side_effects: ['NONE'], yield_ms: 300, ...args });
-  assert.equal(r.isError, false, r.error);
-  t.after(() => call('stop', { execution_id: r.execution_id, signal: 'SIGKILL' }));
-  return r;
-}
+// Starts a command and kills it after the test whatever happens.
+const start = (t, args) => agent.startCommand(t, { yield_ms: 300, ...args });
 
 // Waits until `pattern` is in the whole output (since_seq 1: out of band).
 async function expectOutput(id, pattern) {

@@ -1,5 +1,6 @@
 // Starts the built agentty as an MCP server over stdio with the official SDK
 // client, in its own temp state dir and with no web port clash.
+import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { mkdtempSync } from 'node:fs';
@@ -24,5 +25,13 @@ export async function startAgentty({ env = {}, args = [] } = {}) {
     const result = await client.callTool({ name, arguments: args }, undefined, options);
     return { ...result.structuredContent, isError: !!result.isError, raw: result };
   };
-  return { client, transport, call, stateDir };
+  // Starts a command (side_effects NONE unless given), checks it started, and
+  // kills it after the test `t` whatever happens.
+  const startCommand = async (t, args) => {
+    const r = await call('execute', { side_effects: ['NONE'], ...args });
+    assert.equal(r.isError, false, r.error);
+    t.after(() => call('stop', { execution_id: r.execution_id, signal: 'SIGKILL' }));
+    return r;
+  };
+  return { client, transport, call, startCommand, stateDir };
 }
