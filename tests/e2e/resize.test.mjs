@@ -49,23 +49,23 @@ const winchReporter = [
 
 test('write(cols, rows) resizes: SIGWINCH with the new size, screen follows, one dimension keeps the other', async (t) => {
   const id = (await start(t, { argv: ['python3', '-c', winchReporter], cols: 100, rows: 29 })).execution_id;
-  await expectOutput(id, '^ready$');
+  await expectOutput(id, '^ready\\n');
 
   const resized = await call('write', { execution_id: id, cols: 70, rows: 20 });
   assert.equal(resized.isError, false, resized.error);
   assert.equal(resized.ok, true);
   assert.deepEqual([resized.cols, resized.rows], [70, 20]);
-  await expectOutput(id, '^winch 20x70$');
+  await expectOutput(id, '^winch 20x70\\n');
   const screen = await call('screen', { execution_id: id });
   assert.deepEqual([screen.cols, screen.rows], [70, 20]);
 
   const wider = await call('write', { execution_id: id, cols: 90 });
   assert.equal(wider.isError, false, wider.error);
   assert.deepEqual([wider.cols, wider.rows], [90, 20]);
-  await expectOutput(id, '^winch 20x90$');
+  await expectOutput(id, '^winch 20x90\\n');
   const taller = await call('write', { execution_id: id, rows: 33 });
   assert.deepEqual([taller.cols, taller.rows], [90, 33]);
-  await expectOutput(id, '^winch 33x90$');
+  await expectOutput(id, '^winch 33x90\\n');
   const after = await call('screen', { execution_id: id });
   assert.deepEqual([after.cols, after.rows], [90, 33]);
 });

@@ -93,7 +93,10 @@ class WriteResize : public ::testing::Test {
     return started ? started.value() : nullptr;
   }
 
-  // The whole output (out of band) shows `pattern`.
+  // The whole output (out of band) shows `pattern`. Patterns end a line with
+  // \n, not $: `$` also matches at the end of a half-written line, and the
+  // next SIGWINCH can interrupt a print() between its text and its newline
+  // (the PTY write returns short), so Python's handler prints inside it.
   void expect_output(const std::string& id, const std::string& pattern) {
     auto waited = call("wait", {{"execution_id", id},
                                 {"until", "match"},
@@ -123,7 +126,7 @@ TEST_F(WriteResize, RefusedWhileHeldNothingResizedTypedOrStopped) {
   auto execution = start_reporter({100, 29});
   ASSERT_TRUE(execution);
   const std::string id = execution->id();
-  expect_output(id, "^ready$");
+  expect_output(id, "^ready\\n");
   ASSERT_TRUE(on_loop([&] { return execution->take_over("person", std::nullopt); }));
 
   auto refused = call("write", {{"execution_id", id},
@@ -151,7 +154,7 @@ TEST_F(WriteResize, RefusedWhileHeldNothingResizedTypedOrStopped) {
   EXPECT_FALSE(resized.is_error) << resized.content.dump();
   EXPECT_EQ(resized.content.value("cols", 0), 70);
   EXPECT_EQ(resized.content.value("rows", 0), 20);
-  expect_output(id, "^winch 20x70$");
+  expect_output(id, "^winch 20x70\\n");
   EXPECT_EQ(screen_size(id), std::make_pair(70, 20));
   auto all = call("read", {{"execution_id", id}, {"since_seq", 1}});
   EXPECT_EQ(all.content.value("output", "").find("typed-while-held"), std::string::npos);
@@ -161,17 +164,17 @@ TEST_F(WriteResize, IsTheAgentsSizeThatAReleaseRestores) {
   auto execution = start_reporter({100, 29});
   ASSERT_TRUE(execution);
   const std::string id = execution->id();
-  expect_output(id, "^ready$");
+  expect_output(id, "^ready\\n");
   auto resized = call("write", {{"execution_id", id}, {"cols", 90}});
   ASSERT_FALSE(resized.is_error) << resized.content.dump();
-  expect_output(id, "^winch 29x90$");
+  expect_output(id, "^winch 29x90\\n");
 
   // A person takes over with their own terminal's size, then hands back.
   ASSERT_TRUE(on_loop([&] { return execution->take_over("person", pty::TerminalSize{80, 24}); }));
-  expect_output(id, "^winch 24x80$");
+  expect_output(id, "^winch 24x80\\n");
   ASSERT_TRUE(on_loop([&] { return execution->release("person"); }));
   EXPECT_EQ(on_loop([&] { return execution->size(); }), (pty::TerminalSize{90, 29}));
-  expect_output(id, "^winch 29x90$[\\s\\S]*^winch 24x80$[\\s\\S]*^winch 29x90$");
+  expect_output(id, "^winch 29x90\\n[\\s\\S]*^winch 24x80\\n[\\s\\S]*^winch 29x90\\n");
 }
 
 TEST_F(WriteResize, UnknownExecutionIdSaysWhereIdsComeFrom) {
