@@ -1,10 +1,8 @@
 #include "pty/pty_spawn.hpp"
 
 #include <fcntl.h>
-#include <pthread.h>
+#include <spawn.h>
 #include <sys/ioctl.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -15,10 +13,12 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <string_view>
 
 #include "base/errno_message.hpp"
+#include "pty/supervisor_protocol.hpp"
 
 extern char** environ;
 
@@ -26,176 +26,10 @@ namespace agentty::pty {
 
 namespace {
 
-// Messages on the status pipe: fixed size, one write() each (atomic below PIPE_BUF).
-enum class Stage : std::int32_t { program_pid, setsid, controlling_tty, chdir, fork, exec };
-struct StatusMessage {
-  Stage stage;
-  std::int32_t value;  // the program's pid, or an errno
-};
-
-// Everything the forked children touch, allocated before fork.
-struct ChildPlan {
-  std::vector<std::string> environment;
-  std::vector<char*> argv;
-  std::vector<char*> envp;
-  std::vector<std::string> candidates;  // where argv[0] may be, in PATH order
-  std::vector<char*> shell_argv;        // "/bin/sh <candidate> args...", for ENOEXEC
-  const char* cwd = nullptr;
-  int slave_fd = -1;
-  int status_fd = -1;
-};
-
-// ---- child side: async-signal-safe calls only ----
-
-void send_status(int fd, Stage stage, int value) {
-  StatusMessage message{stage, value};
-  ssize_t ignored = ::write(fd, &message, sizeof message);
-  (void)ignored;
-}
-
-[[noreturn]] void fail(const ChildPlan& plan, Stage stage, int err) {
-  send_status(plan.status_fd, stage, err);
-  ::_exit(127);
-}
-
-void reset_signal_dispositions() {
-  struct sigaction action {};
-  action.sa_handler = SIG_DFL;
-  for (int signo = 1; signo < NSIG; ++signo) ::sigaction(signo, &action, nullptr);
-}
-
-// Same search as execvp: EACCES is remembered while later entries are tried;
-// a file without a #! line runs under /bin/sh.
-[[noreturn]] void exec_program(ChildPlan& plan) {
-  int reported = ENOENT;
-  for (std::string& candidate : plan.candidates) {
-    ::execve(candidate.c_str(), plan.argv.data(), plan.envp.data());
-    int err = errno;
-    if (err == ENOEXEC) {
-      plan.shell_argv[1] = candidate.data();
-      ::execve("/bin/sh", plan.shell_argv.data(), plan.envp.data());
-      err = errno;
-    }
-    if (err == EACCES) {
-      reported = EACCES;
-    } else if (err != ENOENT && err != ENOTDIR && err != ELOOP && err != ENAMETOOLONG) {
-      reported = err;
-      break;
-    }
-  }
-  fail(plan, Stage::exec, reported);
-}
-
-[[noreturn]] void run_program(ChildPlan& plan) {
-  ::setpgid(0, 0);
-  // SIGTTOU is still blocked, so a background group may take the terminal.
-  ::tcsetpgrp(0, ::getpid());
-  sigset_t none;
-  sigemptyset(&none);
-  ::sigprocmask(SIG_SETMASK, &none, nullptr);
-  exec_program(plan);
-}
-
-bool group_is_empty(pid_t group) {
-  return ::kill(-group, 0) != 0 && errno == ESRCH;
-}
-
-[[noreturn]] void exit_like(int wait_status) {
-  if (!WIFSIGNALED(wait_status)) ::_exit(WEXITSTATUS(wait_status));
-  int signo = WTERMSIG(wait_status);
-  struct rlimit no_core {};
-  ::setrlimit(RLIMIT_CORE, &no_core);
-  ::kill(::getpid(), signo);
-  sigset_t only;
-  sigemptyset(&only);
-  sigaddset(&only, signo);
-  ::sigprocmask(SIG_UNBLOCK, &only, nullptr);
-  ::_exit(128 + signo);
-}
-
-// Reaps everything that ends up as our child (subreaper) until the program is
-// gone and its process group is empty. A group member whose death we are not
-// told about (its parent is another descendant) is noticed by the periodic
-// re-check.
-[[noreturn]] void supervise(pid_t program) {
-  sigset_t child_signal;
-  sigemptyset(&child_signal);
-  sigaddset(&child_signal, SIGCHLD);
-  int program_status = 0;
-  bool program_done = false;
-  for (;;) {
-    int status = 0;
-    pid_t reaped;
-    while ((reaped = ::waitpid(-1, &status, WNOHANG)) > 0) {
-      if (reaped == program) {
-        program_status = status;
-        program_done = true;
-      }
-    }
-    bool no_children = reaped < 0 && errno == ECHILD;
-    if (program_done && (no_children || group_is_empty(program))) exit_like(program_status);
-    struct timespec recheck {
-      1, 0
-    };
-    ::sigtimedwait(&child_signal, nullptr, &recheck);
-  }
-}
-
-[[noreturn]] void run_supervisor(ChildPlan& plan) {
-  reset_signal_dispositions();
-  if (::setsid() < 0) fail(plan, Stage::setsid, errno);
-  if (::ioctl(plan.slave_fd, TIOCSCTTY, 0) < 0) fail(plan, Stage::controlling_tty, errno);
-  for (int fd = 0; fd <= 2; ++fd) ::dup2(plan.slave_fd, fd);
-  // status_fd >= 3 (see ensure_above_stdio); the slave and the master go too.
-  ::close_range(3, static_cast<unsigned>(plan.status_fd) - 1, 0);
-  ::close_range(static_cast<unsigned>(plan.status_fd) + 1, ~0U, 0);
-  if (plan.cwd && ::chdir(plan.cwd) < 0) fail(plan, Stage::chdir, errno);
-  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
-  pid_t program = ::fork();
-  if (program < 0) fail(plan, Stage::fork, errno);
-  if (program == 0) run_program(plan);
-  ::setpgid(program, program);
-  send_status(plan.status_fd, Stage::program_pid, program);
-  ::close(plan.status_fd);
-  supervise(program);
-}
+using supervisor::Stage;
+using supervisor::StatusMessage;
 
 // ---- parent side ----
-
-std::vector<std::string> path_candidates(const std::string& name,
-                                         const std::vector<std::string>& environment) {
-  if (name.find('/') != std::string::npos) return {name};
-  std::string path = "/usr/local/bin:/usr/bin:/bin";
-  for (const auto& entry : environment)
-    if (entry.starts_with("PATH=")) path = entry.substr(5);
-  std::vector<std::string> candidates;
-  std::string_view rest = path;
-  for (;;) {
-    auto colon = rest.find(':');
-    std::string dir(rest.substr(0, colon));
-    candidates.push_back((dir.empty() ? std::string(".") : dir) + "/" + name);
-    if (colon == std::string_view::npos) break;
-    rest.remove_prefix(colon + 1);
-  }
-  return candidates;
-}
-
-ChildPlan make_plan(const SpawnOptions& options, std::vector<std::string>& argv_storage) {
-  ChildPlan plan;
-  plan.environment = build_environment(options);
-  for (auto& entry : plan.environment) plan.envp.push_back(entry.data());
-  plan.envp.push_back(nullptr);
-  for (auto& arg : argv_storage) plan.argv.push_back(arg.data());
-  plan.argv.push_back(nullptr);
-  plan.candidates = path_candidates(argv_storage[0], plan.environment);
-  plan.shell_argv.push_back(const_cast<char*>("sh"));
-  plan.shell_argv.push_back(nullptr);  // the candidate, filled in by the child
-  for (std::size_t i = 1; i < argv_storage.size(); ++i)
-    plan.shell_argv.push_back(argv_storage[i].data());
-  plan.shell_argv.push_back(nullptr);
-  if (!options.cwd.empty()) plan.cwd = options.cwd.c_str();
-  return plan;
-}
 
 Expected<void> check_cwd(const std::string& cwd) {
   if (cwd.empty()) return {};
@@ -208,10 +42,11 @@ Expected<void> check_cwd(const std::string& cwd) {
   return {};
 }
 
-// Keeps our fds out of 0..2, which the supervisor overwrites with the slave.
+// Keeps our fds out of 0..kStatusFd, the numbers the supervisor's fds take
+// (so that no dup2 onto them clobbers another source fd first).
 Expected<UniqueFd> ensure_above_stdio(UniqueFd fd, const char* what) {
-  if (fd.get() > 2) return fd;
-  UniqueFd moved(::fcntl(fd.get(), F_DUPFD_CLOEXEC, 3));
+  if (fd.get() > supervisor::kStatusFd) return fd;
+  UniqueFd moved(::fcntl(fd.get(), F_DUPFD_CLOEXEC, supervisor::kStatusFd + 1));
   if (!moved) return make_error(errno_message(what));
   return moved;
 }
@@ -277,18 +112,73 @@ void reap_blocking(pid_t pid) {
   }
 }
 
-pid_t fork_with_signals_blocked(ChildPlan& plan) {
-  sigset_t all, previous;
-  sigfillset(&all);
-  ::pthread_sigmask(SIG_SETMASK, &all, &previous);
-  pid_t pid = ::fork();
-  if (pid == 0) run_supervisor(plan);
-  int saved = errno;
-  ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
-  errno = saved;
-  return pid;
+// Where agentty-supervisor is: beside this executable (an installed agentty,
+// or build/agentty), else where the build put it (test and bench binaries).
+const std::string& supervisor_path() {
+  static const std::string path = [] {
+    std::error_code ignored;
+    auto self = std::filesystem::read_symlink("/proc/self/exe", ignored);
+    auto beside = self.parent_path() / supervisor::kProgramName;
+    if (!self.empty() && ::access(beside.c_str(), X_OK) == 0) return beside.string();
+    return std::string(AGENTTY_SUPERVISOR_PATH);
+  }();
+  return path;
 }
 
+// posix_spawn's attribute and file-action objects, destroyed on every path.
+struct SpawnRequest {
+  posix_spawnattr_t attributes;
+  posix_spawn_file_actions_t actions;
+  SpawnRequest() {
+    ::posix_spawnattr_init(&attributes);
+    ::posix_spawn_file_actions_init(&actions);
+  }
+  ~SpawnRequest() {
+    ::posix_spawn_file_actions_destroy(&actions);
+    ::posix_spawnattr_destroy(&attributes);
+  }
+  SpawnRequest(const SpawnRequest&) = delete;
+  SpawnRequest& operator=(const SpawnRequest&) = delete;
+};
+
+// Starts agentty-supervisor (see supervisor_protocol.hpp) in a new session with
+// the slave as its stdio, the status pipe on kStatusFd, every signal blocked
+// and at its default, in the program's cwd and environment. posix_spawn uses
+// vfork semantics, so the cost does not grow with agentty's memory.
+Expected<pid_t> spawn_supervisor(const SpawnOptions& options, int slave_fd, int status_fd) {
+  SpawnRequest request;
+  for (int fd = 0; fd <= 2; ++fd)
+    ::posix_spawn_file_actions_adddup2(&request.actions, slave_fd, fd);
+  ::posix_spawn_file_actions_adddup2(&request.actions, status_fd, supervisor::kStatusFd);
+  ::posix_spawn_file_actions_addclosefrom_np(&request.actions, supervisor::kStatusFd + 1);
+  if (!options.cwd.empty())
+    ::posix_spawn_file_actions_addchdir_np(&request.actions, options.cwd.c_str());
+  sigset_t all;
+  sigfillset(&all);
+  ::posix_spawnattr_setsigdefault(&request.attributes, &all);
+  ::posix_spawnattr_setsigmask(&request.attributes, &all);
+  ::posix_spawnattr_setflags(&request.attributes,
+                             POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+
+  std::vector<std::string> environment = build_environment(options);
+  std::vector<char*> envp;
+  for (auto& entry : environment) envp.push_back(entry.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> arguments{supervisor_path(), supervisor::kModeFlag};
+  arguments.insert(arguments.end(), options.argv.begin(), options.argv.end());
+  std::vector<char*> argv;
+  for (auto& argument : arguments) argv.push_back(argument.data());
+  argv.push_back(nullptr);
+
+  pid_t pid = -1;
+  int err =
+      ::posix_spawn(&pid, argv[0], &request.actions, &request.attributes, argv.data(), envp.data());
+  if (err == 0) return pid;
+  if (auto cwd = check_cwd(options.cwd); !cwd) return make_error(cwd.error());
+  return make_error("cannot start " + supervisor_path() + ": " + std::strerror(err) +
+                    " (agentty runs every program under it; `make build` builds it beside "
+                    "the agentty binary)");
+}
 }  // namespace
 
 std::vector<std::string> build_environment(const SpawnOptions& options) {
@@ -324,13 +214,9 @@ Expected<SpawnedPty> spawn_supervised(const SpawnOptions& options) {
   auto status_write = ensure_above_stdio(UniqueFd(pipe_fds[1]), "fcntl(F_DUPFD_CLOEXEC)");
   if (!status_write) return make_error(status_write.error());
 
-  std::vector<std::string> argv_storage = options.argv;
-  ChildPlan plan = make_plan(options, argv_storage);
-  plan.slave_fd = terminal->slave.get();
-  plan.status_fd = status_write->get();
-
-  pid_t supervisor = fork_with_signals_blocked(plan);
-  if (supervisor < 0) return make_error(errno_message("fork"));
+  auto started = spawn_supervisor(options, terminal->slave.get(), status_write->get());
+  if (!started) return make_error(started.error());
+  pid_t supervisor = started.value();
   terminal->slave.reset();
   status_write->reset();
 

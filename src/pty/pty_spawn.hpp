@@ -1,22 +1,23 @@
 // PtySpawn: the fork/exec half of PtyProcess, with no event loop in it.
 //
-// spawn_supervised() opens a PTY, forks the supervisor (session leader and
-// controlling process of the PTY, child subreaper) and has it fork the program
-// into a process group of its own that is the terminal's foreground group.
-// A status pipe (O_CLOEXEC) carries the program's pid from the supervisor, or
-// the stage and errno of a failure (setsid, TIOCSCTTY, chdir, fork, exec),
-// back to the caller; it reaches end of file once the program has exec'd.
-// On failure the supervisor and the program are reaped before returning, so
-// nothing is left running or as a zombie.
+// spawn_supervised() opens a PTY and starts the supervisor, the program
+// agentty-supervisor (see supervisor_protocol.hpp and supervisor_main.cpp),
+// with posix_spawn: a session leader and controlling process of the PTY and a
+// child subreaper, which forks the program into a process group of its own
+// that is the terminal's foreground group. A status pipe carries the
+// program's pid, or the stage and errno of a failure (setsid, TIOCSCTTY,
+// chdir, fork, exec), back to the caller; it reaches end of file once the
+// program has exec'd. On failure the supervisor and the program are reaped
+// before returning, so nothing is left running or as a zombie.
 //
 // The supervisor waits until the program has ended and its process group has
 // no member left, then exits with the program's wait status: the same exit
 // code, or the same fatal signal re-raised with core dumps disabled.
 //
-// The child side makes only async-signal-safe calls; argv, envp and the PATH
-// candidates are prepared before fork. All signals are blocked across fork;
-// the program starts with default dispositions and an empty signal mask, and
-// with only fds 0, 1 and 2 (the PTY slave) open.
+// The program starts with default signal dispositions, an empty signal mask,
+// and only fds 0, 1 and 2 (the PTY slave) open. Nothing is forked from
+// agentty itself: posix_spawn's vfork semantics keep the cost of a spawn flat
+// however much memory the retained executions hold.
 //
 // Threading: blocking for the short time until the program has exec'd;
 // call it from any one thread.
