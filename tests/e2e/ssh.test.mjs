@@ -188,16 +188,32 @@ async function launchChromium() {
   return launchBrowser();
 }
 
+// What the person handed the login does: opens the terminal page, takes
+// over and types the password at the prompt. Returns the page.
+async function logInOnPage(browser, terminalUrl) {
+  const page = await (await browser.newContext()).newPage();
+  await page.goto(terminalUrl);
+  await page.waitForFunction(() => window.__agentty?.screenText().includes("'s password:"), null, { timeout: 15000 });
+  await page.click('#take-over');
+  await page.waitForSelector('body[data-held="you"]', { timeout: 15000 });
+  await page.keyboard.type(user.password);
+  await page.keyboard.press('Enter');
+  return page;
+}
+
+// A server for the password-only sshd (no key of the agent's is accepted).
+const passwordAgent = (locked) => agentWith({
+  AGENTTY_SSH_KNOWN_HOSTS: locked.knownHosts,
+  AGENTTY_SSH_CONFIG: locked.writeConfig(locked.wrongKey),
+  AGENTTY_WEB_TOKEN: 'f'.repeat(64),
+});
+
 test('password login: held for a person, typed on the web page, never seen by the agent', { skip }, async () => {
   const browser = await launchChromium();
   if (!browser) return;  // no chromium here: the C++ tests cover the login itself
   const locked = await startSshd({ passwordAuth: true });
   try {
-    const a = await agentWith({
-      AGENTTY_SSH_KNOWN_HOSTS: locked.knownHosts,
-      AGENTTY_SSH_CONFIG: locked.writeConfig(locked.wrongKey),
-      AGENTTY_WEB_TOKEN: 'f'.repeat(64),
-    });
+    const a = await passwordAgent(locked);
     const host = `${user.name}@127.0.0.1:${locked.port}`;
     const r = await a.call('execute', { host, command: 'echo logged-in-as-$(id -un)', side_effects: ['NONE'], yield_ms: 300 });
     assert.equal(r.status, 'backgrounded', JSON.stringify(r));
@@ -209,13 +225,7 @@ test('password login: held for a person, typed on the web page, never seen by th
     assert.equal(refused.isError, true);
     assert.equal(refused.held, true);
 
-    const page = await (await browser.newContext()).newPage();
-    await page.goto(r.terminal_url);
-    await page.waitForFunction(() => window.__agentty?.screenText().includes("'s password:"), null, { timeout: 15000 });
-    await page.click('#take-over');
-    await page.waitForSelector('body[data-held="you"]', { timeout: 15000 });
-    await page.keyboard.type(user.password);
-    await page.keyboard.press('Enter');
+    const page = await logInOnPage(browser, r.terminal_url);
 
     const w = await a.call('wait', { execution_id: id, until: 'exit', timeout_ms: 30000 });
     assert.equal(w.wait_result, 'exited');
@@ -237,6 +247,86 @@ test('password login: held for a person, typed on the web page, never seen by th
     assert.equal(after.executions.find((e) => e.execution_id === id).held, false);
   } finally {
     await browser.close();
+    await locked.stop();
+  }
+});
+
+test('open(host) with a password: held at once, a person logs in on the page, then exact commands', { skip }, async () => {
+  const browser = await launchChromium();
+  if (!browser) return;  // no chromium here: tests/mcp/login_hook_test.cpp covers the hook logic
+  const locked = await startSshd({ passwordAuth: true });
+  try {
+    const a = await passwordAgent(locked);
+    const seen = [];  // every response the agent got
+    const call = async (name, args) => {
+      const r = await a.call(name, args);
+      seen.push(JSON.stringify(r.raw));
+      return r;
+    };
+    const openedAt = Date.now();
+    const o = await call('open', { host: `${user.name}@127.0.0.1:${locked.port}` });
+    // Answered once the connection knows it needs a person, not after the 10 s prompt wait.
+    assert.ok(Date.now() - openedAt < 8000, `open took ${Date.now() - openedAt} ms`);
+    assert.equal(o.isError, false, JSON.stringify(o));
+    assert.equal(o.status, 'running');
+    assert.equal(o.held, true);
+    assert.equal(o.prompt_ready, false);
+    assert.match(o.handoff_reason, /needs a password/);
+    assert.ok(o.terminal_url, JSON.stringify(o));
+    const id = o.execution_id;
+    assert.ok(o.message.includes(`wait(execution_id="${id}", until="released")`), o.message);
+    const inSession = (command) => call('execute', { session: id, command, side_effects: ['NONE'] });
+    const refused = await inSession('true');
+    assert.equal(refused.isError, true);
+    assert.equal(refused.held, true);
+
+    const page = await logInOnPage(browser, o.terminal_url);
+    const w = await call('wait', { execution_id: id, until: 'released', timeout_ms: 30000 });
+    assert.equal(w.wait_result, 'released', JSON.stringify(w));
+    assert.equal(w.held, false);
+    // No rearm: agentty typed its hook once the shell was up.
+    let r = await inSession('false');
+    assert.equal(r.status, 'completed', JSON.stringify(r));
+    assert.equal(r.exit_code, 1);
+    assert.equal(r.boundaries, 'exact');
+    r = await inSession('echo ok');
+    assert.equal(r.exit_code, 0, JSON.stringify(r));
+    assert.equal(r.output, 'ok\n');
+    r = await inSession('id -un');
+    assert.equal(r.output, `${user.name}\n`);
+    seen.push(JSON.stringify((await call('read', { execution_id: id, since_seq: 1, format: 'raw' })).raw));
+    seen.push(JSON.stringify((await call('screen', { execution_id: id })).raw));
+    seen.push(JSON.stringify((await call('ps', {})).raw));
+    for (const text of seen) assert.equal(text.includes(user.password), false);
+    assert.equal((await page.evaluate(() => window.__agentty.screenText())).includes(user.password), false);
+    const c = await call('close', { execution_id: id });
+    assert.equal(c.isError, false, JSON.stringify(c));
+  } finally {
+    await browser.close();
+    await locked.stop();
+  }
+});
+
+test('open(host) with a password: ended during the login, nothing typed; shutdown is clean', { skip }, async () => {
+  const locked = await startSshd({ passwordAuth: true });
+  try {
+    const a = await passwordAgent(locked);
+    const host = `${user.name}@127.0.0.1:${locked.port}`;
+    const o = await a.call('open', { host });
+    assert.equal(o.held, true, JSON.stringify(o));
+    const stopped = await a.call('stop', { execution_id: o.execution_id, signal: 'SIGKILL' });
+    assert.equal(stopped.isError, false, JSON.stringify(stopped));
+    assert.notEqual(stopped.status, 'running');
+    const all = await a.call('read', { execution_id: o.execution_id, since_seq: 1, format: 'raw' });
+    assert.equal(all.output.includes('__agentty'), false, all.output);
+    // A second one still waits for its login when the server shuts down.
+    const pending = await a.call('open', { host });
+    assert.equal(pending.held, true, JSON.stringify(pending));
+    const child = a.transport._process;  // the SDK keeps the agentty process private
+    const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+    await a.client.close();
+    assert.deepEqual(await exited, { code: 0, signal: null });
+  } finally {
     await locked.stop();
   }
 });

@@ -1,11 +1,14 @@
 // open: start an interactive shell (bash, zsh, sh) under a PTY with
-// agentty's prompt hook, and return once its first prompt is drawn.
+// agentty's prompt hook, and return once its first prompt is drawn. Over
+// SSH the hook is typed into the login shell; when a person must log in
+// first, open returns at once (held) and the hook follows the login.
 #include <unistd.h>
 
 #include <cstdlib>
 
 #include "base/random_id.hpp"
 #include "mcp/tools/common.hpp"
+#include "mcp/tools/login_hook.hpp"
 #include "mcp/tools/session_execute.hpp"
 #include "session/policy.hpp"
 #include "session/shell_integration.hpp"
@@ -37,6 +40,29 @@ std::string join(const std::vector<std::string>& argv) {
   std::string out;
   for (const auto& arg : argv) out += (out.empty() ? "" : " ") + arg;
   return out;
+}
+
+// open(host) when no key logged in: the session is held until a person
+// types the password on the web page. Answered at once, so the agent can
+// tell someone and wait(until="released").
+ToolResult held_for_login(ToolContext& ctx, session::Execution& execution) {
+  json result = merged(execution_result(execution, ctx, read_request(ctx, json::object())),
+                       session_fields(execution));
+  result["shell"] = "bash";
+  result["prompt_ready"] = false;
+  if (execution.handoff_reason()) result["handoff_reason"] = *execution.handoff_reason();
+  std::string id = execution.id();
+  result["message"] =
+      "held: the SSH login needs a person (handoff_reason). They open terminal_url, take over "
+      "and type the password there; you never see it, and writes to the session are refused "
+      "until then. Tell them, then call wait(execution_id=\"" +
+      id +
+      "\", until=\"released\") (again while it answers deadline_reached). Once released, "
+      "agentty installs its prompt hook by itself: execute(session=\"" +
+      id +
+      "\", ...) then waits for the first prompt and answers with exact exit codes. If the "
+      "login fails the session ends (status failed, failure_reason says why).";
+  return ToolResult{std::move(result)};
 }
 
 boost::asio::awaitable<ToolResult> open(ToolContext& ctx, const json& args) {
@@ -89,11 +115,17 @@ boost::asio::awaitable<ToolResult> open(ToolContext& ctx, const json& args) {
     if (!started) co_return failed_to_start(started.error());
     execution = started.value();
     execution->set_shell_integration(std::make_unique<session::ShellIntegration>(kind, nonce));
+    if (execution->login_held()) {
+      // A person logs in; the hook follows the login, whenever it ends.
+      type_hook_after_login(ctx.registry.io(), execution);
+      co_return held_for_login(ctx, *execution);
+    }
     co_await wait_until(
         ctx, *execution, steady_clock::now() + kFirstPrompt,
-        [&] { return execution->finished() || execution->waiting_for_input(); }, milliseconds(50));
-    execution->shell()->rearming();
-    (void)execution->write(session::bash_hook_line(nonce) + "\r", session::InputSource::agent);
+        [&] { return execution->finished() || can_type_hook(*execution); }, milliseconds(50));
+    // Slow to go quiet: typed ahead all the same, unless it would answer a prompt.
+    if (!execution->finished() && !execution->held() && !shows_secret_prompt(*execution))
+      type_hook(*execution);
   }
   auto* shell = execution->shell();
   auto end = co_await wait_until(ctx, *execution, steady_clock::now() + kFirstPrompt,
@@ -136,7 +168,8 @@ ToolDefinition make_open_tool(const ToolConfig& config) {
       .cwd = "Starting directory (must exist; inside AGENTTY_ALLOWED_CWDS when set).",
       .env = "Variables added to the shell's environment.",
       .host = "Open the shell on this SSH host (an ~/.ssh/config alias or user@host:port); the "
-              "hook is typed in after login (bash).",
+              "hook is typed in after login (bash). A host that wants a password is held for a "
+              "person to log in (see held).",
       .user = "SSH user (with host).",
       .port = "SSH port (with host).",
   });
@@ -144,6 +177,9 @@ ToolDefinition make_open_tool(const ToolConfig& config) {
   output["prompt_ready"] = {{"type", "boolean"},
                             {"description", "The shell drew its first prompt and takes commands."}};
   output["shell"] = {{"type", "string"}, {"enum", {"bash", "zsh", "sh"}}};
+  output["handoff_reason"] = {
+      {"type", "string"},
+      {"description", "With held: why a person must act first (an SSH login needs a password)."}};
   output["boundaries"] = {{"type", "string"}, {"enum", {"exact", "heuristic"}}};
   output["command_running"] = {{"type", "boolean"}};
   output["command_exit_code"] = {{"type", "integer"}};
@@ -167,7 +203,9 @@ ToolDefinition make_open_tool(const ToolConfig& config) {
       "session, pick an "
       "installed shell, fix cwd); prompt_ready=false means the shell is open but no prompt came "
       "within 10 s: read "
-      "it to see why.",
+      "it to see why. held=true with handoff_reason (SSH host without a usable key): open "
+      "returned at once and a person must log in on terminal_url; wait(until=\"released\"), then "
+      "execute(session=) (the hook is installed after the login by itself).",
       object_schema(merged(properties, where)),
       {{"type", "object"}, {"properties", output}},
       annotations(false, false, false, true),
