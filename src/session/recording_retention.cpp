@@ -67,4 +67,35 @@ RecordingPruneResult prune_recordings(const std::filesystem::path& dir,
   return result;
 }
 
+RecordingRetention::RecordingRetention(std::filesystem::path dir, RecordingLimits limits)
+    : dir_(std::move(dir)), limits_(limits) {}
+
+bool RecordingRetention::fits_without_scan() const {
+  if (!scanned_ || added_.size() >= kMaxAddedBetweenScans) return false;
+  if (std::chrono::steady_clock::now() - scanned_at_ >= kRescanInterval) return false;
+  if (scanned_files_ + added_.size() + 1 > limits_.max_files) return false;
+  std::uint64_t bytes = scanned_bytes_;
+  for (const auto& path : added_) {
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(path, ec);
+    if (!ec) bytes += size;
+  }
+  return bytes <= limits_.max_bytes;
+}
+
+void RecordingRetention::make_room(const std::string& id,
+                                   const std::function<std::set<std::string>()>& live) {
+  const auto path = dir_ / (id + ".cast");
+  if (fits_without_scan()) {
+    added_.push_back(path);
+    return;
+  }
+  const auto result = prune_recordings(dir_, limits_, live ? live() : std::set<std::string>{});
+  scanned_ = true;
+  scanned_at_ = std::chrono::steady_clock::now();
+  scanned_files_ = result.files_kept;
+  scanned_bytes_ = result.bytes_kept;
+  added_.assign(1, path);
+}
+
 }  // namespace agentty::session

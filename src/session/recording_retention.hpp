@@ -15,14 +15,26 @@
 // directory the same way (oldest first), which is why modification time, not
 // this server's own list, decides the order.
 //
-// Threading: a free function with no state; touches only the filesystem.
+// prune_recordings() scans and stats every file, which costs about a
+// millisecond per execution start with a few hundred recordings.
+// RecordingRetention, one per server, keeps the same limits without that:
+// it scans at most every kRescanInterval or kMaxAddedBetweenScans starts,
+// and in between adds up the last scan's totals and the current sizes of the
+// recordings this server created since. Another server's new files sharing
+// the directory are noticed at the next scan.
+//
+// Threading: prune_recordings() has no state and touches only the
+// filesystem; a RecordingRetention is used on one thread.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <set>
 #include <string>
+#include <vector>
 
 namespace agentty::session {
 
@@ -44,5 +56,29 @@ struct RecordingPruneResult {
 RecordingPruneResult prune_recordings(const std::filesystem::path& dir,
                                       const RecordingLimits& limits,
                                       const std::set<std::string>& keep, std::size_t incoming = 1);
+
+class RecordingRetention {
+ public:
+  static constexpr std::chrono::seconds kRescanInterval{2};
+  static constexpr std::size_t kMaxAddedBetweenScans = 64;
+
+  RecordingRetention(std::filesystem::path dir, RecordingLimits limits);
+
+  // Makes room for the new recording `dir/ID.cast` (call before creating
+  // it); `live` is asked, only when a scan is due, for the ids whose
+  // recordings must never be deleted.
+  void make_room(const std::string& id, const std::function<std::set<std::string>()>& live);
+
+ private:
+  bool fits_without_scan() const;
+
+  std::filesystem::path dir_;
+  RecordingLimits limits_;
+  bool scanned_ = false;
+  std::chrono::steady_clock::time_point scanned_at_;
+  std::size_t scanned_files_ = 0;             // kept by the last scan
+  std::uint64_t scanned_bytes_ = 0;           // their bytes then
+  std::vector<std::filesystem::path> added_;  // created by this server since
+};
 
 }  // namespace agentty::session

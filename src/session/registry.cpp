@@ -16,7 +16,9 @@
 namespace agentty::session {
 
 Registry::Registry(boost::asio::io_context& io, RegistryOptions options)
-    : io_(io), options_(std::move(options)) {
+    : io_(io),
+      options_(std::move(options)),
+      recording_retention_(options_.state_dir / "recordings", options_.recordings) {
   if (!options_.state_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(options_.state_dir / "spool", ec);
@@ -116,10 +118,12 @@ void Registry::attach_recorder(Execution& execution) {
   auto dir = options_.state_dir / "recordings";
   std::filesystem::create_directories(dir, ec);
   // Room for this one; recordings of live executions are never pruned.
-  std::set<std::string> live;
-  for (const auto& [id, other] : executions_)
-    if (!other->finished()) live.insert(id);
-  prune_recordings(dir, options_.recordings, live);
+  recording_retention_.make_room(execution.id(), [this] {
+    std::set<std::string> live;
+    for (const auto& [id, other] : executions_)
+      if (!other->finished()) live.insert(id);
+    return live;
+  });
   RecorderOptions recording;
   recording.path = dir / (execution.id() + ".cast");
   recording.cols = execution.spec().size.cols;

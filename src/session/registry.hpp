@@ -94,6 +94,7 @@ class Registry {
   std::map<int, Observer> observers_;
   int next_observer_token_ = 1;
   std::shared_ptr<pty::SshConnectionPool> ssh_pool_;
+  RecordingRetention recording_retention_;
 };
 
 }  // namespace agentty::session

@@ -73,5 +73,43 @@ TEST_F(RecordingRetentionTest, MissingDirectoryIsNotAnError) {
   EXPECT_EQ(result.files_removed, 0u);
 }
 
+// A server's own recordings: limits hold from start to start without a scan
+// in between (the sizes of files it created are added up as they grow).
+TEST_F(RecordingRetentionTest, RetentionKeepsTheLimitsAcrossItsOwnNewRecordings) {
+  RecordingRetention retention(dir_, {1000, 3});
+  int asked = 0;
+  auto live = [&] {
+    ++asked;
+    return std::set<std::string>{};
+  };
+  for (int i = 0; i < 6; ++i) {
+    retention.make_room("r" + std::to_string(i), live);
+    make("r" + std::to_string(i) + ".cast", 10, 10 - i);
+  }
+  EXPECT_FALSE(exists("r2.cast"));
+  EXPECT_TRUE(exists("r3.cast") && exists("r4.cast") && exists("r5.cast"));
+  // One recording grows past the byte budget: the next start makes room.
+  std::ofstream(dir_ / "r5.cast", std::ios::app) << std::string(990, 'x');
+  retention.make_room("r6", live);
+  make("r6.cast", 10, 0);
+  EXPECT_FALSE(exists("r3.cast"));
+  EXPECT_FALSE(exists("r4.cast"));
+  EXPECT_TRUE(exists("r5.cast"));
+  EXPECT_GE(asked, 3);
+}
+
+// Starts well inside the limits scan once, not once per start.
+TEST_F(RecordingRetentionTest, RetentionDoesNotScanOnEveryStart) {
+  for (int i = 0; i < 20; ++i) make("old" + std::to_string(i) + ".cast", 10, 100);
+  RecordingRetention retention(dir_, {1 << 20, 500});
+  int asked = 0;
+  auto live = [&] {
+    ++asked;
+    return std::set<std::string>{};
+  };
+  for (int i = 0; i < 10; ++i) retention.make_room("n" + std::to_string(i), live);
+  EXPECT_EQ(asked, 1);
+}
+
 }  // namespace
 }  // namespace agentty::session
