@@ -10,6 +10,10 @@
 // Each is run kRepeats times; the median MB/s (of file bytes) is reported.
 //
 // Usage: pty_throughput_bench [--repeats N] [--mb SIZE] [--only NAME-PART]
+//                             [--components 1]
+// --components 1 instead times each consumer of the execute path alone, on
+// the file's bytes in memory (LF -> CR LF, 64 KiB chunks), by CPU time of
+// this thread: a breakdown that a loaded machine disturbs far less.
 // The file is cached in /tmp/agentty-bench/. Build without (d) with
 // -DAGENTTY_BENCH_OUTPUT_LOG=0 while session/output_log.cpp is a placeholder.
 #ifndef AGENTTY_BENCH_OUTPUT_LOG
@@ -22,6 +26,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <time.h>
+
 #include <boost/asio/io_context.hpp>
 
 #include <algorithm>
@@ -32,6 +38,8 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -39,8 +47,11 @@
 #include "pty/pty_process.hpp"
 #if AGENTTY_BENCH_OUTPUT_LOG
 #include "session/output_log.hpp"
+#include "session/recorder.hpp"
+#include "session/redactor.hpp"
 #include "session/registry.hpp"
 #include "session/screen.hpp"
+#include "session/screen_feeder.hpp"
 #endif
 
 namespace {
@@ -56,6 +67,7 @@ struct Config {
   int repeats = 3;
   std::uint64_t megabytes = 128;
   std::string only;  // run only the methods whose name contains this (profiling)
+  bool components = false;
 };
 
 struct Sample {
@@ -191,6 +203,92 @@ Sample run_agentty_execution(const fs::path& file) {
   fs::remove_all(options.state_dir);
   return sample;
 }
+
+// --components: each consumer alone on the bytes in memory.
+double thread_cpu_seconds() {
+  timespec now{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) / 1e9;
+}
+
+std::string pty_bytes(const fs::path& file) {
+  std::string text;
+  FILE* in = std::fopen(file.c_str(), "r");
+  if (!in) return text;
+  text.reserve(fs::file_size(file) + fs::file_size(file) / kLineBytes);
+  for (int c; (c = std::fgetc(in)) != EOF;) {
+    if (c == '\n') text += '\r';
+    text += static_cast<char>(c);
+  }
+  std::fclose(in);
+  return text;
+}
+
+struct ComponentRun {
+  const std::string& bytes;
+  int repeats;
+  std::string only;
+};
+
+void time_component(const char* name, const ComponentRun& run,
+                    const std::function<std::function<void(std::string_view)>()>& make) {
+  if (std::string_view(name).find(run.only) == std::string_view::npos) return;
+  const std::string& bytes = run.bytes;
+  const int repeats = run.repeats;
+  std::vector<double> rates;
+  for (int round = 0; round < repeats; ++round) {
+    auto consume = make();
+    const double start = thread_cpu_seconds();
+    for (std::size_t at = 0; at < bytes.size(); at += 64 * 1024)
+      consume(std::string_view(bytes).substr(at, 64 * 1024));
+    consume({});  // end: flush, catch up
+    rates.push_back(static_cast<double>(bytes.size()) / 1e6 / (thread_cpu_seconds() - start));
+  }
+  std::sort(rates.begin(), rates.end());
+  std::printf("  %-34s %10.0f MB/s of CPU time (median of %d)\n", name, rates[rates.size() / 2],
+              repeats);
+}
+
+void run_components(const fs::path& file, int repeats, const std::string& only) {
+  const std::string bytes = pty_bytes(file);
+  const ComponentRun run{bytes, repeats, only};
+  const fs::path scratch = kBenchDir / ("components-" + std::to_string(::getpid()));
+  std::printf("components: %.1f MB of PTY output, 64 KiB chunks\n",
+              static_cast<double>(bytes.size()) / 1e6);
+  using Consumer = std::function<void(std::string_view)>;
+  time_component("OutputLog (ring + spool)", run, [&]() -> Consumer {
+    agentty::session::OutputLogOptions options;
+    options.spool_path = scratch;
+    options.spool_cap_bytes = 1ull << 30;
+    auto log = std::make_shared<agentty::session::OutputLog>(options);
+    return [log](std::string_view chunk) { chunk.empty() ? log->flush() : log->append(chunk); };
+  });
+  time_component("ScreenFeeder (120x40, exact at end)", run, [&]() -> Consumer {
+    auto feeder = std::make_shared<agentty::session::ScreenFeeder>(
+        agentty::pty::TerminalSize{120, 40}, 10000);
+    return [feeder](std::string_view chunk) {
+      chunk.empty() ? feeder->catch_up() : feeder->on_output(chunk);
+    };
+  });
+  time_component("Recorder (asciicast)", run, [&]() -> Consumer {
+    agentty::session::RecorderOptions options;
+    options.path = scratch;
+    options.max_bytes = 1ull << 30;
+    std::shared_ptr<agentty::session::Recorder> recorder =
+        std::move(agentty::session::Recorder::open(options).value());
+    return [recorder](std::string_view chunk) {
+      chunk.empty() ? recorder->finish() : recorder->output(chunk);
+    };
+  });
+  time_component("Redactor (2 secrets)", run, [&]() -> Consumer {
+    auto redactor = std::make_shared<agentty::session::Redactor>(
+        std::map<std::string, std::string>{{"A", "not-in-the-output-1"}, {"B", "hunter2hunter2"}});
+    return [redactor](std::string_view chunk) {
+      chunk.empty() ? (void)redactor->finish() : (void)redactor->process(chunk);
+    };
+  });
+  fs::remove(scratch);
+}
 #endif
 
 struct Method {
@@ -212,6 +310,7 @@ Config parse_args(int argc, char** argv) {
       config.repeats = std::max(1, std::atoi(argv[i + 1]));
     if (std::strcmp(argv[i], "--mb") == 0) config.megabytes = std::max(1, std::atoi(argv[i + 1]));
     if (std::strcmp(argv[i], "--only") == 0) config.only = argv[i + 1];
+    if (std::strcmp(argv[i], "--components") == 0) config.components = std::atoi(argv[i + 1]) != 0;
   }
   return config;
 }
@@ -226,6 +325,12 @@ int main(int argc, char** argv) {
   Config config = parse_args(argc, argv);
   fs::path file = ensure_lines_file(config.megabytes);
   double file_mb = static_cast<double>(fs::file_size(file)) / 1e6;
+#if AGENTTY_BENCH_OUTPUT_LOG
+  if (config.components) {
+    run_components(file, config.repeats, config.only);
+    return 0;
+  }
+#endif
   // ONLCR turns each '\n' into "\r\n" on the way out of the PTY.
   std::uint64_t expected = fs::file_size(file) + fs::file_size(file) / kLineBytes;
 

@@ -3,6 +3,8 @@
 #include <array>
 #include <cstdint>
 
+#include "base/byte_scan.hpp"
+
 namespace agentty {
 
 namespace {
@@ -84,8 +86,7 @@ void append_json_string(std::string& out, std::string_view text) {
   out += '"';
   std::size_t i = 0;
   while (i < n) {
-    std::size_t run = i;
-    while (run < n && kClasses[p[run]] == 0) ++run;
+    const std::size_t run = i + find_json_special(text.data() + i, n - i);
     out.append(text.data() + i, run - i);
     i = run;
     if (i == n) break;

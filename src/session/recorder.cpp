@@ -14,6 +14,10 @@ namespace agentty::session {
 
 namespace {
 
+// A larger event buffer is released after use rather than kept for the
+// execution's lifetime (bulk output chunks are 64 KiB, plus escapes).
+constexpr std::size_t kMaxKeptLineCapacity = 256 << 10;
+
 // Length of the UTF-8 sequence a lead byte starts; 0 for a continuation byte
 // or a byte that can never start one.
 std::size_t utf8_sequence_length(unsigned char byte) {
@@ -22,6 +26,19 @@ std::size_t utf8_sequence_length(unsigned char byte) {
   if (byte >= 0xE0 && byte <= 0xEF) return 3;
   if (byte >= 0xF0 && byte <= 0xF4) return 4;
   return 0;
+}
+
+// Length of the prefix of `data` that ends on a whole UTF-8 character.
+std::size_t complete_utf8_length(std::string_view data) {
+  // Only the last three bytes can belong to an unfinished character.
+  const std::size_t lowest = data.size() > 3 ? data.size() - 3 : 0;
+  for (std::size_t i = data.size(); i > lowest; --i) {
+    const auto byte = static_cast<unsigned char>(data[i - 1]);
+    if ((byte & 0xC0) == 0x80) continue;  // continuation: keep looking for its lead
+    const std::size_t length = utf8_sequence_length(byte);
+    return length > data.size() - (i - 1) ? i - 1 : data.size();
+  }
+  return data.size();
 }
 
 std::string json_string(std::string_view text) {
@@ -36,18 +53,9 @@ std::string take_complete_utf8(std::string& carry, std::string_view bytes) {
   std::string data = std::move(carry);
   carry.clear();
   data.append(bytes);
-  // Only the last three bytes can belong to an unfinished character.
-  const std::size_t lowest = data.size() > 3 ? data.size() - 3 : 0;
-  for (std::size_t i = data.size(); i > lowest; --i) {
-    const auto byte = static_cast<unsigned char>(data[i - 1]);
-    if ((byte & 0xC0) == 0x80) continue;  // continuation: keep looking for its lead
-    const std::size_t length = utf8_sequence_length(byte);
-    if (length > data.size() - (i - 1)) {
-      carry = data.substr(i - 1);
-      data.resize(i - 1);
-    }
-    break;
-  }
+  const std::size_t complete = complete_utf8_length(data);
+  carry = data.substr(complete);
+  data.resize(complete);
   return data;
 }
 
@@ -90,8 +98,15 @@ double Recorder::elapsed_seconds() const {
 
 void Recorder::output(std::string_view bytes) {
   if (stopped_) return;
-  const std::string data = take_complete_utf8(output_carry_, bytes);
-  if (!data.empty()) write_event("o", data);
+  if (!output_carry_.empty()) {
+    const std::string data = take_complete_utf8(output_carry_, bytes);
+    if (!data.empty()) write_event("o", data);
+    return;
+  }
+  // The common case, without copying the chunk.
+  const std::size_t complete = complete_utf8_length(bytes);
+  output_carry_.assign(bytes.substr(complete));
+  if (complete > 0) write_event("o", bytes.substr(0, complete));
 }
 
 void Recorder::input(std::string_view bytes, bool human) {
@@ -127,8 +142,10 @@ void Recorder::write_event(std::string_view code, std::string_view data) {
   if (stopped_) return;
   char time[32];
   std::snprintf(time, sizeof time, "%.6f", elapsed_seconds());
-  std::string line;
-  line.reserve(data.size() + 48);
+  // One buffer reused for every event: bulk output makes 64 KiB events, and a
+  // fresh allocation each time went to the kernel (brk) and back.
+  std::string& line = line_;
+  line.clear();
   line.append("[").append(time).append(", \"").append(code).append("\", ");
   append_json_string(line, data);
   line.append("]\n");
@@ -142,9 +159,10 @@ void Recorder::write_event(std::string_view code, std::string_view data) {
     return;
   }
   write_line(line);
+  if (line.capacity() > kMaxKeptLineCapacity) std::string().swap(line);
 }
 
-bool Recorder::write_line(const std::string& line) {
+bool Recorder::write_line(std::string_view line) {
   std::string_view rest = line;
   while (!rest.empty()) {
     const ssize_t n = ::write(fd_.get(), rest.data(), rest.size());

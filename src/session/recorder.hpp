@@ -66,7 +66,7 @@ class Recorder {
   Recorder(UniqueFd fd, std::uint64_t max_bytes);
   double elapsed_seconds() const;
   void write_event(std::string_view code, std::string_view data);
-  bool write_line(const std::string& line);
+  bool write_line(std::string_view line);
 
   UniqueFd fd_;
   std::uint64_t max_bytes_;
@@ -74,6 +74,7 @@ class Recorder {
   std::chrono::steady_clock::time_point start_;
   std::string output_carry_;  // incomplete UTF-8 at the end of the last output chunk
   std::string input_carry_;
+  std::string line_;  // the event being written (its capacity is reused)
   std::optional<bool> last_input_human_;
   bool stopped_ = false;
   std::string error_;

@@ -6,6 +6,7 @@
 #include <optional>
 #include <vector>
 
+#include "base/byte_scan.hpp"
 #include "session/escape_scanner.hpp"
 
 namespace agentty::session {
@@ -14,13 +15,8 @@ namespace {
 // Runs shorter than this are not worth the two screenfuls a skip feeds.
 constexpr std::size_t kMinSkipRun = 64 * 1024;
 
-bool is_plain(unsigned char c) {
-  return (c >= 0x20 && c <= 0x7e) || c == '\r' || c == '\n';
-}
-
 std::size_t plain_run_end(std::string_view data, std::size_t from) {
-  while (from < data.size() && is_plain(static_cast<unsigned char>(data[from]))) ++from;
-  return from;
+  return from + find_not_plain_text(data.data() + from, data.size() - from);
 }
 
 // End of the head A of a run: just past the first CR after the 2*rows-th LF.
@@ -80,10 +76,9 @@ class PlainTextSimulator {
         ++p;
         add_checkpoint(static_cast<std::size_t>(p - begin));
       } else {
-        const char* q = p;
-        while (q < end && static_cast<unsigned char>(*q) >= 0x20) ++q;
-        print(p, static_cast<std::size_t>(q - p));
-        p = q;
+        const std::size_t n = find_control(p, static_cast<std::size_t>(end - p));
+        print(p, n);
+        p += n;
       }
     }
   }
@@ -102,6 +97,7 @@ class PlainTextSimulator {
                 scrolled_off_.begin() + static_cast<std::ptrdiff_t>(
                                             scrolled_off_.size() < keep_lines_ ? 0 : next_slot_),
                 scrolled_off_.end());
+    for (std::string& line : scrolled_off_) line = trimmed(std::move(line));
     return std::move(scrolled_off_);
   }
   int row() const { return row_; }
@@ -114,9 +110,10 @@ class PlainTextSimulator {
   }
 
  private:
-  static std::string trimmed(const std::string& row) {
+  static std::string trimmed(std::string row) {
     auto last = row.find_last_not_of(' ');
-    return row.substr(0, last == std::string::npos ? 0 : last + 1);
+    row.resize(last == std::string::npos ? 0 : last + 1);
+    return row;
   }
   const std::string& line(int r) const { return rows_buf_[(top_ + r) % rows_]; }
   std::string& line(int r) { return rows_buf_[(top_ + r) % rows_]; }
@@ -134,13 +131,16 @@ class PlainTextSimulator {
     std::string& top = rows_buf_[top_];
     if (keep_lines_ > 0) {
       // A ring of reused strings: most lines are overwritten, never read.
+      // The row itself moves to the ring (trimmed when taken) and takes
+      // the slot's old buffer: no copy, and no allocation once the ring is full.
       if (scrolled_off_.size() < keep_lines_) scrolled_off_.emplace_back();
       std::string& slot = scrolled_off_[next_slot_];
       next_slot_ = (next_slot_ + 1) % keep_lines_;
-      auto last = top.find_last_not_of(' ');
-      slot.assign(top, 0, last == std::string::npos ? 0 : last + 1);
+      top.swap(slot);
+      top.assign(static_cast<std::size_t>(cols_), ' ');
+    } else {
+      std::fill(top.begin(), top.end(), ' ');
     }
-    std::fill(top.begin(), top.end(), ' ');
     top_ = (top_ + 1) % static_cast<std::size_t>(rows_);
     ++scrolls_;
     while (checkpoints_.size() >= 2 && scrolls_ - checkpoints_[1].scrolls >= std::uint64_t(rows_)) {

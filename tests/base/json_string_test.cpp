@@ -49,5 +49,23 @@ TEST(JsonString, RandomBytesAlwaysParseBackToValidJson) {
   }
 }
 
+// Long runs of plain text with a few special bytes at every alignment: the
+// 16-byte scan must stop exactly where a byte needs escaping or validating.
+TEST(JsonString, SparseSpecialBytesInLongTextEscapeLikeNlohmann) {
+  std::mt19937 random(11);
+  const std::string specials[] = {"\r\n", "\"",       "\\",           "\x1b",
+                                  "\x7f", "\xC3\xA9", "\xE2\x82\xAC", "\xFF"};
+  auto plain = [&] {
+    std::string run(random() % 40, 'x');
+    for (char& c : run) c = static_cast<char>(0x20 + random() % 0x5f);
+    return run;
+  };
+  for (int round = 0; round < 3000; ++round) {
+    std::string text = plain();
+    for (int k = 0; k < 2; ++k) text += specials[random() % std::size(specials)] + plain();
+    ASSERT_EQ(ours(text), reference(text)) << text;
+  }
+}
+
 }  // namespace
 }  // namespace agentty

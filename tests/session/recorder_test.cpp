@@ -7,10 +7,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <sstream>
 #include <vector>
 
@@ -167,6 +169,36 @@ TEST_F(RecorderTest, AsciinemaCatPrintsExactlyTheOutputBytes) {
   }  // the destructor finishes the file
   for (const auto& line : lines()) EXPECT_TRUE(line.is_object() || line.is_array());
   EXPECT_EQ(asciinema_cat(dir_ / "rec.cast", dir_), expected);
+}
+
+// Bulk output: large chunks of mixed text split at arbitrary bytes (inside
+// characters too), a large event followed by small ones (the reused event
+// buffer must not leak old bytes), one over the kept-buffer size. The "o"
+// events concatenate to exactly the input, each event whole UTF-8.
+TEST_F(RecorderTest, LargeChunksSplitAnywhereRecordExactlyTheOutput) {
+  std::mt19937 random(5);
+  const std::string pieces[] = {"plain text ",      "caf\xC3\xA9 ", "\xE2\x82\xAC",
+                                "\xF0\x9F\x98\x80", "\r\n",         "\x1b[32mgreen\x1b[0m",
+                                "\"q\" \\ "};
+  std::string text;
+  while (text.size() < (1u << 20)) text += pieces[random() % std::size(pieces)];
+  const std::size_t sizes[] = {65536, 3, 1, 300 << 10, 7, 65536, 100000, 2};
+  {
+    auto recorder = open(8u << 20);
+    ASSERT_TRUE(recorder);
+    for (std::size_t at = 0, i = 0; at < text.size(); ++i) {
+      const std::size_t size = std::min(sizes[i % std::size(sizes)], text.size() - at);
+      recorder->output(std::string_view(text).substr(at, size));
+      at += size;
+    }
+  }
+  std::string recorded;
+  const auto all = lines();
+  for (std::size_t i = 1; i < all.size(); ++i) {
+    ASSERT_EQ(all[i][1], "o");
+    recorded += all[i][2].get<std::string>();
+  }
+  EXPECT_EQ(recorded, text);
 }
 
 TEST_F(RecorderTest, InvalidBytesBecomeReplacementCharacters) {
