@@ -163,6 +163,12 @@ std::size_t unit_length(std::string_view raw) {
   return raw.empty() ? 0 : scan_unit(bytes_of(raw), raw.size()).length;
 }
 
+std::size_t complete_unit_length(std::string_view raw) {
+  if (raw.empty()) return 0;
+  const Unit unit = scan_unit(bytes_of(raw), raw.size());
+  return unit.complete ? unit.length : 0;
+}
+
 std::size_t safe_page_length(std::string_view raw, std::size_t max_bytes, bool more_may_follow) {
   const unsigned char* p = bytes_of(raw);
   const std::size_t n = raw.size();

@@ -46,6 +46,11 @@ std::size_t safe_page_length(std::string_view raw, std::size_t max_bytes, bool m
 // position.
 std::size_t unit_length(std::string_view raw);
 
+// Length of the unit starting at raw[0], or 0 when raw ends inside it (more
+// bytes could still extend it) or raw is empty. For code that must cut the
+// stream where the text view does (the redactor's escape-aware pass).
+std::size_t complete_unit_length(std::string_view raw);
+
 // Streaming to_text: feed() appends the text of every line the bytes
 // complete; the line still open and an incomplete trailing unit stay inside.
 // finish() flushes both as if the output had ended. Not thread-safe.
