@@ -6,6 +6,9 @@
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
+#include <utility>
+
+#include "session/text_view.hpp"
 
 extern char** environ;
 
@@ -23,6 +26,93 @@ std::vector<Redactor::Secret> from_map(const std::map<std::string, std::string>&
   std::vector<Redactor::Secret> list;
   for (const auto& [name, value] : secrets) list.push_back({name, value});
   return list;
+}
+
+// VisibleProjection: the bytes of a terminal stream that a reader sees, with
+// where each came from. Escape sequences (as the text view cuts them) and C0
+// controls other than LF, TAB, CR and BS are invisible; every other byte is
+// visible, one for one. The redactor matches secrets against visible() to
+// find a secret split by colour codes (`SEC\e[1mRET`), then maps the match
+// back to the raw bytes with offset().
+//
+// A unit the raw bytes end inside (an unfinished escape sequence) is the
+// "tail": it is neither visible nor hidden, and cut_before() stops before it
+// so the caller can hold it until it completes, unless `final` or it is
+// already longer than kMaxTailBytes (then it counts as hidden).
+class VisibleProjection {
+ public:
+  static constexpr std::size_t kMaxTailBytes = 4096;
+
+  VisibleProjection(std::string_view raw, bool final);
+
+  std::string_view visible() const { return identity_ ? raw_.substr(0, tail_) : visible_; }
+  // Offset in raw of visible byte i.
+  std::size_t offset(std::size_t i) const { return identity_ ? i : offsets_[i]; }
+  // True when some invisible unit lies between visible bytes or after them.
+  bool has_hidden() const { return !hidden_.empty(); }
+  // Invisible bytes (and the tail) from visible byte i to the end of raw.
+  std::size_t hidden_bytes_from(std::size_t i) const {
+    return (raw_.size() - offset(i)) - (visible().size() - i);
+  }
+  // Appends the invisible units that lie inside raw[begin, end) to `out`.
+  void append_hidden(std::size_t begin, std::size_t end, std::string& out) const;
+  // Where raw must be cut to keep visible bytes from `i` on (and the tail) back.
+  std::size_t cut_before(std::size_t i) const { return i < visible().size() ? offset(i) : tail_; }
+
+ private:
+  std::string_view raw_;
+  bool identity_ = true;  // nothing invisible before the tail: visible is raw
+  std::string visible_;
+  std::vector<std::uint32_t> offsets_;
+  std::vector<std::pair<std::size_t, std::size_t>> hidden_;  // (offset, length), in order
+  std::size_t tail_ = 0;                                     // start of the tail (raw size: none)
+};
+
+bool invisible_control(unsigned char c) {
+  return (c < 0x20 && c != '\n' && c != '\t' && c != '\r' && c != '\b') || c == 0x7f;
+}
+
+VisibleProjection::VisibleProjection(std::string_view raw, bool final) : raw_(raw) {
+  tail_ = raw.size();
+  const auto first = std::find_if(raw.begin(), raw.end(), [](char c) {
+    return invisible_control(static_cast<unsigned char>(c));
+  });
+  if (first == raw.end()) return;
+  std::size_t i = static_cast<std::size_t>(first - raw.begin());
+  identity_ = false;
+  visible_.reserve(raw.size());
+  offsets_.reserve(raw.size());
+  for (std::size_t v = 0; v < i; ++v) {
+    visible_ += raw[v];
+    offsets_.push_back(static_cast<std::uint32_t>(v));
+  }
+  while (i < raw.size()) {
+    const unsigned char c = static_cast<unsigned char>(raw[i]);
+    if (!invisible_control(c)) {
+      visible_ += raw[i];
+      offsets_.push_back(static_cast<std::uint32_t>(i++));
+      continue;
+    }
+    std::size_t length = 1;
+    if (c == 0x1b) {
+      length = complete_unit_length(raw.substr(i));
+      if (length == 0) {  // raw ends inside this sequence
+        if (!final && raw.size() - i <= kMaxTailBytes) {
+          tail_ = i;
+          return;
+        }
+        length = raw.size() - i;
+      }
+    }
+    hidden_.emplace_back(i, length);
+    i += length;
+  }
+}
+
+void VisibleProjection::append_hidden(std::size_t begin, std::size_t end, std::string& out) const {
+  auto it = std::lower_bound(hidden_.begin(), hidden_.end(), std::make_pair(begin, std::size_t{0}));
+  for (; it != hidden_.end() && it->first < end; ++it)
+    out.append(raw_.substr(it->first, it->second));
 }
 
 }  // namespace
@@ -63,11 +153,11 @@ Expected<Redactor> Redactor::from_environment(const std::string& name_regex,
 }
 
 std::string Redactor::process(std::string_view chunk) {
-  return run(chunk, false);
+  return run_hidden(run(chunk, false), false);
 }
 
 std::string Redactor::finish() {
-  return run({}, true);
+  return run_hidden(run({}, true), true);
 }
 
 // Earliest position q >= from where buffer[q..] is a proper prefix of some
@@ -126,6 +216,59 @@ std::string Redactor::run(std::string_view chunk, bool final) {
   }
   out.append(buffer.substr(pos, hold - pos));
   held_.assign(buffer.substr(hold));
+  return out;
+}
+
+std::string Redactor::run_hidden(std::string_view chunk, bool final) {
+  if (secrets_.empty() && hidden_held_.empty()) return std::string(chunk);
+  std::string joined;
+  std::string_view buffer = chunk;
+  if (!hidden_held_.empty()) {
+    joined = std::move(hidden_held_);
+    hidden_held_.clear();
+    joined.append(chunk);
+    buffer = joined;
+  }
+  const VisibleProjection view(buffer, final);
+  const std::string_view visible = view.visible();
+  // Earliest visible position that may still grow into a secret, with not too
+  // many invisible bytes after it.
+  auto hold_from = [&](std::size_t from) {
+    for (std::size_t q = hold_point(visible, from); q < visible.size();
+         q = hold_point(visible, q + 1)) {
+      if (view.hidden_bytes_from(q) <= kMaxHiddenBytes) return q;
+    }
+    return visible.size();
+  };
+  std::size_t hold = final ? visible.size() : hold_from(0);
+  std::string out;
+  out.reserve(buffer.size());
+  std::size_t pos = 0;   // in buffer
+  std::size_t vpos = 0;  // in visible
+  while (view.has_hidden() && vpos < hold) {
+    std::size_t best = std::string_view::npos;
+    const Secret* best_secret = nullptr;
+    for (const Secret& secret : secrets_) {
+      const std::size_t at = visible.find(secret.value, vpos);
+      if (at < best) {  // strict: of equal starts the longer (earlier) secret wins
+        best = at;
+        best_secret = &secret;
+      }
+    }
+    if (best_secret == nullptr || best >= hold) break;
+    const std::size_t begin = view.offset(best);
+    const std::size_t end = view.offset(best + best_secret->value.size() - 1) + 1;
+    out.append(buffer.substr(pos, begin - pos));
+    out += "[REDACTED:" + best_secret->name + "]";
+    view.append_hidden(begin, end, out);
+    pos = end;
+    vpos = best + best_secret->value.size();
+    if (!final && hold < vpos) hold = hold_from(vpos);
+  }
+  std::size_t cut = final ? buffer.size() : view.cut_before(hold);
+  cut = std::max(cut, pos);
+  out.append(buffer.substr(pos, cut - pos));
+  hidden_held_.assign(buffer.substr(cut));
   return out;
 }
 

@@ -9,6 +9,18 @@
 // earlier match could still complete. A secret value never reaches the
 // output, whatever the split.
 //
+// Escape sequences: a terminal (and the agent's text view) does not show
+// escape sequences and C0 controls other than LF, TAB, CR and BS, so
+// `SEC\e[1mRET` reads as `SECRET`. A second pass matches the secrets against
+// the visible bytes alone (invisible units skipped) and replaces such a split
+// secret by `[REDACTED:NAME]` followed by the invisible units that were inside
+// it (colours and modes stay as the program set them). It holds back a
+// possible visible prefix with the invisible units after it, at most
+// kMaxHiddenBytes of them: a secret whose pieces are farther apart is not
+// recognised. Not modelled (a terminal would join them, the stream does not):
+// overwrites by bare CR or backspace, and cursor movement that paints the
+// end of a secret before its start.
+//
 // Values shorter than kMinSecretBytes are ignored (replacing "1" or "true"
 // everywhere would destroy the output and protect nothing).
 //
@@ -42,6 +54,7 @@ class SecretSet;
 class Redactor {
  public:
   static constexpr std::size_t kMinSecretBytes = 8;
+  static constexpr std::size_t kMaxHiddenBytes = 64 * 1024;
 
   struct Secret {
     std::string name;
@@ -64,17 +77,20 @@ class Redactor {
   std::string finish();
 
   bool empty() const { return secrets_.empty(); }
-  std::size_t held_bytes() const { return held_.size(); }
+  std::size_t held_bytes() const { return held_.size() + hidden_held_.size(); }
   const std::vector<Secret>& secrets() const { return secrets_; }
 
  private:
   void set_secrets(std::vector<Secret> secrets);
   std::string run(std::string_view chunk, bool final);
   std::size_t hold_point(std::string_view buffer, std::size_t from) const;
+  // The escape-aware pass over run()'s output (see above).
+  std::string run_hidden(std::string_view chunk, bool final);
 
   std::vector<Secret> secrets_;  // longest value first
   std::size_t longest_ = 0;
   std::string held_;
+  std::string hidden_held_;               // run_hidden's held-back suffix
   std::shared_ptr<const SecretSet> set_;  // null: a fixed list
   std::uint64_t set_version_ = 0;         // of set_ when secrets_ was copied
 };

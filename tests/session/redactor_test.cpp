@@ -6,6 +6,8 @@
 #include <random>
 #include <string>
 
+#include "session/text_view.hpp"
+
 namespace agentty::session {
 namespace {
 
@@ -78,6 +80,104 @@ TEST(Redactor, RandomChunkingsNeverLeakAndMatchTheUnstreamedResult) {
     out += streaming.finish();
     ASSERT_EQ(out, expected);
     for (const auto& secret : secrets) ASSERT_EQ(out.find(secret.value), std::string::npos);
+  }
+}
+
+// A terminal (and the agent's text view) does not show escape sequences and
+// most C0 controls, so a secret split by them must go too; the invisible units
+// inside it are kept after the marker (colours stay as the program set them).
+TEST(Redactor, SecretSplitByEscapeSequencesAndControlsIsReplaced) {
+  const Redactor redactor(std::vector<Redactor::Secret>{{"S", "SECRET_VALUE"}});
+  EXPECT_EQ(all_at_once(redactor, "a SEC\x1b[1mRET_VALUE\x1b[0m b"),
+            "a [REDACTED:S]\x1b[1m\x1b[0m b");
+  // grep --color style, an OSC title, BEL and SO/SI between the characters.
+  EXPECT_EQ(all_at_once(redactor,
+                        "\x1b[01;31m\x1b[KSE\x1b[m\x1b[KCRET\x1b]0;t\x07_\x07V\x0e\x0f"
+                        "ALUE!"),
+            "\x1b[01;31m\x1b[K[REDACTED:S]\x1b[m\x1b[K\x1b]0;t\x07\x07\x0e\x0f!");
+  // Visible bytes that break it (LF, CR, BS, a space) leave it alone.
+  for (std::string text : {"SEC\nRET_VALUE", "SEC\rRET_VALUE", "SEC\bRET_VALUE", "SEC RET_VALUE"})
+    EXPECT_EQ(all_at_once(redactor, text), text);
+}
+
+TEST(Redactor, EscapeSplitSecretIsReplacedWhateverTheChunking) {
+  const Redactor redactor(
+      std::vector<Redactor::Secret>{{"S", "SECRET_VALUE"}, {"T", "tok-12345678"}});
+  const std::string text =
+      "x SEC\x1b[1mRET\x1b[38;5;196m_VA\x1b]8;;http://a\x1b\\LUE y tok-\x1b[0m1234\x07"
+      "5678 SECRET_VALUE SE\x1b[";
+  const std::string expected = all_at_once(redactor, text);
+  EXPECT_EQ(to_text(expected), "x [REDACTED:S] y [REDACTED:T] [REDACTED:S] SE");
+  for (std::size_t cut = 0; cut <= text.size(); ++cut) {
+    for (std::size_t cut2 = cut; cut2 <= text.size(); cut2 += 7) {
+      Redactor copy = redactor;
+      std::string out = copy.process(text.substr(0, cut));
+      out += copy.process(text.substr(cut, cut2 - cut));
+      out += copy.process(text.substr(cut2));
+      out += copy.finish();
+      ASSERT_EQ(out, expected) << "cuts at " << cut << ", " << cut2;
+    }
+  }
+}
+
+// What is held back: a visible prefix with the escapes after it (until the
+// next visible byte decides), and an unfinished escape sequence at the end.
+TEST(Redactor, HoldsAPrefixFollowedByEscapesAndReleasesIt) {
+  Redactor redactor(std::vector<Redactor::Secret>{{"S", "SECRET_VALUE"}});
+  EXPECT_EQ(redactor.process("ok SEC"), "ok ");
+  EXPECT_EQ(redactor.process("\x1b[1m"), "");
+  EXPECT_EQ(redactor.process("\x1b[0"), "");
+  EXPECT_EQ(redactor.process("mX"), "SEC\x1b[1m\x1b[0mX");
+  EXPECT_EQ(redactor.process("plain \x1b[3"), "plain ");
+  EXPECT_EQ(redactor.process("1m red"), "\x1b[31m red");
+  EXPECT_EQ(redactor.held_bytes(), 0u);
+}
+
+// The documented limit: pieces farther apart than kMaxHiddenBytes of
+// invisible bytes are not joined (and nothing is held back that long).
+TEST(Redactor, PiecesFartherApartThanTheHiddenLimitAreNotJoined) {
+  Redactor redactor(std::vector<Redactor::Secret>{{"S", "SECRET_VALUE"}});
+  std::string colours;
+  while (colours.size() <= Redactor::kMaxHiddenBytes) colours += "\x1b[1m";
+  std::string out = redactor.process("SEC" + colours);
+  EXPECT_EQ(out, "SEC" + colours);
+  out += redactor.process("RET_VALUE") + redactor.finish();
+  EXPECT_EQ(to_text(out), "SECRET_VALUE");
+}
+
+TEST(Redactor, RandomEscapesAndChunkingsNeverShowASecretInTheText) {
+  std::mt19937 rng(7);
+  const std::vector<Redactor::Secret> secrets = {{"S1", "abababab"}, {"S2", "aabbaabbab"}};
+  const Redactor redactor(secrets);
+  const std::vector<std::string> invisible = {"\x1b[1m",      "\x1b[0m", "\x07",
+                                              "\x1b]0;x\x07", "\x1b(B",  "\x0f"};
+  for (int round = 0; round < 200; ++round) {
+    std::string text;
+    while (text.size() < 600) {
+      if (rng() % 5 == 0) {
+        for (char c : secrets[rng() % secrets.size()].value) {
+          text += c;
+          if (rng() % 3 == 0) text += invisible[rng() % invisible.size()];
+        }
+      } else if (rng() % 4 == 0) {
+        text += invisible[rng() % invisible.size()];
+      } else {
+        text += static_cast<char>("abc"[rng() % 3]);
+      }
+    }
+    const std::string expected = all_at_once(redactor, text);
+    Redactor streaming = redactor;
+    std::string out;
+    for (std::size_t at = 0; at < text.size();) {
+      const std::size_t n = std::min<std::size_t>(text.size() - at, rng() % 20);
+      out += streaming.process(std::string_view(text).substr(at, n));
+      at += n;
+    }
+    out += streaming.finish();
+    ASSERT_EQ(out, expected);
+    const std::string shown = to_text(out);
+    for (const auto& secret : secrets)
+      ASSERT_EQ(shown.find(secret.value), std::string::npos) << shown;
   }
 }
 
