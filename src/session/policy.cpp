@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "base/errno_message.hpp"
+#include "session/text_view.hpp"
 
 namespace agentty::session {
 
@@ -547,24 +548,39 @@ Expected<std::string> Policy::check_cwd(const std::string& cwd) const {
 }
 
 Expected<void> Policy::check_command(std::string_view command_text) const {
-  const std::string refused = "Command refused by policy before anything started: ";
+  return check_text(command_text, "Command refused by policy before anything started: it",
+                    "commands");
+}
+
+Expected<void> Policy::check_typed_line(std::string_view line) const {
+  std::string shown(line.substr(0, 200));
+  if (line.size() > 200) shown += "...";
+  return check_text(line,
+                    "Input refused by policy; nothing was written. The line it submits to the "
+                    "session's shell (`" +
+                        shown + "`)",
+                    "commands (lines typed at a shell prompt count)");
+}
+
+Expected<void> Policy::check_text(std::string_view text, const std::string& refused,
+                                  std::string_view subject) const {
   if (deny_) {
-    const auto hit = deny_->search(command_text);
+    const auto hit = deny_->search(text);
     if (!hit || *hit) {
-      return make_error(refused + "it " + (hit ? "matches" : "could not be checked against") +
+      return make_error(refused + " " + (hit ? "matches" : "could not be checked against") +
                         " the deny pattern " + std::string(kDenyVar) + "='" + deny_->pattern() +
                         "'. Use a command that does not match it, or ask the operator to change "
                         "that variable.");
     }
   }
   if (allow_) {
-    const auto hit = allow_->search(command_text);
+    const auto hit = allow_->search(text);
     if (!hit || !*hit) {
-      return make_error(refused + "it " +
-                        (hit ? "does not match" : "could not be checked against") +
+      return make_error(refused + " " + (hit ? "does not match" : "could not be checked against") +
                         " the allow pattern " + std::string(kAllowVar) + "='" + allow_->pattern() +
-                        "'. Only commands matching it may run; rewrite the command to fit, or ask "
-                        "the operator to change that variable.");
+                        "'. Only " + std::string(subject) +
+                        " matching it may run; rewrite the command to fit, or ask the operator "
+                        "to change that variable.");
     }
   }
   return {};
@@ -609,6 +625,52 @@ Expected<void> Policy::check_total_spool(std::uint64_t used) const {
                     "output you no longer need (see `ps`, then `stop` or `close`), then `cleanup` "
                     "and retry. An operator can raise " +
                     std::string(kMaxTotalSpoolVar) + ".");
+}
+
+// ---------------------------------------------------------------------------
+
+namespace {
+
+void erase_last_char(std::string& line) {
+  while (!line.empty() && (static_cast<unsigned char>(line.back()) & 0xc0) == 0x80) line.pop_back();
+  if (!line.empty()) line.pop_back();
+}
+
+void erase_last_word(std::string& line) {
+  while (!line.empty() && line.back() == ' ') line.pop_back();
+  while (!line.empty() && line.back() != ' ') line.pop_back();
+}
+
+}  // namespace
+
+TypedLines::Split TypedLines::split(std::string_view pending, std::string_view typed) {
+  Split out;
+  std::string line(pending);
+  for (char c : typed) {
+    switch (c) {
+      case '\r':
+      case '\n':
+        out.lines.push_back(to_text(line));
+        line.clear();
+        break;
+      case '\x03':  // ctrl-c
+      case '\x15':  // ctrl-u
+        line.clear();
+        break;
+      case '\x7f':
+      case '\b':
+        erase_last_char(line);
+        break;
+      case '\x17':  // ctrl-w
+        erase_last_word(line);
+        break;
+      default:
+        line += c;
+    }
+  }
+  if (line.size() > kMaxPendingBytes) line.erase(0, line.size() - kMaxPendingBytes);
+  out.pending = std::move(line);
+  return out;
 }
 
 }  // namespace agentty::session

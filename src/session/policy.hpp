@@ -147,6 +147,10 @@ class Policy {
   // command typed into a session, or, for `open`, the shell path joined with
   // its arguments: an allowlist must admit the shells it wants opened.
   Expected<void> check_command(std::string_view command_text) const;
+  // The same rules for a line the agent submits with `write` into a shell
+  // that reads it as a command (see TypedLines); the refusal quotes the line
+  // and says nothing was written.
+  Expected<void> check_typed_line(std::string_view line) const;
 
   // `live` / `sessions` are the counts before starting a new one.
   Expected<void> check_live_limit(std::size_t live) const;
@@ -158,9 +162,35 @@ class Policy {
 
  private:
   class Regex;
+  Expected<void> check_text(std::string_view text, const std::string& refused,
+                            std::string_view subject) const;
   PolicyConfig config_;
   std::unique_ptr<Regex> deny_;
   std::unique_ptr<Regex> allow_;
+};
+
+// TypedLines: the lines an agent's keystrokes submit to a shell, so `write`
+// can check them like commands. Typed bytes gather in a pending line until CR
+// or LF submits it; ctrl-c and ctrl-u clear it, backspace and DEL remove a
+// character, ctrl-w a word (as readline would). A line is checked as its text
+// view (escape sequences such as arrow keys and other controls removed).
+// History recall, tab completion and cursor editing are not interpreted: the
+// checked text is what was typed. The pending line is kept across writes (so
+// typing a command and pressing Enter in a later write is checked too) and is
+// bounded by kMaxPendingBytes (the newest bytes are kept).
+//
+// Threading: a plain value; one owner.
+class TypedLines {
+ public:
+  static constexpr std::size_t kMaxPendingBytes = 1 << 20;
+
+  struct Split {
+    std::vector<std::string> lines;  // completed by the typed bytes, in order
+    std::string pending;             // the unfinished line after them
+  };
+  // What typing `typed` after `pending` submits; pure, so a refused write
+  // leaves the caller's pending line as it was.
+  static Split split(std::string_view pending, std::string_view typed);
 };
 
 }  // namespace agentty::session

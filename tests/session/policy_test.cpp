@@ -219,6 +219,44 @@ TEST(PolicyCommand, AllowRegexRefusesNonMatchingAndDenyWins) {
   EXPECT_FALSE(policy.check_command("/bin/bash").ok());
 }
 
+TEST(PolicyCommand, TypedLineRefusalQuotesTheLineAndSaysNothingWasWritten) {
+  const Policy policy(config_from({{"AGENTTY_DENY_COMMAND_REGEX", R"(\brm\s+-rf\b)"},
+                                   {"AGENTTY_ALLOW_COMMAND_REGEX", R"(^(rm|ls)\b)"}}));
+  EXPECT_TRUE(policy.check_typed_line("ls -la").ok());
+  auto denied = policy.check_typed_line("rm -rf build");
+  ASSERT_FALSE(denied.ok());
+  EXPECT_CONTAINS(denied.error(), "nothing was written");
+  EXPECT_CONTAINS(denied.error(), "`rm -rf build`");
+  EXPECT_CONTAINS(denied.error(), "AGENTTY_DENY_COMMAND_REGEX");
+  auto not_allowed = policy.check_typed_line("whoami");
+  ASSERT_FALSE(not_allowed.ok());
+  EXPECT_CONTAINS(not_allowed.error(), "AGENTTY_ALLOW_COMMAND_REGEX");
+  EXPECT_CONTAINS(not_allowed.error(), "does not match");
+}
+
+TEST(PolicyTypedLines, LinesEndAtCrOrLfAndThePartialLineCarriesOver) {
+  auto split = TypedLines::split("", "ls\rpwd\nech");
+  EXPECT_EQ(split.lines, (std::vector<std::string>{"ls", "pwd"}));
+  EXPECT_EQ(split.pending, "ech");
+  split = TypedLines::split(split.pending, "o hi\r");
+  EXPECT_EQ(split.lines, (std::vector<std::string>{"echo hi"}));
+  EXPECT_EQ(split.pending, "");
+  EXPECT_TRUE(TypedLines::split("", "no enter yet").lines.empty());
+}
+
+TEST(PolicyTypedLines, LineEditingKeysAndEscapesAreApplied) {
+  // ctrl-u and ctrl-c clear, backspace/DEL erase a character (UTF-8 whole), ctrl-w a word.
+  EXPECT_EQ(TypedLines::split("rm -rf /", "\x15ls\r").lines, std::vector<std::string>{"ls"});
+  EXPECT_EQ(TypedLines::split("rm -rf /", "\x03").pending, "");
+  EXPECT_EQ(TypedLines::split("", "lsx\x7f\r").lines, std::vector<std::string>{"ls"});
+  EXPECT_EQ(TypedLines::split("", "r\xc3\xa9\b\r").lines, std::vector<std::string>{"r"});
+  EXPECT_EQ(TypedLines::split("", "echo rm -rf\x17\x17ls\r").lines,
+            std::vector<std::string>{"echo ls"});
+  // Arrow keys and bracketed paste markers are not part of the checked text.
+  EXPECT_EQ(TypedLines::split("", "\x1b[200~rm -rf x\x1b[201~\r").lines,
+            std::vector<std::string>{"rm -rf x"});
+}
+
 TEST(PolicyCommand, JoinArgvUsesSingleSpaces) {
   EXPECT_EQ(join_argv_for_policy({"git", "commit", "-m", "two words"}), "git commit -m two words");
   EXPECT_EQ(join_argv_for_policy({}), "");

@@ -1,8 +1,16 @@
 // write: resize the terminal and/or type into the PTY (text, keys, EOF,
 // session actions), then return what the program printed back.
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <set>
+#include <sstream>
+
 #include "mcp/tools/common.hpp"
 #include "mcp/tools/session_execute.hpp"
 #include "session/key_encoder.hpp"
+#include "session/policy.hpp"
+#include "session/shell_integration.hpp"
 
 namespace agentty::mcp::tools {
 
@@ -11,6 +19,119 @@ namespace {
 using namespace std::chrono;
 
 constexpr milliseconds kQuietAfterReply{150};
+
+// --- Command rules for typed lines -------------------------------------------
+// In a session, a line the agent submits is a command when a shell reads it
+// as one: the session's shell is not running a command (it is at its prompt
+// or about to draw it), or, locally, the terminal's foreground process is an
+// interactive shell started inside the session (`bash`, `su`, ... not yet
+// rearmed). Anything else reads the line as an answer (python, `read`, a
+// password prompt, ssh to another host) and is not checked.
+
+// The argv of a process, empty if it cannot be read.
+std::vector<std::string> process_argv(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
+  std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::string> argv;
+  for (std::size_t at = 0; at < raw.size();) {
+    auto end = raw.find('\0', at);
+    if (end == std::string::npos) end = raw.size();
+    argv.push_back(raw.substr(at, end - at));
+    at = end + 1;
+  }
+  return argv;
+}
+
+// The terminal's foreground process group (field 8 of /proc/PID/stat).
+std::optional<int> foreground_group(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto close = stat.rfind(')');  // the command name may hold spaces and parentheses
+  if (close == std::string::npos) return std::nullopt;
+  std::istringstream fields(stat.substr(close + 1));
+  std::string state;
+  long ppid = 0, pgrp = 0, session = 0, tty = 0, tpgid = 0;
+  if (!(fields >> state >> ppid >> pgrp >> session >> tty >> tpgid) || tpgid <= 0)
+    return std::nullopt;
+  return static_cast<int>(tpgid);
+}
+
+// A shell reading commands from the terminal: no -c, no script operand.
+bool interactive_shell(const std::vector<std::string>& argv) {
+  static const std::set<std::string> shells = {"bash", "sh",   "dash", "zsh", "ksh", "mksh",
+                                               "ash",  "fish", "tcsh", "csh", "yash"};
+  if (argv.empty()) return false;
+  std::string name = argv[0].substr(argv[0].rfind('/') + 1);
+  if (name.starts_with('-')) name.erase(0, 1);  // a login shell
+  if (!shells.count(name)) return false;
+  static const std::set<std::string> with_value = {"--rcfile", "--init-file", "-o",
+                                                   "+o",       "-O",          "+O"};
+  for (std::size_t i = 1; i < argv.size(); ++i) {
+    const auto& arg = argv[i];
+    if (arg == "-c" || arg == "--command") return false;
+    if (arg == "--") return i + 1 == argv.size();
+    if (with_value.count(arg)) {
+      ++i;
+      continue;
+    }
+    if (arg.starts_with('-') || arg.starts_with('+')) {
+      if (arg.size() > 1 && arg[0] == '-' && arg[1] != '-' && arg.find('c') != std::string::npos)
+        return false;  // -ic, -lc
+      continue;
+    }
+    return false;  // a script operand
+  }
+  return true;
+}
+
+bool reads_commands(session::Execution& execution) {
+  auto* shell = execution.shell();
+  auto pid = execution.process_id();
+  auto foreground = pid ? foreground_group(*pid) : std::nullopt;
+  if (!shell) return foreground && interactive_shell(process_argv(*foreground));  // execute("bash")
+  if (!foreground) return !shell->command_running();          // SSH, or /proc unreadable
+  if (*foreground == *pid) return !shell->command_running();  // else a builtin (`read`) asks
+  if (!interactive_shell(process_argv(*foreground))) return false;
+  // A nested shell: a rearmed one has marks (and may be running `read`).
+  return !(shell->shell_depth() > 1 && shell->command_running());
+}
+
+// Pending (unsubmitted) lines the agent typed, per execution id.
+std::map<std::string, std::string>& pending_lines() {
+  static std::map<std::string, std::string> pending;
+  return pending;
+}
+
+void remember_pending(ToolContext& ctx, const std::string& id, std::string line) {
+  auto& pending = pending_lines();
+  if (line.empty()) {
+    pending.erase(id);
+    return;
+  }
+  pending[id] = std::move(line);
+  if (pending.size() <= 64) return;
+  std::erase_if(pending, [&](const auto& entry) {
+    auto execution = ctx.registry.find(entry.first);
+    return !execution || execution->finished();
+  });
+}
+
+// nullopt: the input may be written (then `pending` is the line left open).
+std::optional<ToolResult> check_typed(ToolContext& ctx, session::Execution& execution,
+                                      const std::string& bytes, std::string& pending) {
+  auto it = pending_lines().find(execution.id());
+  auto split = session::TypedLines::split(
+      it == pending_lines().end() ? std::string_view() : std::string_view(it->second), bytes);
+  pending = std::move(split.pending);
+  if (!ctx.policy || split.lines.empty() || !reads_commands(execution)) return std::nullopt;
+  for (const auto& line : split.lines) {
+    if (auto ok = ctx.policy->check_typed_line(line); !ok) {
+      return refusal(execution, ctx, ok.error(),
+                     merged({{"ok", false}, {"refused_line", line}}, session_fields(execution)));
+    }
+  }
+  return std::nullopt;
+}
 
 Expected<std::string> compose_input(session::Execution& execution, const json& args) {
   std::string bytes = args.value("input", "");
@@ -69,12 +190,17 @@ boost::asio::awaitable<ToolResult> write(ToolContext& ctx, const json& args,
   }
   auto bytes = compose_input(*execution, args);
   if (!bytes) co_return tool_error(bytes.error());
+  std::string pending;  // checked before anything changes: a refusal resizes nothing
+  if (!bytes->empty() && !execution->held() && !execution->finished()) {
+    if (auto refused = check_typed(ctx, *execution, *bytes, pending)) co_return std::move(*refused);
+  }
   if (size) {
     if (auto refused = resize_terminal(ctx, *execution, *size)) co_return std::move(*refused);
   }
   if (!bytes->empty()) {
     auto written = execution->write(*bytes, session::InputSource::agent);
     if (!written) co_return refusal(*execution, ctx, written.error(), {{"ok", false}});
+    remember_pending(ctx, execution->id(), std::move(pending));
   }
   // Return what the program printed in reply: until output has been quiet for
   // a moment after something arrived, the program waits for input again, or it ends.
@@ -145,6 +271,9 @@ ToolDefinition make_write_tool(const ToolConfig& config) {
       merged(resize_inputs(), read_inputs(config)));
   json output = merged(status_output_properties(), read_output_properties());
   output["ok"] = {{"type", "boolean"}, {"description", "True when the input was written."}};
+  output["refused_line"] = {
+      {"type", "string"},
+      {"description", "The submitted line the command rules refused (nothing was written)."}};
   output["cols"] = {{"type", "integer"}, {"description", "The terminal's width after a resize."}};
   output["rows"] = {{"type", "integer"}, {"description", "The terminal's height after a resize."}};
   return ToolDefinition{
@@ -158,7 +287,15 @@ ToolDefinition make_write_tool(const ToolConfig& config) {
       "end-of-file (`eof`). "
       "Input is echoed as on a terminal. `cols`/`rows` resize the terminal first (either alone "
       "keeps the other; the program gets SIGWINCH and screen follows), with or without input. "
-      "Errors: held=true means a human has taken over and nothing was written or resized: "
+      "Command rules: when a shell reads the input as commands (a session whose shell is at "
+      "its prompt, or an interactive shell such as `bash` in the terminal's foreground), every "
+      "line it submits (newline, CR/LF in input, or the enter key; text typed by an earlier write "
+      "counts once Enter submits it) is checked against the operator's command rules like "
+      "execute's command. Answers to a program that reads the terminal (python, a `read` or "
+      "password prompt) are not checked. "
+      "Errors: a line refused by the command rules: nothing was written or resized, the error "
+      "names the rule and refused_line the line; run something the rules allow instead. "
+      "held=true means a human has taken over and nothing was written or resized: "
       "wait(until=\"released\") and retry; an ended execution cannot be written to (start a new "
       "one).",
       object_schema(properties, {"execution_id"}),
