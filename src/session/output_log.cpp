@@ -94,6 +94,7 @@ struct OutputLog::Impl {
   std::uint64_t spool_cap = 0;
   std::uint64_t spooled_seq = 1;
   std::string spool_error;
+  std::uint64_t frozen_at = 0;  // latest_seq at freeze_spool()
 
   bool spool_active() const { return spool_fd.valid(); }
   std::uint64_t spool_first() const {
@@ -208,6 +209,27 @@ void OutputLog::append(std::string_view bytes) {
 
 void OutputLog::flush() {
   impl_->flush_ring(latest_seq_);
+}
+
+void OutputLog::freeze_spool() {
+  Impl& impl = *impl_;
+  if (impl.frozen_at != 0) return;
+  impl.frozen_at = latest_seq_;
+  if (!impl.spool_active()) return;
+  impl.flush_ring(latest_seq_);
+  const std::uint64_t spooled = impl.spooled_seq - 1;
+  if (spooled <= impl.ring.size()) {  // RAM holds it all: no file needed
+    [[maybe_unused]] const int ignored =
+        ::ftruncate(impl.spool_fd.get(), 0);  // removed later anyway
+    impl.spool_fd.reset();
+    return;
+  }
+  // Not wrapped yet, so every spooled byte's offset (s - 1) % cap stays put.
+  if (spooled < impl.spool_cap) impl.spool_cap = spooled;
+}
+
+std::uint64_t OutputLog::spool_frozen_at() const {
+  return impl_->frozen_at;
 }
 
 void OutputLog::mark_complete() {

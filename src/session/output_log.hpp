@@ -79,6 +79,15 @@ class OutputLog {
   // blocks reuses one buffer instead of faulting in fresh memory each time.
   void copy_range(std::uint64_t from, std::uint64_t to, std::string& out) const;
 
+  // Stops the spool from growing (a budget shared by all logs ran out): it
+  // keeps the bytes it holds as a ring, so from now on the newest bytes
+  // replace the oldest, which become evicted; when everything so far still
+  // fits in RAM, the spool is dropped and the RAM ring alone keeps the newest.
+  // Appends never block or fail because of it. Idempotent.
+  void freeze_spool();
+  // The latest_seq() at freeze_spool(), 0 when the spool was never frozen.
+  std::uint64_t spool_frozen_at() const;
+
   const std::filesystem::path& spool_path() const { return options_.spool_path; }
   // Why the spool is not in use (could not be created or written), or empty.
   // The log then keeps only its RAM ring.
