@@ -19,6 +19,7 @@ Registry::Registry(boost::asio::io_context& io, RegistryOptions options)
     : io_(io),
       options_(std::move(options)),
       recording_retention_(options_.state_dir / "recordings", options_.recordings) {
+  spool_budget_ = std::make_shared<SpoolBudget>(SpoolBudget{this});
   if (!options_.state_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(options_.state_dir / "spool", ec);
@@ -77,6 +78,12 @@ void Registry::adopt(const std::shared_ptr<Execution>& execution,
   }
   executions_.emplace(execution->id(), execution);
   order_.push_back(execution->id());
+  if (options_.max_total_spool_bytes > 0) {
+    execution->add_output_listener([budget = std::weak_ptr<SpoolBudget>(spool_budget_),
+                                    raw = execution.get()](std::string_view bytes, std::uint64_t) {
+      if (auto alive = budget.lock()) alive->registry->on_output_bytes(*raw, bytes.size());
+    });
+  }
   attach_recorder(*execution);
   execution->attach(std::move(channel), std::move(redactor));
 }
@@ -180,6 +187,23 @@ std::uint64_t Registry::reclaim_spool(std::uint64_t budget) {
     return true;
   });
   return total;
+}
+
+// Called after every output chunk when a total budget is set; recounts only
+// when the running upper bound passes the budget.
+void Registry::on_output_bytes(Execution& execution, std::size_t bytes) {
+  auto& budget = *spool_budget_;
+  const std::uint64_t cap = options_.max_total_spool_bytes;
+  budget.unaccounted += bytes;
+  if (execution.log().spool_frozen_at() != 0 || budget.known_total + budget.unaccounted <= cap)
+    return;
+  budget.unaccounted = 0;
+  budget.known_total = reclaim_spool(cap + 1);  // drops ended records while total > cap
+  if (budget.known_total <= cap) return;
+  execution.log().freeze_spool();
+  budget.known_total = spool_bytes();
+  spdlog::info("execution {}: total spool budget {} bytes reached at byte {}; its spool is frozen",
+               execution.id(), cap, execution.log().latest_seq());
 }
 
 std::size_t Registry::cleanup(std::chrono::milliseconds completed_older_than,

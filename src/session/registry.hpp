@@ -41,6 +41,14 @@ struct RegistryOptions {
   std::shared_ptr<SecretSet> secrets;
   bool record = true;  // an asciicast v2 recording per execution under state_dir/recordings
   RecordingLimits recordings;
+  // Output bytes all executions may retain together (0: no total budget).
+  // Enforced while output flows: when it would be exceeded, the oldest ended
+  // records are dropped, then the spool of the execution writing is frozen
+  // (OutputLog::freeze_spool: it stops growing, its oldest bytes are evicted
+  // from then on). The program is never blocked or stopped for it. A frozen
+  // execution still keeps its RAM ring (execution.log.ram_bytes), so the total
+  // can pass the budget by at most that much per frozen execution.
+  std::uint64_t max_total_spool_bytes = 0;
   pty::SshOptions ssh;  // for executions with a host
 };
 
@@ -86,6 +94,16 @@ class Registry {
   void prune_retained();
   void attach_recorder(Execution& execution);
   void notify(Execution& execution);
+  void on_output_bytes(Execution& execution, std::size_t bytes);
+
+  // The running total for max_total_spool_bytes; listeners hold it weakly so
+  // an execution that outlives the registry never calls into it.
+  struct SpoolBudget {
+    Registry* registry;
+    std::uint64_t known_total = 0;  // spool_bytes() when last computed
+    std::uint64_t unaccounted = 0;  // output appended since (an upper bound of the growth)
+  };
+  std::shared_ptr<SpoolBudget> spool_budget_;
 
   boost::asio::io_context& io_;
   RegistryOptions options_;
