@@ -15,6 +15,7 @@
 #include "session/audit_log.hpp"
 #include "session/policy.hpp"
 #include "session/redactor.hpp"
+#include "web/server_directory.hpp"
 #include "web/web_server.hpp"
 
 #include <fcntl.h>
@@ -43,6 +44,7 @@ struct Server {
   std::unique_ptr<session::AuditLog> audit;
   std::unique_ptr<session::Registry> registry;
   std::unique_ptr<web::WebServer> web;
+  std::unique_ptr<web::ServerRegistration> directory_entry;  // STATE_DIR/servers/<pid>.json
   bool stopping = false;
 
   std::string terminal_url(const std::string& id) const {
@@ -53,6 +55,7 @@ struct Server {
   void shutdown(std::chrono::milliseconds grace) {
     if (stopping) return;
     stopping = true;
+    directory_entry.reset();
     if (web) web->stop();
     registry->shutdown(grace);
     boost::asio::co_spawn(
@@ -102,12 +105,26 @@ void write_url_file(const std::filesystem::path& path, const std::string& url) {
   ::close(fd);
 }
 
-Expected<std::unique_ptr<Server>> make_server(AppOptions& options) {
+// Publishes this server in STATE_DIR/servers so every dashboard lists it.
+void publish_in_directory(Server& server, const std::filesystem::path& dir, const char* kind) {
+  auto entry = web::ServerRegistration::publish(
+      web::ServerDirectory(dir),
+      web::ServerInfo::self(kind, server.web->dashboard_url(), server.web->port()));
+  if (!entry) {
+    spdlog::warn("server directory {}: {}; other dashboards will not list this server",
+                 dir.string(), entry.error());
+    return;
+  }
+  server.directory_entry = std::move(entry).value();
+}
+
+Expected<std::unique_ptr<Server>> make_server(AppOptions& options, const char* kind) {
   auto server = std::make_unique<Server>();
   auto env = environment();
   auto policy_config = session::PolicyConfig::from_environment(env);
   if (!policy_config) return make_error(policy_config.error());
   options.registry.execution.log.spool_cap_bytes = policy_config->max_spool_bytes;
+  options.registry.max_total_spool_bytes = policy_config->max_total_spool_bytes;
   options.registry.max_live = policy_config->max_live_executions;
   options.max_request_bytes = policy_config->max_request_bytes;
   if (!policy_config->redact_env_regex.empty()) {
@@ -140,6 +157,7 @@ Expected<std::unique_ptr<Server>> make_server(AppOptions& options) {
     auto web_options = parse_web_listen(options.web_listen);
     if (!web_options) return make_error(web_options.error());
     web_options->token = options.web_token;
+    web_options->servers_dir = options.registry.state_dir / "servers";
     auto* audit_log = server->audit.get();
     web_options->audit = [audit_log](const nlohmann::json& record) { audit_log->record(record); };
     server->web =
@@ -147,6 +165,7 @@ Expected<std::unique_ptr<Server>> make_server(AppOptions& options) {
     if (auto started = server->web->start(); !started)
       return make_error("web terminal: " + started.error() + " (use --web-listen or --no-web)");
     write_url_file(options.registry.state_dir / "web-url", server->web->dashboard_url());
+    publish_in_directory(*server, web_options->servers_dir, kind);
   }
   return server;
 }
@@ -160,7 +179,7 @@ std::string self_path() {
 }  // namespace
 
 int run_mcp_server(AppOptions options) {
-  auto made = make_server(options);
+  auto made = make_server(options, "mcp");
   if (!made) {
     std::cerr << "agentty: " << made.error() << "\n";
     return 2;
@@ -204,7 +223,7 @@ int run_mcp_server(AppOptions options) {
 }
 
 int run_web_only(AppOptions options) {
-  auto made = make_server(options);
+  auto made = make_server(options, "serve");
   if (!made) {
     std::cerr << "agentty: " << made.error() << "\n";
     return 2;
@@ -224,9 +243,11 @@ int run_web_only(AppOptions options) {
         << "    {\"mcpServers\": {\"agentty\": {\"command\": \"" << self_path()
         << "\", \"args\": [\"mcp\"]}}}\n"
         << "    or: claude mcp add agentty -- " << self_path() << " mcp\n\n"
-        << "  Each MCP server has its own web terminal; its URL is in STATE_DIR/web-url and in "
-           "the\n"
-        << "  terminal_url field of execute/ps results. Stop with Ctrl-C.\n"
+        << "  Each MCP client starts its own agentty server with its own dashboard. They all\n"
+        << "  appear on this dashboard under \"Agentty servers on this machine\" (same user and\n"
+        << "  state directory, " << options.registry.state_dir.string()
+        << "), with a link to each;\n"
+        << "  the agent also gets each execution's page as terminal_url. Stop with Ctrl-C.\n"
         << std::flush;
   }
   server.io.run();

@@ -123,6 +123,11 @@ json read_output_properties() {
         {"description", "Part of the requested range is gone for good (past the spool cap)."}}},
       {"hint",
        {{"type", "string"}, {"description", "The exact follow-up call when capped or evicted."}}},
+      {"spool_limited",
+       {{"type", "string"},
+        {"description",
+         "Set once the total output budget of all executions ran out while this one wrote: it "
+         "keeps only its newest bytes from then on; says how many."}}},
   };
 }
 
@@ -292,11 +297,21 @@ json read_fields(session::Execution& execution, const ReadRequest& request) {
       {"evicted", page.evicted},
   };
   std::string hint;
+  if (auto frozen = log.spool_frozen_at()) {
+    out["spool_limited"] =
+        "The total output budget of all executions (AGENTTY_MAX_TOTAL_SPOOL_BYTES) ran out at "
+        "byte " +
+        std::to_string(frozen) + ": from there on this execution keeps only its newest " +
+        std::to_string(log.latest_seq() - log.first_retained_seq()) +
+        " bytes and older ones are evicted (evicted=true). The program keeps running. Read more "
+        "often, use tail_lines or explore, or cleanup ended executions.";
+  }
   if (page.evicted) {
     hint = "Output before byte " + std::to_string(page.start_seq) +
-           " is gone for good (past the spool cap); this page starts there. Read more often, use "
-           "explore, or "
-           "raise AGENTTY_MAX_SPOOL_BYTES. ";
+           " is gone for good (past the spool cap" +
+           (log.spool_frozen_at() ? std::string(" or the total budget, see spool_limited") : "") +
+           "); this page starts there. Read more often, use explore, or raise "
+           "AGENTTY_MAX_SPOOL_BYTES. ";
   }
   if (page.capped) {
     hint += "More output is waiting (" + std::to_string(log.latest_seq() - page.next_seq) +
