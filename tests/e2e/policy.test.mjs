@@ -385,3 +385,131 @@ test('explore on a 100 MB spool: results capped with a hint, response size bound
   const next = await s.call('read', { execution_id: id, max_output_bytes: 100 });
   assert.equal(next.start_seq, cursor.next_seq);
 });
+
+test('command rules for write: lines submitted at a shell prompt or to a nested shell are checked; answers to programs are not', async (t) => {
+  const s = await server(t, { AGENTTY_DENY_COMMAND_REGEX: String.raw`\brm\s+-rf\b` });
+  const victim = path.join(work, 'write-victim');
+  mkdirSync(victim, { recursive: true });
+  const session = await s.call('open', { cwd: work });
+  assert.equal(session.prompt_ready, true);
+  const id = session.execution_id;
+  const refusedWrite = (r, line) => {
+    assert.equal(r.isError, true, JSON.stringify(r));
+    assert.equal(r.ok, false);
+    assert.match(r.error, /nothing was written/);
+    assert.match(r.error, /deny pattern AGENTTY_DENY_COMMAND_REGEX/);
+    assert.equal(r.refused_line, line);
+  };
+  // newline:true, CR/LF inside input, and Enter pressed in a later write.
+  refusedWrite(await s.call('write', { execution_id: id, input: `rm -rf ${victim}`, newline: true }), `rm -rf ${victim}`);
+  refusedWrite(await s.call('write', { execution_id: id, input: `echo one\nrm -rf ${victim}\n` }), `rm -rf ${victim}`);
+  assert.equal((await s.call('write', { execution_id: id, input: `rm -rf ${victim}` })).ok, true);
+  refusedWrite(await s.call('write', { execution_id: id, keys: ['enter'] }), `rm -rf ${victim}`);
+  assert.equal((await s.call('write', { execution_id: id, keys: ['ctrl-u'] })).ok, true);
+  assert.equal(existsSync(victim), true);
+  const fine = await s.call('write', { execution_id: id, input: 'echo typed-ok', newline: true });
+  assert.equal(fine.ok, true, JSON.stringify(fine));
+  assert.equal((await s.call('wait', { execution_id: id, until: 'match', pattern: '^typed-ok', since_seq: 1, timeout_ms: 10000 })).wait_result, 'matched');
+
+  // A `read` prompt (the shell's own builtin, while a command runs) takes it as an answer.
+  await s.call('write', { execution_id: id, input: 'read -p "answer? " v; echo "got <$v>"', newline: true });
+  assert.equal((await s.call('wait', { execution_id: id, until: 'match', pattern: 'answer\\? ', since_seq: 1, timeout_ms: 10000 })).wait_result, 'matched');
+  assert.equal((await s.call('write', { execution_id: id, input: `rm -rf ${victim}`, newline: true })).ok, true);
+  assert.equal((await s.call('wait', { execution_id: id, until: 'match', pattern: 'got <rm -rf', since_seq: 1, timeout_ms: 10000 })).wait_result, 'matched');
+  // So does a python REPL.
+  await s.call('write', { execution_id: id, input: 'python3 -q', newline: true });
+  assert.equal((await s.call('wait', { execution_id: id, until: 'match', pattern: '>>> ', since_seq: 1, timeout_ms: 10000 })).wait_result, 'matched');
+  const py = await s.call('write', { execution_id: id, input: `"rm -rf " + "repl"`, newline: true });
+  assert.equal(py.ok, true, JSON.stringify(py));
+  assert.equal((await s.call('wait', { execution_id: id, until: 'match', pattern: "'rm -rf repl'", since_seq: 1, timeout_ms: 10000 })).wait_result, 'matched');
+  await s.call('write', { execution_id: id, eof: true });
+  const back = await s.call('execute', { session: id, command: 'echo back', side_effects: ['NONE'] });
+  assert.equal(back.output, 'back\n', JSON.stringify(back));
+  // A nested interactive shell (no prompt marks) reads commands: checked.
+  await s.call('write', { execution_id: id, input: 'bash --norc', newline: true });
+  assert.equal((await s.call('wait', { execution_id: id, until: 'match', pattern: 'bash-[0-9.]+[$#] $', since_seq: 1, timeout_ms: 10000 })).wait_result, 'matched');
+  refusedWrite(await s.call('write', { execution_id: id, input: `rm -rf ${victim}`, newline: true }), `rm -rf ${victim}`);
+  await s.call('write', { execution_id: id, input: 'exit', newline: true });
+  assert.equal(existsSync(victim), true);
+  await s.call('close', { execution_id: id });
+
+  // The refusals are audited like other refusals.
+  const writes = auditRecords(s.stateDir).filter((r) => r.tool === 'write' && r.error);
+  assert.equal(writes.length, 4);
+  for (const r of writes) assert.match(r.error, /Input refused by policy; nothing was written/);
+
+  // An allow list: commands must match it, answers need not.
+  const allow = await server(t, { AGENTTY_ALLOW_COMMAND_REGEX: String.raw`^(\S*bash\b|echo |read )` });
+  const open = await allow.call('open', { cwd: work });
+  assert.equal(open.prompt_ready, true, JSON.stringify(open));
+  const notAllowed = await allow.call('write', { execution_id: open.execution_id, input: 'ls', newline: true });
+  assert.match(notAllowed.error, /does not match the allow pattern AGENTTY_ALLOW_COMMAND_REGEX/);
+  await allow.call('write', { execution_id: open.execution_id, input: 'read -p "name? " n; echo "hi $n"', newline: true });
+  assert.equal((await allow.call('wait', { execution_id: open.execution_id, until: 'match', pattern: 'name\\? ', since_seq: 1, timeout_ms: 10000 })).wait_result, 'matched');
+  assert.equal((await allow.call('write', { execution_id: open.execution_id, input: 'anything at all', newline: true })).ok, true);
+  assert.equal((await allow.call('wait', { execution_id: open.execution_id, until: 'match', pattern: 'hi anything at all', since_seq: 1, timeout_ms: 10000 })).wait_result, 'matched');
+  await allow.call('close', { execution_id: open.execution_id });
+});
+
+test('total spool budget while output flows: the writers keep running, their spools stop growing, reads say so', async (t) => {
+  const s = await server(t, { AGENTTY_MAX_TOTAL_SPOOL_BYTES: '256K' });
+  const print = 'seq 1 400000; echo last-line';  // ~3 MB each
+  const first = await s.call('execute', { command: print, cwd: work, side_effects: ['NONE'], yield_ms: 0, max_output_bytes: 100 });
+  const second = await s.call('execute', { command: print, cwd: work, side_effects: ['NONE'], yield_ms: 0, max_output_bytes: 100 });
+  for (const run of [first, second]) {
+    const done = await s.call('wait', { execution_id: run.execution_id, until: 'exit', timeout_ms: 50000, max_output_bytes: 100 });
+    assert.equal(done.status, 'completed', JSON.stringify(done));
+    assert.equal(done.exit_code, 0);
+    const all = await s.call('read', { execution_id: run.execution_id, since_seq: 1, max_output_bytes: 1000 });
+    assert.equal(all.evicted, true);
+    assert.match(all.spool_limited, /AGENTTY_MAX_TOTAL_SPOOL_BYTES/);
+    assert.match(all.hint, /total budget/);
+    // What is left is the newest part: the frozen spool or, if larger, the 1 MiB RAM ring.
+    assert.ok(all.latest_seq - all.start_seq <= 1.3e6, JSON.stringify([all.start_seq, all.latest_seq]));
+    assert.equal((await s.call('read', { execution_id: run.execution_id, tail_lines: 2 })).output, '400000\nlast-line\n');
+  }
+  const ps = await s.call('ps', { include_completed: true });
+  assert.equal(ps.executions.length, 2);
+  // A new start drops the ended records to make room.
+  const more = await s.call('execute', { command: 'echo more', cwd: work, side_effects: ['NONE'] });
+  assert.equal(more.output, 'more\n');  // ended records are dropped to make room
+});
+
+test('redaction: a secret split by escape sequences (colours, titles, grep --color) never shows whole in any text the agent gets', async (t) => {
+  const secret = `tok-${randomBytes(14).toString('hex')}`;
+  const s = await server(t, { AGENTTY_REDACT_ENV_REGEX: '(?i)token$', API_TOKEN: secret });
+  const stripEscapes = (raw) => raw.replace(/\x1b\[[0-9;?]*[ -\/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)|\x1b[()][0-9A-Za-z]|[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f]/g, '');
+  const script = [
+    'printf "a %s\\033[1m%s\\033[0m b\\n" "${API_TOKEN:0:10}" "${API_TOKEN:10}"',
+    'printf "c %s\\033]0;title\\007%s\\033[31m%s d\\n" "${API_TOKEN:0:3}" "${API_TOKEN:3:20}" "${API_TOKEN:23}"',
+    'echo "$API_TOKEN" | grep --color=always "${API_TOKEN:0:6}"',
+    // Many occurrences split at every position, so some straddle PTY reads and pages.
+    'for i in $(seq 1 31); do printf "%0$((i * 97))d %s\\033[7m%s\\033[m\\n" 0 "${API_TOKEN:0:$i}" "${API_TOKEN:$i}"; done',
+  ].join('\n');
+  const run = await s.call('execute', { script, cwd: work, side_effects: ['NONE'], max_output_bytes: 100000 });
+  assert.equal(run.status, 'completed', JSON.stringify(run));
+  assert.ok(!run.output.includes(secret), run.output);
+  assert.match(run.output, /^a \[REDACTED:API_TOKEN\] b$/m);
+  assert.match(run.output, /^c \[REDACTED:API_TOKEN\] d$/m);
+  assert.equal(run.output.split('[REDACTED:API_TOKEN]').length - 1, 34, run.output);
+  for (const format of ['text', 'raw']) {
+    for (const size of [4096, 61]) {
+      let all = '';
+      let seq = 1;
+      for (;;) {
+        const page = await s.call('read', { execution_id: run.execution_id, since_seq: seq, max_output_bytes: size, format });
+        all += page.output;
+        if (page.next_seq >= page.latest_seq) break;
+        seq = page.next_seq;
+      }
+      const shown = format === 'raw' ? stripEscapes(all) : all;
+      assert.ok(!shown.includes(secret), `${format} pages of ${size}`);
+      assert.equal(shown.split('[REDACTED:API_TOKEN]').length - 1, 34, `${format} pages of ${size}`);
+    }
+  }
+  assert.ok(!JSON.stringify(await s.call('screen', { execution_id: run.execution_id, scrollback_lines: 100 })).includes(secret));
+  const cast = readFileSync(path.join(s.stateDir, 'recordings', `${run.execution_id}.cast`), 'utf8');
+  const events = cast.split('\n').slice(1).filter((l) => l.startsWith('[')).map((l) => JSON.parse(l));
+  const played = stripEscapes(events.filter((e) => e[1] === 'o').map((e) => e[2]).join(''));
+  assert.ok(played.includes('[REDACTED:API_TOKEN]') && !played.includes(secret));
+});
