@@ -7,7 +7,10 @@
 //   (e) a whole Execution started by the Registry, as `execute` does: output
 //       log with spool, screen model (made exact at the end), asciicast
 //       recording, change notifications. This is the number that matters.
-// Each is run kRepeats times; the median MB/s (of file bytes) is reported.
+// Each is run kRepeats times; the median MB/s (of file bytes) is reported, and
+// the median CPU time this process spent per MB (the reader's own cost, system
+// time included: a reader that keeps up makes more, smaller reads; for tmux
+// only the waiting client, so not comparable).
 //
 // Usage: pty_throughput_bench [--repeats N] [--mb SIZE] [--only NAME-PART]
 //                             [--components 1]
@@ -22,6 +25,7 @@
 
 #include <fcntl.h>
 #include <pty.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -291,16 +295,28 @@ void run_components(const fs::path& file, int repeats, const std::string& only) 
 }
 #endif
 
+double median_of_values(std::vector<double> values) {
+  if (values.empty()) return NAN;
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
+// CPU time (user + system) of this process so far: what the reader itself
+// spends, which a loaded machine disturbs far less than wall time. Not
+// meaningful for tmux (its server is another process).
+double process_cpu_seconds() {
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
 struct Method {
   std::string name;
   std::function<Sample()> run;
   std::vector<double> mb_per_second;
-  double median() const {
-    if (mb_per_second.empty()) return NAN;
-    auto sorted = mb_per_second;
-    std::sort(sorted.begin(), sorted.end());
-    return sorted[sorted.size() / 2];
-  }
+  std::vector<double> cpu_ms_per_mb;  // of this process
+  double median() const { return median_of_values(mb_per_second); }
 };
 
 Config parse_args(int argc, char** argv) {
@@ -335,16 +351,17 @@ int main(int argc, char** argv) {
   std::uint64_t expected = fs::file_size(file) + fs::file_size(file) / kLineBytes;
 
   std::vector<Method> methods;
-  methods.push_back({"raw PTY read (forkpty)", [&] { return run_raw(file); }, {}});
-  if (have_tmux()) methods.push_back({"tmux, no client", [&] { return run_tmux(file); }, {}});
+  methods.push_back({"raw PTY read (forkpty)", [&] { return run_raw(file); }, {}, {}});
+  if (have_tmux()) methods.push_back({"tmux, no client", [&] { return run_tmux(file); }, {}, {}});
   methods.push_back({"agentty PtyProcess -> count",
                      [&] { return run_agentty(file, [](std::string_view) {}, {}); },
+                     {},
                      {}});
 #if AGENTTY_BENCH_OUTPUT_LOG
   methods.push_back(
-      {"agentty PtyProcess -> OutputLog", [&] { return run_agentty_output_log(file); }, {}});
+      {"agentty PtyProcess -> OutputLog", [&] { return run_agentty_output_log(file); }, {}, {}});
   methods.push_back(
-      {"agentty execute (log+screen+rec)", [&] { return run_agentty_execution(file); }, {}});
+      {"agentty execute (log+screen+rec)", [&] { return run_agentty_execution(file); }, {}, {}});
 #endif
 
   if (!config.only.empty())
@@ -354,8 +371,10 @@ int main(int argc, char** argv) {
               kLineBytes, config.repeats);
   for (int round = 0; round < config.repeats; ++round) {
     for (auto& method : methods) {
+      const double cpu_before = process_cpu_seconds();
       Sample sample = method.run();
       if (std::isnan(sample.seconds)) continue;
+      method.cpu_ms_per_mb.push_back((process_cpu_seconds() - cpu_before) * 1e3 / file_mb);
       if (sample.bytes_read != 0 && sample.bytes_read != expected)
         std::fprintf(stderr, "%s: read %llu bytes, expected %llu\n", method.name.c_str(),
                      static_cast<unsigned long long>(sample.bytes_read),
@@ -364,11 +383,12 @@ int main(int argc, char** argv) {
     }
   }
 
-  std::printf("  %-34s %12s   %s\n", "method", "median MB/s", "runs (MB/s)");
+  std::printf("  %-34s %12s %12s   %s\n", "method", "median MB/s", "reader CPU", "runs (MB/s)");
   for (const auto& method : methods) {
     std::string runs;
     for (double value : method.mb_per_second) runs += std::to_string(std::lround(value)) + " ";
-    std::printf("  %-34s %12.1f   %s\n", method.name.c_str(), method.median(), runs.c_str());
+    std::printf("  %-34s %12.1f %7.2f ms/MB   %s\n", method.name.c_str(), method.median(),
+                median_of_values(method.cpu_ms_per_mb), runs.c_str());
   }
   auto median_of = [&](const std::string& prefix) {
     for (const auto& method : methods)
