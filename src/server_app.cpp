@@ -243,11 +243,11 @@ int run_web_only(AppOptions options) {
         << "    {\"mcpServers\": {\"agentty\": {\"command\": \"" << self_path()
         << "\", \"args\": [\"mcp\"]}}}\n"
         << "    or: claude mcp add agentty -- " << self_path() << " mcp\n\n"
-        << "  Each MCP client starts its own agentty server with its own dashboard. They all\n"
-        << "  appear on this dashboard under \"Agentty servers on this machine\" (same user and\n"
-        << "  state directory, " << options.registry.state_dir.string()
-        << "), with a link to each;\n"
-        << "  the agent also gets each execution's page as terminal_url. Stop with Ctrl-C.\n"
+        << "  Each MCP client starts its own agentty server, with its own dashboard. Your\n"
+        << "  agents' servers appear on this dashboard under \"Agentty servers on this\n"
+        << "  machine\", each with a link to its dashboard (same user and state directory:\n"
+        << "    " << options.registry.state_dir.string() << ")\n"
+        << "  The agent also gets each execution's page as terminal_url. Stop with Ctrl-C.\n"
         << std::flush;
   }
   server.io.run();

@@ -7,6 +7,7 @@
 #include "web/embedded_assets.hpp"
 #include "web/execution_feed.hpp"
 #include "web/execution_summary.hpp"
+#include "web/server_directory.hpp"
 #include "web/terminal_viewer.hpp"
 #include "web/web_context.hpp"
 #include "web/wire_protocol.hpp"
@@ -108,6 +109,12 @@ void HttpSession::handle(HttpRequest request) {
     response.set(http::field::allow, "GET, HEAD");
     return send(std::move(response));
   }
+  if (path == wire::kServersApiPath) {
+    if (auto refused = context_->guard().check_secret(request)) {
+      return send(refusal(request, *refused));
+    }
+    return send(serve_servers(request));
+  }
   if (starts_with(path, wire::kExecutionsApiPath)) {
     if (auto refused = context_->guard().check_secret(request)) {
       return send(refusal(request, *refused));
@@ -179,6 +186,15 @@ HttpSession::Response HttpSession::serve_api(const HttpRequest& request, const s
   }
   return respond(request, http::status::ok, dump(execution_summary(*execution)) + "\n",
                  "application/json", true);
+}
+
+// The other servers' dashboard URLs carry their secrets: only for a holder of
+// this server's secret (who is already this user's agent), never logged.
+HttpSession::Response HttpSession::serve_servers(const HttpRequest& request) {
+  const auto& dir = context_->options().servers_dir;
+  auto list = dir.empty() ? nlohmann::json{{"servers", nlohmann::json::array()}}
+                          : ServerDirectory(dir).list_json();
+  return respond(request, http::status::ok, dump(list) + "\n", "application/json", true);
 }
 
 HttpSession::Response HttpSession::refusal(const HttpRequest& request,

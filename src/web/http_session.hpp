@@ -49,6 +49,7 @@ class HttpSession : public Connection {
   void upgrade(HttpRequest request, const std::string& path);
   Response serve_page(const HttpRequest& request, const std::string& path);
   Response serve_api(const HttpRequest& request, const std::string& path);
+  Response serve_servers(const HttpRequest& request);
   Response refusal(const HttpRequest& request, const GuardRefusal& refusal);
   Response respond(const HttpRequest& request, boost::beast::http::status status, std::string body,
                    std::string_view content_type, bool data);

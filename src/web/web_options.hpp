@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <string>
 
@@ -30,6 +31,9 @@ struct WebOptions {
   // Takeover, release and refused-takeover records; `who` is the viewer's
   // client kind and address. Never called with the secret.
   std::function<void(const nlohmann::json&)> audit;
+  // STATE_DIR/servers (see ServerDirectory), listed by /api/servers; empty:
+  // the list is empty.
+  std::filesystem::path servers_dir;
 };
 
 }  // namespace agentty::web

@@ -46,6 +46,8 @@ inline constexpr std::string_view kTerminalPagePrefix = "/t/";
 inline constexpr std::string_view kTerminalSocketPrefix = "/ws/terminal/";
 inline constexpr std::string_view kDashboardSocketPath = "/ws/dashboard";
 inline constexpr std::string_view kExecutionsApiPath = "/api/executions";
+// Every agentty server of this user on this machine (see ServerDirectory).
+inline constexpr std::string_view kServersApiPath = "/api/servers";
 
 // Client -> server.
 inline constexpr std::string_view kMessageTakeOver = "take_over";

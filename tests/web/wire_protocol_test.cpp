@@ -36,6 +36,7 @@ TEST(WireProtocol, TypeScriptMirrorAgreesWithTheHeader) {
       {"TERMINAL_SOCKET_PREFIX", std::string(kTerminalSocketPrefix)},
       {"DASHBOARD_SOCKET_PATH", std::string(kDashboardSocketPath)},
       {"EXECUTIONS_API_PATH", std::string(kExecutionsApiPath)},
+      {"SERVERS_API_PATH", std::string(kServersApiPath)},
       {"MESSAGE_TAKE_OVER", std::string(kMessageTakeOver)},
       {"MESSAGE_RELEASE", std::string(kMessageRelease)},
       {"MESSAGE_RESIZE", std::string(kMessageResize)},

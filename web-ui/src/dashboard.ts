@@ -2,6 +2,7 @@
 // request (the agent asking a person to take over) is highlighted at the top.
 import "./dashboard.css";
 import * as P from "./protocol";
+import { startServerList } from "./servers";
 
 const byId = (id: string) => document.getElementById(id) as HTMLElement;
 const token = P.tokenFromFragment(location.hash);
@@ -111,3 +112,4 @@ function connect(): void {
 setInterval(render, 1000);
 render();
 connect();
+if (token) startServerList(token);

@@ -12,6 +12,7 @@ export const TERMINAL_PAGE_PREFIX = "/t/";
 export const TERMINAL_SOCKET_PREFIX = "/ws/terminal/";
 export const DASHBOARD_SOCKET_PATH = "/ws/dashboard";
 export const EXECUTIONS_API_PATH = "/api/executions";
+export const SERVERS_API_PATH = "/api/servers";
 
 // Client -> server.
 export const MESSAGE_TAKE_OVER = "take_over";
@@ -104,6 +105,16 @@ export interface ExecutionSummary {
 export interface Executions {
   type: typeof MESSAGE_EXECUTIONS;
   executions: ExecutionSummary[];
+}
+
+// One agentty server of this user (GET SERVERS_API_PATH: { servers: [...] }).
+export interface ServerEntry {
+  pid: number;
+  kind: string; // "mcp" or "serve"
+  started_at: number;
+  port: number;
+  dashboard_url: string; // carries that server's secret in the fragment
+  self: boolean;
 }
 
 export type ServerMessage = ViewerState | Snapshot | Refused | Executions;

@@ -11,8 +11,9 @@ import { fileURLToPath } from 'node:url';
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const agenttyBin = process.env.AGENTTY_BIN || path.resolve(here, '../../../build/agentty');
 
-export async function startAgentty({ env = {}, args = [] } = {}) {
-  const stateDir = mkdtempSync(path.join(tmpdir(), 'agentty-e2e-'));
+// `stateDir`: share one with another server (default: a fresh temp dir).
+export async function startAgentty({ env = {}, args = [], stateDir } = {}) {
+  stateDir ??= mkdtempSync(path.join(tmpdir(), 'agentty-e2e-'));
   const transport = new StdioClientTransport({
     command: agenttyBin,
     args: ['mcp', '--state-dir', stateDir, '--web-listen', '127.0.0.1:0', ...args],
