@@ -12,6 +12,9 @@
 namespace agentty::session {
 namespace {
 
+// A queue buffer larger than this is released after a catch-up.
+constexpr std::size_t kKeptQueueCapacity = 64 * 1024;
+
 // Runs shorter than this are not worth the two screenfuls a skip feeds.
 constexpr std::size_t kMinSkipRun = 64 * 1024;
 
@@ -192,18 +195,27 @@ class PlainTextSimulator {
 
 struct ScreenFeeder::Impl {
   Impl(pty::TerminalSize size, std::size_t scrollback_limit)
-      : screen(size, scrollback_limit), scrollback_limit(scrollback_limit) {}
+      : model_size(size), scrollback_limit(scrollback_limit) {}
 
-  Screen screen;
+  // Made on first use: libvterm's two cell buffers cost ~300 KB and a
+  // millisecond to set up, and most executions print a few lines of plain
+  // text that nobody ever looks at as a screen.
+  std::optional<Screen> lazy_screen;
+  pty::TerminalSize model_size;  // the size to make it with
   std::size_t scrollback_limit;
   std::string queue;
   EscapeScanner query_scanner;   // over bytes as they arrive
   EscapeScanner stream_scanner;  // over bytes as they are fed, exactly
   ScreenFeederStats stats;
 
+  Screen& screen() {
+    if (!lazy_screen) lazy_screen.emplace(model_size, scrollback_limit);
+    return *lazy_screen;
+  }
+
   void feed(std::string_view bytes) {
     stats.bytes_fed += bytes.size();
-    screen.feed(bytes);
+    screen().feed(bytes);
   }
 
   void process(std::string_view data) {
@@ -226,7 +238,8 @@ struct ScreenFeeder::Impl {
   }
 
   void skip_run(std::string_view run) {
-    auto size = screen.size();
+    Screen& screen = this->screen();
+    const auto size = screen.size();
     int rows = size.rows;
     int cols = size.cols;
     std::size_t head = end_of_head(run, rows);
@@ -262,7 +275,13 @@ struct ScreenFeeder::Impl {
   void catch_up() {
     if (queue.empty()) return;
     process(queue);
-    queue.clear();
+    // A bulk burst grows the queue to kCatchUpBytes; an execution that then
+    // goes quiet should not keep that megabyte for the rest of its life.
+    if (queue.capacity() > kKeptQueueCapacity) {
+      std::string().swap(queue);
+    } else {
+      queue.clear();
+    }
   }
 };
 
@@ -287,15 +306,20 @@ bool ScreenFeeder::behind() const {
 
 void ScreenFeeder::resize(pty::TerminalSize size) {
   impl_->catch_up();
-  impl_->screen.resize(size);
+  if (impl_->lazy_screen) impl_->lazy_screen->resize(size);
+  impl_->model_size = size;
 }
 
 std::string ScreenFeeder::take_replies() {
-  return impl_->screen.take_replies();
+  return impl_->lazy_screen ? impl_->lazy_screen->take_replies() : std::string();
 }
 
 const Screen& ScreenFeeder::screen() const {
-  return impl_->screen;
+  return impl_->screen();
+}
+
+bool ScreenFeeder::has_screen() const {
+  return impl_->lazy_screen.has_value();
 }
 
 const ScreenFeederStats& ScreenFeeder::stats() const {

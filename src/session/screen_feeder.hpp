@@ -23,6 +23,11 @@
 // capture off. Since T scrolls every stale row away, libvterm ends exactly
 // where feeding everything would have left it. Each skip checks the
 // simulator's final screen against libvterm's (stats().skip_mismatches).
+//
+// The Screen itself is made on first use (a byte that may hold a query, a
+// catch-up, screen()): most executions print a little plain text that nobody
+// looks at as a screen, and libvterm's two cell buffers cost ~300 KB and about
+// a millisecond to set up.
 #pragma once
 
 #include <cstdint>
@@ -55,8 +60,10 @@ class ScreenFeeder {
   // Replies to terminal queries produced so far (write them to the PTY).
   std::string take_replies();
 
-  // The model; exact only after catch_up().
+  // The model (made now if not yet); exact only after catch_up().
   const Screen& screen() const;
+  // Whether the model has been made yet.
+  bool has_screen() const;
   const ScreenFeederStats& stats() const;
 
   // Queued bytes that trigger a catch-up on their own.

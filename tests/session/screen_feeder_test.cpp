@@ -88,6 +88,35 @@ TEST(ScreenFeeder, PlainOutputWaitsForCatchUp) {
   EXPECT_EQ(feeder.screen().snapshot().lines[0], "hello");
 }
 
+// Plain text nobody looks at never pays for a libvterm screen; a query, or a
+// look, makes one with everything so far on it.
+TEST(ScreenFeeder, ScreenIsMadeOnlyWhenNeeded) {
+  ScreenFeeder plain(k80x24);
+  plain.on_output("hi\r\n");
+  EXPECT_EQ(plain.take_replies(), "");
+  EXPECT_FALSE(plain.has_screen());
+  plain.resize(pty::TerminalSize{100, 30});
+  EXPECT_TRUE(plain.has_screen());  // the queued line was printed at 80x24
+
+  ScreenFeeder idle(k80x24);
+  idle.resize(pty::TerminalSize{100, 30});
+  EXPECT_FALSE(idle.has_screen());
+  idle.on_output("one\r\ntwo");
+  EXPECT_FALSE(idle.has_screen());
+  idle.catch_up();
+  EXPECT_TRUE(idle.has_screen());
+  auto snap = idle.screen().snapshot();
+  EXPECT_EQ(snap.cols, 100);
+  EXPECT_EQ(snap.rows, 30);
+  EXPECT_EQ(snap.lines[0], "one");
+  EXPECT_EQ(snap.cursor.col, 3);
+
+  ScreenFeeder queried(k80x24);
+  queried.on_output("ab\x1b[6n");
+  EXPECT_TRUE(queried.has_screen());
+  EXPECT_EQ(queried.take_replies(), "\x1b[1;3R");
+}
+
 TEST(ScreenFeeder, LargeBacklogIsFedWithoutCatchUp) {
   ScreenFeeder feeder(k80x24);
   std::string text = random_plain_text(ScreenFeeder::kCatchUpBytes + 10, 80, 1);
