@@ -89,6 +89,11 @@ struct OutputLog::Impl {
   RingBuffer ring;
   std::uint64_t ram_first_seq = 1;
   std::size_t batch_bytes = kSpoolBatchBytes;
+  // The spool file is made when the first batch goes out: most executions
+  // print less than a batch and never need one (a create and an unlink
+  // saved per execute).
+  std::filesystem::path spool_path;
+  bool spool_enabled = false;  // configured, and not dropped (error, freeze)
   UniqueFd spool_fd;
   bool spool_created = false;
   std::uint64_t spool_cap = 0;
@@ -96,19 +101,41 @@ struct OutputLog::Impl {
   std::string spool_error;
   std::uint64_t frozen_at = 0;  // latest_seq at freeze_spool()
 
-  bool spool_active() const { return spool_fd.valid(); }
+  // Bytes may go to the spool (its file may not exist yet).
+  bool spool_active() const { return spool_enabled; }
+
+  void drop_spool(std::string error) {
+    spool_error = std::move(error);
+    spool_enabled = false;
+    spool_fd.reset();
+  }
+
+  bool ensure_spool_file() {
+    if (spool_fd.valid()) return true;
+    // A stale spool from a crashed run is ours to replace; O_EXCL then makes
+    // sure we do not follow a link planted in its place.
+    ::unlink(spool_path.c_str());
+    const int fd =
+        ::open(spool_path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0) {
+      drop_spool(errno_message("open spool") + ": " + spool_path.string());
+      return false;
+    }
+    spool_fd.reset(fd);
+    spool_created = true;
+    return true;
+  }
   std::uint64_t spool_first() const {
     return spooled_seq > spool_cap ? spooled_seq - spool_cap : 1;
   }
 
   void write_spool(std::uint64_t seq, const char* data, std::size_t size) {
-    while (size > 0 && spool_active()) {
+    while (size > 0 && spool_active() && ensure_spool_file()) {
       const std::uint64_t offset = (seq - 1) % spool_cap;
       const std::size_t chunk =
           static_cast<std::size_t>(std::min<std::uint64_t>(size, spool_cap - offset));
       if (!write_all_at(spool_fd.get(), data, chunk, static_cast<off_t>(offset))) {
-        spool_error = errno_message("pwrite");
-        spool_fd.reset();
+        drop_spool(errno_message("pwrite"));
         return;
       }
       seq += chunk;
@@ -156,17 +183,8 @@ OutputLog::OutputLog(OutputLogOptions options) : options_(std::move(options)), i
   impl_->ring.allocate(std::max(options_.ram_bytes, kMinRamBytes));
   impl_->batch_bytes = std::min(kSpoolBatchBytes, impl_->ring.size() / 2);
   if (options_.spool_cap_bytes == 0 || options_.spool_path.empty()) return;
-  // A stale spool from a crashed run is ours to replace; O_EXCL then makes
-  // sure we do not follow a link planted in its place.
-  ::unlink(options_.spool_path.c_str());
-  const int fd =
-      ::open(options_.spool_path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0) {
-    impl_->spool_error = errno_message("open spool") + ": " + options_.spool_path.string();
-    return;
-  }
-  impl_->spool_fd.reset(fd);
-  impl_->spool_created = true;
+  impl_->spool_path = options_.spool_path;
+  impl_->spool_enabled = true;
   impl_->spool_cap = options_.spool_cap_bytes;
 }
 
@@ -208,7 +226,8 @@ void OutputLog::append(std::string_view bytes) {
 }
 
 void OutputLog::flush() {
-  impl_->flush_ring(latest_seq_);
+  // Without a file every byte is still in RAM: nothing to make safe.
+  if (impl_->spool_fd.valid()) impl_->flush_ring(latest_seq_);
 }
 
 void OutputLog::freeze_spool() {
@@ -216,12 +235,17 @@ void OutputLog::freeze_spool() {
   if (impl.frozen_at != 0) return;
   impl.frozen_at = latest_seq_;
   if (!impl.spool_active()) return;
+  if (!impl.spool_fd.valid()) {  // nothing ever left RAM: no file needed
+    impl.spool_enabled = false;
+    return;
+  }
   impl.flush_ring(latest_seq_);
   const std::uint64_t spooled = impl.spooled_seq - 1;
   if (spooled <= impl.ring.size()) {  // RAM holds it all: no file needed
     [[maybe_unused]] const int ignored =
         ::ftruncate(impl.spool_fd.get(), 0);  // removed later anyway
     impl.spool_fd.reset();
+    impl.spool_enabled = false;
     return;
   }
   // Not wrapped yet, so every spooled byte's offset (s - 1) % cap stays put.

@@ -13,7 +13,10 @@
 //
 // Cost: append() is a memcpy into the ring; the spool is written with pwrite
 // once at least 256 KiB (or half the ring) is unflushed, and on flush(). The
-// spool file is created 0600, O_CLOEXEC, and removed by the destructor.
+// spool file is created 0600, O_CLOEXEC, O_EXCL when the first batch goes out
+// (a log that never outgrows a batch has no file), and removed by the
+// destructor; spool_error() says why it could not be, and the log then keeps
+// only its RAM ring.
 //
 // Threading: used only on the I/O event loop (no locking).
 #pragma once
@@ -50,7 +53,8 @@ class OutputLog {
   OutputLog& operator=(const OutputLog&) = delete;
 
   void append(std::string_view bytes);
-  // Writes what is still only in RAM to the spool (called on idle and at exit).
+  // Writes what is still only in RAM to the spool, if it has a file yet
+  // (called on idle and at exit).
   void flush();
   // No more bytes will come: a trailing incomplete character or escape
   // sequence is then returned as it is instead of being held back.

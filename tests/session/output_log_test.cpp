@@ -145,10 +145,7 @@ TEST(OutputLog, SpoolKeepsWhatRamEvictedAndIsRemovedAfterwards) {
   std::string data;
   {
     OutputLog log({.ram_bytes = 4096, .spool_cap_bytes = 1 << 20, .spool_path = path});
-    ASSERT_TRUE(log.spool_error().empty()) << log.spool_error();
-    struct stat info {};
-    ASSERT_EQ(::stat(path.c_str(), &info), 0);
-    EXPECT_EQ(info.st_mode & 0777, 0600u);
+    EXPECT_FALSE(fs::exists(path));  // made when the first batch goes out
     std::mt19937 rng(1);
     while (data.size() < 300000) {
       std::string chunk(1 + rng() % 3000, 'x');
@@ -159,6 +156,10 @@ TEST(OutputLog, SpoolKeepsWhatRamEvictedAndIsRemovedAfterwards) {
     }
     log.append(std::string(20000, 'L'));  // one append larger than the ring
     data += std::string(20000, 'L');
+    ASSERT_TRUE(log.spool_error().empty()) << log.spool_error();
+    struct stat info {};
+    ASSERT_EQ(::stat(path.c_str(), &info), 0);
+    EXPECT_EQ(info.st_mode & 0777, 0600u);
     EXPECT_EQ(log.first_retained_seq(), 1u);
     EXPECT_TRUE(read_all(log, 7000) == data);
     EXPECT_EQ(log.copy_range(1000, 1100), data.substr(999, 100));
@@ -170,11 +171,25 @@ TEST(OutputLog, SmallAppendsAreBatchedNotWrittenOneByOne) {
   const fs::path path = temp_spool("batch");
   OutputLog log({.ram_bytes = 1 << 20, .spool_cap_bytes = 1 << 30, .spool_path = path});
   for (int i = 0; i < 1000; ++i) log.append("0123456789");
-  EXPECT_EQ(fs::file_size(path), 0u);  // still only in RAM
+  log.flush();
+  EXPECT_FALSE(fs::exists(path));  // all of it fits in RAM: no file, even on flush
   for (int i = 0; i < 30000; ++i) log.append("0123456789");
   EXPECT_GE(fs::file_size(path), 256u << 10);  // one batch went out
   log.flush();
   EXPECT_EQ(fs::file_size(path), log.total_bytes());
+}
+
+TEST(OutputLog, AnUnwritableSpoolLeavesTheRingAloneWithAReason) {
+  OutputLog log({.ram_bytes = 4096,
+                 .spool_cap_bytes = 1 << 20,
+                 .spool_path = "/nonexistent-dir/agentty/spool.log"});
+  std::string data;
+  for (int i = 0; data.size() < 20000; ++i) data += "line " + std::to_string(i) + "\n";
+  for (std::size_t at = 0; at < data.size(); at += 500) log.append(data.substr(at, 500));
+  EXPECT_NE(log.spool_error().find("open spool"), std::string::npos) << log.spool_error();
+  EXPECT_EQ(log.first_retained_seq(), log.latest_seq() - 4096);
+  EXPECT_TRUE(log.read(1, 100).evicted);
+  EXPECT_EQ(log.copy_range(1, log.latest_seq()), data.substr(data.size() - 4096));
 }
 
 TEST(OutputLog, PastTheSpoolCapTheOldestBytesAreGone) {
