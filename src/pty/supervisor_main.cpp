@@ -12,9 +12,8 @@
 // execution; exec'ing this static binary costs the same at the 1st and the
 // 1000th execution.
 //
-// Everything the forked program side needs is prepared before fork; between
-// fork and exec it makes only async-signal-safe calls.
 #include <fcntl.h>
+#include <spawn.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -55,36 +54,58 @@ void send_status(Stage stage, int value) {
   ::_exit(127);
 }
 
-// Same search as execvp: EACCES is remembered while later entries are tried;
-// a file without a #! line runs under /bin/sh.
-[[noreturn]] void exec_program(ProgramPlan& plan) {
+// Whether a failed candidate ends the PATH search (as execvp decides).
+bool ends_search(int err) {
+  return err != ENOENT && err != ENOTDIR && err != ELOOP && err != ENAMETOOLONG && err != EACCES;
+}
+
+// Starts the program with posix_spawn (vfork semantics: no copy of even this
+// small process) in a process group of its own that it makes the terminal's
+// foreground group, with an empty signal mask and default dispositions.
+// PATH is searched as execvp does: EACCES is remembered while later entries
+// are tried; a file without a #! line runs under /bin/sh. Returns 0 or the
+// errno to report.
+int spawn_program(ProgramPlan& plan, pid_t& program) {
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  sigset_t all, none;
+  sigfillset(&all);
+  sigemptyset(&none);
+  posix_spawnattr_setpgroup(&attributes, 0);
+  posix_spawnattr_setsigdefault(&attributes, &all);
+  posix_spawnattr_setsigmask(&attributes, &none);
+  posix_spawnattr_setflags(&attributes,
+                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  // After the new group exists, with every signal still blocked (no SIGTTOU).
+  posix_spawn_file_actions_addtcsetpgrp_np(&actions, 0);
   int reported = ENOENT;
   for (std::string& candidate : plan.candidates) {
-    ::execve(candidate.c_str(), plan.argv.data(), environ);
-    int err = errno;
+    // A cheap check first: most PATH entries do not hold the program.
+    int err = ::access(candidate.c_str(), X_OK) == 0 ? 0 : errno;
+    if (err == 0) {
+      err = ::posix_spawn(&program, candidate.c_str(), &actions, &attributes, plan.argv.data(),
+                          environ);
+    }
     if (err == ENOEXEC) {
       plan.shell_argv[1] = candidate.data();
-      ::execve("/bin/sh", plan.shell_argv.data(), environ);
-      err = errno;
+      err = ::posix_spawn(&program, "/bin/sh", &actions, &attributes, plan.shell_argv.data(),
+                          environ);
     }
-    if (err == EACCES) {
-      reported = EACCES;
-    } else if (err != ENOENT && err != ENOTDIR && err != ELOOP && err != ENAMETOOLONG) {
+    if (err == 0) {
+      reported = 0;
+      break;
+    }
+    if (err == EACCES) reported = EACCES;
+    if (ends_search(err)) {
       reported = err;
       break;
     }
   }
-  fail(Stage::exec, reported);
-}
-
-[[noreturn]] void run_program(ProgramPlan& plan) {
-  ::setpgid(0, 0);
-  // SIGTTOU is still blocked, so a background group may take the terminal.
-  ::tcsetpgrp(0, ::getpid());
-  sigset_t none;
-  sigemptyset(&none);
-  ::sigprocmask(SIG_SETMASK, &none, nullptr);
-  exec_program(plan);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
+  return reported;
 }
 
 bool group_is_empty(pid_t group) {
@@ -176,10 +197,8 @@ int main(int argc, char** argv) {
   if (::ioctl(0, TIOCSCTTY, 0) < 0) fail(Stage::controlling_tty, errno);
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
   ProgramPlan plan = make_plan(argc - 2, argv + 2);
-  pid_t program = ::fork();
-  if (program < 0) fail(Stage::fork, errno);
-  if (program == 0) run_program(plan);
-  ::setpgid(program, program);
+  pid_t program = -1;
+  if (int err = spawn_program(plan, program); err != 0) fail(Stage::exec, err);
   send_status(Stage::program_pid, program);
   ::close(kStatusFd);
   supervise(program);
