@@ -19,7 +19,7 @@
 #include "mcp/tools/login_hook.hpp"
 #include "session/policy.hpp"
 #include "session/shell_integration.hpp"
-#include "support/loop_thread.hpp"
+#include "support/tool_fixture.hpp"
 
 namespace agentty::mcp {
 namespace {
@@ -28,48 +28,8 @@ using namespace std::chrono_literals;
 
 constexpr const char* kHookMarker = "__agentty_precmd";
 
-class LoginHook : public ::testing::Test {
+class LoginHook : public test_support::ToolFixture {
  protected:
-  template <class F>
-  auto on_loop(F f) {
-    return loop_.on_loop(std::move(f));
-  }
-
-  void SetUp() override {
-    state_dir_ = test_support::test_state_dir("agentty-login-hook-test-");
-    session::RegistryOptions options;
-    options.state_dir = state_dir_;
-    options.record = false;
-    registry_.emplace(io_, options);
-    context_.emplace(ToolContext{*registry_, config_, &policy_, nullptr, {}, {}});
-    tools_ = make_tool_table(config_);
-    loop_.start();
-  }
-
-  void TearDown() override {
-    on_loop([this] {
-      registry_->shutdown(0ms);
-      return 0;
-    });
-    loop_.stop();
-    context_.reset();
-    registry_.reset();
-    std::filesystem::remove_all(state_dir_);
-  }
-
-  ToolResult call(const std::string& name, const json& args) {
-    auto tool = std::find_if(tools_.begin(), tools_.end(),
-                             [&](const ToolDefinition& t) { return t.name == name; });
-    if (tool == tools_.end()) return tool_error("no tool " + name);
-    std::promise<ToolResult> promise;
-    asio::co_spawn(io_, tool->handler(*context_, args),
-                   [&](std::exception_ptr error, ToolResult result) {
-                     if (error) result = tool_error("the handler threw");
-                     promise.set_value(std::move(result));
-                   });
-    return promise.get_future().get();
-  }
-
   // A session running `script` under bash with the integration open gives a
   // remote login shell (no hook yet), held for a login like a pending SSH
   // channel; the hook is set to follow the login.
@@ -141,15 +101,6 @@ class LoginHook : public ::testing::Test {
     }
     return false;
   }
-
-  test_support::LoopThread loop_;
-  asio::io_context& io_ = loop_.io();
-  std::filesystem::path state_dir_;
-  ToolConfig config_;
-  session::Policy policy_;
-  std::optional<session::Registry> registry_;
-  std::optional<ToolContext> context_;
-  std::vector<ToolDefinition> tools_;
 };
 
 // The login: a hidden read standing for the password prompt, then the shell.

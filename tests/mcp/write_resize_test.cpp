@@ -22,7 +22,7 @@
 
 #include "mcp/tool.hpp"
 #include "session/policy.hpp"
-#include "support/loop_thread.hpp"
+#include "support/tool_fixture.hpp"
 
 namespace agentty::mcp {
 namespace {
@@ -40,49 +40,8 @@ const char* kWinchReporter =
     "while True:\n"
     "    signal.pause()\n";
 
-class WriteResize : public ::testing::Test {
+class WriteResize : public test_support::ToolFixture {
  protected:
-  template <class F>
-  auto on_loop(F f) {
-    return loop_.on_loop(std::move(f));
-  }
-
-  void SetUp() override {
-    state_dir_ = test_support::test_state_dir("agentty-mcp-test-");
-    session::RegistryOptions options;
-    options.state_dir = state_dir_;
-    options.record = false;
-    registry_.emplace(io_, options);
-    context_.emplace(ToolContext{*registry_, config_, &policy_, nullptr, {}, {}});
-    tools_ = make_tool_table(config_);
-    loop_.start();
-  }
-
-  void TearDown() override {
-    on_loop([this] {
-      registry_->shutdown(0ms);
-      return 0;
-    });
-    loop_.stop();
-    context_.reset();
-    registry_.reset();  // kills what is still running
-    std::filesystem::remove_all(state_dir_);
-  }
-
-  // Runs one tool call on the loop and returns its result.
-  ToolResult call(const std::string& name, const json& args) {
-    auto tool = std::find_if(tools_.begin(), tools_.end(),
-                             [&](const ToolDefinition& t) { return t.name == name; });
-    if (tool == tools_.end()) return tool_error("no tool " + name);
-    std::promise<ToolResult> promise;
-    asio::co_spawn(io_, tool->handler(*context_, args),
-                   [&](std::exception_ptr error, ToolResult result) {
-                     if (error) result = tool_error("the handler threw");
-                     promise.set_value(std::move(result));
-                   });
-    return promise.get_future().get();
-  }
-
   std::shared_ptr<session::Execution> start_reporter(pty::TerminalSize size) {
     session::ExecutionSpec spec;
     spec.argv = {"python3", "-c", kWinchReporter};
@@ -111,15 +70,6 @@ class WriteResize : public ::testing::Test {
     auto screen = call("screen", {{"execution_id", id}});
     return {screen.content.value("cols", 0), screen.content.value("rows", 0)};
   }
-
-  test_support::LoopThread loop_;
-  asio::io_context& io_ = loop_.io();
-  std::filesystem::path state_dir_;
-  ToolConfig config_;
-  session::Policy policy_;
-  std::optional<session::Registry> registry_;
-  std::optional<ToolContext> context_;
-  std::vector<ToolDefinition> tools_;
 };
 
 TEST_F(WriteResize, RefusedWhileHeldNothingResizedTypedOrStopped) {
