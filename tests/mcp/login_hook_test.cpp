@@ -72,16 +72,6 @@ class LoginHook : public test_support::ToolFixture {
     EXPECT_EQ(waited.content.value("wait_result", ""), "idle") << waited.content.dump();
   }
 
-  void expect_output(const std::string& id, const std::string& pattern) {
-    auto waited = call("wait", {{"execution_id", id},
-                                {"until", "match"},
-                                {"pattern", pattern},
-                                {"since_seq", 1},
-                                {"timeout_ms", 30000}});
-    EXPECT_EQ(waited.content.value("wait_result", ""), "matched")
-        << pattern << ": " << waited.content.dump();
-  }
-
   std::string raw_output(const std::shared_ptr<session::Execution>& execution) {
     return on_loop([&] { return execution->log().copy_range(1, execution->log().latest_seq()); });
   }

@@ -52,19 +52,10 @@ class WriteResize : public test_support::ToolFixture {
     return started ? started.value() : nullptr;
   }
 
-  // The whole output (out of band) shows `pattern`. Patterns end a line with
-  // \n, not $: `$` also matches at the end of a half-written line, and the
-  // next SIGWINCH can interrupt a print() between its text and its newline
-  // (the PTY write returns short), so Python's handler prints inside it.
-  void expect_output(const std::string& id, const std::string& pattern) {
-    auto waited = call("wait", {{"execution_id", id},
-                                {"until", "match"},
-                                {"pattern", pattern},
-                                {"since_seq", 1},
-                                {"timeout_ms", 30000}});
-    EXPECT_EQ(waited.content.value("wait_result", ""), "matched")
-        << pattern << ": " << waited.content.dump();
-  }
+  // Patterns for expect_output end a line with \n, not $: `$` also matches
+  // at the end of a half-written line, and the next SIGWINCH can interrupt a
+  // print() between its text and its newline (the PTY write returns short),
+  // so Python's handler prints inside it.
 
   std::pair<int, int> screen_size(const std::string& id) {
     auto screen = call("screen", {{"execution_id", id}});

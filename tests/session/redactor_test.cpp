@@ -16,6 +16,17 @@ std::string all_at_once(Redactor redactor, std::string_view text) {
   return out + redactor.finish();
 }
 
+// The same text fed in chunks of 0 to 19 bytes.
+std::string in_random_chunks(Redactor redactor, std::string_view text, std::mt19937& rng) {
+  std::string out;
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t n = std::min<std::size_t>(text.size() - at, rng() % 20);
+    out += redactor.process(text.substr(at, n));
+    at += n;
+  }
+  return out + redactor.finish();
+}
+
 TEST(Redactor, ReplacesSecretsAndIgnoresShortValues) {
   Redactor redactor(std::vector<Redactor::Secret>{{"API_TOKEN", "tok-12345678"}, {"SHORT", "abc"}});
   EXPECT_EQ(all_at_once(redactor, "auth tok-12345678 ok abc"), "auth [REDACTED:API_TOKEN] ok abc");
@@ -70,14 +81,7 @@ TEST(Redactor, RandomChunkingsNeverLeakAndMatchTheUnstreamedResult) {
       }
     }
     const std::string expected = all_at_once(redactor, text);
-    Redactor streaming = redactor;
-    std::string out;
-    for (std::size_t at = 0; at < text.size();) {
-      const std::size_t n = std::min<std::size_t>(text.size() - at, rng() % 20);
-      out += streaming.process(std::string_view(text).substr(at, n));
-      at += n;
-    }
-    out += streaming.finish();
+    const std::string out = in_random_chunks(redactor, text, rng);
     ASSERT_EQ(out, expected);
     for (const auto& secret : secrets) ASSERT_EQ(out.find(secret.value), std::string::npos);
   }
@@ -166,14 +170,7 @@ TEST(Redactor, RandomEscapesAndChunkingsNeverShowASecretInTheText) {
       }
     }
     const std::string expected = all_at_once(redactor, text);
-    Redactor streaming = redactor;
-    std::string out;
-    for (std::size_t at = 0; at < text.size();) {
-      const std::size_t n = std::min<std::size_t>(text.size() - at, rng() % 20);
-      out += streaming.process(std::string_view(text).substr(at, n));
-      at += n;
-    }
-    out += streaming.finish();
+    const std::string out = in_random_chunks(redactor, text, rng);
     ASSERT_EQ(out, expected);
     const std::string shown = to_text(out);
     for (const auto& secret : secrets)

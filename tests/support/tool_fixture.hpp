@@ -65,6 +65,17 @@ class ToolFixture : public ::testing::Test {
     return promise.get_future().get();
   }
 
+  // The whole output (out of band, from seq 1) comes to match `pattern`.
+  void expect_output(const std::string& id, const std::string& pattern) {
+    auto waited = call("wait", {{"execution_id", id},
+                                {"until", "match"},
+                                {"pattern", pattern},
+                                {"since_seq", 1},
+                                {"timeout_ms", 30000}});
+    EXPECT_EQ(waited.content.value("wait_result", ""), "matched")
+        << pattern << ": " << waited.content.dump();
+  }
+
   LoopThread loop_;
   boost::asio::io_context& io_ = loop_.io();
   std::filesystem::path state_dir_;
