@@ -129,6 +129,11 @@ class Execution : public std::enable_shared_from_this<Execution> {
 
   // Input. Refused for the agent while held.
   Expected<void> write(std::string_view bytes, InputSource source);
+  // What the agent typed since its last Enter, for write's command rules
+  // (see TypedLines): typing a command and pressing Enter in a later write
+  // is checked too.
+  const std::string& agent_typed_line() const { return agent_typed_line_; }
+  void set_agent_typed_line(std::string line) { agent_typed_line_ = std::move(line); }
   bool waiting_for_input() const;
   std::optional<bool> echo_enabled() const;
 
@@ -206,6 +211,7 @@ class Execution : public std::enable_shared_from_this<Execution> {
   std::optional<std::string> held_by_;
   std::optional<std::string> handoff_reason_;
   bool login_hold_ = false;
+  std::string agent_typed_line_;
   std::function<std::optional<std::string>()> failure_source_;
   pty::TerminalSize agent_size_;
   boost::asio::steady_timer timeout_timer_;

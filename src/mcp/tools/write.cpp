@@ -2,7 +2,6 @@
 // session actions), then return what the program printed back.
 #include <fstream>
 #include <iterator>
-#include <map>
 #include <set>
 #include <sstream>
 
@@ -96,32 +95,10 @@ bool reads_commands(session::Execution& execution) {
   return !(shell->shell_depth() > 1 && shell->command_running());
 }
 
-// Pending (unsubmitted) lines the agent typed, per execution id.
-std::map<std::string, std::string>& pending_lines() {
-  static std::map<std::string, std::string> pending;
-  return pending;
-}
-
-void remember_pending(ToolContext& ctx, const std::string& id, std::string line) {
-  auto& pending = pending_lines();
-  if (line.empty()) {
-    pending.erase(id);
-    return;
-  }
-  pending[id] = std::move(line);
-  if (pending.size() <= 64) return;
-  std::erase_if(pending, [&](const auto& entry) {
-    auto execution = ctx.registry.find(entry.first);
-    return !execution || execution->finished();
-  });
-}
-
 // nullopt: the input may be written (then `pending` is the line left open).
 std::optional<ToolResult> check_typed(ToolContext& ctx, session::Execution& execution,
                                       const std::string& bytes, std::string& pending) {
-  auto it = pending_lines().find(execution.id());
-  auto split = session::TypedLines::split(
-      it == pending_lines().end() ? std::string_view() : std::string_view(it->second), bytes);
+  auto split = session::TypedLines::split(execution.agent_typed_line(), bytes);
   pending = std::move(split.pending);
   if (!ctx.policy || split.lines.empty() || !reads_commands(execution)) return std::nullopt;
   for (const auto& line : split.lines) {
@@ -200,7 +177,7 @@ boost::asio::awaitable<ToolResult> write(ToolContext& ctx, const json& args,
   if (!bytes->empty()) {
     auto written = execution->write(*bytes, session::InputSource::agent);
     if (!written) co_return refusal(*execution, ctx, written.error(), {{"ok", false}});
-    remember_pending(ctx, execution->id(), std::move(pending));
+    execution->set_agent_typed_line(std::move(pending));
   }
   // Return what the program printed in reply: until output has been quiet for
   // a moment after something arrived, the program waits for input again, or it ends.
