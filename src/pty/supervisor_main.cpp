@@ -174,7 +174,7 @@ ProgramPlan make_plan(int argc, char** argv) {
   plan.argv.push_back(nullptr);
   plan.candidates = path_candidates(argv[0]);
   plan.shell_argv.push_back(const_cast<char*>("sh"));
-  plan.shell_argv.push_back(nullptr);  // the candidate, filled in by the child
+  plan.shell_argv.push_back(nullptr);  // the candidate, filled in by spawn_program
   for (int i = 1; i < argc; ++i) plan.shell_argv.push_back(argv[i]);
   plan.shell_argv.push_back(nullptr);
   return plan;
