@@ -10,6 +10,7 @@ import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { startAgentty, agenttyBin } from './lib/mcp-client.mjs';
 import { Tmux, eventually } from './lib/web-helpers.mjs';
+import { winchReporter } from './lib/programs.mjs';
 
 // Generous: the suite runs on a loaded 2-core machine.
 const WAIT_MS = 30000;
@@ -226,19 +227,9 @@ test('execute and open with cols/rows: the program sees that size', async (t) =>
 // is in resize.test.mjs): `agentty attach` in tmux takes over with the pane's size.
 test('a holder resizing its terminal reaches the program (SIGWINCH), release restores the agent size', async (t) => {
   if (!findProgram('tmux')) return t.skip('tmux is not installed (scripts/install-deps installs it)');
-  const program = [
-    'import os, signal',
-    'def report(*_):',
-    '    size = os.get_terminal_size()',
-    '    print(f"winch {size.lines}x{size.columns}", flush=True)',
-    'signal.signal(signal.SIGWINCH, report)',
-    'print("ready", flush=True)',
-    'while True:',
-    '    signal.pause()',
-  ].join('\n');
-  const r = await start(t, { argv: ['python3', '-c', program], cols: 100, rows: 29, yield_ms: 300 });
+  const r = await start(t, { argv: ['python3', '-c', winchReporter], cols: 100, rows: 29, yield_ms: 300 });
   const id = r.execution_id;
-  const ready = await waitFor(id, 'match', { pattern: 'ready', since_seq: 1 });
+  const ready = await waitFor(id, 'match', { pattern: 'ready\\n', since_seq: 1 });
   assert.equal(ready.wait_result, 'matched');
   const tmux = new Tmux();
   t.after(() => tmux.kill());

@@ -11,6 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startAgentty } from './lib/mcp-client.mjs';
+import { winchReporter } from './lib/programs.mjs';
 
 // Generous: the suite runs on a loaded 2-core machine.
 const WAIT_MS = 30000;
@@ -36,16 +37,6 @@ async function expectOutput(id, pattern) {
   assert.equal(w.wait_result, 'matched', `${pattern}: ${JSON.stringify(w)}`);
 }
 
-const winchReporter = [
-  'import os, signal',
-  'def report(*_):',
-  '    size = os.get_terminal_size()',
-  '    print(f"winch {size.lines}x{size.columns}", flush=True)',
-  'signal.signal(signal.SIGWINCH, report)',
-  'print("ready", flush=True)',
-  'while True:',
-  '    signal.pause()',
-].join('\n');
 
 test('write(cols, rows) resizes: SIGWINCH with the new size, screen follows, one dimension keeps the other', async (t) => {
   const id = (await start(t, { argv: ['python3', '-c', winchReporter], cols: 100, rows: 29 })).execution_id;
