@@ -263,24 +263,28 @@ struct PtyProcess::Impl : std::enable_shared_from_this<Impl> {
   }
 };
 
+Expected<std::unique_ptr<PtyProcess>> adopt_spawned(boost::asio::io_context& io, SpawnedPty spawned,
+                                                    TerminalSize size) {
+  // glibc 2.36's <sys/pidfd.h> lacks extern "C"; the raw syscall avoids it.
+  UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, spawned.supervisor, 0)));
+  if (!pidfd) {
+    std::string message = errno_message("pidfd_open");
+    ::kill(-spawned.program, SIGKILL);
+    ::kill(spawned.supervisor, SIGKILL);
+    int wait_status = 0;
+    while (::waitpid(spawned.supervisor, &wait_status, 0) < 0 && errno == EINTR) {
+    }
+    return make_error(message);
+  }
+  auto impl = std::make_unique<PtyProcess::Impl>(io, std::move(spawned), std::move(pidfd), size);
+  return std::make_unique<PtyProcess>(std::move(impl));
+}
+
 Expected<std::unique_ptr<PtyProcess>> spawn_pty_process(boost::asio::io_context& io,
                                                         const SpawnOptions& options) {
   auto spawned = spawn_supervised(options);
   if (!spawned) return make_error(spawned.error());
-  // glibc 2.36's <sys/pidfd.h> lacks extern "C"; the raw syscall avoids it.
-  UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, spawned->supervisor, 0)));
-  if (!pidfd) {
-    std::string message = errno_message("pidfd_open");
-    ::kill(-spawned->program, SIGKILL);
-    ::kill(spawned->supervisor, SIGKILL);
-    int wait_status = 0;
-    while (::waitpid(spawned->supervisor, &wait_status, 0) < 0 && errno == EINTR) {
-    }
-    return make_error(message);
-  }
-  auto impl = std::make_unique<PtyProcess::Impl>(io, std::move(spawned.value()), std::move(pidfd),
-                                                 options.size);
-  return std::make_unique<PtyProcess>(std::move(impl));
+  return adopt_spawned(io, std::move(spawned.value()), options.size);
 }
 
 PtyProcess::PtyProcess(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

@@ -1,8 +1,10 @@
 #include "pty/pty_spawn.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <spawn.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -16,6 +18,7 @@
 #include <filesystem>
 #include <map>
 #include <string_view>
+#include <utility>
 
 #include "base/errno_message.hpp"
 #include "pty/supervisor_protocol.hpp"
@@ -142,17 +145,19 @@ struct SpawnRequest {
 };
 
 // Starts agentty-supervisor (see supervisor_protocol.hpp) in a new session with
-// the slave as its stdio, the status pipe on kStatusFd, every signal blocked
-// and at its default, in the program's cwd and environment. posix_spawn uses
-// vfork semantics, so the cost does not grow with agentty's memory.
-Expected<pid_t> spawn_supervisor(const SpawnOptions& options, int slave_fd, int status_fd) {
+// the slave as its stdio, `status_fd` on kStatusFd, every signal blocked and at
+// its default, in `cwd` (empty: ours) with `environment` (empty: ours) and
+// `mode_arguments` after its name. posix_spawn uses vfork semantics, so the
+// cost does not grow with agentty's memory.
+Expected<pid_t> spawn_supervisor(const std::vector<std::string>& mode_arguments,
+                                 const std::string& cwd, std::vector<std::string> environment,
+                                 int slave_fd, int status_fd) {
   SpawnRequest request;
   for (int fd = 0; fd <= 2; ++fd)
     ::posix_spawn_file_actions_adddup2(&request.actions, slave_fd, fd);
   ::posix_spawn_file_actions_adddup2(&request.actions, status_fd, supervisor::kStatusFd);
   ::posix_spawn_file_actions_addclosefrom_np(&request.actions, supervisor::kStatusFd + 1);
-  if (!options.cwd.empty())
-    ::posix_spawn_file_actions_addchdir_np(&request.actions, options.cwd.c_str());
+  if (!cwd.empty()) ::posix_spawn_file_actions_addchdir_np(&request.actions, cwd.c_str());
   sigset_t all;
   sigfillset(&all);
   ::posix_spawnattr_setsigdefault(&request.attributes, &all);
@@ -160,25 +165,67 @@ Expected<pid_t> spawn_supervisor(const SpawnOptions& options, int slave_fd, int 
   ::posix_spawnattr_setflags(&request.attributes,
                              POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
 
-  std::vector<std::string> environment = build_environment(options);
   std::vector<char*> envp;
   for (auto& entry : environment) envp.push_back(entry.data());
   envp.push_back(nullptr);
-  std::vector<std::string> arguments{supervisor_path(), supervisor::kModeFlag};
-  arguments.insert(arguments.end(), options.argv.begin(), options.argv.end());
+  std::vector<std::string> arguments{supervisor_path()};
+  arguments.insert(arguments.end(), mode_arguments.begin(), mode_arguments.end());
   std::vector<char*> argv;
   for (auto& argument : arguments) argv.push_back(argument.data());
   argv.push_back(nullptr);
 
   pid_t pid = -1;
-  int err =
-      ::posix_spawn(&pid, argv[0], &request.actions, &request.attributes, argv.data(), envp.data());
+  int err = ::posix_spawn(&pid, argv[0], &request.actions, &request.attributes, argv.data(),
+                          environment.empty() ? environ : envp.data());
   if (err == 0) return pid;
-  if (auto cwd = check_cwd(options.cwd); !cwd) return make_error(cwd.error());
+  if (auto checked = check_cwd(cwd); !checked) return make_error(checked.error());
   return make_error("cannot start " + supervisor_path() + ": " + std::strerror(err) +
                     " (agentty runs every program under it; `make build` builds it beside "
                     "the agentty binary)");
 }
+
+// Reads the status channel until end of file: the supervisor closes its end
+// after sending the pid; the program's copy closes on exec (O_CLOEXEC) or
+// after an exec error message. On failure the supervisor is reaped.
+Expected<SpawnedPty> await_program(Terminal terminal, pid_t supervisor, UniqueFd status,
+                                   const SpawnOptions& options) {
+  SpawnedPty spawned;
+  std::optional<StatusMessage> failure;
+  StatusMessage message{};
+  for (;;) {
+    ssize_t n = ::read(status.get(), &message, sizeof message);
+    if (n < 0 && errno == EINTR) continue;
+    if (n != static_cast<ssize_t>(sizeof message)) break;
+    if (message.stage == Stage::program_pid) {
+      spawned.program = message.value;
+    } else if (!failure) {
+      failure = message;
+    }
+  }
+  if (failure || spawned.program <= 0) {
+    // The supervisor ends by itself once the failed program is reaped.
+    reap_blocking(supervisor);
+    return make_error(failure
+                          ? describe_failure(*failure, options)
+                          : std::string("the PTY supervisor ended before starting the program"));
+  }
+  int flags = ::fcntl(terminal.master.get(), F_GETFL);
+  ::fcntl(terminal.master.get(), F_SETFL, flags | O_NONBLOCK);
+  spawned.master = std::move(terminal.master);
+  spawned.supervisor = supervisor;
+  spawned.slave_device = terminal.slave_device;
+  return spawned;
+}
+
+// Whether the spare is still waiting for its instruction: it writes nothing
+// before one, so anything readable (end of file) means it has gone.
+bool spare_is_waiting(int control) {
+  struct pollfd check {
+    control, POLLIN, 0
+  };
+  return ::poll(&check, 1, 0) == 0;
+}
+
 }  // namespace
 
 std::vector<std::string> build_environment(const SpawnOptions& options) {
@@ -214,40 +261,72 @@ Expected<SpawnedPty> spawn_supervised(const SpawnOptions& options) {
   auto status_write = ensure_above_stdio(UniqueFd(pipe_fds[1]), "fcntl(F_DUPFD_CLOEXEC)");
   if (!status_write) return make_error(status_write.error());
 
-  auto started = spawn_supervisor(options, terminal->slave.get(), status_write->get());
+  std::vector<std::string> mode{supervisor::kModeFlag};
+  mode.insert(mode.end(), options.argv.begin(), options.argv.end());
+  auto started = spawn_supervisor(mode, options.cwd, build_environment(options),
+                                  terminal->slave.get(), status_write->get());
   if (!started) return make_error(started.error());
-  pid_t supervisor = started.value();
   terminal->slave.reset();
   status_write->reset();
+  return await_program(std::move(terminal.value()), started.value(), std::move(status_read),
+                       options);
+}
 
-  // Until EOF: the supervisor closes its end after sending the pid; the
-  // program's end closes on exec (O_CLOEXEC) or after an exec error message.
-  SpawnedPty spawned;
-  std::optional<StatusMessage> failure;
-  StatusMessage message{};
-  for (;;) {
-    ssize_t n = ::read(status_read.get(), &message, sizeof message);
+SpareSupervisor::SpareSupervisor(UniqueFd master, UniqueFd control, pid_t pid, dev_t slave_device)
+    : master_(std::move(master)),
+      control_(std::move(control)),
+      pid_(pid),
+      slave_device_(slave_device) {}
+
+SpareSupervisor::SpareSupervisor(SpareSupervisor&& other) noexcept
+    : master_(std::move(other.master_)),
+      control_(std::move(other.control_)),
+      pid_(std::exchange(other.pid_, -1)),
+      slave_device_(other.slave_device_) {}
+
+SpareSupervisor::~SpareSupervisor() {
+  if (pid_ <= 0) return;
+  // Unused: it may be blocked reading, so end it rather than wait for it.
+  ::kill(pid_, SIGKILL);
+  reap_blocking(pid_);
+}
+
+Expected<SpareSupervisor> SpareSupervisor::start() {
+  auto terminal = open_terminal(TerminalSize{});
+  if (!terminal) return make_error(terminal.error());
+  int sockets[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sockets) != 0)
+    return make_error(errno_message("socketpair"));
+  UniqueFd control(sockets[0]);
+  auto theirs = ensure_above_stdio(UniqueFd(sockets[1]), "fcntl(F_DUPFD_CLOEXEC)");
+  if (!theirs) return make_error(theirs.error());
+  auto started =
+      spawn_supervisor({supervisor::kSpareFlag}, "", {}, terminal->slave.get(), theirs->get());
+  if (!started) return make_error(started.error());
+  return SpareSupervisor(std::move(terminal->master), std::move(control), started.value(),
+                         terminal->slave_device);
+}
+
+std::optional<Expected<SpawnedPty>> SpareSupervisor::run(const SpawnOptions& options) && {
+  if (options.argv.empty() || options.argv[0].empty()) return make_error("no program to run");
+  if (auto cwd = check_cwd(options.cwd); !cwd) return make_error(cwd.error());
+  if (!spare_is_waiting(control_.get())) return std::nullopt;
+  struct winsize window {};
+  window.ws_col = options.size.cols;
+  window.ws_row = options.size.rows;
+  if (::ioctl(master_.get(), TIOCSWINSZ, &window) != 0)
+    return make_error(errno_message("ioctl(TIOCSWINSZ)"));
+  std::string message = supervisor::encode({options.cwd, options.argv, build_environment(options)});
+  for (std::size_t sent = 0; sent < message.size();) {
+    ssize_t n = ::send(control_.get(), message.data() + sent, message.size() - sent, MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR) continue;
-    if (n != static_cast<ssize_t>(sizeof message)) break;
-    if (message.stage == Stage::program_pid) {
-      spawned.program = message.value;
-    } else if (!failure) {
-      failure = message;
-    }
+    if (n <= 0) return std::nullopt;  // nothing ran: the spare had ended
+    sent += static_cast<std::size_t>(n);
   }
-  if (failure || spawned.program <= 0) {
-    // The supervisor ends by itself once the failed program is reaped.
-    reap_blocking(supervisor);
-    return make_error(failure
-                          ? describe_failure(*failure, options)
-                          : std::string("the PTY supervisor ended before starting the program"));
-  }
-  int flags = ::fcntl(terminal->master.get(), F_GETFL);
-  ::fcntl(terminal->master.get(), F_SETFL, flags | O_NONBLOCK);
-  spawned.master = std::move(terminal->master);
-  spawned.supervisor = supervisor;
-  spawned.slave_device = terminal->slave_device;
-  return spawned;
+  Terminal terminal;
+  terminal.master = std::move(master_);
+  terminal.slave_device = slave_device_;
+  return await_program(std::move(terminal), std::exchange(pid_, -1), std::move(control_), options);
 }
 
 }  // namespace agentty::pty

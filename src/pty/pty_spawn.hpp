@@ -25,6 +25,8 @@
 
 #include <sys/types.h>
 
+#include <optional>
+
 #include "base/expected.hpp"
 #include "base/unique_fd.hpp"
 #include "pty/pty_process.hpp"
@@ -40,10 +42,43 @@ struct SpawnedPty {
 
 Expected<SpawnedPty> spawn_supervised(const SpawnOptions& options);
 
+// A supervisor started ahead of need on a fresh PTY (`agentty-supervisor
+// --spare`): it has set up the session and controlling terminal and waits for
+// the program to run. run() sends it the program, environment and directory
+// and then behaves as spawn_supervised(): the expensive part of a spawn
+// (opening a PTY, exec'ing the supervisor, its start-up) is already done.
+// Destroying an unused spare kills and reaps it. Move-only.
+class SpareSupervisor {
+ public:
+  // Returns at once; the supervisor starts up in the background.
+  static Expected<SpareSupervisor> start();
+
+  SpareSupervisor(SpareSupervisor&& other) noexcept;
+  SpareSupervisor& operator=(SpareSupervisor&&) = delete;
+  ~SpareSupervisor();
+
+  // Runs the program in this spare (consumed either way). nullopt: the spare
+  // had ended (killed from outside) and nothing ran; start it another way.
+  std::optional<Expected<SpawnedPty>> run(const SpawnOptions& options) &&;
+
+  pid_t pid() const { return pid_; }
+
+ private:
+  SpareSupervisor(UniqueFd master, UniqueFd control, pid_t pid, dev_t slave_device);
+  UniqueFd master_;
+  UniqueFd control_;  // a socket: the instruction out, status messages back
+  pid_t pid_ = -1;
+  dev_t slave_device_ = 0;
+};
+
 // The environment a spawned program sees, as "KEY=value" strings: the parent's
 // environment without COLUMNS and LINES (the PTY has its own size), then
 // TERM=xterm-256color, PAGER=cat and GIT_PAGER=cat (with agent_defaults), then
 // the overlay, which wins over all of them.
 std::vector<std::string> build_environment(const SpawnOptions& options);
+
+// Watches a spawned program from the loop (PtyProcess takes ownership).
+Expected<std::unique_ptr<PtyProcess>> adopt_spawned(boost::asio::io_context& io, SpawnedPty spawned,
+                                                    TerminalSize size);
 
 }  // namespace agentty::pty

@@ -25,6 +25,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,6 +34,7 @@
 
 namespace {
 
+using agentty::pty::supervisor::Instruction;
 using agentty::pty::supervisor::kStatusFd;
 using agentty::pty::supervisor::Stage;
 using agentty::pty::supervisor::StatusMessage;
@@ -180,23 +182,72 @@ ProgramPlan make_plan(int argc, char** argv) {
   return plan;
 }
 
+// A spare's instruction, read from kStatusFd; nullopt at end of file (agentty
+// no longer needs this spare) or on a malformed message.
+std::optional<Instruction> read_instruction() {
+  auto read_exactly = [](char* into, std::size_t size) {
+    while (size > 0) {
+      ssize_t n = ::read(kStatusFd, into, size);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return false;
+      into += n;
+      size -= static_cast<std::size_t>(n);
+    }
+    return true;
+  };
+  std::uint32_t length = 0;
+  if (!read_exactly(reinterpret_cast<char*>(&length), sizeof length)) return std::nullopt;
+  if (length > agentty::pty::supervisor::kMaxInstructionBytes) return std::nullopt;
+  std::string payload(length, '\0');
+  if (!read_exactly(payload.data(), length)) return std::nullopt;
+  return agentty::pty::supervisor::decode(payload);
+}
+
+// NULL-terminated char* views of `strings`, which must outlive them.
+std::vector<char*> pointers_to(std::vector<std::string>& strings) {
+  std::vector<char*> pointers;
+  for (auto& text : strings) pointers.push_back(text.data());
+  pointers.push_back(nullptr);
+  return pointers;
+}
+
+[[noreturn]] void usage() {
+  std::fprintf(stderr,
+               "%s is started by agentty for each program it runs on a terminal; "
+               "it is not a command to run by hand.\n",
+               agentty::pty::supervisor::kProgramName);
+  ::_exit(2);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 3 || std::strcmp(argv[1], agentty::pty::supervisor::kModeFlag) != 0 ||
-      ::fcntl(kStatusFd, F_GETFD) < 0) {
-    std::fprintf(stderr,
-                 "%s is started by agentty for each program it runs on a terminal; "
-                 "it is not a command to run by hand.\n",
-                 agentty::pty::supervisor::kProgramName);
-    return 2;
-  }
+  using agentty::pty::supervisor::kModeFlag;
+  using agentty::pty::supervisor::kSpareFlag;
+  bool spare = argc == 2 && std::strcmp(argv[1], kSpareFlag) == 0;
+  bool direct = argc >= 3 && std::strcmp(argv[1], kModeFlag) == 0;
+  if ((!spare && !direct) || ::fcntl(kStatusFd, F_GETFD) < 0) usage();
   // The program's copy closes on exec, which is how agentty learns it ran.
   ::fcntl(kStatusFd, F_SETFD, FD_CLOEXEC);
   if (::getsid(0) != ::getpid()) fail(Stage::setsid, EPERM);
   if (::ioctl(0, TIOCSCTTY, 0) < 0) fail(Stage::controlling_tty, errno);
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
-  ProgramPlan plan = make_plan(argc - 2, argv + 2);
+  // A spare's program, environment and directory; they live until exit.
+  std::optional<Instruction> instruction;
+  std::vector<char*> program_argv;
+  std::vector<char*> program_env;
+  if (spare) {
+    instruction = read_instruction();
+    if (!instruction) ::_exit(0);
+    if (!instruction->cwd.empty() && ::chdir(instruction->cwd.c_str()) != 0)
+      fail(Stage::chdir, errno);
+    program_env = pointers_to(instruction->env);
+    environ = program_env.data();  // PATH lookup and the program's environment
+    program_argv = pointers_to(instruction->argv);
+  }
+  ProgramPlan plan = spare
+                         ? make_plan(static_cast<int>(program_argv.size()) - 1, program_argv.data())
+                         : make_plan(argc - 2, argv + 2);
   pid_t program = -1;
   if (int err = spawn_program(plan, program); err != 0) fail(Stage::exec, err);
   send_status(Stage::program_pid, program);

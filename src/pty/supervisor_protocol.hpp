@@ -1,30 +1,42 @@
-// The contract between spawn_supervised() (in agentty) and the
-// agentty-supervisor program it starts for every local PTY program.
+// The contract between agentty (pty_spawn.cpp) and the agentty-supervisor
+// program it starts for every local PTY program.
 //
 // agentty starts the supervisor with posix_spawn (vfork semantics: no copy of
-// agentty's page tables, which grow with every retained execution) as
+// agentty's page tables, which grow with every retained execution) in a new
+// session (setsid), with the PTY slave on fds 0, 1 and 2, a status channel on
+// kStatusFd and nothing else open; every signal is blocked and at its default
+// disposition. Two modes:
 //   agentty-supervisor --supervise PROGRAM [ARGS...]
-// in a new session (setsid), with the PTY slave on fds 0, 1 and 2, the write
-// end of the status pipe on kStatusFd and nothing else open; its environment
-// and working directory are the program's; every signal is blocked and at its
-// default disposition.
+//     runs PROGRAM at once; its environment and working directory are the
+//     program's. kStatusFd is the write end of a pipe.
+//   agentty-supervisor --spare
+//     a spare started ahead of need: it sets up the terminal, then blocks
+//     reading one Instruction (program, environment, working directory) from
+//     kStatusFd, a socket; end of file there means "not needed", and it exits.
+//     This takes the supervisor's own start-up off an execution's latency.
 //
 // The supervisor makes the slave its controlling terminal, becomes a child
-// subreaper, forks the program into a process group of its own that is the
+// subreaper, starts the program in a process group of its own that is the
 // terminal's foreground group, and exits with the program's wait status once
 // the program and its whole group are gone (see supervisor_main.cpp).
 //
-// The status pipe carries fixed-size StatusMessages, one write() each (atomic
+// kStatusFd carries fixed-size StatusMessages back, one write() each (atomic
 // below PIPE_BUF): the program's pid, or the stage and errno of a failure. It
 // reaches end of file once the program has exec'd.
 #pragma once
 
 #include <cstdint>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
 
 namespace agentty::pty::supervisor {
 
 inline constexpr int kStatusFd = 3;
 inline constexpr const char* kModeFlag = "--supervise";
+inline constexpr const char* kSpareFlag = "--spare";
 inline constexpr const char* kProgramName = "agentty-supervisor";
 
 enum class Stage : std::int32_t { program_pid, setsid, controlling_tty, chdir, fork, exec };
@@ -33,5 +45,53 @@ struct StatusMessage {
   Stage stage;
   std::int32_t value;  // the program's pid, or an errno
 };
+
+// What a spare runs. On the wire: a native uint32 length of the payload, then
+// the payload "ARGC\0ENVC\0CWD\0ARG...\0ENV...\0" (NUL cannot occur inside an
+// argument, a variable or a path, so no escaping is needed).
+struct Instruction {
+  std::string cwd;  // empty: stay where the spare started
+  std::vector<std::string> argv;
+  std::vector<std::string> env;  // "KEY=value"
+};
+
+// Far above ARG_MAX; a bigger length is a corrupt or foreign message.
+inline constexpr std::uint32_t kMaxInstructionBytes = 64u << 20;
+
+inline std::string encode(const Instruction& instruction) {
+  std::string payload = std::to_string(instruction.argv.size()) + '\0' +
+                        std::to_string(instruction.env.size()) + '\0' + instruction.cwd + '\0';
+  for (const auto& argument : instruction.argv) payload += argument + '\0';
+  for (const auto& variable : instruction.env) payload += variable + '\0';
+  auto length = static_cast<std::uint32_t>(payload.size());
+  std::string message(sizeof length, '\0');
+  std::memcpy(message.data(), &length, sizeof length);
+  return message + payload;
+}
+
+// Parses a payload (without its length prefix); nullopt if malformed.
+inline std::optional<Instruction> decode(std::string_view payload) {
+  std::vector<std::string> fields;
+  while (!payload.empty()) {
+    auto end = payload.find('\0');
+    if (end == std::string_view::npos) return std::nullopt;
+    fields.emplace_back(payload.substr(0, end));
+    payload.remove_prefix(end + 1);
+  }
+  if (fields.size() < 3) return std::nullopt;
+  auto count = [](const std::string& text) -> std::optional<std::size_t> {
+    if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != text.npos)
+      return std::nullopt;
+    return std::stoul(text);
+  };
+  auto argc = count(fields[0]);
+  auto envc = count(fields[1]);
+  if (!argc || !envc || *argc == 0 || fields.size() != 3 + *argc + *envc) return std::nullopt;
+  Instruction instruction;
+  instruction.cwd = fields[2];
+  instruction.argv.assign(fields.begin() + 3, fields.begin() + 3 + *argc);
+  instruction.env.assign(fields.begin() + 3 + *argc, fields.end());
+  return instruction;
+}
 
 }  // namespace agentty::pty::supervisor

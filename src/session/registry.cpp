@@ -18,7 +18,8 @@ namespace agentty::session {
 Registry::Registry(boost::asio::io_context& io, RegistryOptions options)
     : io_(io),
       options_(std::move(options)),
-      recording_retention_(options_.state_dir / "recordings", options_.recordings) {
+      recording_retention_(options_.state_dir / "recordings", options_.recordings),
+      launcher_(io, options_.spare_terminal) {
   spool_budget_ = std::make_shared<SpoolBudget>(SpoolBudget{this});
   if (!options_.state_dir.empty()) {
     std::error_code ec;
@@ -59,7 +60,7 @@ Expected<std::shared_ptr<Execution>> Registry::start_local(ExecutionSpec spec) {
   spawn.env = spec.env;
   spawn.size = spec.size;
   spawn.agent_defaults = spec.kind == ExecutionKind::command;
-  auto channel = pty::spawn_pty_process(io_, spawn);
+  auto channel = launcher_.launch(spawn);
   if (!channel) return make_error(channel.error());
 
   auto execution = make_execution(std::move(spec));

@@ -36,8 +36,14 @@ struct PtyRun {
   std::string output_at_exit;
 
   // Spawns and starts; returns the spawn error, empty on success.
-  std::string spawn(SpawnOptions options) {
-    auto spawned = spawn_pty_process(io, options);
+  std::string spawn(SpawnOptions options) { return start(spawn_pty_process(io, options)); }
+  std::string spawn(std::vector<std::string> argv) {
+    SpawnOptions options;
+    options.argv = std::move(argv);
+    return spawn(std::move(options));
+  }
+  // Starts the result of a spawn (or of a PtyLauncher's launch).
+  std::string start(Expected<std::unique_ptr<PtyProcess>> spawned) {
     if (!spawned) return spawned.error();
     process = std::move(spawned.value());
     process->start({[this](std::string_view bytes) { output.append(bytes); },
@@ -47,11 +53,6 @@ struct PtyRun {
                       output_at_exit = output;
                     }});
     return {};
-  }
-  std::string spawn(std::vector<std::string> argv) {
-    SpawnOptions options;
-    options.argv = std::move(argv);
-    return spawn(std::move(options));
   }
 
   // Runs the loop until `done()` or the deadline; returns done().

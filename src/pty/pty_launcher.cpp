@@ -1,0 +1,55 @@
+#include "pty/pty_launcher.hpp"
+
+#include <boost/asio/post.hpp>
+
+#include "base/log.hpp"
+
+namespace agentty::pty {
+
+PtyLauncher::PtyLauncher(boost::asio::io_context& io, bool keep_spare)
+    : io_(io), keep_spare_(keep_spare), self_(std::make_shared<PtyLauncher*>(this)) {}
+
+PtyLauncher::~PtyLauncher() {
+  *self_ = nullptr;
+}
+
+Expected<std::unique_ptr<PtyProcess>> PtyLauncher::launch(const SpawnOptions& options) {
+  std::optional<SpareSupervisor> spare = std::exchange(spare_, std::nullopt);
+  schedule_refill();
+  if (spare) {
+    if (auto ran = std::move(*spare).run(options)) {
+      if (!*ran) return make_error(ran->error());
+      return adopt_spawned(io_, std::move(ran->value()), options.size);
+    }
+    spdlog::info("the spare PTY supervisor had ended; starting one for this program");
+  }
+  return spawn_pty_process(io_, options);
+}
+
+std::optional<pid_t> PtyLauncher::spare_pid() const {
+  if (!spare_) return std::nullopt;
+  return spare_->pid();
+}
+
+void PtyLauncher::schedule_refill() {
+  if (!keep_spare_ || refill_scheduled_) return;
+  refill_scheduled_ = true;
+  // After the current handler: the caller's program starts first.
+  boost::asio::post(io_, [self = self_] {
+    if (*self) (*self)->refill();
+  });
+}
+
+void PtyLauncher::refill() {
+  refill_scheduled_ = false;
+  if (spare_) return;
+  auto started = SpareSupervisor::start();
+  if (!started) {
+    // Launches still work without a spare; say why they are slower.
+    spdlog::warn("cannot start a spare PTY supervisor: {}", started.error());
+    return;
+  }
+  spare_.emplace(std::move(started.value()));
+}
+
+}  // namespace agentty::pty

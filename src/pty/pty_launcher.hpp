@@ -1,0 +1,55 @@
+// PtyLauncher: starts local PTY programs, keeping one spare supervisor ready.
+//
+// Why: most of an execution's start-up latency is not the program but the
+// machinery around it: opening a PTY, exec'ing agentty-supervisor and its
+// start-up (~2-3 ms on a small VM, as much as `/bin/echo` itself). A spare
+// (SpareSupervisor) has done all of that before the request arrives; launch()
+// hands it the program and then starts the next spare after the current
+// handler, off the caller's path. The first launch, and any launch while no
+// spare is ready, spawns as spawn_pty_process() does. The spare is made on
+// first use, so a server that never runs a local program has none.
+//
+// Semantics are those of spawn_pty_process(): same environment, directory,
+// size, process layout and error messages. A spare that died (killed from
+// outside) is noticed before use and replaced.
+//
+// Threading: the owning io_context's thread only. Destruction kills and
+// reaps the spare; a posted refill that runs after destruction does nothing.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+
+#include <memory>
+#include <optional>
+
+#include "base/expected.hpp"
+#include "pty/pty_process.hpp"
+#include "pty/pty_spawn.hpp"
+
+namespace agentty::pty {
+
+class PtyLauncher {
+ public:
+  // `keep_spare` false: every launch spawns afresh (AGENTTY_SPARE_TERMINAL=0).
+  PtyLauncher(boost::asio::io_context& io, bool keep_spare = true);
+  ~PtyLauncher();
+  PtyLauncher(const PtyLauncher&) = delete;
+  PtyLauncher& operator=(const PtyLauncher&) = delete;
+
+  Expected<std::unique_ptr<PtyProcess>> launch(const SpawnOptions& options);
+
+  // The waiting spare's supervisor pid, if any (tests).
+  std::optional<pid_t> spare_pid() const;
+
+ private:
+  void schedule_refill();
+  void refill();
+
+  boost::asio::io_context& io_;
+  bool keep_spare_;
+  std::optional<SpareSupervisor> spare_;
+  bool refill_scheduled_ = false;
+  std::shared_ptr<PtyLauncher*> self_;  // cleared on destruction, for posted refills
+};
+
+}  // namespace agentty::pty

@@ -1,0 +1,202 @@
+// PtyLauncher and its spare supervisor with real programs on real PTYs: a
+// program run in a spare behaves exactly as a freshly spawned one (output,
+// exit status, cwd, environment, size, fds, errors), a dead spare is replaced,
+// and nothing is left running or as a zombie.
+#include "pty/pty_launcher.hpp"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "pty/pty_test_util.hpp"
+#include "pty/supervisor_protocol.hpp"
+
+namespace agentty::pty {
+namespace {
+
+using test_util::children_of_test;
+using test_util::kDeadline;
+
+struct Launched {
+  std::string error;
+  std::string output;
+  std::optional<ExitStatus> exit;
+};
+
+class PtyLauncherTest : public ::testing::Test {
+ protected:
+  boost::asio::io_context io;
+  PtyLauncher launcher{io};
+
+  // Launches, runs the loop until the program has ended (and the posted
+  // refill has run), and returns what it printed.
+  Launched run(SpawnOptions options) {
+    Launched result;
+    auto process = launcher.launch(options);
+    if (!process) {
+      result.error = process.error();
+      settle();
+      return result;
+    }
+    process.value()->start({[&](std::string_view bytes) { result.output.append(bytes); },
+                            [&](ExitStatus status) { result.exit = status; }});
+    auto deadline = std::chrono::steady_clock::now() + kDeadline;
+    while (!result.exit && std::chrono::steady_clock::now() < deadline) {
+      io.restart();
+      io.run_one_for(std::chrono::milliseconds(50));
+    }
+    settle();
+    return result;
+  }
+  Launched run(std::vector<std::string> argv) {
+    SpawnOptions options;
+    options.argv = std::move(argv);
+    return run(std::move(options));
+  }
+  // Runs whatever is ready now (the refill posted by a launch).
+  void settle() {
+    io.restart();
+    io.poll();
+  }
+  // A spare is waiting (made by a first launch).
+  pid_t ready_spare() {
+    if (!launcher.spare_pid()) {
+      EXPECT_EQ(run({"true"}).error, "");
+    }
+    EXPECT_TRUE(launcher.spare_pid().has_value());
+    return launcher.spare_pid().value_or(-1);
+  }
+};
+
+TEST_F(PtyLauncherTest, MakesASpareOnFirstUseAndRunsTheNextProgramInIt) {
+  EXPECT_FALSE(launcher.spare_pid().has_value());  // none before any launch
+  auto first = run({"echo", "first"});
+  EXPECT_EQ(first.output, "first\r\n");
+  pid_t spare = launcher.spare_pid().value_or(-1);
+  ASSERT_GT(spare, 0);
+  auto second = run({"sh", "-c", "echo second; exit 7"});
+  EXPECT_EQ(second.output, "second\r\n");
+  ASSERT_TRUE(second.exit.has_value());
+  EXPECT_EQ(second.exit->code, 7);
+  // The spare was used (its supervisor has ended with the program) and replaced.
+  EXPECT_NE(launcher.spare_pid().value_or(spare), spare);
+  EXPECT_EQ(::kill(spare, 0), -1);
+}
+
+TEST_F(PtyLauncherTest, ASpareRunsWithTheRequestedDirectoryEnvironmentAndSize) {
+  ready_spare();
+  auto dir = std::filesystem::temp_directory_path() / ("agentty-spare-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  SpawnOptions options;
+  options.argv = {"sh", "-c", "pwd; echo \"$FOO|$TERM|$PAGER\"; stty size; ls -1 /proc/$$/fd"};
+  options.cwd = dir.string();
+  options.env = {{"FOO", "bar baz"}};
+  options.size = {101, 33};
+  auto launched = run(options);
+  EXPECT_EQ(launched.output,
+            dir.string() + "\r\nbar baz|xterm-256color|cat\r\n33 101\r\n0\r\n1\r\n2\r\n");
+  std::filesystem::remove_all(dir);
+}
+
+TEST_F(PtyLauncherTest, ASpareGivesTheSameErrorsAsAFreshSpawn) {
+  ready_spare();
+  EXPECT_EQ(run({"nosuchprog-agentty"}).error,
+            "cannot run 'nosuchprog-agentty': No such file or directory (execvp)");
+  ready_spare();
+  SpawnOptions options;
+  options.argv = {"true"};
+  options.cwd = "/nope/agentty";
+  EXPECT_EQ(run(options).error, "cwd '/nope/agentty': No such file or directory");
+  ready_spare();
+  EXPECT_EQ(run(SpawnOptions{}).error, "no program to run");
+  // Only the current spare is a child; nothing failed is left as a zombie.
+  EXPECT_EQ(children_of_test(false), std::vector<int>{launcher.spare_pid().value_or(-1)});
+}
+
+TEST_F(PtyLauncherTest, ASpareKilledFromOutsideIsReplacedAndTheProgramStillRuns) {
+  pid_t spare = ready_spare();
+  ASSERT_EQ(::kill(spare, SIGKILL), 0);
+  // Wait for it to be dead (a zombie: we are its parent and have not reaped it).
+  auto deadline = std::chrono::steady_clock::now() + kDeadline;
+  while (test_util::state_and_parent(spare)->first != 'Z' &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  auto launched = run({"echo", "still runs"});
+  EXPECT_EQ(launched.error, "");
+  EXPECT_EQ(launched.output, "still runs\r\n");
+  EXPECT_EQ(children_of_test(true), std::vector<int>{});  // the dead spare was reaped
+}
+
+TEST_F(PtyLauncherTest, DestroyingTheLauncherEndsAndReapsTheSpare) {
+  pid_t spare = -1;
+  {
+    boost::asio::io_context own_io;
+    PtyLauncher own(own_io);
+    ASSERT_TRUE(own.launch({{"true"}, {}, {}, {}, true}));
+    own_io.poll();
+    spare = own.spare_pid().value_or(-1);
+    ASSERT_GT(spare, 0);
+  }
+  EXPECT_EQ(::kill(spare, 0), -1);
+  EXPECT_EQ(errno, ESRCH);
+}
+
+TEST(PtyLauncher, KeepsNoSpareWhenToldNotTo) {
+  boost::asio::io_context io;
+  PtyLauncher launcher(io, false);
+  ASSERT_TRUE(launcher.launch({{"true"}, {}, {}, {}, true}));
+  io.poll();
+  EXPECT_FALSE(launcher.spare_pid().has_value());
+}
+
+TEST(SupervisorInstruction, RoundTripsAnyArgumentsEnvironmentAndDirectory) {
+  supervisor::Instruction sent{
+      "/tmp/a dir", {"prog", "", "two words", "line\nbreak", "ü"}, {"A=1", "EMPTY="}};
+  std::string message = supervisor::encode(sent);
+  std::uint32_t length = 0;
+  std::memcpy(&length, message.data(), sizeof length);
+  ASSERT_EQ(length, message.size() - sizeof length);
+  auto got = supervisor::decode(std::string_view(message).substr(sizeof length));
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->cwd, sent.cwd);
+  EXPECT_EQ(got->argv, sent.argv);
+  EXPECT_EQ(got->env, sent.env);
+  auto no_env = supervisor::decode(supervisor::encode({"", {"x"}, {}}).substr(sizeof length));
+  ASSERT_TRUE(no_env.has_value());
+  EXPECT_EQ(no_env->argv, std::vector<std::string>{"x"});
+  EXPECT_TRUE(no_env->env.empty());
+}
+
+TEST(SupervisorInstruction, RejectsMalformedPayloads) {
+  using std::string_literals::operator""s;
+  EXPECT_FALSE(supervisor::decode(""));
+  EXPECT_FALSE(
+      supervisor::decode("1\0"s
+                         "0\0"s
+                         "/\0"s
+                         "prog"s));  // unterminated
+  EXPECT_FALSE(
+      supervisor::decode("2\0"s
+                         "0\0"s
+                         "/\0"s
+                         "prog\0"s));  // count mismatch
+  EXPECT_FALSE(
+      supervisor::decode("0\0"s
+                         "0\0"s
+                         "/\0"s));  // no program
+  EXPECT_FALSE(
+      supervisor::decode("x\0"s
+                         "0\0"s
+                         "/\0"s
+                         "prog\0"s));  // not a count
+  EXPECT_TRUE(
+      supervisor::decode("1\0"s
+                         "0\0"s
+                         "/\0"s
+                         "prog\0"s));
+}
+
+}  // namespace
+}  // namespace agentty::pty
