@@ -43,6 +43,13 @@ std::string typed_bytes(session::Execution& execution, ShellIntegration& shell,
   return text + "\r";
 }
 
+// The shell read the agent's line and ran nothing (a blank line, only a
+// comment): no C mark, but a new prompt after the line was typed.
+bool ran_nothing(const ShellIntegration& shell, const session::ShellCommand& command) {
+  return command.by_agent && !command.heuristic && !command.ended() && command.c_mark_seq == 0 &&
+         shell.last_prompt_end() > command.submitted_seq;
+}
+
 json command_output(session::Execution& execution, const session::ShellCommand& command,
                     const ReadRequest& request) {
   auto& log = execution.log();
@@ -97,6 +104,15 @@ bool asking_for_secret(session::Execution& execution) {
 
 }  // namespace
 
+const session::ShellCommand* unstarted_command(const ShellIntegration& shell) {
+  if (shell.command_running()) return nullptr;
+  const auto* command = shell.current();
+  if (!command || !command->by_agent || command->heuristic || command->ended() ||
+      command->c_mark_seq != 0)
+    return nullptr;
+  return ran_nothing(shell, *command) ? nullptr : command;
+}
+
 json session_fields(session::Execution& execution, bool command_exit) {
   auto* shell = execution.shell();
   if (!shell) return json::object();
@@ -149,6 +165,15 @@ boost::asio::awaitable<ToolResult> execute_in_session(ToolContext& ctx, const js
   if (auto held = held_refusal(*execution, ctx, "nothing was typed", session_fields(*execution)))
     co_return std::move(*held);
   auto* shell = execution->shell();
+  if (const auto* waiting = unstarted_command(*shell)) {
+    co_return refuse(
+        *execution, ctx,
+        "session: the previous command (" + waiting->text +
+            ") was typed but the shell has not started it: it is still starting, or the shell "
+            "waits for the rest of the line (an unclosed quote, a trailing backslash). "
+            "wait(until=\"exit\") for it, write the rest of the line, or write(action=\"flush\") "
+            "to drop it; nothing was typed.");
+  }
   bool heuristic = false;
   if (shell->command_running()) {
     if (!execution->waiting_for_input()) {
@@ -181,6 +206,7 @@ boost::asio::awaitable<ToolResult> execute_in_session(ToolContext& ctx, const js
     if (execution->finished()) return true;
     const auto* command = shell->find(command_id);
     if (command && command->ended()) return command->prompt_end != 0;
+    if (command && ran_nothing(*shell, *command)) return true;
     if (!heuristic) return false;
     bool printed = execution->log().latest_seq() > submitted_seq;
     auto quiet = execution->idle().value_or(milliseconds::max());
@@ -201,6 +227,17 @@ boost::asio::awaitable<ToolResult> execute_in_session(ToolContext& ctx, const js
     result["boundaries"] = shell->kind() == session::ShellKind::sh ? "heuristic" : "exact";
     co_return ToolResult{std::move(result)};
   }
+  if (command && ran_nothing(*shell, *command)) {
+    shell->abandon_pending(command_id);  // a later C mark is not this line's
+    execution->advance_cursor(shell->last_prompt_end());
+    result = merged(result, read_fields(*execution, request));
+    result["status"] = "completed";
+    result["exit_code"] = 0;
+    result["message"] =
+        "The shell read the line and ran no command (it is blank or only a comment); nothing "
+        "failed.";
+    co_return ToolResult{std::move(result)};
+  }
   if (command && command->output_begin != 0) execution->advance_cursor(command->output_begin);
   result = merged(result, read_fields(*execution, request));
   if (execution->finished()) {
@@ -216,6 +253,12 @@ boost::asio::awaitable<ToolResult> execute_in_session(ToolContext& ctx, const js
         "echoed "
         "line and the exit code is unknown. After ssh/su/bash into a bash, write(action=\"rearm\") "
         "restores exact boundaries.";
+  } else if (command && command->c_mark_seq == 0 && execution->waiting_for_input()) {
+    result["status"] = "backgrounded";
+    result["message"] =
+        "The shell has not started the command: it waits for the rest of the line (an unclosed "
+        "quote, a trailing backslash, a here-document; the output shows its continuation "
+        "prompt). write the rest of the line, or write(action=\"flush\") to drop it.";
   } else {
     result["status"] = "backgrounded";
     result["message"] =

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "mcp/tool.hpp"
+#include "session/shell_integration.hpp"
 
 namespace agentty::mcp::tools {
 
@@ -13,5 +14,10 @@ boost::asio::awaitable<ToolResult> session_action(ToolContext& ctx, session::Exe
 // boundaries, command_running, prompt_ready, command_exit_code; with
 // `command_exit` and a live shell whose last command ended, also exit_code.
 json session_fields(session::Execution& execution, bool command_exit = false);
+// The agent's command typed at the prompt that the shell has neither started
+// (no C mark) nor dropped (no prompt drawn since): typed ahead of a slow
+// shell, or the shell waits for the rest of the line (an unclosed quote, a
+// trailing backslash). nullptr when there is none.
+const session::ShellCommand* unstarted_command(const session::ShellIntegration& shell);
 
 }  // namespace agentty::mcp::tools

@@ -50,10 +50,13 @@ boost::asio::awaitable<ToolResult> wait(ToolContext& ctx, const json& args,
   std::function<bool()> done;
   milliseconds recheck{0};
   if (until == "exit") {
-    // In a session: the current command's end (its D mark), not the shell's.
+    // In a session: the current command's end (its D mark), not the shell's;
+    // a command typed but not started yet (execute with a short yield_ms)
+    // has not ended either.
     done = [&] {
+      auto* shell = execution->shell();
       return execution->finished() ||
-             (execution->shell() && !execution->shell()->command_running());
+             (shell && !shell->command_running() && !unstarted_command(*shell));
     };
   } else if (until == "idle") {
     done = [&] {
@@ -127,7 +130,8 @@ ToolDefinition make_wait_tool(const ToolConfig& config) {
            {{"type", "string"},
             {"enum", {"exit", "idle", "match", "input", "released"}},
             {"description",
-             "exit (default): the process group ended. idle: no output for idle_ms. match: "
+             "exit (default): the process group ended (in a session: the running command). "
+             "idle: no output for idle_ms. match: "
              "`pattern` "
              "appears in the output's text from the cursor on. input: the program waits for input. "
              "released: a human released a takeover."}}},
