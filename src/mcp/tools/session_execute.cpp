@@ -29,18 +29,23 @@ std::string trim_trailing_newlines(std::string text) {
   return text;
 }
 
-// What to type so the shell reads `text` as one command line.
+// What to type so the shell reads `text` as one command line. At a prompt,
+// ctrl-u first erases whatever is already on the line (a key typed by an
+// earlier write, a person's unfinished line after a takeover): the shell must
+// run exactly `text`, the line the command rules checked.
 std::string typed_bytes(session::Execution& execution, ShellIntegration& shell,
-                        const std::string& text) {
+                        const std::string& text, bool heuristic) {
+  std::string clear = heuristic ? "" : "\x15";
   bool multi = text.find_first_of("\n\t") != std::string::npos;
   if (shell.kind() == session::ShellKind::sh) {
-    if (!multi) return text + "\r";
+    if (!multi) return clear + text + "\r";
     std::string quoted = "eval '";
     for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return quoted + "'\r";
+    return clear + quoted + "'\r";
   }
-  if (multi && execution.screen_modes().bracketed_paste) return "\x1b[200~" + text + "\x1b[201~\r";
-  return text + "\r";
+  if (multi && execution.screen_modes().bracketed_paste)
+    return clear + "\x1b[200~" + text + "\x1b[201~\r";
+  return clear + text + "\r";
 }
 
 // The shell read the agent's line and ran nothing (a blank line, only a
@@ -194,12 +199,13 @@ boost::asio::awaitable<ToolResult> execute_in_session(ToolContext& ctx, const js
   auto submitted_at = steady_clock::now();
   auto submitted_seq = execution->log().latest_seq();
   auto command_id = shell->submit_agent_command(text, submitted_seq, heuristic);
-  if (auto ok =
-          execution->write(typed_bytes(*execution, *shell, text), session::InputSource::agent);
+  if (auto ok = execution->write(typed_bytes(*execution, *shell, text, heuristic),
+                                 session::InputSource::agent);
       !ok) {
     shell->abandon_pending(command_id);
     co_return refuse(*execution, ctx, ok.error());
   }
+  execution->set_agent_typed_line("");  // erased (ctrl-u) or submitted with the command
   auto yield = effective_yield(ctx, args, ctx.config.default_yield_ms);
   auto deadline = submitted_at + milliseconds(yield);
   auto done = [&] {
