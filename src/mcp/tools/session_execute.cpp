@@ -153,6 +153,12 @@ boost::asio::awaitable<ToolResult> execute_in_session(ToolContext& ctx, const js
           "remove it (use cd/export inside the session instead).");
     }
   }
+  if (args.contains("timeout_ms")) {
+    co_return failed_to_start(
+        "timeout_ms: does not apply with session (the shell outlives its commands); remove it. "
+        "To bound a command, wait for it and end it with write keys [\"ctrl-c\"] (or close the "
+        "session), or run it as its own execute without session.");
+  }
   if (!args.contains("command"))
     co_return failed_to_start("command: with session, give the command line as command.");
   auto side_effects = args["side_effects"].get<std::vector<std::string>>();
