@@ -25,7 +25,8 @@ boost::asio::awaitable<ToolResult> wait(ToolContext& ctx, const json& args,
   if (args.contains("since_seq") && args.contains("tail_lines")) {
     co_return tool_error("tail_lines: cannot be combined with since_seq; use one of them.");
   }
-  std::string until = args.value("until", "exit");
+  // A pattern says what to wait for: until may be left out.
+  std::string until = args.value("until", args.contains("pattern") ? "match" : "exit");
   std::optional<Pattern> pattern;
   if (until == "match") {
     if (!args.contains("pattern"))
@@ -130,8 +131,8 @@ ToolDefinition make_wait_tool(const ToolConfig& config) {
            {{"type", "string"},
             {"enum", {"exit", "idle", "match", "input", "released"}},
             {"description",
-             "exit (default): the process group ended (in a session: the running command). "
-             "idle: no output for idle_ms. match: "
+             "exit (default; match when pattern is given): the process group ended (in a "
+             "session: the running command). idle: no output for idle_ms. match: "
              "`pattern` "
              "appears in the output's text from the cursor on. input: the program waits for input. "
              "released: a human released a takeover."}}},
