@@ -155,9 +155,12 @@ std::optional<ToolResult> resize_terminal(ToolContext& ctx, session::Execution& 
 boost::asio::awaitable<ToolResult> write(ToolContext& ctx, const json& args,
                                          std::shared_ptr<session::Execution> execution) {
   auto size = requested_size(*execution, args);
-  bool typing = args.contains("input") || args.contains("keys") || args.value("eof", false);
+  // newline alone presses Enter ("Press Enter to continue").
+  bool typing = args.contains("input") || args.contains("keys") || args.value("eof", false) ||
+                args.value("newline", false);
   if (!typing && !size && !args.contains("action")) {
-    co_return tool_error("input: give input, keys, eof, action or cols/rows (nothing to write)");
+    co_return tool_error(
+        "input: give input, newline, keys, eof, action or cols/rows (nothing to write)");
   }
   if (args.contains("action")) {
     if (size)
