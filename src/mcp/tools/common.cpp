@@ -246,6 +246,16 @@ Expected<void> fill_start_spec(const ToolContext& ctx, const json& args,
   spec.size = {static_cast<std::uint16_t>(args.value("cols", 120)),
                static_cast<std::uint16_t>(args.value("rows", 40))};
   if (args.contains("env")) spec.env = args["env"].get<std::map<std::string, std::string>>();
+  for (const auto& [name, value] : spec.env) {
+    // The environment block cannot carry these: the variable would silently be missing.
+    if (name.empty() || name.find_first_of(std::string("=\0", 2)) != std::string::npos)
+      return make_error("env: '" + name +
+                        "' is not a variable name (empty, or contains '=' or NUL); use names "
+                        "like MY_VAR.");
+    if (value.find('\0') != std::string::npos)
+      return make_error("env: the value of " + name +
+                        " contains a NUL byte, which an environment cannot hold.");
+  }
   std::string cwd = args.value("cwd", ctx.config.default_cwd);
   if (!spec.host.empty()) {  // a remote cwd is the remote shell's business
     spec.cwd = cwd;
