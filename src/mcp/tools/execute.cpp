@@ -139,6 +139,10 @@ boost::asio::awaitable<ToolResult> execute(ToolContext& ctx, const json& args) {
     spec.remote_command = spec.command_text;
   } else if (args.contains("argv")) {
     spec.argv = args["argv"].get<std::vector<std::string>>();
+    if (spec.argv[0].empty())
+      co_return failed_to_start(
+          "argv[0]: is empty; it must name the program to run (looked up in PATH), e.g. "
+          "[\"ls\", \"-l\"].");
     spec.command_text = session::join_argv_for_policy(spec.argv);
     spec.remote_command = shell_quote_argv(spec.argv);
   } else {
@@ -151,8 +155,16 @@ boost::asio::awaitable<ToolResult> execute(ToolContext& ctx, const json& args) {
   if (auto ok = policy.check_command(spec.command_text); !ok) co_return failed_to_start(ok.error());
   if (auto ok = check_start_limits(ctx); !ok) co_return failed_to_start(ok.error());
 
+  bool direct = args.contains("argv");
   auto started = co_await ctx.registry.start(std::move(spec));
-  if (!started) co_return failed_to_start(started.error());
+  if (!started) {
+    if (direct && started.error().starts_with("cannot run")) {
+      co_return failed_to_start("argv[0]: " + started.error() +
+                                ". Check the program's name or give its full path; for shell "
+                                "builtins, aliases, pipes or globs use command instead of argv.");
+    }
+    co_return failed_to_start(started.error());
+  }
   auto execution = started.value();
 
   json extra = json::object();
