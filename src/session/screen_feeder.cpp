@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <cstring>
-#include <deque>
 #include <optional>
 #include <vector>
 
 #include "base/byte_scan.hpp"
 #include "session/escape_scanner.hpp"
+#include "session/plain_text_simulator.hpp"
 
 namespace agentty::session {
 namespace {
@@ -42,160 +42,11 @@ bool all_ascii(const std::vector<std::string>& lines) {
   });
 }
 
-// libvterm 0.1's handling of printable ASCII, CR and LF with autowrap on and a
-// full-screen scroll region, on a ring of rows so a scroll costs one row.
-// Quirks it must share with libvterm (checked by the differential tests):
-// writing the last column sets a pending wrap instead of moving; LF at the
-// bottom row scrolls but keeps a pending wrap; CR clears it.
-class PlainTextSimulator {
- public:
-  struct Checkpoint {
-    std::size_t offset = 0;  // just after a CR: column 0, no pending wrap
-    int row = 0;
-    std::uint64_t scrolls = 0;  // scrolls before this point
-  };
-
-  PlainTextSimulator(int cols, int rows, const std::vector<std::string>& lines, int cursor_row,
-                     std::size_t keep_lines)
-      : cols_(cols), rows_(rows), row_(cursor_row), keep_lines_(keep_lines) {
-    rows_buf_.assign(static_cast<std::size_t>(rows),
-                     std::string(static_cast<std::size_t>(cols), ' '));
-    for (int r = 0; r < rows && r < static_cast<int>(lines.size()); ++r) {
-      rows_buf_[r].replace(0, std::min(lines[r].size(), rows_buf_[r].size()), lines[r]);
-    }
-  }
-
-  void run(std::string_view text) {
-    const char* begin = text.data();
-    const char* p = begin;
-    const char* end = p + text.size();
-    while (p < end) {
-      char c = *p;
-      if (c == '\n') {
-        linefeed();
-        ++p;
-      } else if (c == '\r') {
-        if (col_ != 0) col_ = 0, phantom_ = false;
-        ++p;
-        add_checkpoint(static_cast<std::size_t>(p - begin));
-      } else {
-        const std::size_t n = find_control(p, static_cast<std::size_t>(end - p));
-        print(p, n);
-        p += n;
-      }
-    }
-  }
-
-  // The latest CR after which the text still scrolls every row away.
-  std::optional<Checkpoint> tail_start() const {
-    if (checkpoints_.empty() || scrolls_ - checkpoints_.front().scrolls < std::uint64_t(rows_)) {
-      return std::nullopt;
-    }
-    return checkpoints_.front();
-  }
-
-  // Lines scrolled off (the newest keep_lines), oldest first.
-  std::vector<std::string> take_scrolled_off() {
-    std::rotate(scrolled_off_.begin(),
-                scrolled_off_.begin() + static_cast<std::ptrdiff_t>(
-                                            scrolled_off_.size() < keep_lines_ ? 0 : next_slot_),
-                scrolled_off_.end());
-    for (std::string& line : scrolled_off_) line = trimmed(std::move(line));
-    return std::move(scrolled_off_);
-  }
-  int row() const { return row_; }
-  int col() const { return col_; }
-
-  std::vector<std::string> visible_lines() const {
-    std::vector<std::string> lines;
-    for (int r = 0; r < rows_; ++r) lines.push_back(trimmed(line(r)));
-    return lines;
-  }
-
- private:
-  static std::string trimmed(std::string row) {
-    auto last = row.find_last_not_of(' ');
-    row.resize(last == std::string::npos ? 0 : last + 1);
-    return row;
-  }
-  const std::string& line(int r) const { return rows_buf_[(top_ + r) % rows_]; }
-  std::string& line(int r) { return rows_buf_[(top_ + r) % rows_]; }
-
-  void linefeed() {
-    if (row_ == rows_ - 1) {
-      scroll();  // the cursor does not move, so a pending wrap survives
-    } else {
-      ++row_;
-      phantom_ = false;
-    }
-  }
-
-  void scroll() {
-    std::string& top = rows_buf_[top_];
-    if (keep_lines_ > 0) {
-      // A ring of reused strings: most lines are overwritten, never read.
-      // The row itself moves to the ring (trimmed when taken) and takes
-      // the slot's old buffer: no copy, and no allocation once the ring is full.
-      if (scrolled_off_.size() < keep_lines_) scrolled_off_.emplace_back();
-      std::string& slot = scrolled_off_[next_slot_];
-      next_slot_ = (next_slot_ + 1) % keep_lines_;
-      top.swap(slot);
-      top.assign(static_cast<std::size_t>(cols_), ' ');
-    } else {
-      std::fill(top.begin(), top.end(), ' ');
-    }
-    top_ = (top_ + 1) % static_cast<std::size_t>(rows_);
-    ++scrolls_;
-    while (checkpoints_.size() >= 2 && scrolls_ - checkpoints_[1].scrolls >= std::uint64_t(rows_)) {
-      checkpoints_.pop_front();
-    }
-  }
-
-  void print(const char* p, std::size_t n) {
-    while (n > 0) {
-      if (phantom_) {
-        linefeed();
-        col_ = 0;
-        phantom_ = false;
-      }
-      std::size_t k = std::min(n, static_cast<std::size_t>(cols_ - col_));
-      std::memcpy(line(row_).data() + col_, p, k);
-      p += k;
-      n -= k;
-      if (col_ + static_cast<int>(k) >= cols_) {
-        col_ = cols_ - 1;
-        phantom_ = true;
-      } else {
-        col_ += static_cast<int>(k);
-      }
-    }
-  }
-
-  void add_checkpoint(std::size_t offset) {
-    // Of two checkpoints with the same scroll count the later one is better.
-    if (!checkpoints_.empty() && checkpoints_.back().scrolls == scrolls_) checkpoints_.pop_back();
-    checkpoints_.push_back(Checkpoint{offset, row_, scrolls_});
-  }
-
-  int cols_;
-  int rows_;
-  std::vector<std::string> rows_buf_;
-  std::size_t top_ = 0;
-  int row_ = 0;
-  int col_ = 0;
-  bool phantom_ = false;
-  std::uint64_t scrolls_ = 0;
-  std::deque<Checkpoint> checkpoints_;
-  std::vector<std::string> scrolled_off_;
-  std::size_t next_slot_ = 0;
-  std::size_t keep_lines_;
-};
-
 }  // namespace
 
 struct ScreenFeeder::Impl {
-  Impl(pty::TerminalSize size, std::size_t scrollback_limit)
-      : model_size(size), scrollback_limit(scrollback_limit) {}
+  Impl(pty::TerminalSize size, std::size_t scrollback_limit, std::size_t catch_up_bytes)
+      : model_size(size), scrollback_limit(scrollback_limit), catch_up_bytes(catch_up_bytes) {}
 
   // Made on first use: libvterm's two cell buffers cost ~300 KB and a
   // millisecond to set up, and most executions print a few lines of plain
@@ -203,10 +54,18 @@ struct ScreenFeeder::Impl {
   std::optional<Screen> lazy_screen;
   pty::TerminalSize model_size;  // the size to make it with
   std::size_t scrollback_limit;
+  std::size_t catch_up_bytes;
   std::string queue;
   EscapeScanner query_scanner;   // over bytes as they arrive
   EscapeScanner stream_scanner;  // over bytes as they are fed, exactly
   ScreenFeederStats stats;
+  // A skip in progress: libvterm stands where the head A left it, the
+  // simulator has run everything since, and sim_tail holds the bytes it ran
+  // from offset sim_tail_origin on (at least from its tail_start(), or all
+  // of them while it has none).
+  std::optional<PlainTextSimulator> sim;
+  std::string sim_tail;
+  std::uint64_t sim_tail_origin = 0;
 
   Screen& screen() {
     if (!lazy_screen) lazy_screen.emplace(model_size, scrollback_limit);
@@ -218,16 +77,40 @@ struct ScreenFeeder::Impl {
     screen().feed(bytes);
   }
 
-  void process(std::string_view data) {
+  // Brings the screen up to the end of the queue. Unless `settle`, a run of
+  // plain text reaching the end may stay in the simulator: a flood then goes
+  // on in the next batch without handing back to libvterm in between.
+  void advance(bool settle) {
+    if (!queue.empty()) {
+      process(queue, settle);
+      // A bulk burst grows the queue to catch_up_bytes; an execution that then
+      // goes quiet should not keep that megabyte for the rest of its life.
+      if (queue.capacity() > kKeptQueueCapacity) {
+        std::string().swap(queue);
+      } else {
+        queue.clear();
+      }
+    }
+    if (settle) end_skip();
+  }
+
+  void process(std::string_view data, bool settle) {
     std::size_t i = 0;
-    std::size_t fed_from = 0;
+    if (sim) {
+      i = plain_run_end(data, 0);
+      continue_skip(data.substr(0, i));
+      if (i < data.size()) end_skip();
+    }
+    std::size_t fed_from = i;
     while (i < data.size()) {
       if (stream_scanner.in_ground()) {
-        std::size_t end = plain_run_end(data, i);
-        if (end - i >= kMinSkipRun && stream_scanner.plain_ascii_is_literal()) {
+        const std::size_t end = plain_run_end(data, i);
+        const bool open = end == data.size() && !settle;  // may go on in the next batch
+        if ((open || end - i >= kMinSkipRun) && stream_scanner.plain_ascii_is_literal()) {
           feed(data.substr(fed_from, i - fed_from));
-          skip_run(data.substr(i, end - i));
           fed_from = end;
+          begin_skip(data.substr(i, end - i));
+          if (!open) end_skip();
         }
         i = end;
         if (i == data.size()) break;
@@ -237,75 +120,119 @@ struct ScreenFeeder::Impl {
     feed(data.substr(fed_from));
   }
 
-  void skip_run(std::string_view run) {
+  // Feeds the head A of a plain run and starts the simulator on the rest
+  // (or feeds it all when the run or the screen does not allow a skip).
+  void begin_skip(std::string_view run) {
     Screen& screen = this->screen();
     const auto size = screen.size();
-    int rows = size.rows;
-    int cols = size.cols;
-    std::size_t head = end_of_head(run, rows);
+    const int rows = size.rows;
+    const int cols = size.cols;
+    const std::size_t head = end_of_head(run, rows);
     if (cols < 2 || head == std::string_view::npos || !screen.plain_text_scrolls_simply()) {
       return feed(run);
     }
     feed(run.substr(0, head));
-    std::string_view rest = run.substr(head);
-    ScreenSnapshot snap = screen.snapshot();
+    const std::string_view rest = run.substr(head);
+    const ScreenSnapshot snap = screen.snapshot();
     if (snap.cursor.row != rows - 1 || snap.cursor.col != 0 || !all_ascii(snap.lines)) {
       return feed(rest);
     }
-    PlainTextSimulator sim(cols, rows, snap.lines, snap.cursor.row, scrollback_limit);
-    sim.run(rest);
-    auto tail = sim.tail_start();
-    if (!tail) return feed(rest);
-
-    for (auto& line : sim.take_scrolled_off()) screen.append_scrollback(std::move(line));
-    screen.set_scrollback_capture(false);
-    feed("\x1b[" + std::to_string(tail->row + 1) + ";1H");
-    feed(rest.substr(tail->offset));
-    screen.set_scrollback_capture(true);
-    stats.bytes_skipped += tail->offset;
-    ++stats.skips;
-
-    ScreenSnapshot after = screen.snapshot();
-    if (after.lines != sim.visible_lines() || after.cursor.row != sim.row() ||
-        after.cursor.col != sim.col()) {
-      ++stats.skip_mismatches;
-    }
+    sim.emplace(cols, rows, snap.lines, snap.cursor.row, scrollback_limit);
+    sim_tail.clear();
+    sim_tail_origin = 0;
+    continue_skip(rest);
   }
 
-  void catch_up() {
-    if (queue.empty()) return;
-    process(queue);
-    // A bulk burst grows the queue to kCatchUpBytes; an execution that then
-    // goes quiet should not keep that megabyte for the rest of its life.
-    if (queue.capacity() > kKeptQueueCapacity) {
-      std::string().swap(queue);
+  // Runs more plain text through the simulator, keeping the bytes end_skip()
+  // may need to feed.
+  void continue_skip(std::string_view text) {
+    if (text.empty()) return;
+    const std::uint64_t text_start = sim->consumed();
+    sim->run(text);
+    const auto tail = sim->tail_start();
+    const std::uint64_t keep_from = tail ? tail->offset : 0;
+    if (keep_from >= text_start) {
+      sim_tail.assign(text.substr(keep_from - text_start));
+      sim_tail_origin = keep_from;
     } else {
-      queue.clear();
+      sim_tail.append(text);
+      // Drop the dead prefix only once it is most of the buffer: small pieces
+      // of output would otherwise move the whole tail each time.
+      if (keep_from - sim_tail_origin > sim_tail.size() / 2) {
+        sim_tail.erase(0, keep_from - sim_tail_origin);
+        sim_tail_origin = keep_from;
+      }
+    }
+    // Text with too few CRs to hand back cheaply: hand back now, so what
+    // end_skip() feeds stays bounded; the next batch may start a new skip.
+    if (sim_tail.size() > catch_up_bytes) end_skip();
+  }
+
+  // Hands the simulator's result back to libvterm, which is then exactly
+  // where feeding every byte would have left it. No-op without a skip.
+  void end_skip() {
+    if (!sim) return;
+    const auto tail = sim->tail_start();
+    if (!tail) {
+      feed(sim_tail);  // too little scrolled to hand over: libvterm runs it all
+    } else {
+      Screen& screen = this->screen();
+      for (auto& line : sim->take_scrolled_off()) screen.append_scrollback(std::move(line));
+      screen.set_scrollback_capture(false);
+      feed("\x1b[" + std::to_string(tail->row + 1) + ";1H");
+      feed(std::string_view(sim_tail).substr(tail->offset - sim_tail_origin));
+      screen.set_scrollback_capture(true);
+      stats.bytes_skipped += tail->offset;
+      ++stats.skips;
+      const ScreenSnapshot after = screen.snapshot();
+      if (after.lines != sim->visible_lines() || after.cursor.row != sim->row() ||
+          after.cursor.col != sim->col()) {
+        ++stats.skip_mismatches;
+      }
+    }
+    sim.reset();
+    if (sim_tail.capacity() > kKeptQueueCapacity) {
+      std::string().swap(sim_tail);
+    } else {
+      sim_tail.clear();
     }
   }
 };
 
-ScreenFeeder::ScreenFeeder(pty::TerminalSize size, std::size_t scrollback_limit)
-    : impl_(std::make_unique<Impl>(size, scrollback_limit)) {}
+ScreenFeeder::ScreenFeeder(pty::TerminalSize size, std::size_t scrollback_limit,
+                           std::size_t catch_up_bytes)
+    : impl_(std::make_unique<Impl>(size, scrollback_limit, catch_up_bytes)) {}
 
 ScreenFeeder::~ScreenFeeder() = default;
 
 void ScreenFeeder::on_output(std::string_view bytes) {
-  bool query = impl_->query_scanner.scan(bytes);
-  impl_->queue.append(bytes);
-  if (query || impl_->queue.size() >= kCatchUpBytes) impl_->catch_up();
+  Impl& impl = *impl_;
+  const bool query = impl.query_scanner.scan(bytes);
+  if (impl.sim && impl.queue.empty()) {
+    // A flood in progress: its plain text goes on into the simulator without
+    // being queued.
+    const std::size_t plain = find_not_plain_text(bytes.data(), bytes.size());
+    impl.continue_skip(bytes.substr(0, plain));
+    bytes.remove_prefix(plain);
+  }
+  impl.queue.append(bytes);
+  if (query) {
+    impl.advance(true);
+  } else if (impl.queue.size() >= impl.catch_up_bytes) {
+    impl.advance(false);
+  }
 }
 
 void ScreenFeeder::catch_up() {
-  impl_->catch_up();
+  impl_->advance(true);
 }
 
 bool ScreenFeeder::behind() const {
-  return !impl_->queue.empty();
+  return !impl_->queue.empty() || impl_->sim.has_value();
 }
 
 void ScreenFeeder::resize(pty::TerminalSize size) {
-  impl_->catch_up();
+  impl_->advance(true);
   if (impl_->lazy_screen) impl_->lazy_screen->resize(size);
   impl_->model_size = size;
 }

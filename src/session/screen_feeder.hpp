@@ -15,14 +15,20 @@
 // (Screen::plain_text_scrolls_simply(), plus G0 ASCII shifted in and neither
 // insert nor newline mode, tracked by an EscapeScanner). The run is cut as
 // A + M + T: A (at least 2*rows LFs, up to a CR) goes through libvterm, so
-// every row on screen is then text from the run; a simulator of libvterm's
-// plain-text rules (autowrap with its pending-wrap quirks, LF, CR) starts
+// every row on screen is then text from the run; a PlainTextSimulator starts
 // from that screen and runs over M + T, storing the lines that scroll off;
 // T (from a CR, scrolling at least `rows` times) goes through libvterm again
 // after a CUP to the simulator's cursor, with libvterm's own scrollback
 // capture off. Since T scrolls every stale row away, libvterm ends exactly
 // where feeding everything would have left it. Each skip checks the
 // simulator's final screen against libvterm's (stats().skip_mismatches).
+//
+// A flood spans many catch-up batches: a run still going at the end of a
+// batch stays in the simulator (only T's bytes are kept), and while it does,
+// further plain text goes straight into it without being queued. The skip
+// ends (T is fed) at the first other byte, when anyone looks (catch_up(),
+// resize(), a query), or when the kept bytes outgrow a batch (text with too
+// few CRs). So a long flood costs one A and one T, not two per batch.
 //
 // The Screen itself is made on first use (a byte that may hold a query, a
 // catch-up, screen()): most executions print a little plain text that nobody
@@ -48,12 +54,17 @@ struct ScreenFeederStats {
 
 class ScreenFeeder {
  public:
-  explicit ScreenFeeder(pty::TerminalSize size, std::size_t scrollback_limit = 10000);
+  // catch_up_bytes: queued bytes that trigger a catch-up on their own (tests
+  // make it small to put batch boundaries anywhere).
+  explicit ScreenFeeder(pty::TerminalSize size, std::size_t scrollback_limit = 10000,
+                        std::size_t catch_up_bytes = kCatchUpBytes);
   ~ScreenFeeder();
 
   void on_output(std::string_view bytes);
-  // Feeds everything queued. Cheap when nothing is queued.
+  // Feeds everything queued and ends a skip in progress: the screen is then
+  // exact. Cheap when nothing is behind.
   void catch_up();
+  // Whether the screen lags the bytes given (catch_up() would do work).
   bool behind() const;
   void resize(pty::TerminalSize size);  // catches up first
 
@@ -66,7 +77,7 @@ class ScreenFeeder {
   bool has_screen() const;
   const ScreenFeederStats& stats() const;
 
-  // Queued bytes that trigger a catch-up on their own.
+  // Queued bytes that trigger a catch-up on their own (by default).
   static constexpr std::size_t kCatchUpBytes = 1 << 20;
 
  private:

@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <string>
+#include <vector>
 
 namespace agentty::session {
 namespace {
@@ -117,11 +119,18 @@ TEST(ScreenFeeder, ScreenIsMadeOnlyWhenNeeded) {
   EXPECT_EQ(queried.take_replies(), "\x1b[1;3R");
 }
 
+// A backlog of a batch is worked off without anyone looking: what a look
+// then costs is a few screenfuls, not the backlog.
 TEST(ScreenFeeder, LargeBacklogIsFedWithoutCatchUp) {
   ScreenFeeder feeder(k80x24);
   std::string text = random_plain_text(ScreenFeeder::kCatchUpBytes + 10, 80, 1);
   feeder.on_output(text);
+  EXPECT_TRUE(feeder.has_screen());
+  const auto fed_before_look = feeder.stats().bytes_fed;
+  feeder.catch_up();
   EXPECT_FALSE(feeder.behind());
+  EXPECT_LT(feeder.stats().bytes_fed - fed_before_look, 16u * 1024);
+  EXPECT_EQ(feeder.stats().skips, 1u);
 }
 
 TEST(ScreenFeeder, ResizeCatchesUpFirst) {
@@ -172,6 +181,171 @@ TEST(ScreenFeeder, NoSkipWithLineDrawingCharsetOrInsertMode) {
 TEST(ScreenFeeder, TextInsideAnUnterminatedOscIsNotSkipped) {
   std::string text = random_plain_text(512 << 10, 80, 8);
   expect_same_as_direct("\x1b]2;" + text + "\x07tail", k80x24, false);
+}
+
+// --- A skip carried across batches (the simulator stays on between them). ---
+
+// Feeds `pieces` in order to a feeder with small batches, answering queries
+// as they come, and to libvterm directly; the two must agree in every way the
+// Screen shows, including every reply. `resize_before` lists piece indexes
+// before which both are resized to `resized`.
+struct FloodCase {
+  pty::TerminalSize size{10, 4};
+  std::size_t catch_up_bytes = 300;
+  std::size_t scrollback = 200;
+  std::vector<std::size_t> resize_before;
+  pty::TerminalSize resized{13, 5};
+};
+
+void expect_carried_flood_exact(const std::vector<std::string>& pieces, const FloodCase& c,
+                                std::uint64_t min_skips = 0) {
+  ScreenFeeder feeder(c.size, c.scrollback, c.catch_up_bytes);
+  Screen direct(c.size, c.scrollback);
+  std::string got_replies;
+  for (std::size_t i = 0; i < pieces.size(); ++i) {
+    if (std::find(c.resize_before.begin(), c.resize_before.end(), i) != c.resize_before.end()) {
+      feeder.resize(c.resized);
+      direct.resize(c.resized);
+    }
+    feeder.on_output(pieces[i]);
+    got_replies += feeder.take_replies();
+    direct.feed(pieces[i]);
+  }
+  feeder.catch_up();
+  EXPECT_FALSE(feeder.behind());
+  auto got = feeder.screen().snapshot(c.scrollback);
+  auto want = direct.snapshot(c.scrollback);
+  ASSERT_EQ(got.lines, want.lines);
+  ASSERT_EQ(got.cursor.row, want.cursor.row);
+  ASSERT_EQ(got.cursor.col, want.cursor.col);
+  ASSERT_TRUE(got.scrollback == want.scrollback);
+  ASSERT_EQ(feeder.screen().render_ansi(), direct.render_ansi());
+  ASSERT_EQ(got_replies, direct.take_replies());
+  ASSERT_EQ(feeder.stats().skip_mismatches, 0u);
+  ASSERT_GE(feeder.stats().skips, min_skips);
+}
+
+// A flood split in two at every byte: the first part starts a skip (the batch
+// ends inside the run), the second goes on in the simulator.
+TEST(ScreenFeederFlood, SplitAtEveryByte) {
+  const std::string head = "\x1b[1;44mstart\r\n";
+  const std::string text = random_plain_text(1500, 10, 21);
+  for (std::size_t at = 0; at <= text.size(); ++at) {
+    expect_carried_flood_exact({head, text.substr(0, at), text.substr(at), "\x1b[0m$ "}, {}, 0);
+  }
+  // And in pieces of every size from 1 to 97 bytes.
+  for (std::size_t piece = 1; piece < 98; ++piece) {
+    std::vector<std::string> pieces{head};
+    for (std::size_t i = 0; i < text.size(); i += piece) pieces.push_back(text.substr(i, piece));
+    expect_carried_flood_exact(pieces, {}, 1);
+  }
+}
+
+// Someone looks at the screen mid-flood: it must be exact then, and the flood
+// goes on exactly.
+TEST(ScreenFeederFlood, LookAtTheScreenAnywhereMidFlood) {
+  const std::string text = random_plain_text(1200, 10, 22);
+  const pty::TerminalSize size{10, 4};
+  for (std::size_t at = 0; at <= text.size(); at += 7) {
+    ScreenFeeder feeder(size, 200, 300);
+    Screen direct(size, 200);
+    feeder.on_output(text.substr(0, at));
+    direct.feed(text.substr(0, at));
+    feeder.catch_up();
+    ASSERT_EQ(feeder.screen().render_ansi(), direct.render_ansi()) << at;
+    ASSERT_TRUE(feeder.screen().snapshot(200).scrollback == direct.snapshot(200).scrollback);
+    feeder.on_output(text.substr(at));
+    direct.feed(text.substr(at));
+    feeder.catch_up();
+    ASSERT_EQ(feeder.screen().render_ansi(), direct.render_ansi()) << at;
+    ASSERT_TRUE(feeder.screen().snapshot(200).scrollback == direct.snapshot(200).scrollback);
+    ASSERT_EQ(feeder.stats().skip_mismatches, 0u);
+    if (at >= 600) ASSERT_GE(feeder.stats().skips, 1u) << at;  // the look ended a skip
+  }
+}
+
+// The flood is cut by something that is not plain text, at many places and
+// split across pieces anywhere: the skip must end exactly before it.
+TEST(ScreenFeederFlood, InterruptedByEscapesQueriesAndControls) {
+  const std::vector<std::string> interruptions = {"\x1b[31m",
+                                                  "\x1b[6n",
+                                                  "\xc3\xa9",
+                                                  "\x1b(0qq\x1b(B",
+                                                  "\t",
+                                                  "\b\b",
+                                                  "\x1b[2;3r",
+                                                  "\x1b[r",
+                                                  "\x1b[4hins\x1b[4l",
+                                                  "\x1b[?1049hA\x1b[?1049l",
+                                                  "\x1b]2;title\x07",
+                                                  "\x1b[5n",
+                                                  "\x1b[H",
+                                                  "\x1b[?7l"
+                                                  "nowrap-line-long\x1b[?7h"};
+  const std::string text = random_plain_text(2400, 10, 23);
+  for (std::size_t k = 0; k < interruptions.size(); ++k) {
+    for (std::size_t at = 350; at < text.size(); at += 97 + k) {
+      std::string bytes = text.substr(0, at) + interruptions[k] + text.substr(at);
+      for (std::size_t piece : {64u, 301u, 1000u}) {
+        std::vector<std::string> pieces;
+        for (std::size_t i = 0; i < bytes.size(); i += piece)
+          pieces.push_back(bytes.substr(i, piece));
+        // Pieces smaller than a batch start the skip before the interruption.
+        expect_carried_flood_exact(pieces, {}, piece < 300 ? 1 : 0);
+      }
+    }
+  }
+}
+
+TEST(ScreenFeederFlood, ResizedMidFlood) {
+  const std::string text = random_plain_text(2000, 10, 24);
+  for (std::size_t at = 0; at < text.size(); at += 37) {
+    FloodCase c;
+    c.resize_before = {1};
+    expect_carried_flood_exact({text.substr(0, at), text.substr(at)}, c);
+    c.resized = pty::TerminalSize{6, 3};
+    expect_carried_flood_exact({text.substr(0, at), text.substr(at)}, c);
+  }
+}
+
+// Text with few CRs: what a skip keeps to hand back stays bounded (the skip
+// ends and a new one starts), and the result is still exact.
+TEST(ScreenFeederFlood, FewCarriageReturns) {
+  std::string text;
+  for (int i = 0; i < 400; ++i) {
+    text += "line " + std::to_string(i) + (i % 150 == 0 ? "\r\n" : "\n");
+  }
+  std::vector<std::string> pieces;
+  for (std::size_t i = 0; i < text.size(); i += 50) pieces.push_back(text.substr(i, 50));
+  expect_carried_flood_exact(pieces, {});
+  // A CR every 32 lines: each skip ends when its kept tail outgrows a batch.
+  text.clear();
+  for (int i = 0; i < 1000; ++i)
+    text += "line " + std::to_string(i) + (i % 32 == 0 ? "\r\n" : "\n");
+  pieces.clear();
+  for (std::size_t i = 0; i < text.size(); i += 50) pieces.push_back(text.substr(i, 50));
+  expect_carried_flood_exact(pieces, {}, 2);
+  std::string lf_only = "\r\n";
+  for (int i = 0; i < 400; ++i) lf_only += "lf " + std::to_string(i) + "\n";
+  expect_carried_flood_exact({lf_only}, {});
+}
+
+// The point of carrying the simulator: a long flood is one skip, whatever the
+// number of batches, and libvterm sees only a few screenfuls of it.
+TEST(ScreenFeederFlood, LongFloodIsOneSkip) {
+  const std::string text = random_plain_text(6 << 20, 80, 25);
+  ScreenFeeder feeder(k80x24, 1000);
+  for (std::size_t i = 0; i < text.size(); i += 64 * 1024)
+    feeder.on_output(text.substr(i, 64 * 1024));
+  EXPECT_TRUE(feeder.behind());
+  feeder.catch_up();
+  EXPECT_EQ(feeder.stats().skips, 1u);
+  EXPECT_LT(feeder.stats().bytes_fed, 64u * 1024);
+  EXPECT_EQ(feeder.stats().skip_mismatches, 0u);
+  Screen direct(k80x24, 1000);
+  direct.feed(text);
+  EXPECT_EQ(feeder.screen().render_ansi(), direct.render_ansi());
+  EXPECT_TRUE(feeder.screen().snapshot(1000).scrollback == direct.snapshot(1000).scrollback);
 }
 
 }  // namespace
