@@ -1,0 +1,154 @@
+// End-to-end regression tests for contract gaps found by driving agentty the
+// way an agent does (official MCP SDK client, real programs, real PTYs):
+// session lines that run nothing or have not started, text left on a
+// session's prompt, arguments that were silently ignored, and errors that
+// must name the argument and the fix.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { startAgentty } from './lib/mcp-client.mjs';
+
+// A plain rc file: the machine's own may be slow (pyenv init, ...).
+const home = mkdtempSync(path.join(tmpdir(), 'agentty-contract-home-'));
+writeFileSync(path.join(home, '.bashrc'), "PS1='contract$ '\n");
+
+let agent;
+before(async () => {
+  agent = await startAgentty({ env: { HOME: home } });
+});
+after(async () => {
+  await agent?.client.close();
+});
+
+const call = (name, args) => agent.call(name, args);
+const run = (session, command, extra = {}) =>
+  call('execute', { session, command, side_effects: ['NONE'], yield_ms: 20000, ...extra });
+
+async function open(t) {
+  const r = await call('open', {});
+  assert.equal(r.isError, false, r.error || r.message);
+  assert.equal(r.prompt_ready, true, JSON.stringify(r));
+  t.after(() => call('close', { execution_id: r.execution_id }));
+  return r.execution_id;
+}
+
+test('session: a comment or blank line completes at once instead of hanging until yield_ms', async (t) => {
+  const id = await open(t);
+  for (const line of ['# only a comment', '   ']) {
+    const r = await run(id, line);
+    assert.equal(r.isError, false, r.error);
+    assert.equal(r.status, 'completed', JSON.stringify(r));
+    assert.equal(r.exit_code, 0);
+    assert.equal(r.output, '');
+  }
+  const next = await run(id, 'echo next');
+  assert.equal(next.status, 'completed');
+  assert.equal(next.output, 'next\n');
+});
+
+test('session: an unclosed quote is reported, the next command is refused until flush', async (t) => {
+  const id = await open(t);
+  const r = await run(id, 'echo "unclosed', { yield_ms: 1500 });
+  assert.equal(r.status, 'backgrounded', JSON.stringify(r));
+  const refused = await run(id, 'echo typed-into-the-quote');
+  assert.equal(refused.isError, true);
+  assert.match(refused.error, /has not started/);
+  assert.match(refused.error, /flush/);
+  const flushed = await call('write', { execution_id: id, action: 'flush' });
+  assert.equal(flushed.isError, false, flushed.error);
+  const next = await run(id, 'echo after-flush');
+  assert.equal(next.status, 'completed', JSON.stringify(next));
+  assert.equal(next.output, 'after-flush\n');
+});
+
+test('session: after yield_ms 0, wait(until=exit) returns the command, and the next one gets only its own output', async (t) => {
+  const id = await open(t);
+  const first = await run(id, 'echo first-output', { yield_ms: 0 });
+  assert.equal(first.status, 'backgrounded');
+  const w = await call('wait', { execution_id: id, until: 'exit', timeout_ms: 20000 });
+  assert.equal(w.wait_result, 'exited');
+  assert.match(w.output, /^first-output$/m);
+  // Typed back to back: either refused (not started yet) or exactly its own output.
+  await run(id, 'echo one', { yield_ms: 0 });
+  const second = await run(id, 'echo two');
+  if (second.isError) {
+    assert.match(second.error, /has not started|still running/);
+  } else {
+    assert.equal(second.output, 'two\n');
+  }
+  await call('wait', { execution_id: id, until: 'exit', timeout_ms: 20000 });
+  const third = await run(id, 'echo three');
+  assert.equal(third.output, 'three\n');
+});
+
+test('session: text left on the prompt by write is erased before execute types its command', async (t) => {
+  const id = await open(t);
+  const typed = await call('write', { execution_id: id, input: 'echo LEFT_' });
+  assert.equal(typed.ok, true);
+  const r = await run(id, 'true');
+  assert.equal(r.status, 'completed', JSON.stringify(r));
+  assert.equal(r.exit_code, 0);
+  assert.equal(r.output, '');
+});
+
+test('session: timeout_ms is refused, not silently ignored', async (t) => {
+  const id = await open(t);
+  const r = await run(id, 'sleep 1', { timeout_ms: 100 });
+  assert.equal(r.isError, true);
+  assert.equal(r.status, 'failed_to_start');
+  assert.match(r.error, /^timeout_ms: /);
+  assert.match(r.error, /ctrl-c/);
+});
+
+test('wait: a pattern without until waits for the match', async (t) => {
+  const r = await agent.startCommand(t, { command: 'echo begin; read x; echo "marker-$x"', yield_ms: 0 });
+  await call('write', { execution_id: r.execution_id, input: 'found', newline: true });
+  // since_seq 1: write's reply may already have carried (and consumed) the marker.
+  const w = await call('wait', {
+    execution_id: r.execution_id,
+    pattern: 'marker-(\\w+)',
+    since_seq: 1,
+    timeout_ms: 20000,
+  });
+  assert.equal(w.isError, false, w.error);
+  assert.equal(w.wait_result, 'matched');
+  assert.deepEqual(w.match.groups, ['found']);
+});
+
+test('write: newline alone presses Enter', async (t) => {
+  const r = await agent.startCommand(t, {
+    command: 'read -p "Press Enter to continue " x; echo "got [$x]"',
+    yield_ms: 0,
+  });
+  const prompt = await call('wait', { execution_id: r.execution_id, pattern: 'Press Enter', timeout_ms: 20000 });
+  assert.equal(prompt.wait_result, 'matched');
+  const w = await call('write', { execution_id: r.execution_id, newline: true });
+  assert.equal(w.isError, false, w.error);
+  assert.equal(w.ok, true);
+  const done = await call('wait', { execution_id: r.execution_id, until: 'exit', timeout_ms: 20000 });
+  assert.equal(done.exit_code, 0);
+  const all = await call('read', { execution_id: r.execution_id, since_seq: 1 });
+  assert.match(all.output, /got \[\]/);
+});
+
+test('execute: env names that cannot be set are refused with the argument named', async () => {
+  for (const name of ['A=B', '']) {
+    const r = await call('execute', { command: 'true', side_effects: ['NONE'], env: { [name]: 'x' } });
+    assert.equal(r.isError, true);
+    assert.equal(r.status, 'failed_to_start');
+    assert.match(r.error, /^env: /);
+  }
+});
+
+test('execute(argv): an empty or missing program names argv[0] and the fix', async () => {
+  let r = await call('execute', { argv: [''], side_effects: ['NONE'] });
+  assert.equal(r.isError, true);
+  assert.match(r.error, /^argv\[0\]: is empty/);
+  r = await call('execute', { argv: ['no-such-program-xyz'], side_effects: ['NONE'] });
+  assert.equal(r.isError, true);
+  assert.equal(r.status, 'failed_to_start');
+  assert.match(r.error, /^argv\[0\]: cannot run 'no-such-program-xyz'/);
+  assert.match(r.error, /full path/);
+});
