@@ -39,7 +39,8 @@ json read_inputs(const ToolConfig& config) {
       {"format",
        format_input(
            "text (default): escape sequences removed, progress-bar overwrites collapsed, CRLF -> "
-           "LF. raw: the bytes as the terminal got them.")},
+           "LF. raw: the bytes as the terminal got them, escape sequences included (bytes that "
+           "are not valid UTF-8 become U+FFFD: JSON text cannot carry them).")},
   };
 }
 

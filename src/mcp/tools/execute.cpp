@@ -52,7 +52,10 @@ json input_schema(const ToolConfig& config) {
        {{"type", "string"},
         {"maxLength", 1 << 20},
         {"description",
-         "Text typed into the terminal right after start (it is echoed, as on a terminal)."}}},
+         "Text typed into the terminal right after start, like keyboard input: it is echoed into "
+         "output, a line longer than 4095 bytes is cut by the terminal, and control characters "
+         "act (\\x03 interrupts, \\x04 ends input). For data (long lines, binary, more than a "
+         "few KB) write it to a file and redirect instead (`prog < file`)."}}},
       {"close_stdin",
        {{"type", "boolean"},
         {"description",
@@ -214,7 +217,10 @@ ToolDefinition make_execute_tool(const ToolConfig& config) {
       "nothing ran (the message names the argument or the policy rule and the fix); timed_out "
       "means timeout_ms "
       "ended it. Programs behave as on a person's terminal (colours, prompts, pagers are set to "
-      "cat).",
+      "cat). The execution runs until its whole process group has ended: a job left in the "
+      "background (`server &`, nohup) keeps it running (status backgrounded) until that job "
+      "ends; start a long-lived server as its own execute (it backgrounds after yield_ms) and "
+      "stop it when done. Use open for state that must persist (cd, export) between commands.",
       input_schema(config),
       output_schema(),
       annotations(false, true, false, true),
