@@ -109,6 +109,10 @@ std::optional<std::string> check_object(const json& schema, const json& value,
       if (!value.contains(name.get<std::string>())) {
         std::string full =
             path.empty() ? name.get<std::string>() : path + "." + name.get<std::string>();
+        // The property's own description says what to give (e.g. ["NONE"]).
+        auto property = properties.find(name.get<std::string>());
+        if (property != properties.end() && property->contains("description"))
+          return full + ": is required. " + (*property)["description"].get<std::string>();
         return full + ": is required";
       }
     }
