@@ -37,7 +37,10 @@ ToolDefinition make_cleanup_tool(const ToolConfig&) {
       "are never "
       "removed. Removed execution_ids become unknown to read/wait/stop. Records are also pruned "
       "automatically "
-      "after their retention time.",
+      "after their retention time. Use it when ps lists many ended records you no longer need, or "
+      "when execute is refused because the total output budget is spent. Read or explore an "
+      "output you still need first: it goes with its record. Errors: only invalid arguments "
+      "(thresholds must be 0 or more).",
       object_schema(properties),
       {{"type", "object"},
        {"properties",
