@@ -264,7 +264,11 @@ Expected<void> fill_start_spec(const ToolContext& ctx, const json& args,
   }
   auto resolved =
       ctx.policy->check_cwd(cwd);  // an omitted cwd (empty) is the server's, checked too
-  if (!resolved) return make_error("cwd: " + resolved.error());
+  if (!resolved) {
+    // The policy's message already starts with "cwd '...'".
+    const auto& why = resolved.error();
+    return make_error(why.starts_with("cwd") ? why : "cwd: " + why);
+  }
   spec.cwd = resolved.value();
   return {};
 }
