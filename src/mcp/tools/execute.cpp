@@ -55,7 +55,9 @@ json input_schema(const ToolConfig& config) {
          "Text typed into the terminal right after start, like keyboard input: it is echoed into "
          "output, a line longer than 4095 bytes is cut by the terminal, and control characters "
          "act (\\x03 interrupts, \\x04 ends input). For data (long lines, binary, more than a "
-         "few KB) write it to a file and redirect instead (`prog < file`)."}}},
+         "few KB) write it to a file and redirect instead (`prog < file`). It is typed before the "
+         "program can turn echo off, so a password given here shows in output: answer a "
+         "password prompt with write after wait(until=\"input\"), or use handoff."}}},
       {"close_stdin",
        {{"type", "boolean"},
         {"description",
