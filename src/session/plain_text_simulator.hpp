@@ -50,8 +50,9 @@ class PlainTextSimulator {
     }
   }
 
-  // Continues over `text`: printable ASCII, CR and LF only.
-  void run(std::string_view text) {
+  // Continues over the plain text (printable ASCII, CR, LF) at the start of
+  // `text`, up to the first other byte; returns how many bytes that was.
+  std::size_t run(std::string_view text) {
     const char* begin = text.data();
     const char* p = begin;
     const char* end = p + text.size();
@@ -65,12 +66,15 @@ class PlainTextSimulator {
         ++p;
         add_checkpoint(consumed_ + static_cast<std::uint64_t>(p - begin));
       } else {
-        const std::size_t n = find_control(p, static_cast<std::size_t>(end - p));
+        const std::size_t n = find_not_printable(p, static_cast<std::size_t>(end - p));
+        if (n == 0) break;  // not plain text: the caller's to handle
         print(p, n);
         p += n;
       }
     }
-    consumed_ += text.size();
+    const auto ran = static_cast<std::size_t>(p - begin);
+    consumed_ += ran;
+    return ran;
   }
 
   // Bytes run so far.

@@ -97,8 +97,7 @@ struct ScreenFeeder::Impl {
   void process(std::string_view data, bool settle) {
     std::size_t i = 0;
     if (sim) {
-      i = plain_run_end(data, 0);
-      continue_skip(data.substr(0, i));
+      i = continue_skip(data);
       if (i < data.size()) end_skip();
     }
     std::size_t fed_from = i;
@@ -143,12 +142,12 @@ struct ScreenFeeder::Impl {
     continue_skip(rest);
   }
 
-  // Runs more plain text through the simulator, keeping the bytes end_skip()
-  // may need to feed.
-  void continue_skip(std::string_view text) {
-    if (text.empty()) return;
+  // Runs the plain text at the start of `text` through the simulator,
+  // keeping the bytes end_skip() may need to feed; returns its length.
+  std::size_t continue_skip(std::string_view text) {
     const std::uint64_t text_start = sim->consumed();
-    sim->run(text);
+    text = text.substr(0, sim->run(text));
+    if (text.empty()) return 0;
     const auto tail = sim->tail_start();
     const std::uint64_t keep_from = tail ? tail->offset : 0;
     if (keep_from >= text_start) {
@@ -166,6 +165,7 @@ struct ScreenFeeder::Impl {
     // Text with too few CRs to hand back cheaply: hand back now, so what
     // end_skip() feeds stays bounded; the next batch may start a new skip.
     if (sim_tail.size() > catch_up_bytes) end_skip();
+    return text.size();
   }
 
   // Hands the simulator's result back to libvterm, which is then exactly
@@ -211,9 +211,7 @@ void ScreenFeeder::on_output(std::string_view bytes) {
   if (impl.sim && impl.queue.empty()) {
     // A flood in progress: its plain text goes on into the simulator without
     // being queued.
-    const std::size_t plain = find_not_plain_text(bytes.data(), bytes.size());
-    impl.continue_skip(bytes.substr(0, plain));
-    bytes.remove_prefix(plain);
+    bytes.remove_prefix(impl.continue_skip(bytes));
   }
   impl.queue.append(bytes);
   if (query) {
