@@ -237,5 +237,27 @@ TEST(ScreenDiff, BulkPlainTextTakesTheSkipPathAndMatchesTmux) {
   EXPECT_EQ(got.scrollback.size(), 2000u);
 }
 
+// A flood spanning many catch-up batches (the simulator carried between
+// them), interrupted by colour, a wide character and cursor movement, then a
+// second flood: the same screen as tmux, and as libvterm fed every byte.
+TEST(ScreenDiff, FloodInterruptedMidwayMatchesTmux) {
+  std::string bytes = bulk_plain_text(5 << 19, 43) + "\x1b[33mmid\xe4\xb8\xad" +
+                      bulk_plain_text(5 << 19, 44) + "\x1b[0m\x1b[5;5Hmoved" +
+                      bulk_plain_text(200 << 10, 45) + "$ ";
+  ScreenFeeder feeder(pty::TerminalSize{80, 24}, 1000);
+  for (std::size_t i = 0; i < bytes.size(); i += 4096) {
+    feeder.on_output(std::string_view(bytes).substr(i, 4096));
+  }
+  feeder.catch_up();
+  EXPECT_GE(feeder.stats().skips, 2u);
+  EXPECT_EQ(feeder.stats().skip_mismatches, 0u);
+  expect_same_as_tmux(bytes);
+
+  Screen direct(pty::TerminalSize{80, 24}, 1000);
+  direct.feed(bytes);
+  EXPECT_EQ(feeder.screen().render_ansi(), direct.render_ansi());
+  EXPECT_TRUE(feeder.screen().snapshot(1000).scrollback == direct.snapshot(1000).scrollback);
+}
+
 }  // namespace
 }  // namespace agentty::session
