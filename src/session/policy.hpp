@@ -31,51 +31,10 @@
 #include <vector>
 
 #include "base/expected.hpp"
+#include "session/side_effects.hpp"
+#include "session/typed_lines.hpp"
 
 namespace agentty::session {
-
-// ---------------------------------------------------------------------------
-// Side-effect categories (the `side_effects` enum of `execute`).
-
-enum class SideEffect {
-  kChangesNetworkConfiguration,
-  kChangesPackagesOrDependencies,
-  kConsumesSignificantResources,
-  kDeletesFiles,
-  kExposesSecrets,
-  kKillsAgentProcess,
-  kMakesNetworkRequests,
-  kModifiesOsSettings,
-  kModifiesOsUserSettings,
-  kModifiesOutsideWorkspace,
-  kModifiesProductionServices,
-  kModifiesProtectedFiles,
-  kModifiesSecurityControls,
-  kModifiesWorkspaceFiles,
-  kNone,
-  kOther,
-  kRunsInlineCode,
-  kRunsPrivilegedCommands,
-  kStopsOrRestartsServices,
-  kUnknown,
-  kUsesDestructiveGitOperation,
-};
-
-struct SideEffectInfo {
-  SideEffect effect;
-  std::string_view name;             // canonical, case-sensitive (e.g. "DELETES_FILES")
-  std::string_view description;      // one line, for the tool description
-  std::string_view safer_next_step;  // what an agent should do when it is blocked
-  bool blocked_by_default;
-};
-
-// All 21 categories in the order of the schema enum (alphabetical).
-const std::vector<SideEffectInfo>& side_effect_table();
-// The names alone, for the MCP inputSchema enum.
-const std::vector<std::string>& side_effect_names();
-const SideEffectInfo& side_effect_info(SideEffect effect);
-std::optional<SideEffect> side_effect_from_name(std::string_view name);
-std::set<SideEffect> default_blocked_side_effects();
 
 // ---------------------------------------------------------------------------
 // Configuration.
@@ -167,30 +126,6 @@ class Policy {
   PolicyConfig config_;
   std::unique_ptr<Regex> deny_;
   std::unique_ptr<Regex> allow_;
-};
-
-// TypedLines: the lines an agent's keystrokes submit to a shell, so `write`
-// can check them like commands. Typed bytes gather in a pending line until CR
-// or LF submits it; ctrl-c and ctrl-u clear it, backspace and DEL remove a
-// character, ctrl-w a word (as readline would). A line is checked as its text
-// view (escape sequences such as arrow keys and other controls removed).
-// History recall, tab completion and cursor editing are not interpreted: the
-// checked text is what was typed. The pending line is kept across writes (so
-// typing a command and pressing Enter in a later write is checked too) and is
-// bounded by kMaxPendingBytes (the newest bytes are kept).
-//
-// Threading: a plain value; one owner.
-class TypedLines {
- public:
-  static constexpr std::size_t kMaxPendingBytes = 1 << 20;
-
-  struct Split {
-    std::vector<std::string> lines;  // completed by the typed bytes, in order
-    std::string pending;             // the unfinished line after them
-  };
-  // What typing `typed` after `pending` submits; pure, so a refused write
-  // leaves the caller's pending line as it was.
-  static Split split(std::string_view pending, std::string_view typed);
 };
 
 }  // namespace agentty::session

@@ -1,0 +1,34 @@
+// TypedLines: the lines an agent's keystrokes submit to a shell, so `write`
+// can check them like commands. Typed bytes gather in a pending line until CR
+// or LF submits it; ctrl-c and ctrl-u clear it, backspace and DEL remove a
+// character, ctrl-w a word (as readline would). A line is checked as its text
+// view (escape sequences such as arrow keys and other controls removed).
+// History recall, tab completion and cursor editing are not interpreted: the
+// checked text is what was typed. The pending line is kept across writes (so
+// typing a command and pressing Enter in a later write is checked too) and is
+// bounded by kMaxPendingBytes (the newest bytes are kept).
+//
+// Threading: a plain value; one owner.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace agentty::session {
+
+class TypedLines {
+ public:
+  static constexpr std::size_t kMaxPendingBytes = 1 << 20;
+
+  struct Split {
+    std::vector<std::string> lines;  // completed by the typed bytes, in order
+    std::string pending;             // the unfinished line after them
+  };
+  // What typing `typed` after `pending` submits; pure, so a refused write
+  // leaves the caller's pending line as it was.
+  static Split split(std::string_view pending, std::string_view typed);
+};
+
+}  // namespace agentty::session
