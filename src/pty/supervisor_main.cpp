@@ -128,15 +128,19 @@ bool group_is_empty(pid_t group) {
 }
 
 // Reaps everything that ends up as our child (subreaper) until the program is
-// gone and its process group is empty. A group member whose death we are not
-// told about (its parent is another descendant) is noticed by the periodic
-// re-check.
+// gone and its process group is empty. A member that leaves the group
+// (setsid, setpgid) or whose death we are not told about (its parent is
+// another descendant) sends us no signal, so the group is re-checked on a
+// timer: every second while the program runs, and from 1 ms doubling up to a
+// second once it has ended (`daemon & exit` must not wait a whole second for
+// the daemon's setsid, nor a long-lived background job cost many wake-ups).
 [[noreturn]] void supervise(pid_t program) {
   sigset_t child_signal;
   sigemptyset(&child_signal);
   sigaddset(&child_signal, SIGCHLD);
   int program_status = 0;
   bool program_done = false;
+  long recheck_ns = 1'000'000;
   for (;;) {
     int status = 0;
     pid_t reaped;
@@ -151,6 +155,10 @@ bool group_is_empty(pid_t group) {
     struct timespec recheck {
       1, 0
     };
+    if (program_done && recheck_ns < 1'000'000'000) {
+      recheck = {0, recheck_ns};
+      recheck_ns *= 2;
+    }
     ::sigtimedwait(&child_signal, nullptr, &recheck);
   }
 }
