@@ -28,7 +28,9 @@
 // further plain text goes straight into it without being queued. The skip
 // ends (T is fed) at the first other byte, when anyone looks (catch_up(),
 // resize(), a query), or when the kept bytes outgrow a batch (text with too
-// few CRs). So a long flood costs one A and one T, not two per batch.
+// few CRs). So a long flood costs one A and one T, not two per batch. Until
+// then the simulator holds the newest scrollback_limit scrolled-off rows
+// (cols bytes each) besides the Screen's own scrollback.
 //
 // The Screen itself is made on first use (a byte that may hold a query, a
 // catch-up, screen()): most executions print a little plain text that nobody
