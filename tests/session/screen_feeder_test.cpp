@@ -260,7 +260,9 @@ TEST(ScreenFeederFlood, LookAtTheScreenAnywhereMidFlood) {
     ASSERT_EQ(feeder.screen().render_ansi(), direct.render_ansi()) << at;
     ASSERT_TRUE(feeder.screen().snapshot(200).scrollback == direct.snapshot(200).scrollback);
     ASSERT_EQ(feeder.stats().skip_mismatches, 0u);
-    if (at >= 600) ASSERT_GE(feeder.stats().skips, 1u) << at;  // the look ended a skip
+    if (at >= 600) {
+      ASSERT_GE(feeder.stats().skips, 1u) << at;  // the look ended a skip
+    }
   }
 }
 
