@@ -59,6 +59,10 @@ class PtyChannel {
   // Whether the terminal echoes input (false at a password prompt); nullopt if unknown.
   virtual std::optional<bool> echo_enabled() const = 0;
   virtual TerminalSize size() const = 0;
+  // A size the program set from inside (`stty cols 50`, TIOCSWINSZ on its
+  // terminal) since the last call, now also size(); nullopt if none or if the
+  // backend cannot see it (a remote terminal).
+  virtual std::optional<TerminalSize> take_size_change() { return std::nullopt; }
   // True once on_exit has fired.
   virtual bool finished() const = 0;
 };

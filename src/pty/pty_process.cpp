@@ -335,6 +335,16 @@ TerminalSize PtyProcess::size() const {
   return impl_->size_;
 }
 
+std::optional<TerminalSize> PtyProcess::take_size_change() {
+  if (impl_->finished_) return std::nullopt;
+  struct winsize window {};
+  if (::ioctl(impl_->master_.native_handle(), TIOCGWINSZ, &window) != 0) return std::nullopt;
+  TerminalSize now{window.ws_col, window.ws_row};
+  if (now == impl_->size_ || now.cols == 0 || now.rows == 0) return std::nullopt;
+  impl_->size_ = now;
+  return now;
+}
+
 bool PtyProcess::finished() const {
   return impl_->finished_;
 }

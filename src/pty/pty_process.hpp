@@ -75,6 +75,7 @@ class PtyProcess final : public PtyChannel {
   InputState input_state() const override;
   std::optional<bool> echo_enabled() const override;
   TerminalSize size() const override;
+  std::optional<TerminalSize> take_size_change() override;
   bool finished() const override;
 
   // The program's process group id (== its pid).

@@ -126,6 +126,7 @@ void Execution::on_output(std::string_view bytes) {
 }
 
 void Execution::append_output(std::string_view bytes) {
+  follow_size_set_inside();
   std::uint64_t start = log_.latest_seq();
   log_.append(bytes);
   feeder_.on_output(bytes);
@@ -178,6 +179,7 @@ void Execution::on_exit(pty::ExitStatus status) {
 }
 
 const Screen& Execution::screen() {
+  follow_size_set_inside();
   feeder_.catch_up();
   return feeder_.screen();
 }
@@ -188,6 +190,17 @@ ScreenModes Execution::screen_modes() {
 
 pty::TerminalSize Execution::size() const {
   return channel_ ? channel_->size() : spec_.size;
+}
+
+// A program that sizes its own terminal (`stty cols 50`) wraps its output at
+// that size: the screen model and the recording follow, before the bytes
+// printed after it. Checked per output chunk (one ioctl) and on each look.
+void Execution::follow_size_set_inside() {
+  if (!channel_) return;
+  auto changed = channel_->take_size_change();
+  if (!changed) return;
+  feeder_.resize(*changed);
+  if (recorder_) recorder_->resize(changed->cols, changed->rows);
 }
 
 void Execution::resize(pty::TerminalSize size, InputSource source) {

@@ -173,6 +173,7 @@ class Execution : public std::enable_shared_from_this<Execution> {
   void on_output(std::string_view bytes);
   void on_exit(pty::ExitStatus status);
   void append_output(std::string_view bytes);
+  void follow_size_set_inside();
   void record_input(std::string_view bytes, InputSource source);
   void arm_timeout();
   void arm_force_kill(std::chrono::milliseconds after);

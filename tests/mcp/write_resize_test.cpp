@@ -118,6 +118,26 @@ TEST_F(WriteResize, IsTheAgentsSizeThatAReleaseRestores) {
   expect_output(id, "^winch 29x90\\n[\\s\\S]*^winch 24x80\\n[\\s\\S]*^winch 29x90\\n");
 }
 
+TEST_F(WriteResize, ASizeTheProgramSetsItselfIsTheScreensSize) {
+  session::ExecutionSpec spec;
+  spec.argv = {"sh", "-c", "stty cols 50 rows 10; printf '%060d\\n' 0; echo set; exec sleep 30"};
+  spec.command_text = "stty";
+  spec.size = {120, 40};
+  auto started = on_loop([&] { return registry_->start_local(spec); });
+  ASSERT_TRUE(started) << started.error();
+  const std::string id = started.value()->id();
+  expect_output(id, "^set\\n");
+  EXPECT_EQ(screen_size(id), (std::pair<int, int>{50, 10}));
+  // The 60-digit line wraps at the program's 50 columns, as on its terminal.
+  auto screen = call("screen", {{"execution_id", id}});
+  auto lines = screen.content["lines"];
+  ASSERT_GE(lines.size(), 3u);
+  EXPECT_EQ(lines[0], std::string(50, '0'));
+  EXPECT_EQ(lines[1], std::string(10, '0'));
+  EXPECT_EQ(lines[2], "set");
+  call("stop", {{"execution_id", id}, {"signal", "SIGKILL"}});
+}
+
 TEST_F(WriteResize, UnknownExecutionIdSaysWhereIdsComeFrom) {
   auto result = call("write", {{"execution_id", "nope"}, {"cols", 80}});
   EXPECT_TRUE(result.is_error);
