@@ -15,7 +15,6 @@ PtyLauncher::~PtyLauncher() {
 
 Expected<std::unique_ptr<PtyProcess>> PtyLauncher::launch(const SpawnOptions& options) {
   std::optional<SpareSupervisor> spare = std::exchange(spare_, std::nullopt);
-  schedule_refill();
   if (spare) {
     if (auto ran = std::move(*spare).run(options)) {
       if (!*ran) return make_error(ran->error());
@@ -31,12 +30,16 @@ std::optional<pid_t> PtyLauncher::spare_pid() const {
   return spare_->pid();
 }
 
-void PtyLauncher::schedule_refill() {
-  if (!keep_spare_ || refill_scheduled_) return;
+void PtyLauncher::prepare_spare() {
+  if (!keep_spare_ || spare_ || refill_scheduled_) return;
   refill_scheduled_ = true;
-  // After the current handler: the caller's program starts first.
+  // Posted twice: behind whatever the ending program queued (the waiting
+  // call's resumption, which sends its response).
   boost::asio::post(io_, [self = self_] {
-    if (*self) (*self)->refill();
+    if (!*self) return;
+    boost::asio::post((*self)->io_, [self] {
+      if (*self) (*self)->refill();
+    });
   });
 }
 

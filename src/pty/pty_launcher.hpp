@@ -2,12 +2,12 @@
 //
 // Why: most of an execution's start-up latency is not the program but the
 // machinery around it: opening a PTY, exec'ing agentty-supervisor and its
-// start-up (~2-3 ms on a small VM, as much as `/bin/echo` itself). A spare
+// start-up (~2 ms on a small VM, as much as `/bin/echo` itself). A spare
 // (SpareSupervisor) has done all of that before the request arrives; launch()
-// hands it the program and then starts the next spare after the current
-// handler, off the caller's path. The first launch, and any launch while no
-// spare is ready, spawns as spawn_pty_process() does. The spare is made on
-// first use, so a server that never runs a local program has none.
+// hands it the program. The next spare is made when the owner says a program
+// has ended (prepare_spare), off the caller's path. A launch while no spare is
+// ready spawns as spawn_pty_process() does. No spare exists before the first
+// program has ended, so a server that never runs a local program has none.
 //
 // Semantics are those of spawn_pty_process(): same environment, directory,
 // size, process layout and error messages. A spare that died (killed from
@@ -38,11 +38,17 @@ class PtyLauncher {
 
   Expected<std::unique_ptr<PtyProcess>> launch(const SpawnOptions& options);
 
+  // Makes a spare if there is none, after everything already queued on the
+  // loop. The owner calls it when a launched program has ended: made while
+  // the program starts, the spare's exec competes with it for the CPU (and on
+  // a 2-core VM cost more than it saved); made once the answer is on its way,
+  // it is ready for the agent's next call.
+  void prepare_spare();
+
   // The waiting spare's supervisor pid, if any (tests).
   std::optional<pid_t> spare_pid() const;
 
  private:
-  void schedule_refill();
   void refill();
 
   boost::asio::io_context& io_;

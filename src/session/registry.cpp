@@ -255,6 +255,8 @@ void Registry::remove_observer(int token) {
 }
 
 void Registry::notify(Execution& execution) {
+  // A program ended: its response goes out first, then the spare is made.
+  if (execution.finished() && execution.spec().host.empty()) launcher_.prepare_spare();
   for (auto it = observers_.begin(); it != observers_.end();) {
     auto current = it++;
     current->second(execution);

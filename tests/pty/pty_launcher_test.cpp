@@ -37,6 +37,7 @@ class PtyLauncherTest : public ::testing::Test {
     auto process = launcher.launch(options);
     if (!process) {
       result.error = process.error();
+      launcher.prepare_spare();
       settle();
       return result;
     }
@@ -47,6 +48,7 @@ class PtyLauncherTest : public ::testing::Test {
       io.restart();
       io.run_one_for(std::chrono::milliseconds(50));
     }
+    launcher.prepare_spare();  // as the Registry does when a program ends
     settle();
     return result;
   }
@@ -55,7 +57,7 @@ class PtyLauncherTest : public ::testing::Test {
     options.argv = std::move(argv);
     return run(std::move(options));
   }
-  // Runs whatever is ready now (the refill posted by a launch).
+  // Runs whatever is ready now (the refill prepare_spare posts).
   void settle() {
     io.restart();
     io.poll();
@@ -70,8 +72,8 @@ class PtyLauncherTest : public ::testing::Test {
   }
 };
 
-TEST_F(PtyLauncherTest, MakesASpareOnFirstUseAndRunsTheNextProgramInIt) {
-  EXPECT_FALSE(launcher.spare_pid().has_value());  // none before any launch
+TEST_F(PtyLauncherTest, MakesASpareWhenAskedAndRunsTheNextProgramInIt) {
+  EXPECT_FALSE(launcher.spare_pid().has_value());  // none before any program ended
   auto first = run({"echo", "first"});
   EXPECT_EQ(first.output, "first\r\n");
   pid_t spare = launcher.spare_pid().value_or(-1);
@@ -134,7 +136,7 @@ TEST_F(PtyLauncherTest, DestroyingTheLauncherEndsAndReapsTheSpare) {
   {
     boost::asio::io_context own_io;
     PtyLauncher own(own_io);
-    ASSERT_TRUE(own.launch({{"true"}, {}, {}, {}, true}));
+    own.prepare_spare();
     own_io.poll();
     spare = own.spare_pid().value_or(-1);
     ASSERT_GT(spare, 0);
@@ -147,6 +149,7 @@ TEST(PtyLauncher, KeepsNoSpareWhenToldNotTo) {
   boost::asio::io_context io;
   PtyLauncher launcher(io, false);
   ASSERT_TRUE(launcher.launch({{"true"}, {}, {}, {}, true}));
+  launcher.prepare_spare();
   io.poll();
   EXPECT_FALSE(launcher.spare_pid().has_value());
 }
