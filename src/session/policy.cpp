@@ -317,7 +317,8 @@ Expected<void> Policy::check_side_effects(const std::vector<std::string>& declar
     }
     effects.push_back(*effect);
   }
-  if (effects.size() > 1 && std::find(effects.begin(), effects.end(), SideEffect::kNone) != effects.end()) {
+  if (effects.size() > 1 &&
+      std::find(effects.begin(), effects.end(), SideEffect::kNone) != effects.end()) {
     return make_error(
         "side_effects: NONE is exclusive; use [\"NONE\"] alone for a read-only command, or drop "
         "NONE and list the real categories.");
