@@ -3,26 +3,19 @@
 // session lines that run nothing or have not started, text left on a
 // session's prompt, arguments that were silently ignored, and errors that
 // must name the argument and the fix.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { startAgentty } from './lib/mcp-client.mjs';
+import { serverForFile } from './lib/mcp-client.mjs';
 
 // A plain rc file: the machine's own may be slow (pyenv init, ...).
 const home = mkdtempSync(path.join(tmpdir(), 'agentty-contract-home-'));
 writeFileSync(path.join(home, '.bashrc'), "PS1='contract$ '\n");
 
-let agent;
-before(async () => {
-  agent = await startAgentty({ env: { HOME: home } });
-});
-after(async () => {
-  await agent?.client.close();
-});
-
-const call = (name, args) => agent.call(name, args);
+const server = serverForFile({ env: { HOME: home } });
+const call = server.call;
 const run = (session, command, extra = {}) =>
   call('execute', { session, command, side_effects: ['NONE'], yield_ms: 20000, ...extra });
 
@@ -103,7 +96,7 @@ test('session: timeout_ms is refused, not silently ignored', async (t) => {
 });
 
 test('wait: a pattern without until waits for the match', async (t) => {
-  const r = await agent.startCommand(t, { command: 'echo begin; read x; echo "marker-$x"', yield_ms: 0 });
+  const r = await server.agent.startCommand(t, { command: 'echo begin; read x; echo "marker-$x"', yield_ms: 0 });
   await call('write', { execution_id: r.execution_id, input: 'found', newline: true });
   // since_seq 1: write's reply may already have carried (and consumed) the marker.
   const w = await call('wait', {
@@ -118,7 +111,7 @@ test('wait: a pattern without until waits for the match', async (t) => {
 });
 
 test('write: newline alone presses Enter', async (t) => {
-  const r = await agent.startCommand(t, {
+  const r = await server.agent.startCommand(t, {
     command: 'read -p "Press Enter to continue " x; echo "got [$x]"',
     yield_ms: 0,
   });

@@ -1,12 +1,12 @@
 // End-to-end: shell sessions (open / execute(session=) / close) with the
 // official MCP SDK client against the real binary.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync, readFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { startAgentty } from './lib/mcp-client.mjs';
+import { serverForFile } from './lib/mcp-client.mjs';
 
 const home = mkdtempSync(path.join(tmpdir(), 'agentty-sessions-home-'));
 const promptLog = path.join(home, 'prompt-command.log');
@@ -18,15 +18,8 @@ writeFileSync(path.join(home, '.bashrc'), [
   '',
 ].join('\n'));
 
-let agent;
-before(async () => {
-  agent = await startAgentty({ env: { HOME: home } });
-});
-after(async () => {
-  await agent?.client.close();
-});
-
-const call = (name, args) => agent.call(name, args);
+const server = serverForFile({ env: { HOME: home } });
+const call = server.call;
 const run = (session, command, extra = {}) =>
   call('execute', { session, command, side_effects: ['NONE'], ...extra });
 

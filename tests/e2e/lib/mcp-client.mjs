@@ -1,6 +1,7 @@
 // Starts the built agentty as an MCP server over stdio with the official SDK
 // client, in its own temp state dir and with no web port clash.
 import assert from 'node:assert/strict';
+import { after, before } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { mkdtempSync } from 'node:fs';
@@ -35,4 +36,17 @@ export async function startAgentty({ env = {}, args = [], stateDir } = {}) {
     return r;
   };
   return { client, transport, call, startCommand, stateDir };
+}
+
+// One server for a whole test file: started before its tests, closed after.
+// `server.agent` is what startAgentty returns; `server.call` calls a tool.
+export function serverForFile(options) {
+  const server = { agent: undefined, call: (name, args) => server.agent.call(name, args) };
+  before(async () => {
+    server.agent = await startAgentty(options);
+  });
+  after(async () => {
+    await server.agent?.client.close();
+  });
+  return server;
 }
