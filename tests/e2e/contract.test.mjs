@@ -115,7 +115,8 @@ test('write: newline alone presses Enter', async (t) => {
     command: 'read -p "Press Enter to continue " x; echo "got [$x]"',
     yield_ms: 0,
   });
-  const prompt = await call('wait', { execution_id: r.execution_id, pattern: 'Press Enter', timeout_ms: 20000 });
+  // since_seq 1: execute's own answer may already have carried (and consumed) the prompt.
+  const prompt = await call('wait', { execution_id: r.execution_id, pattern: 'Press Enter', since_seq: 1, timeout_ms: 20000 });
   assert.equal(prompt.wait_result, 'matched');
   const w = await call('write', { execution_id: r.execution_id, newline: true });
   assert.equal(w.isError, false, w.error);
