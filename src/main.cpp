@@ -100,12 +100,16 @@ void add_server_options(CLI::App& command, agentty::AppOptions& options, agentty
                   "Web terminal address (loopback; the next free port is used if taken)")
       ->envname("AGENTTY_WEB_LISTEN")
       ->capture_default_str();
-  command.add_flag("!--no-web", options.web_enabled, "Do not start the web terminal")
+  // Flag callbacks, not "!" negations: CLI11's help shows those as "--no-web{false}".
+  command
+      .add_flag_callback(
+          "--no-web", [&options] { options.web_enabled = false; }, "Do not start the web terminal")
       ->envname("AGENTTY_NO_WEB");
   command
-      .add_flag("!--no-spare-terminal", options.registry.spare_terminal,
-                "Do not keep a PTY and its supervisor started ahead of the next local program "
-                "(saves a process and a PTY; each execute then starts ~2 ms slower)")
+      .add_flag_callback(
+          "--no-spare-terminal", [&options] { options.registry.spare_terminal = false; },
+          "Do not keep a PTY and its supervisor started ahead of the next local program "
+          "(saves a process and a PTY; each execute then starts ~2 ms slower)")
       ->envname("AGENTTY_NO_SPARE_TERMINAL");
   command.footer(policy_variables_help() +
                  "\nAlso read: AGENTTY_WEB_TOKEN (fixed web secret instead of a random one),\n"
