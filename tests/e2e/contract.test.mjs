@@ -146,3 +146,14 @@ test('execute(argv): an empty or missing program names argv[0] and the fix', asy
   assert.match(r.error, /^argv\[0\]: cannot run 'no-such-program-xyz'/);
   assert.match(r.error, /full path/);
 });
+
+test('read: a since_seq past the end says so in hint', async () => {
+  const r = await call('execute', { command: 'echo hi', side_effects: ['NONE'] });
+  assert.equal(r.status, 'completed');
+  const past = await call('read', { execution_id: r.execution_id, since_seq: r.latest_seq + 1000 });
+  assert.equal(past.isError, false, past.error);
+  assert.equal(past.output, '');
+  assert.match(past.hint, /past the end of the output \(latest_seq \d+\)/);
+  const atEnd = await call('read', { execution_id: r.execution_id, since_seq: r.latest_seq });
+  assert.equal(atEnd.hint, undefined);
+});

@@ -334,6 +334,12 @@ json read_fields(session::Execution& execution, const ReadRequest& request) {
             (cursorless ? "" : " and since_seq=" + std::to_string(page.next_seq)) +
             " to continue, or use tail_lines / explore to look without paging.";
   }
+  if (request.since_seq && *request.since_seq > log.latest_seq()) {
+    hint += "since_seq=" + std::to_string(*request.since_seq) +
+            " is past the end of the output (latest_seq " + std::to_string(log.latest_seq()) +
+            "), so nothing is returned. Pass a next_seq from an earlier response, since_seq=1 "
+            "to re-read from the start, or no since_seq to continue from the cursor.";
+  }
   if (!hint.empty()) out["hint"] = hint;
   return out;
 }
