@@ -54,6 +54,21 @@ Expected<UniqueFd> ensure_above_stdio(UniqueFd fd, const char* what) {
   return moved;
 }
 
+// The checks every start makes before anything runs.
+Expected<void> check_options(const SpawnOptions& options) {
+  if (options.argv.empty() || options.argv[0].empty()) return make_error("no program to run");
+  return check_cwd(options.cwd);
+}
+
+Expected<void> set_window_size(int master, TerminalSize size) {
+  struct winsize window {};
+  window.ws_col = size.cols;
+  window.ws_row = size.rows;
+  if (::ioctl(master, TIOCSWINSZ, &window) != 0)
+    return make_error(errno_message("ioctl(TIOCSWINSZ)"));
+  return {};
+}
+
 struct Terminal {
   UniqueFd master;
   UniqueFd slave;
@@ -69,11 +84,8 @@ Expected<Terminal> open_terminal(TerminalSize size) {
   char name[128];
   if (::ptsname_r(terminal.master.get(), name, sizeof name) != 0)
     return make_error(errno_message("ptsname_r"));
-  struct winsize window {};
-  window.ws_col = size.cols;
-  window.ws_row = size.rows;
-  if (::ioctl(terminal.master.get(), TIOCSWINSZ, &window) != 0)
-    return make_error(errno_message("ioctl(TIOCSWINSZ)"));
+  if (auto sized = set_window_size(terminal.master.get(), size); !sized)
+    return make_error(sized.error());
   auto slave =
       ensure_above_stdio(UniqueFd(::open(name, O_RDWR | O_NOCTTY | O_CLOEXEC)), "open pty slave");
   if (!slave) return make_error(slave.error());
@@ -250,8 +262,7 @@ std::vector<std::string> build_environment(const SpawnOptions& options) {
 }
 
 Expected<SpawnedPty> spawn_supervised(const SpawnOptions& options) {
-  if (options.argv.empty() || options.argv[0].empty()) return make_error("no program to run");
-  if (auto cwd = check_cwd(options.cwd); !cwd) return make_error(cwd.error());
+  if (auto checked = check_options(options); !checked) return make_error(checked.error());
   auto terminal = open_terminal(options.size);
   if (!terminal) return make_error(terminal.error());
 
@@ -308,14 +319,10 @@ Expected<SpareSupervisor> SpareSupervisor::start() {
 }
 
 std::optional<Expected<SpawnedPty>> SpareSupervisor::run(const SpawnOptions& options) && {
-  if (options.argv.empty() || options.argv[0].empty()) return make_error("no program to run");
-  if (auto cwd = check_cwd(options.cwd); !cwd) return make_error(cwd.error());
+  if (auto checked = check_options(options); !checked) return make_error(checked.error());
   if (!spare_is_waiting(control_.get())) return std::nullopt;
-  struct winsize window {};
-  window.ws_col = options.size.cols;
-  window.ws_row = options.size.rows;
-  if (::ioctl(master_.get(), TIOCSWINSZ, &window) != 0)
-    return make_error(errno_message("ioctl(TIOCSWINSZ)"));
+  if (auto sized = set_window_size(master_.get(), options.size); !sized)
+    return make_error(sized.error());
   std::string message = supervisor::encode({options.cwd, options.argv, build_environment(options)});
   for (std::size_t sent = 0; sent < message.size();) {
     ssize_t n = ::send(control_.get(), message.data() + sent, message.size() - sent, MSG_NOSIGNAL);
