@@ -9,6 +9,7 @@
 #include "mcp/tools/common.hpp"
 #include "mcp/tools/script_check.hpp"
 #include "mcp/tools/session_execute.hpp"
+#include "session/direct_command.hpp"
 #include "session/policy.hpp"
 
 namespace agentty::mcp::tools {
@@ -118,6 +119,11 @@ std::optional<std::string> check_command_choice(const json& args) {
   return "command: give only one of command, argv and script";
 }
 
+// The fast path copies bash's reading of a line, so only when bash runs it.
+bool is_bash(const std::string& shell) {
+  return shell == "bash" || shell.ends_with("/bash");
+}
+
 std::string eof_for(const std::string& typed) {
   // EOF is only seen at the start of a line: a partial line needs a second ^D.
   return typed.empty() || typed.back() == '\n' ? "\x04" : "\x04\x04";
@@ -141,6 +147,13 @@ boost::asio::awaitable<ToolResult> execute(ToolContext& ctx, const json& args) {
   if (args.contains("command")) {
     spec.command_text = args["command"].get<std::string>();
     spec.argv = {ctx.config.default_shell, "-c", spec.command_text};
+    if (spec.host.empty() && is_bash(ctx.config.default_shell)) {
+      // bash would only find the program and exec it: skip starting bash.
+      if (auto direct = session::direct_command(spec.command_text, spec.env, spec.cwd)) {
+        spec.argv = std::move(direct->argv);
+        spec.env = std::move(direct->env);
+      }
+    }
     spec.remote_command = spec.command_text;
   } else if (args.contains("argv")) {
     spec.argv = args["argv"].get<std::vector<std::string>>();
