@@ -157,3 +157,48 @@ test('read: a since_seq past the end says so in hint', async () => {
   const atEnd = await call('read', { execution_id: r.execution_id, since_seq: r.latest_seq });
   assert.equal(atEnd.hint, undefined);
 });
+
+test('timers: yield_ms and wait.timeout_ms above the cap are clamped and reported, not refused', async (t) => {
+  const r = await call('execute', { command: 'echo capped', side_effects: ['NONE'], yield_ms: 90000 });
+  assert.equal(r.isError, false, r.error);
+  assert.equal(r.status, 'completed');
+  assert.equal(r.yield_ms, 55000);
+  assert.match(r.hint, /yield_ms 90000 is above the cap of 55000 ms, so 55000 ms applied/);
+  const w = await call('wait', { execution_id: r.execution_id, timeout_ms: 90000 });
+  assert.equal(w.isError, false, w.error);
+  assert.equal(w.wait_result, 'exited');
+  assert.equal(w.max_wait_ms, 55000);
+  assert.equal(w.timeout_ms, 55000);
+  assert.match(w.hint, /timeout_ms 90000 is above the cap/);
+  const running = await server.agent.startCommand(t, { command: 'cat', yield_ms: 0 });
+  const typed = await call('write', { execution_id: running.execution_id, input: 'x', yield_ms: 60000 });
+  assert.equal(typed.isError, false, typed.error);
+  assert.equal(typed.yield_ms, 55000);
+  assert.match(typed.hint, /yield_ms 60000 is above the cap/);
+  const id = await open(t);
+  const s = await run(id, 'echo in-session', { yield_ms: 100000 });
+  assert.equal(s.status, 'completed', JSON.stringify(s));
+  assert.equal(s.yield_ms, 55000);
+  assert.match(s.hint, /yield_ms 100000 is above the cap/);
+  // Within the cap: no hint. Negative or fractional values are still refused, naming the argument.
+  const plain = await call('execute', { command: 'true', side_effects: ['NONE'], yield_ms: 55000 });
+  assert.equal(plain.hint, undefined);
+  const bad = [
+    ['execute', { command: 'true', side_effects: ['NONE'], yield_ms: -1 }, /^yield_ms: must be at least 0/],
+    ['execute', { command: 'true', side_effects: ['NONE'], yield_ms: 1.5 }, /^yield_ms: must be an integer/],
+    ['wait', { execution_id: r.execution_id, timeout_ms: -5 }, /^timeout_ms: must be at least 0/],
+    ['write', { execution_id: running.execution_id, input: 'y', yield_ms: 'soon' }, /^yield_ms: must be an integer/],
+  ];
+  for (const [tool, args, pattern] of bad) {
+    const refused = await call(tool, args);
+    assert.equal(refused.isError, true, JSON.stringify(args));
+    assert.match(refused.error, pattern);
+  }
+  const { tools } = await server.agent.client.listTools();
+  for (const [tool, field] of [['execute', 'yield_ms'], ['write', 'yield_ms'], ['wait', 'timeout_ms']]) {
+    const schema = tools.find((x) => x.name === tool).inputSchema.properties[field];
+    assert.equal(schema.minimum, 0);
+    assert.ok(schema.maximum > 55000, `${tool}.${field} accepts values above the cap`);
+    assert.match(schema.description, /Capped at 55000 ms/);
+  }
+});

@@ -123,7 +123,10 @@ json read_output_properties() {
        {{"type", "boolean"},
         {"description", "Part of the requested range is gone for good (past the spool cap)."}}},
       {"hint",
-       {{"type", "string"}, {"description", "The exact follow-up call when capped or evicted."}}},
+       {{"type", "string"},
+        {"description",
+         "The exact follow-up call when capped or evicted; also says when a since_seq was past "
+         "the end or a timer (yield_ms, timeout_ms) was above its cap."}}},
       {"spool_limited",
        {{"type", "string"},
         {"description",
@@ -416,9 +419,45 @@ boost::asio::awaitable<std::optional<ToolResult>> signal_and_wait(ToolContext& c
   co_return std::nullopt;
 }
 
-std::uint32_t effective_yield(const ToolContext& ctx, const json& args, std::uint32_t fallback) {
-  std::uint32_t value = args.value("yield_ms", fallback);
+namespace {
+// The schema's bound on a capped timer: high enough for any wait an agent may
+// ask for (a day), so that it is clamped rather than refused.
+constexpr std::uint32_t kTimerInputMax = 86400000;
+}  // namespace
+
+json capped_timer_input(const ToolConfig& config, const std::string& text) {
+  std::string cap = std::to_string(config.max_yield_ms);
+  return {{"type", "integer"},
+          {"minimum", 0},
+          {"maximum", kTimerInputMax},
+          {"description", text + " Capped at " + cap + " ms: a larger value is accepted, " + cap +
+                              " ms applies and the response reports it."}};
+}
+
+std::uint32_t effective_timer(const ToolContext& ctx, const json& args, const std::string& name,
+                              std::uint32_t fallback) {
+  std::uint32_t value = args.value(name, fallback);
   return std::min(value, ctx.config.max_yield_ms);
+}
+
+std::uint32_t effective_yield(const ToolContext& ctx, const json& args, std::uint32_t fallback) {
+  return effective_timer(ctx, args, "yield_ms", fallback);
+}
+
+void add_hint(json& result, const std::string& text) {
+  std::string hint = result.value("hint", "");
+  if (!hint.empty() && hint.back() != ' ') hint += ' ';
+  result["hint"] = hint + text;
+}
+
+void note_capped_timer(json& result, const ToolContext& ctx, const json& args,
+                       const std::string& name, const std::string& reported_in) {
+  auto cap = ctx.config.max_yield_ms;
+  if (!args.contains(name) || args[name].get<std::uint64_t>() <= cap) return;
+  add_hint(result, name + " " + std::to_string(args[name].get<std::uint64_t>()) +
+                       " is above the cap of " + std::to_string(cap) + " ms, so " +
+                       std::to_string(cap) + " ms applied (" + reported_in +
+                       " reports it); call again to wait longer.");
 }
 
 }  // namespace agentty::mcp::tools

@@ -106,6 +106,21 @@ boost::asio::awaitable<std::optional<ToolResult>> signal_and_wait(ToolContext& c
                                                                   std::chrono::milliseconds grace,
                                                                   const json& refused);
 
+// --- timers (yield_ms, wait's timeout_ms) -------------------------------------
+// The schema of a timer that is capped at config.max_yield_ms: a longer
+// request is accepted and clamped (the contract reports the effective value)
+// instead of refused; negative and non-integer values are still refused.
+// `text` is the description's start; the cap sentence is appended.
+json capped_timer_input(const ToolConfig& config, const std::string& text);
+// args[name] (else `fallback`) clamped to the cap.
+std::uint32_t effective_timer(const ToolContext& ctx, const json& args, const std::string& name,
+                              std::uint32_t fallback);
 std::uint32_t effective_yield(const ToolContext& ctx, const json& args, std::uint32_t fallback);
+// Appends to result["hint"] when args[name] was above the cap: what was asked,
+// what applied, and where the response reports it (`reported_in`).
+void note_capped_timer(json& result, const ToolContext& ctx, const json& args,
+                       const std::string& name, const std::string& reported_in);
+// Appends `text` to result["hint"] (a hint may say several things).
+void add_hint(json& result, const std::string& text);
 
 }  // namespace agentty::mcp::tools

@@ -64,13 +64,11 @@ json input_schema(const ToolConfig& config) {
         {"description",
          "Send end-of-file after stdin. Default: true when stdin is given, else false (the "
          "terminal stays open for write)."}}},
-      {"yield_ms",
-       {{"type", "integer"},
-        {"minimum", 0},
-        {"maximum", 55000},
-        {"description", "How long to wait inline before returning status=backgrounded (default " +
-                            std::to_string(config.default_yield_ms) +
-                            "). Never ends the process."}}},
+      {"yield_ms", capped_timer_input(config,
+                                      "How long to wait inline before returning "
+                                      "status=backgrounded (default " +
+                                          std::to_string(config.default_yield_ms) +
+                                          "). Never ends the process.")},
       {"timeout_ms",
        {{"type", "integer"},
         {"minimum", 0},
@@ -103,8 +101,9 @@ json input_schema(const ToolConfig& config) {
 
 json output_schema() {
   json properties = merged(status_output_properties(), read_output_properties());
-  properties["yield_ms"] = {{"type", "integer"},
-                            {"description", "The effective yield after capping."}};
+  properties["yield_ms"] = {
+      {"type", "integer"},
+      {"description", "The effective yield_ms after capping (hint says when it was capped)."}};
   properties["stdin_error"] = {{"type", "string"}};
   return {{"type", "object"}, {"properties", properties}};
 }
@@ -202,6 +201,7 @@ boost::asio::awaitable<ToolResult> execute(ToolContext& ctx, const json& args) {
 
   json result = merged(execution_result(*execution, ctx, read_request(ctx, args)), extra);
   result["yield_ms"] = yield;
+  note_capped_timer(result, ctx, args, "yield_ms", "yield_ms");
   if (!execution->finished()) {
     result["status"] = "backgrounded";
     result["message"] =

@@ -228,6 +228,10 @@ boost::asio::awaitable<ToolResult> execute_in_session(ToolContext& ctx, const js
   if (end == WaitEnd::cancelled) co_return ToolResult{};
 
   auto request = read_request(ctx, args);
+  auto answer = [&](json result) {  // last: read_fields may have set a hint
+    note_capped_timer(result, ctx, args, "yield_ms", "yield_ms");
+    return ToolResult{std::move(result)};
+  };
   json result = merged(status_fields(*execution, ctx), session_fields(*execution));
   result["yield_ms"] = yield;
   result["duration_ms"] = duration_cast<milliseconds>(steady_clock::now() - submitted_at).count();
@@ -237,7 +241,7 @@ boost::asio::awaitable<ToolResult> execute_in_session(ToolContext& ctx, const js
     result["status"] = "completed";
     result["exit_code"] = *command->exit_code;
     result["boundaries"] = shell->kind() == session::ShellKind::sh ? "heuristic" : "exact";
-    co_return ToolResult{std::move(result)};
+    co_return answer(std::move(result));
   }
   if (command && ran_nothing(*shell, *command)) {
     shell->abandon_pending(command_id);  // a later C mark is not this line's
@@ -248,7 +252,7 @@ boost::asio::awaitable<ToolResult> execute_in_session(ToolContext& ctx, const js
     result["message"] =
         "The shell read the line and ran no command (it is blank or only a comment); nothing "
         "failed.";
-    co_return ToolResult{std::move(result)};
+    co_return answer(std::move(result));
   }
   if (command && command->output_begin != 0) execution->advance_cursor(command->output_begin);
   result = merged(result, read_fields(*execution, request));
@@ -281,7 +285,7 @@ boost::asio::awaitable<ToolResult> execute_in_session(ToolContext& ctx, const js
         "\" (until=\"exit\" waits for this command's end) "
         "or read to follow it, write to answer prompts, write keys [\"ctrl-c\"] to interrupt it.";
   }
-  co_return ToolResult{std::move(result)};
+  co_return answer(std::move(result));
 }
 
 boost::asio::awaitable<ToolResult> session_action(ToolContext& ctx, session::Execution& execution,
@@ -337,6 +341,8 @@ boost::asio::awaitable<ToolResult> session_action(ToolContext& ctx, session::Exe
   json result =
       merged(execution_result(execution, ctx, read_request(ctx, args)), session_fields(execution));
   result["ok"] = true;
+  result["yield_ms"] = yield.count();
+  note_capped_timer(result, ctx, args, "yield_ms", "yield_ms");
   if (action == "rearm") {
     result["armed"] = shell->prompt_ready();
     result["message"] = shell->prompt_ready()

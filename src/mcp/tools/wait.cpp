@@ -40,8 +40,7 @@ boost::asio::awaitable<ToolResult> wait(ToolContext& ctx, const json& args,
         "pattern: only applies with until=\"match\"; set until or remove pattern.");
   }
   auto idle_ms = milliseconds(args.value("idle_ms", 1000));
-  std::uint32_t requested = args.value("timeout_ms", ctx.config.max_yield_ms);
-  std::uint32_t budget = std::min(requested, ctx.config.max_yield_ms);
+  std::uint32_t budget = effective_timer(ctx, args, "timeout_ms", ctx.config.max_yield_ms);
   auto start = steady_clock::now();
   auto deadline = start + milliseconds(budget);
   auto request = read_request(ctx, args);
@@ -111,6 +110,8 @@ boost::asio::awaitable<ToolResult> wait(ToolContext& ctx, const json& args,
   result["wait_result"] = result_name;
   result["waited_ms"] = duration_cast<milliseconds>(steady_clock::now() - start).count();
   result["max_wait_ms"] = budget;
+  result["timeout_ms"] = budget;
+  note_capped_timer(result, ctx, args, "timeout_ms", "max_wait_ms");
   if (found)
     result["match"] = {{"text", found->text}, {"groups", found->groups}, {"line", found->line}};
   if (end == WaitEnd::deadline) {
@@ -147,13 +148,10 @@ ToolDefinition make_wait_tool(const ToolConfig& config) {
             {"minimum", 1},
             {"maximum", 55000},
             {"description", "Quiet time for until=idle (default 1000)."}}},
-          {"timeout_ms",
-           {{"type", "integer"},
-            {"minimum", 0},
-            {"maximum", 55000},
-            {"description",
-             "Longest wait (default and cap 55000). Reaching it returns "
-             "wait_result=deadline_reached; the process keeps running."}}},
+          {"timeout_ms", capped_timer_input(config,
+                                            "Longest wait (default: the cap). Reaching it returns "
+                                            "wait_result=deadline_reached; the process keeps "
+                                            "running.")},
       },
       read_inputs(config));
   json output = merged(status_output_properties(), read_output_properties());
@@ -163,6 +161,9 @@ ToolDefinition make_wait_tool(const ToolConfig& config) {
   output["waited_ms"] = {{"type", "integer"}};
   output["max_wait_ms"] = {{"type", "integer"},
                            {"description", "The effective budget after capping."}};
+  output["timeout_ms"] = {
+      {"type", "integer"},
+      {"description", "The effective timeout_ms after capping (= max_wait_ms)."}};
   output["match"] = {{"type", "object"},
                      {"properties",
                       {{"text", {{"type", "string"}}},

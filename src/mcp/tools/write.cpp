@@ -186,7 +186,8 @@ boost::asio::awaitable<ToolResult> write(ToolContext& ctx, const json& args,
   // a moment after something arrived, the program waits for input again, or it ends.
   auto before = execution->log().latest_seq();
   auto sent_at = steady_clock::now();
-  auto deadline = sent_at + milliseconds(effective_yield(ctx, args, 2000));
+  auto yield = effective_yield(ctx, args, 2000);
+  auto deadline = sent_at + milliseconds(yield);
   auto settled = [&] {
     if (execution->finished()) return true;
     auto quiet = execution->idle().value_or(milliseconds::max());
@@ -199,6 +200,8 @@ boost::asio::awaitable<ToolResult> write(ToolContext& ctx, const json& args,
   if (end == WaitEnd::cancelled) co_return ToolResult{};
   json result = execution_result(*execution, ctx, read_request(ctx, args));
   result["ok"] = true;
+  result["yield_ms"] = yield;
+  note_capped_timer(result, ctx, args, "yield_ms", "yield_ms");
   if (size) {
     result["cols"] = execution->size().cols;
     result["rows"] = execution->size().rows;
@@ -240,13 +243,9 @@ ToolDefinition make_write_tool(const ToolConfig& config) {
             {"description",
              "Sessions only. rearm: re-inject the prompt hook after switching into a new shell; "
              "flush: drop typed-ahead input and clear the line."}}},
-          {"yield_ms",
-           {{"type", "integer"},
-            {"minimum", 0},
-            {"maximum", 55000},
-            {"description",
-             "Longest wait for the reply (default 2000); returns earlier once output goes "
-             "quiet."}}},
+          {"yield_ms", capped_timer_input(config,
+                                          "Longest wait for the reply (default 2000); returns "
+                                          "earlier once output goes quiet.")},
       },
       merged(resize_inputs(), read_inputs(config)));
   json output = merged(status_output_properties(), read_output_properties());
@@ -254,6 +253,8 @@ ToolDefinition make_write_tool(const ToolConfig& config) {
   output["refused_line"] = {
       {"type", "string"},
       {"description", "The submitted line the command rules refused (nothing was written)."}};
+  output["yield_ms"] = {{"type", "integer"},
+                        {"description", "The effective yield_ms after capping."}};
   output["cols"] = {{"type", "integer"}, {"description", "The terminal's width after a resize."}};
   output["rows"] = {{"type", "integer"}, {"description", "The terminal's height after a resize."}};
   return ToolDefinition{
