@@ -202,3 +202,35 @@ test('timers: yield_ms and wait.timeout_ms above the cap are clamped and reporte
     assert.match(schema.description, /Capped at 55000 ms/);
   }
 });
+
+test('session: command_running is false once the shell has exited (exit N, or a job left behind)', async (t) => {
+  const id = await open(t);
+  const nested = await run(id, 'bash -c "exit 4"');
+  assert.equal(nested.exit_code, 4);
+  assert.equal(nested.command_running, false);
+  // A nested shell left with ctrl-d: write's answer carries the session fields too.
+  await run(id, 'bash --norc', { yield_ms: 0 });
+  // The inner shell's own prompt (bash --norc: "bash-5.2$ ").
+  const inner = await call('wait', { execution_id: id, pattern: 'bash-[0-9.]+[$#] ', since_seq: 1, timeout_ms: 20000 });
+  assert.equal(inner.wait_result, 'matched');
+  assert.equal(inner.command_running, true);
+  const left = await call('write', { execution_id: id, eof: true });
+  assert.equal(left.ok, true);
+  const back = await call('wait', { execution_id: id, until: 'exit', timeout_ms: 20000 });
+  assert.equal(back.wait_result, 'exited');
+  assert.equal(back.command_running, false);
+  assert.equal(back.prompt_ready, true, 'wait(until=exit) returns with the prompt back');
+  const probe = await call('write', { execution_id: id, keys: ['ctrl-u'] });
+  assert.equal(probe.command_running, false, JSON.stringify(probe));
+  const r = await run(id, 'sleep 0.2 & exit 5');
+  assert.equal(r.status, 'completed', JSON.stringify(r));
+  assert.equal(r.exit_code, 5);
+  assert.equal(r.command_running, false, JSON.stringify(r));
+  assert.equal(r.prompt_ready, false);
+  const w = await call('wait', { execution_id: id, until: 'exit', timeout_ms: 20000 });
+  assert.equal(w.command_running, false);
+  const refused = await run(id, 'echo late');
+  assert.equal(refused.isError, true);
+  assert.equal(refused.command_running, false);
+  assert.match(refused.error, /the shell has ended/);
+});

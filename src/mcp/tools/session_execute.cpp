@@ -121,7 +121,8 @@ const session::ShellCommand* unstarted_command(const ShellIntegration& shell) {
 json session_fields(session::Execution& execution, bool command_exit) {
   auto* shell = execution.shell();
   if (!shell) return json::object();
-  bool running = shell->command_running();
+  // An ended shell runs nothing, whatever its last marks said (`exit` has no D mark).
+  bool running = shell->command_running() && !execution.finished();
   bool heuristic =
       shell->kind() == session::ShellKind::sh || (running && execution.waiting_for_input());
   json out = {{"boundaries", heuristic ? "heuristic" : "exact"},

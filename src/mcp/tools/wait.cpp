@@ -14,11 +14,25 @@ using namespace std::chrono;
 
 constexpr std::size_t kMatchWindow = 4 << 20;  // text searched for `match`, newest bytes
 
-struct Condition {
-  std::string until;
-  std::function<bool()> done;
-  milliseconds recheck{0};
-};
+// After a session command's D mark the shell draws its prompt, usually in
+// the same read: waiting for it means prompt_ready is true in the answer and
+// the prompt is not left for the next read. A prompt hook that draws no
+// marked prompt is given this long.
+constexpr milliseconds kPromptGrace{300};
+
+// A session's running command has ended (its D mark) and the prompt is back
+// (or kPromptGrace passed; `ended_at` remembers when the end was seen).
+bool session_command_over(session::Execution& execution,
+                          std::optional<steady_clock::time_point>& ended_at) {
+  auto* shell = execution.shell();
+  if (!shell || shell->command_running() || unstarted_command(*shell)) return false;
+  const auto* command = shell->current();
+  if (!command || !command->ended() || command->prompt_end != 0 || shell->prompt_ready())
+    return true;
+  auto now = steady_clock::now();
+  if (!ended_at) ended_at = now;
+  return now - *ended_at >= kPromptGrace;
+}
 
 boost::asio::awaitable<ToolResult> wait(ToolContext& ctx, const json& args,
                                         std::shared_ptr<session::Execution> execution) {
@@ -49,15 +63,13 @@ boost::asio::awaitable<ToolResult> wait(ToolContext& ctx, const json& args,
 
   std::function<bool()> done;
   milliseconds recheck{0};
+  std::optional<steady_clock::time_point> ended_at;
   if (until == "exit") {
     // In a session: the current command's end (its D mark), not the shell's;
     // a command typed but not started yet (execute with a short yield_ms)
     // has not ended either.
-    done = [&] {
-      auto* shell = execution->shell();
-      return execution->finished() ||
-             (shell && !shell->command_running() && !unstarted_command(*shell));
-    };
+    done = [&] { return execution->finished() || session_command_over(*execution, ended_at); };
+    if (execution->shell()) recheck = kPromptGrace;
   } else if (until == "idle") {
     done = [&] {
       auto quiet =

@@ -198,7 +198,8 @@ boost::asio::awaitable<ToolResult> write(ToolContext& ctx, const json& args,
   };
   auto end = co_await wait_until(ctx, *execution, deadline, settled, milliseconds(50));
   if (end == WaitEnd::cancelled) co_return ToolResult{};
-  json result = execution_result(*execution, ctx, read_request(ctx, args));
+  json result = merged(execution_result(*execution, ctx, read_request(ctx, args)),
+                       session_fields(*execution));
   result["ok"] = true;
   result["yield_ms"] = yield;
   note_capped_timer(result, ctx, args, "yield_ms", "yield_ms");
