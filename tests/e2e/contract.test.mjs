@@ -234,3 +234,37 @@ test('session: command_running is false once the shell has exited (exit N, or a 
   assert.equal(refused.command_running, false);
   assert.match(refused.error, /the shell has ended/);
 });
+
+test('execute: a program that waits for input returns backgrounded at once, not after yield_ms', async (t) => {
+  const started = Date.now();
+  const r = await server.agent.startCommand(t, { command: 'read -p "Name: " x; echo "hi $x"', yield_ms: 30000 });
+  assert.equal(r.status, 'backgrounded', JSON.stringify(r));
+  assert.equal(r.waiting_for_input, true);
+  assert.equal(r.output, 'Name: ');
+  assert.match(r.message, /waits for input/);
+  assert.ok(Date.now() - started < 20000, 'returned well before yield_ms');
+  const answered = await call('write', { execution_id: r.execution_id, input: 'bob', newline: true });
+  assert.match(answered.output, /hi bob/);
+  // A silent program that does not read the terminal still runs to its end inline.
+  const quiet = await call('execute', { command: 'sleep 1.2; echo done', side_effects: ['NONE'] });
+  assert.equal(quiet.status, 'completed');
+  assert.equal(quiet.output, 'done\n');
+});
+
+test('session: a command that waits for input (a nested shell, a REPL, an open quote) returns at once', async (t) => {
+  const id = await open(t);
+  const nested = await run(id, 'bash --norc');
+  assert.equal(nested.status, 'backgrounded', JSON.stringify(nested));
+  assert.equal(nested.waiting_for_input, true);
+  assert.equal(nested.command_running, true);
+  assert.match(nested.message, /rearm/);
+  const inner = await run(id, 'exit 3');
+  assert.equal(inner.status, 'completed', JSON.stringify(inner));
+  assert.equal(inner.command_running, false);
+  const quote = await run(id, 'echo "open');
+  assert.equal(quote.status, 'backgrounded', JSON.stringify(quote));
+  assert.equal(quote.prompt_ready, false, 'a continuation prompt is not a prompt');
+  assert.match(quote.message, /flush/);
+  const flushed = await call('write', { execution_id: id, action: 'flush' });
+  assert.equal(flushed.prompt_ready, true, JSON.stringify(flushed));
+});

@@ -406,6 +406,11 @@ boost::asio::awaitable<WaitEnd> wait_until(ToolContext& ctx, session::Execution&
   co_return WaitEnd::condition;
 }
 
+bool awaits_answer(session::Execution& execution) {
+  return execution.idle().value_or(execution.duration()) >= kAnswerQuiet &&
+         execution.waiting_for_input();
+}
+
 boost::asio::awaitable<std::optional<ToolResult>> signal_and_wait(ToolContext& ctx,
                                                                   session::Execution& execution,
                                                                   int signo, milliseconds grace,

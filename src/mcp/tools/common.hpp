@@ -96,6 +96,13 @@ boost::asio::awaitable<WaitEnd> wait_until(
     const std::function<bool()>& done,
     std::chrono::milliseconds recheck = std::chrono::milliseconds(0));
 
+// execute: the program has been waiting for input (blocked reading the
+// terminal, quiet) for kAnswerQuiet: nothing will happen until someone types,
+// so waiting out the rest of yield_ms would only stall the agent.
+constexpr std::chrono::milliseconds kAnswerQuiet{500};
+constexpr std::chrono::milliseconds kAnswerRecheck{100};
+bool awaits_answer(session::Execution& execution);
+
 // stop and close: signals the process group (SIGKILL after `grace`) and waits
 // until it ends or 3 s past the grace. Returns what to answer at once: the
 // refusal (with `refused` fields) or an empty result when the request was

@@ -196,13 +196,25 @@ boost::asio::awaitable<ToolResult> execute(ToolContext& ctx, const json& args) {
 
   auto yield = effective_yield(ctx, args, ctx.config.default_yield_ms);
   auto deadline = steady_clock::now() + milliseconds(yield);
-  auto end = co_await wait_until(ctx, *execution, deadline, [&] { return execution->finished(); });
+  auto end = co_await wait_until(
+      ctx, *execution, deadline, [&] { return execution->finished() || awaits_answer(*execution); },
+      kAnswerRecheck);
   if (end == WaitEnd::cancelled) co_return ToolResult{};
 
   json result = merged(execution_result(*execution, ctx, read_request(ctx, args)), extra);
   result["yield_ms"] = yield;
   note_capped_timer(result, ctx, args, "yield_ms", "yield_ms");
-  if (!execution->finished()) {
+  if (!execution->finished() && end == WaitEnd::condition) {
+    result["status"] = "backgrounded";
+    result["message"] =
+        "It waits for input (it reads the terminal and has printed nothing for " +
+        std::to_string(kAnswerQuiet.count()) +
+        " ms), so this returned before yield_ms; it keeps running. Answer with write "
+        "(execution_id=\"" +
+        execution->id() +
+        "\"; keys for ctrl-c, arrows...), or wait/read to follow it, stop to end it. For a "
+        "password, handoff to a person.";
+  } else if (!execution->finished()) {
     result["status"] = "backgrounded";
     result["message"] =
         "Still running after " + std::to_string(yield) +
@@ -227,7 +239,9 @@ ToolDefinition make_execute_tool(const ToolConfig& config) {
       "removed, progress "
       "bars collapsed); a capped response says capped=true and the `hint` names the call that "
       "continues it. "
-      "`waiting_for_input`=true means the program is waiting for you to type. Errors: "
+      "`waiting_for_input`=true means the program is waiting for you to type: a program that "
+      "waits for input (a prompt, a REPL) returns status=backgrounded with it at once instead of "
+      "after yield_ms; answer with `write`. Errors: "
       "status=failed_to_start means "
       "nothing ran (the message names the argument or the policy rule and the fix); timed_out "
       "means timeout_ms "

@@ -127,7 +127,8 @@ json session_fields(session::Execution& execution, bool command_exit) {
       shell->kind() == session::ShellKind::sh || (running && execution.waiting_for_input());
   json out = {{"boundaries", heuristic ? "heuristic" : "exact"},
               {"command_running", running},
-              {"prompt_ready", shell->prompt_ready()}};
+              // A typed line the shell has not started (a continuation prompt) is not a prompt.
+              {"prompt_ready", shell->prompt_ready() && !unstarted_command(*shell)}};
   const auto* command = shell->current();
   if (command && !running && command->ended()) {
     out["command_exit_code"] = *command->exit_code;
@@ -220,12 +221,15 @@ boost::asio::awaitable<ToolResult> execute_in_session(ToolContext& ctx, const js
     const auto* command = shell->find(command_id);
     if (command && command->ended()) return command->prompt_end != 0;
     if (command && ran_nothing(*shell, *command)) return true;
-    if (!heuristic) return false;
+    // The command (a REPL, a nested shell, a prompt) or the shell (an
+    // unclosed quote) waits for input: nothing happens until someone types.
+    if (!heuristic) return awaits_answer(*execution);
     bool printed = execution->log().latest_seq() > submitted_seq;
     auto quiet = execution->idle().value_or(milliseconds::max());
     return printed && quiet >= kHeuristicQuiet && execution->waiting_for_input();
   };
-  auto end = co_await wait_until(ctx, *execution, deadline, done, milliseconds(heuristic ? 50 : 0));
+  auto end = co_await wait_until(ctx, *execution, deadline, done,
+                                 heuristic ? milliseconds(50) : kAnswerRecheck);
   if (end == WaitEnd::cancelled) co_return ToolResult{};
 
   auto request = read_request(ctx, args);
@@ -276,6 +280,14 @@ boost::asio::awaitable<ToolResult> execute_in_session(ToolContext& ctx, const js
         "The shell has not started the command: it waits for the rest of the line (an unclosed "
         "quote, a trailing backslash, a here-document; the output shows its continuation "
         "prompt). write the rest of the line, or write(action=\"flush\") to drop it.";
+  } else if (end == WaitEnd::condition) {
+    result["status"] = "backgrounded";
+    result["message"] =
+        "The command waits for input (it reads the terminal and has printed nothing for " +
+        std::to_string(kAnswerQuiet.count()) +
+        " ms), so this returned before yield_ms. Answer it with write, or keys [\"ctrl-c\"] to "
+        "interrupt it. A nested shell (bash, su, ssh to a bash): write(action=\"rearm\") gives "
+        "exact boundaries again; until then execute(session=) types into it heuristically.";
   } else {
     result["status"] = "backgrounded";
     result["message"] =
