@@ -2,6 +2,8 @@
 
 #include <boost/asio/post.hpp>
 
+#include <string>
+
 #include "base/log.hpp"
 
 namespace agentty::pty {
@@ -22,12 +24,34 @@ Expected<std::unique_ptr<PtyProcess>> PtyLauncher::launch(const SpawnOptions& op
     }
     spdlog::info("the spare PTY supervisor had ended; starting one for this program");
   }
+  if (maker_) {
+    // Forked and used at once: cheaper than exec'ing a supervisor.
+    if (auto forked = SpareSupervisor::start(&*maker_)) {
+      if (auto ran = std::move(forked.value()).run(options)) {
+        if (!*ran) return make_error(ran->error());
+        return adopt_spawned(io_, std::move(ran->value()), options.size);
+      }
+    } else {
+      drop_maker(forked.error());
+    }
+  }
   return spawn_pty_process(io_, options);
+}
+
+void PtyLauncher::drop_maker(const std::string& why) {
+  spdlog::warn("the PTY spare maker failed ({}); supervisors are exec'd from now on", why);
+  maker_.reset();
+  maker_failed_ = true;
 }
 
 std::optional<pid_t> PtyLauncher::spare_pid() const {
   if (!spare_) return std::nullopt;
   return spare_->pid();
+}
+
+std::optional<pid_t> PtyLauncher::maker_pid() const {
+  if (!maker_) return std::nullopt;
+  return maker_->pid();
 }
 
 void PtyLauncher::prepare_spare() {
@@ -46,6 +70,21 @@ void PtyLauncher::prepare_spare() {
 void PtyLauncher::refill() {
   refill_scheduled_ = false;
   if (spare_) return;
+  if (!maker_ && !maker_failed_) {
+    if (auto made = SpareMaker::start()) {
+      maker_.emplace(std::move(made.value()));
+    } else {
+      drop_maker(made.error());
+    }
+  }
+  if (maker_) {
+    if (auto forked = SpareSupervisor::start(&*maker_)) {
+      spare_.emplace(std::move(forked.value()));
+      return;
+    } else {
+      drop_maker(forked.error());
+    }
+  }
   auto started = SpareSupervisor::start();
   if (!started) {
     // Launches still work without a spare; say why they are slower.

@@ -9,6 +9,14 @@
 // ready spawns as spawn_pty_process() does. No spare exists before the first
 // program has ended, so a server that never runs a local program has none.
 //
+// Spares are forked by a SpareMaker (`agentty-supervisor --spare-maker`),
+// started with the first spare: forking that small process costs a fraction
+// of exec'ing a supervisor (on a small VM ~0.5 ms against ~1.5 ms, most of it
+// the kernel's exec and a static binary's start-up), and the fork runs in the
+// maker, not on this loop. A launch with no spare waiting also has the maker
+// fork one and uses it at once. A maker that fails (killed from outside) is
+// dropped, and spares are exec'd from then on.
+//
 // Semantics are those of spawn_pty_process(): same environment, directory,
 // size, process layout and error messages. A spare that died (killed from
 // outside) is noticed before use and replaced.
@@ -47,12 +55,18 @@ class PtyLauncher {
 
   // The waiting spare's supervisor pid, if any (tests).
   std::optional<pid_t> spare_pid() const;
+  // The spare maker's pid, if one runs (tests).
+  std::optional<pid_t> maker_pid() const;
 
  private:
   void refill();
+  void drop_maker(const std::string& why);
 
   boost::asio::io_context& io_;
   bool keep_spare_;
+  // Declared before spare_: destroyed after it (a spare does not need it).
+  std::optional<SpareMaker> maker_;
+  bool maker_failed_ = false;  // then spares are exec'd, as without one
   std::optional<SpareSupervisor> spare_;
   bool refill_scheduled_ = false;
   std::shared_ptr<PtyLauncher*> self_;  // cleared on destruction, for posted refills

@@ -302,7 +302,7 @@ SpareSupervisor::~SpareSupervisor() {
   reap_blocking(pid_);
 }
 
-Expected<SpareSupervisor> SpareSupervisor::start() {
+Expected<SpareSupervisor> SpareSupervisor::start(SpareMaker* maker) {
   auto terminal = open_terminal(TerminalSize{});
   if (!terminal) return make_error(terminal.error());
   int sockets[2];
@@ -311,8 +311,9 @@ Expected<SpareSupervisor> SpareSupervisor::start() {
   UniqueFd control(sockets[0]);
   auto theirs = ensure_above_stdio(UniqueFd(sockets[1]), "fcntl(F_DUPFD_CLOEXEC)");
   if (!theirs) return make_error(theirs.error());
-  auto started =
-      spawn_supervisor({supervisor::kSpareFlag}, "", {}, terminal->slave.get(), theirs->get());
+  auto started = maker ? maker->make(terminal->slave.get(), theirs->get())
+                       : spawn_supervisor({supervisor::kSpareFlag}, "", {}, terminal->slave.get(),
+                                          theirs->get());
   if (!started) return make_error(started.error());
   return SpareSupervisor(std::move(terminal->master), std::move(control), started.value(),
                          terminal->slave_device);
@@ -334,6 +335,62 @@ std::optional<Expected<SpawnedPty>> SpareSupervisor::run(const SpawnOptions& opt
   terminal.master = std::move(master_);
   terminal.slave_device = slave_device_;
   return await_program(std::move(terminal), std::exchange(pid_, -1), std::move(control_), options);
+}
+
+SpareMaker::SpareMaker(UniqueFd socket, pid_t pid) : socket_(std::move(socket)), pid_(pid) {}
+
+SpareMaker::SpareMaker(SpareMaker&& other) noexcept
+    : socket_(std::move(other.socket_)), pid_(std::exchange(other.pid_, -1)) {}
+
+SpareMaker::~SpareMaker() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGKILL);
+  reap_blocking(pid_);
+}
+
+Expected<SpareMaker> SpareMaker::start() {
+  int sockets[2];
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sockets) != 0)
+    return make_error(errno_message("socketpair"));
+  UniqueFd ours(sockets[0]);
+  auto theirs = ensure_above_stdio(UniqueFd(sockets[1]), "fcntl(F_DUPFD_CLOEXEC)");
+  if (!theirs) return make_error(theirs.error());
+  auto null =
+      ensure_above_stdio(UniqueFd(::open("/dev/null", O_RDWR | O_CLOEXEC)), "open /dev/null");
+  if (!null) return make_error(null.error());
+  auto started =
+      spawn_supervisor({supervisor::kSpareMakerFlag}, "", {}, null->get(), theirs->get());
+  if (!started) return make_error(started.error());
+  return SpareMaker(std::move(ours), started.value());
+}
+
+Expected<pid_t> SpareMaker::make(int slave, int control) {
+  int fds[2] = {slave, control};
+  char byte = 0;
+  struct iovec data {
+    &byte, 1
+  };
+  alignas(struct cmsghdr) char buffer[CMSG_SPACE(sizeof fds)] = {};
+  struct msghdr message {};
+  message.msg_iov = &data;
+  message.msg_iovlen = 1;
+  message.msg_control = buffer;
+  message.msg_controllen = sizeof buffer;
+  struct cmsghdr* header = CMSG_FIRSTHDR(&message);
+  header->cmsg_level = SOL_SOCKET;
+  header->cmsg_type = SCM_RIGHTS;
+  header->cmsg_len = CMSG_LEN(sizeof fds);
+  std::memcpy(CMSG_DATA(header), fds, sizeof fds);
+  ssize_t n;
+  while ((n = ::sendmsg(socket_.get(), &message, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
+  }
+  if (n != 1) return make_error(errno_message("the spare maker: sendmsg"));
+  std::int32_t reply = 0;
+  while ((n = ::recv(socket_.get(), &reply, sizeof reply, 0)) < 0 && errno == EINTR) {
+  }
+  if (n != sizeof reply) return make_error("the spare maker has ended");
+  if (reply < 0) return make_error(errno_message("the spare maker: clone", -reply));
+  return static_cast<pid_t>(reply);
 }
 
 }  // namespace agentty::pty

@@ -48,10 +48,13 @@ Expected<SpawnedPty> spawn_supervised(const SpawnOptions& options);
 // and then behaves as spawn_supervised(): the expensive part of a spawn
 // (opening a PTY, exec'ing the supervisor, its start-up) is already done.
 // Destroying an unused spare kills and reaps it. Move-only.
+class SpareMaker;
+
 class SpareSupervisor {
  public:
-  // Returns at once; the supervisor starts up in the background.
-  static Expected<SpareSupervisor> start();
+  // Returns at once; the supervisor starts up in the background. Forked by
+  // `maker` when given, else spawned.
+  static Expected<SpareSupervisor> start(SpareMaker* maker = nullptr);
 
   SpareSupervisor(SpareSupervisor&& other) noexcept;
   SpareSupervisor& operator=(SpareSupervisor&&) = delete;
@@ -69,6 +72,31 @@ class SpareSupervisor {
   UniqueFd control_;  // a socket: the instruction out, status messages back
   pid_t pid_ = -1;
   dev_t slave_device_ = 0;
+};
+
+// A running `agentty-supervisor --spare-maker` (see supervisor_protocol.hpp):
+// it makes spares by forking itself, which costs a fraction of exec'ing a
+// supervisor (no image to load, no start-up) and happens in that process,
+// not on the caller's thread. Each spare is the caller's own child. Destroying
+// the maker ends and reaps it (its spares live on). Move-only.
+class SpareMaker {
+ public:
+  static Expected<SpareMaker> start();
+  SpareMaker(SpareMaker&& other) noexcept;
+  SpareMaker& operator=(SpareMaker&&) = delete;
+  ~SpareMaker();
+
+  // Forks a spare on the PTY slave `slave`, controlled through the socket
+  // `control` (both stay the caller's to close). An error means the maker is
+  // unusable (it died, or cannot fork): start spares another way.
+  Expected<pid_t> make(int slave, int control);
+
+  pid_t pid() const { return pid_; }
+
+ private:
+  SpareMaker(UniqueFd socket, pid_t pid);
+  UniqueFd socket_;  // SOCK_SEQPACKET: requests out, pids back
+  pid_t pid_ = -1;
 };
 
 // The environment a spawned program sees, as "KEY=value" strings: the parent's

@@ -17,9 +17,12 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <linux/sched.h>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -219,6 +222,59 @@ std::vector<char*> pointers_to(std::vector<std::string>& strings) {
   return pointers;
 }
 
+// A spare maker's request: one message with the new spare's PTY slave and
+// its end of the control socket (SCM_RIGHTS). False at end of file (agentty
+// is done with us) or on a malformed message.
+bool receive_request(int (&fds)[2]) {
+  char byte = 0;
+  struct iovec data {
+    &byte, 1
+  };
+  alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof fds)] = {};
+  struct msghdr message {};
+  message.msg_iov = &data;
+  message.msg_iovlen = 1;
+  message.msg_control = control;
+  message.msg_controllen = sizeof control;
+  ssize_t n;
+  while ((n = ::recvmsg(kStatusFd, &message, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {
+  }
+  struct cmsghdr* header = CMSG_FIRSTHDR(&message);
+  if (n <= 0 || !header || header->cmsg_type != SCM_RIGHTS ||
+      header->cmsg_len != CMSG_LEN(sizeof fds))
+    return false;
+  std::memcpy(fds, CMSG_DATA(header), sizeof fds);
+  return true;
+}
+
+// The spare maker (see supervisor_protocol.hpp): forks a spare per request
+// and answers with its pid (or -errno). Forking this small process costs a
+// fraction of exec'ing a new one (no image to load, no start-up), and the
+// work happens here rather than on agentty's event loop. CLONE_PARENT makes
+// each spare agentty's own child, so agentty reaps it and reads its exit
+// status exactly as for a spare it spawned itself. Returns only in a new
+// spare, with its fds and session set up as posix_spawn sets up --spare.
+void make_spares() {
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // not outlive agentty
+  for (;;) {
+    int fds[2];
+    if (!receive_request(fds)) ::_exit(0);
+    // Like fork(): the child continues on a copy of this stack.
+    long pid = ::syscall(SYS_clone, CLONE_PARENT | SIGCHLD, nullptr, nullptr, nullptr, 0);
+    if (pid == 0) {
+      for (int fd = 0; fd <= 2; ++fd) ::dup2(fds[0], fd);
+      ::dup2(fds[1], kStatusFd);  // in place of the maker's socket
+      ::close_range(kStatusFd + 1, ~0U, 0);
+      ::setsid();
+      return;
+    }
+    std::int32_t reply = pid > 0 ? static_cast<std::int32_t>(pid) : -errno;
+    ::close(fds[0]);
+    ::close(fds[1]);
+    if (::send(kStatusFd, &reply, sizeof reply, MSG_NOSIGNAL) != sizeof reply) ::_exit(0);
+  }
+}
+
 [[noreturn]] void usage() {
   std::fprintf(stderr,
                "%s is started by agentty for each program it runs on a terminal; "
@@ -232,9 +288,12 @@ std::vector<char*> pointers_to(std::vector<std::string>& strings) {
 int main(int argc, char** argv) {
   using agentty::pty::supervisor::kModeFlag;
   using agentty::pty::supervisor::kSpareFlag;
-  bool spare = argc == 2 && std::strcmp(argv[1], kSpareFlag) == 0;
+  using agentty::pty::supervisor::kSpareMakerFlag;
+  bool maker = argc == 2 && std::strcmp(argv[1], kSpareMakerFlag) == 0;
+  bool spare = maker || (argc == 2 && std::strcmp(argv[1], kSpareFlag) == 0);
   bool direct = argc >= 3 && std::strcmp(argv[1], kModeFlag) == 0;
   if ((!spare && !direct) || ::fcntl(kStatusFd, F_GETFD) < 0) usage();
+  if (maker) make_spares();
   // The program's copy closes on exec, which is how agentty learns it ran.
   ::fcntl(kStatusFd, F_SETFD, FD_CLOEXEC);
   if (::getsid(0) != ::getpid()) fail(Stage::setsid, EPERM);

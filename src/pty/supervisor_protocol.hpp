@@ -14,6 +14,13 @@
 //     reading one Instruction (program, environment, working directory) from
 //     kStatusFd, a socket; end of file there means "not needed", and it exits.
 //     This takes the supervisor's own start-up off an execution's latency.
+//   agentty-supervisor --spare-maker
+//     makes spares by forking itself, cheaper than exec'ing each. kStatusFd
+//     is a SOCK_SEQPACKET socket; each request is a one-byte message carrying
+//     two fds (SCM_RIGHTS): the new spare's PTY slave and its end of the
+//     control socket. The reply is a native int32: the spare's pid (agentty's
+//     own child, through CLONE_PARENT) or -errno. It exits at end of file, or
+//     with agentty (PR_SET_PDEATHSIG). Its stdio is /dev/null.
 //
 // The supervisor makes the slave its controlling terminal, becomes a child
 // subreaper, starts the program in a process group of its own that is the
@@ -37,6 +44,7 @@ namespace agentty::pty::supervisor {
 inline constexpr int kStatusFd = 3;
 inline constexpr const char* kModeFlag = "--supervise";
 inline constexpr const char* kSpareFlag = "--spare";
+inline constexpr const char* kSpareMakerFlag = "--spare-maker";
 inline constexpr const char* kProgramName = "agentty-supervisor";
 
 enum class Stage : std::int32_t { program_pid, setsid, controlling_tty, chdir, fork, exec };

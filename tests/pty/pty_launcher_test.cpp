@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "pty/pty_test_util.hpp"
@@ -62,6 +63,13 @@ class PtyLauncherTest : public ::testing::Test {
     io.restart();
     io.poll();
   }
+  // Waits until our child `pid`, killed, is a zombie (we have not reaped it).
+  void wait_until_dead(pid_t pid) {
+    auto deadline = std::chrono::steady_clock::now() + kDeadline;
+    while (test_util::state_and_parent(pid)->first != 'Z' &&
+           std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
   // A spare is waiting (made by a first launch).
   pid_t ready_spare() {
     if (!launcher.spare_pid()) {
@@ -113,36 +121,71 @@ TEST_F(PtyLauncherTest, ASpareGivesTheSameErrorsAsAFreshSpawn) {
   EXPECT_EQ(run(options).error, "cwd '/nope/agentty': No such file or directory");
   ready_spare();
   EXPECT_EQ(run(SpawnOptions{}).error, "no program to run");
-  // Only the current spare is a child; nothing failed is left as a zombie.
-  EXPECT_EQ(children_of_test(false), std::vector<int>{launcher.spare_pid().value_or(-1)});
+  // Only the current spare and the maker are children; nothing failed is left as a zombie.
+  auto children = children_of_test(false);
+  std::sort(children.begin(), children.end());
+  std::vector<int> expected{launcher.spare_pid().value_or(-1), launcher.maker_pid().value_or(-1)};
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(children, expected);
 }
 
 TEST_F(PtyLauncherTest, ASpareKilledFromOutsideIsReplacedAndTheProgramStillRuns) {
   pid_t spare = ready_spare();
   ASSERT_EQ(::kill(spare, SIGKILL), 0);
-  // Wait for it to be dead (a zombie: we are its parent and have not reaped it).
-  auto deadline = std::chrono::steady_clock::now() + kDeadline;
-  while (test_util::state_and_parent(spare)->first != 'Z' &&
-         std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  wait_until_dead(spare);
   auto launched = run({"echo", "still runs"});
   EXPECT_EQ(launched.error, "");
   EXPECT_EQ(launched.output, "still runs\r\n");
   EXPECT_EQ(children_of_test(true), std::vector<int>{});  // the dead spare was reaped
 }
 
-TEST_F(PtyLauncherTest, DestroyingTheLauncherEndsAndReapsTheSpare) {
+TEST_F(PtyLauncherTest, DestroyingTheLauncherEndsAndReapsTheSpareAndTheMaker) {
   pid_t spare = -1;
+  pid_t maker = -1;
   {
     boost::asio::io_context own_io;
     PtyLauncher own(own_io);
     own.prepare_spare();
     own_io.poll();
     spare = own.spare_pid().value_or(-1);
+    maker = own.maker_pid().value_or(-1);
     ASSERT_GT(spare, 0);
+    ASSERT_GT(maker, 0);
   }
   EXPECT_EQ(::kill(spare, 0), -1);
   EXPECT_EQ(errno, ESRCH);
+  EXPECT_EQ(::kill(maker, 0), -1);
+  EXPECT_EQ(errno, ESRCH);
+}
+
+TEST_F(PtyLauncherTest, SparesAreForkedByTheMakerAsOurOwnChildren) {
+  pid_t spare = ready_spare();
+  ASSERT_TRUE(launcher.maker_pid().has_value());
+  EXPECT_EQ(test_util::state_and_parent(spare)->second, ::getpid());  // CLONE_PARENT
+  // A program launched with no spare waiting is forked by the maker too.
+  ASSERT_EQ(::kill(spare, SIGKILL), 0);
+  wait_until_dead(spare);
+  auto launched = run({"sh", "-c", "echo forked; exit 3"});
+  EXPECT_EQ(launched.output, "forked\r\n");
+  ASSERT_TRUE(launched.exit.has_value());
+  EXPECT_EQ(launched.exit->code, 3);
+  EXPECT_EQ(children_of_test(true), std::vector<int>{});
+}
+
+TEST_F(PtyLauncherTest, AMakerKilledFromOutsideIsDroppedAndProgramsStillRun) {
+  ready_spare();
+  pid_t maker = launcher.maker_pid().value_or(-1);
+  ASSERT_GT(maker, 0);
+  ASSERT_EQ(::kill(maker, SIGKILL), 0);
+  wait_until_dead(maker);
+  for (int i = 0; i < 3; ++i) {  // the waiting spare, then spares exec'd without the maker
+    auto launched = run({"echo", "still runs"});
+    EXPECT_EQ(launched.error, "");
+    EXPECT_EQ(launched.output, "still runs\r\n");
+  }
+  EXPECT_FALSE(launcher.maker_pid().has_value());
+  EXPECT_TRUE(launcher.spare_pid().has_value());
+  EXPECT_EQ(children_of_test(true), std::vector<int>{});  // the dead maker was reaped
 }
 
 TEST(PtyLauncher, KeepsNoSpareWhenToldNotTo) {
