@@ -268,3 +268,16 @@ test('session: a command that waits for input (a nested shell, a REPL, an open q
   const flushed = await call('write', { execution_id: id, action: 'flush' });
   assert.equal(flushed.prompt_ready, true, JSON.stringify(flushed));
 });
+
+test('wait: idle_ms alone waits for idle; with another until it is refused, not ignored', async (t) => {
+  const r = await server.agent.startCommand(t, { command: 'echo tick; sleep 30', yield_ms: 0 });
+  const w = await call('wait', { execution_id: r.execution_id, idle_ms: 300, timeout_ms: 20000 });
+  assert.equal(w.isError, false, w.error);
+  assert.equal(w.wait_result, 'idle');
+  const refused = await call('wait', { execution_id: r.execution_id, until: 'exit', idle_ms: 300 });
+  assert.equal(refused.isError, true);
+  assert.match(refused.error, /^idle_ms: only applies with until="idle"/);
+  const withPattern = await call('wait', { execution_id: r.execution_id, pattern: 'x', idle_ms: 300 });
+  assert.equal(withPattern.isError, true);
+  assert.match(withPattern.error, /^idle_ms: /);
+});

@@ -39,8 +39,13 @@ boost::asio::awaitable<ToolResult> wait(ToolContext& ctx, const json& args,
   if (args.contains("since_seq") && args.contains("tail_lines")) {
     co_return tool_error("tail_lines: cannot be combined with since_seq; use one of them.");
   }
-  // A pattern says what to wait for: until may be left out.
-  std::string until = args.value("until", args.contains("pattern") ? "match" : "exit");
+  // A pattern (or idle_ms) says what to wait for: until may be left out.
+  std::string until = args.value(
+      "until", args.contains("pattern") ? "match" : (args.contains("idle_ms") ? "idle" : "exit"));
+  if (until != "idle" && args.contains("idle_ms")) {
+    co_return tool_error("idle_ms: only applies with until=\"idle\" (it was " + until +
+                         "); set until=\"idle\" or remove idle_ms.");
+  }
   std::optional<Pattern> pattern;
   if (until == "match") {
     if (!args.contains("pattern"))
@@ -144,7 +149,8 @@ ToolDefinition make_wait_tool(const ToolConfig& config) {
            {{"type", "string"},
             {"enum", {"exit", "idle", "match", "input", "released"}},
             {"description",
-             "exit (default; match when pattern is given): the process group ended (in a "
+             "exit (default; match when pattern is given, idle when idle_ms is): the process "
+             "group ended (in a "
              "session: the running command). idle: no output for idle_ms. match: "
              "`pattern` "
              "appears in the output's text from the cursor on. input: the program waits for input. "
@@ -159,7 +165,8 @@ ToolDefinition make_wait_tool(const ToolConfig& config) {
            {{"type", "integer"},
             {"minimum", 1},
             {"maximum", 55000},
-            {"description", "Quiet time for until=idle (default 1000)."}}},
+            {"description",
+             "Quiet time for until=idle (default 1000); given alone it implies until=idle."}}},
           {"timeout_ms", capped_timer_input(config,
                                             "Longest wait (default: the cap). Reaching it returns "
                                             "wait_result=deadline_reached; the process keeps "
