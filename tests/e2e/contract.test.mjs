@@ -281,3 +281,14 @@ test('wait: idle_ms alone waits for idle; with another until it is refused, not 
   assert.equal(withPattern.isError, true);
   assert.match(withPattern.error, /^idle_ms: /);
 });
+
+test('read: a capped tail_lines page says its start was cut (not "more output is waiting")', async () => {
+  const r = await call('execute', { command: 'seq 1 3; printf "%0300d\\n" 0', side_effects: ['NONE'] });
+  assert.equal(r.status, 'completed');
+  const tail = await call('read', { execution_id: r.execution_id, tail_lines: 1, max_output_bytes: 50 });
+  assert.equal(tail.capped, true);
+  assert.equal(tail.next_seq, tail.latest_seq);
+  assert.doesNotMatch(tail.hint, /More output is waiting/);
+  assert.match(tail.hint, /newest 1 line\(s\) hold more than max_output_bytes/);
+  assert.match(tail.hint, /explore op="read" line_offset=-1/);
+});

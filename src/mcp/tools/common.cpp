@@ -331,7 +331,15 @@ json read_fields(session::Execution& execution, const ReadRequest& request) {
            "); this page starts there. Read more often, use explore, or raise "
            "AGENTTY_MAX_SPOOL_BYTES. ";
   }
-  if (page.capped) {
+  if (page.capped && request.tail_lines) {
+    // A tail page is cut at its start: nothing more is waiting after it.
+    hint += "The newest " + std::to_string(*request.tail_lines) +
+            " line(s) hold more than max_output_bytes, so this page is only their last " +
+            std::to_string(page.next_seq - page.start_seq) + " bytes (from byte " +
+            std::to_string(page.start_seq) +
+            "). Raise max_output_bytes, or page them with explore op=\"read\" line_offset=-" +
+            std::to_string(*request.tail_lines) + " (execution_id=\"" + execution.id() + "\").";
+  } else if (page.capped) {
     hint += "More output is waiting (" + std::to_string(log.latest_seq() - page.next_seq) +
             " bytes). Call read with execution_id=\"" + execution.id() + "\"" +
             (cursorless ? "" : " and since_seq=" + std::to_string(page.next_seq)) +
