@@ -134,13 +134,17 @@ struct MatchDataDeleter {
   void operator()(pcre2_match_data* data) const { pcre2_match_data_free(data); }
 };
 
-// Longest prefix of text no longer than max_bytes that ends on a UTF-8
-// character boundary.
-std::size_t utf8_prefix(std::string_view text, std::size_t max_bytes) {
-  if (text.size() <= max_bytes) return text.size();
-  std::size_t n = max_bytes;
-  while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xc0) == 0x80) --n;
-  return n;
+// Length of `text` without a UTF-8 sequence cut short at its end (a line
+// kept up to a byte cap may end inside a character).
+std::size_t without_cut_character(std::string_view text) {
+  std::size_t lead = text.size();
+  for (int back = 0; back < 4 && lead > 0; ++back) {
+    const auto byte = static_cast<unsigned char>(text[--lead]);
+    if ((byte & 0xc0) == 0x80) continue;  // a continuation byte: look further back
+    const std::size_t needed = byte < 0x80 ? 1 : byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : 2;
+    return lead + needed > text.size() ? lead : text.size();
+  }
+  return text.size();
 }
 
 std::uint64_t count_lf(const char* data, std::size_t size) {
@@ -302,12 +306,12 @@ struct Explorer::Impl {
       length += part;
       if (lf) {
         offset += length + 1;
-        text.resize(utf8_prefix(text, cap));
+        if (length > text.size()) text.resize(without_cut_character(text));
         return length;
       }
     }
     offset += length;
-    text.resize(utf8_prefix(text, cap));
+    if (length > text.size()) text.resize(without_cut_character(text));
     return length;
   }
 

@@ -292,3 +292,19 @@ test('read: a capped tail_lines page says its start was cut (not "more output is
   assert.match(tail.hint, /newest 1 line\(s\) hold more than max_output_bytes/);
   assert.match(tail.hint, /explore op="read" line_offset=-1/);
 });
+
+test('explore: a line cut at max_bytes never ends inside a UTF-8 character', async () => {
+  const r = await call('execute', { command: 'for i in $(seq 1 200); do printf "é€😀"; done; echo', side_effects: ['NONE'] });
+  assert.equal(r.status, 'completed');
+  let text = '';
+  let next = { line_offset: 0 };
+  for (let page = 0; page < 40; ++page) {
+    const e = await call('explore', { execution_id: r.execution_id, op: 'read', limit: 1, max_bytes: 256, ...next });
+    assert.equal(e.isError, false, e.error);
+    assert.doesNotMatch(e.lines[0].text, /\uFFFD/, `page ${page}`);
+    text += e.lines[0].text;
+    if (!e.lines[0].truncated) break;
+    next = { line_offset: e.next_line_offset, byte_offset: e.next_byte_offset };
+  }
+  assert.equal(text, 'é€😀'.repeat(200));
+});
