@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { serverForFile } from './lib/mcp-client.mjs';
+import { serverForFile, startAgentty } from './lib/mcp-client.mjs';
+import { startSshd, sshdUsable } from './lib/sshd.mjs';
 
 // A plain rc file: the machine's own may be slow (pyenv init, ...).
 const home = mkdtempSync(path.join(tmpdir(), 'agentty-contract-home-'));
@@ -307,4 +308,21 @@ test('explore: a line cut at max_bytes never ends inside a UTF-8 character', asy
     next = { line_offset: e.next_line_offset, byte_offset: e.next_byte_offset };
   }
   assert.equal(text, 'é€😀'.repeat(200));
+});
+
+test('execute on an SSH host: a silent remote command is not taken for a prompt', {
+  skip: sshdUsable() ? false : 'needs root and /usr/sbin/sshd',
+}, async (t) => {
+  const sshd = await startSshd();
+  t.after(() => sshd.stop());
+  const agent = await startAgentty({
+    env: { HOME: home, SSH_AUTH_SOCK: '', AGENTTY_SSH_KNOWN_HOSTS: sshd.knownHosts,
+      AGENTTY_SSH_CONFIG: sshd.writeConfig(sshd.clientKey) },
+  });
+  t.after(() => agent.client.close());
+  // Remotely waiting_for_input can only mean "quiet for 1 s": execute must run to the end.
+  const r = await agent.call('execute', { host: sshd.host, command: 'sleep 2.5; echo done', side_effects: ['NONE'] });
+  assert.equal(r.isError, false, r.error);
+  assert.equal(r.status, 'completed', JSON.stringify(r));
+  assert.equal(r.output, 'done\n');
 });

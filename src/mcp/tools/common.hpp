@@ -98,7 +98,8 @@ boost::asio::awaitable<WaitEnd> wait_until(
 
 // execute: the program has been waiting for input (blocked reading the
 // terminal, quiet) for kAnswerQuiet: nothing will happen until someone types,
-// so waiting out the rest of yield_ms would only stall the agent.
+// so waiting out the rest of yield_ms would only stall the agent. Local
+// executions only: remotely there is no way to tell a prompt from silence.
 constexpr std::chrono::milliseconds kAnswerQuiet{500};
 constexpr std::chrono::milliseconds kAnswerRecheck{100};
 bool awaits_answer(session::Execution& execution);
