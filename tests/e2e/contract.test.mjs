@@ -326,3 +326,21 @@ test('execute on an SSH host: a silent remote command is not taken for a prompt'
   assert.equal(r.status, 'completed', JSON.stringify(r));
   assert.equal(r.output, 'done\n');
 });
+
+test('session: wait(pattern) after execute(yield_ms 0) matches the output, not the echoed command line', async (t) => {
+  const id = await open(t);
+  const bg = await run(id, 'sleep 0.3; echo "Listening on port 8080"; sleep 0.3', { yield_ms: 0 });
+  assert.equal(bg.status, 'backgrounded');
+  const w = await call('wait', { execution_id: id, pattern: 'Listening on port (\\d+)', timeout_ms: 20000 });
+  assert.equal(w.wait_result, 'matched');
+  assert.equal(w.match.line, 'Listening on port 8080');
+  assert.doesNotMatch(w.output, /echo/, 'the echo of the typed line is not output');
+  assert.equal(w.command_running, true, 'it matched while the command still runs');
+  const done = await call('wait', { execution_id: id, until: 'exit', timeout_ms: 20000 });
+  assert.equal(done.exit_code, 0);
+  // A cursorless read skips the echo as well.
+  await run(id, 'sleep 0.2; echo read-marker', { yield_ms: 0 });
+  await call('wait', { execution_id: id, until: 'exit', since_seq: 1, timeout_ms: 20000 });
+  const r = await call('read', { execution_id: id });
+  assert.match(r.output, /^read-marker\n/);
+});

@@ -1,5 +1,6 @@
 // read: output since the caller's cursor, without blocking.
 #include "mcp/tools/common.hpp"
+#include "mcp/tools/session_execute.hpp"
 
 namespace agentty::mcp::tools {
 
@@ -10,6 +11,7 @@ boost::asio::awaitable<ToolResult> read(ToolContext& ctx, const json& args,
   if (args.contains("since_seq") && args.contains("tail_lines")) {
     co_return tool_error("tail_lines: cannot be combined with since_seq; use one of them.");
   }
+  if (!args.contains("since_seq") && !args.contains("tail_lines")) skip_command_echo(*execution);
   co_return ToolResult{execution_result(*execution, ctx, read_request(ctx, args))};
 }
 
@@ -23,7 +25,10 @@ ToolDefinition make_read_tool(const ToolConfig& config) {
       "from the "
       "server-side cursor and advances it, so polling returns each byte exactly once (execute, "
       "write and wait "
-      "advance the same cursor). since_seq re-reads from a position (1 = the start) and tail_lines "
+      "advance the same cursor; in a session the cursor skips the echo of the line "
+      "execute(session=) "
+      "typed, as execute's own answer does). since_seq re-reads from a position (1 = the start) "
+      "and tail_lines "
       "returns the "
       "newest lines; both are out-of-band and leave the cursor alone. If capped=true, call read "
       "again (the hint "

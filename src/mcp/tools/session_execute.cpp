@@ -118,6 +118,23 @@ const session::ShellCommand* unstarted_command(const ShellIntegration& shell) {
   return ran_nothing(shell, *command) ? nullptr : command;
 }
 
+std::optional<std::uint64_t> past_command_echo(session::Execution& execution, std::uint64_t from) {
+  const auto* shell = execution.shell();
+  const auto* command = shell ? shell->current() : nullptr;
+  if (!command || !command->by_agent || command->heuristic || from < command->submitted_seq)
+    return from;
+  if (command->c_mark_seq == 0)  // not started: its echo is all there is (unless it was dropped)
+    return unstarted_command(*shell) == command ? std::nullopt : std::optional(from);
+  return std::max(from, command->output_begin);
+}
+
+void skip_command_echo(session::Execution& execution) {
+  auto cursor = execution.cursor();
+  auto start = past_command_echo(execution, cursor);
+  if (!start) start = execution.log().latest_seq();  // only the echo so far
+  if (*start > cursor) execution.advance_cursor(*start);
+}
+
 json session_fields(session::Execution& execution, bool command_exit) {
   auto* shell = execution.shell();
   if (!shell) return json::object();

@@ -20,4 +20,14 @@ json session_fields(session::Execution& execution, bool command_exit = false);
 // trailing backslash). nullptr when there is none.
 const session::ShellCommand* unstarted_command(const session::ShellIntegration& shell);
 
+// The line execute(session=) typed echoes back before the command's output
+// (its C mark); execute's own answer skips it, and so do cursorless read and
+// wait, so a pattern in the command line is not taken for its output.
+// Where a cursor at `from` should start instead: the command's output start
+// once the shell started it, nullopt while its echo is all there is (not
+// started yet), `from` when it is not inside an agent command's echo.
+std::optional<std::uint64_t> past_command_echo(session::Execution& execution, std::uint64_t from);
+// Moves the server-side cursor past such an echo (cursorless read and wait).
+void skip_command_echo(session::Execution& execution);
+
 }  // namespace agentty::mcp::tools

@@ -93,11 +93,14 @@ boost::asio::awaitable<ToolResult> wait(ToolContext& ctx, const json& args,
     };
   } else {  // match
     std::uint64_t scanned_to = 0;
+    bool cursorless = !request.since_seq && !request.tail_lines;
     done = [&] {
       auto latest = execution->log().latest_seq();
-      if (latest != scanned_to) {
+      // Cursorless in a session: not in the echo of the line execute typed.
+      auto start = cursorless ? past_command_echo(*execution, from) : std::optional(from);
+      if (start && latest != scanned_to) {
         scanned_to = latest;
-        std::uint64_t begin = std::max(from, latest > kMatchWindow ? latest - kMatchWindow : 1);
+        std::uint64_t begin = std::max(*start, latest > kMatchWindow ? latest - kMatchWindow : 1);
         found = pattern->search(session::to_text(execution->log().copy_range(begin, latest)));
         if (found) return true;
       }
@@ -106,6 +109,7 @@ boost::asio::awaitable<ToolResult> wait(ToolContext& ctx, const json& args,
   }
   auto end = co_await wait_until(ctx, *execution, deadline, done, recheck);
   if (end == WaitEnd::cancelled) co_return ToolResult{};
+  if (!request.since_seq && !request.tail_lines) skip_command_echo(*execution);
 
   std::string result_name;
   if (end == WaitEnd::deadline) {
