@@ -44,7 +44,7 @@ void PtyLauncher::drop_maker(const std::string& why) {
   maker_failed_ = true;
 }
 
-std::optional<pid_t> PtyLauncher::spare_pid() const {
+std::optional<pid_t> PtyLauncher::spare_pid() {
   if (!spare_) return std::nullopt;
   return spare_->pid();
 }

@@ -54,7 +54,7 @@ class PtyLauncher {
   void prepare_spare();
 
   // The waiting spare's supervisor pid, if any (tests).
-  std::optional<pid_t> spare_pid() const;
+  std::optional<pid_t> spare_pid();
   // The spare maker's pid, if one runs (tests).
   std::optional<pid_t> maker_pid() const;
 

@@ -229,8 +229,9 @@ Expected<SpawnedPty> await_program(Terminal terminal, pid_t supervisor, UniqueFd
   return spawned;
 }
 
-// Whether the spare is still waiting for its instruction: it writes nothing
-// before one, so anything readable (end of file) means it has gone.
+// Whether the spare is still waiting for its instruction: after its pid it
+// writes nothing before one, so anything readable (end of file, a failure)
+// means it has gone.
 bool spare_is_waiting(int control) {
   struct pollfd check {
     control, POLLIN, 0
@@ -293,9 +294,28 @@ SpareSupervisor::SpareSupervisor(SpareSupervisor&& other) noexcept
     : master_(std::move(other.master_)),
       control_(std::move(other.control_)),
       pid_(std::exchange(other.pid_, -1)),
+      announced_(other.announced_),
       slave_device_(other.slave_device_) {}
 
+bool SpareSupervisor::await_pid() {
+  if (announced_) return true;
+  std::int32_t pid = 0;
+  ssize_t n;
+  while ((n = ::recv(control_.get(), &pid, sizeof pid, MSG_WAITALL)) < 0 && errno == EINTR) {
+  }
+  if (n != sizeof pid || pid <= 0) return false;  // it ended first, or was never forked
+  if (pid_ <= 0) pid_ = pid;
+  announced_ = true;
+  return true;
+}
+
+pid_t SpareSupervisor::pid() {
+  await_pid();
+  return pid_;
+}
+
 SpareSupervisor::~SpareSupervisor() {
+  if (control_) await_pid();  // a forked spare's pid, to reap it
   if (pid_ <= 0) return;
   // Unused: it may be blocked reading, so end it rather than wait for it.
   ::kill(pid_, SIGKILL);
@@ -311,17 +331,23 @@ Expected<SpareSupervisor> SpareSupervisor::start(SpareMaker* maker) {
   UniqueFd control(sockets[0]);
   auto theirs = ensure_above_stdio(UniqueFd(sockets[1]), "fcntl(F_DUPFD_CLOEXEC)");
   if (!theirs) return make_error(theirs.error());
-  auto started = maker ? maker->make(terminal->slave.get(), theirs->get())
-                       : spawn_supervisor({supervisor::kSpareFlag}, "", {}, terminal->slave.get(),
-                                          theirs->get());
-  if (!started) return make_error(started.error());
-  return SpareSupervisor(std::move(terminal->master), std::move(control), started.value(),
+  pid_t pid = -1;  // a forked spare's is known once it says it
+  if (maker) {
+    if (auto asked = maker->make(terminal->slave.get(), theirs->get()); !asked)
+      return make_error(asked.error());
+  } else {
+    auto started =
+        spawn_supervisor({supervisor::kSpareFlag}, "", {}, terminal->slave.get(), theirs->get());
+    if (!started) return make_error(started.error());
+    pid = started.value();
+  }
+  return SpareSupervisor(std::move(terminal->master), std::move(control), pid,
                          terminal->slave_device);
 }
 
 std::optional<Expected<SpawnedPty>> SpareSupervisor::run(const SpawnOptions& options) && {
   if (auto checked = check_options(options); !checked) return make_error(checked.error());
-  if (!spare_is_waiting(control_.get())) return std::nullopt;
+  if (!await_pid() || !spare_is_waiting(control_.get())) return std::nullopt;
   if (auto sized = set_window_size(master_.get(), options.size); !sized)
     return make_error(sized.error());
   std::string message = supervisor::encode({options.cwd, options.argv, build_environment(options)});
@@ -364,7 +390,7 @@ Expected<SpareMaker> SpareMaker::start() {
   return SpareMaker(std::move(ours), started.value());
 }
 
-Expected<pid_t> SpareMaker::make(int slave, int control) {
+Expected<void> SpareMaker::make(int slave, int control) {
   int fds[2] = {slave, control};
   char byte = 0;
   struct iovec data {
@@ -385,12 +411,7 @@ Expected<pid_t> SpareMaker::make(int slave, int control) {
   while ((n = ::sendmsg(socket_.get(), &message, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
   }
   if (n != 1) return make_error(errno_message("the spare maker: sendmsg"));
-  std::int32_t reply = 0;
-  while ((n = ::recv(socket_.get(), &reply, sizeof reply, 0)) < 0 && errno == EINTR) {
-  }
-  if (n != sizeof reply) return make_error("the spare maker has ended");
-  if (reply < 0) return make_error(errno_message("the spare maker: clone", -reply));
-  return static_cast<pid_t>(reply);
+  return {};
 }
 
 }  // namespace agentty::pty

@@ -64,13 +64,17 @@ class SpareSupervisor {
   // had ended (killed from outside) and nothing ran; start it another way.
   std::optional<Expected<SpawnedPty>> run(const SpawnOptions& options) &&;
 
-  pid_t pid() const { return pid_; }
+  // Waits for a forked spare to say its pid (it does so as it starts);
+  // -1 if it never will (it ended first, or the maker could not fork it).
+  pid_t pid();
 
  private:
+  bool await_pid();
   SpareSupervisor(UniqueFd master, UniqueFd control, pid_t pid, dev_t slave_device);
   UniqueFd master_;
   UniqueFd control_;  // a socket: the instruction out, status messages back
   pid_t pid_ = -1;
+  bool announced_ = false;  // its pid, the first word on control_, was read
   dev_t slave_device_ = 0;
 };
 
@@ -86,10 +90,11 @@ class SpareMaker {
   SpareMaker& operator=(SpareMaker&&) = delete;
   ~SpareMaker();
 
-  // Forks a spare on the PTY slave `slave`, controlled through the socket
-  // `control` (both stay the caller's to close). An error means the maker is
-  // unusable (it died, or cannot fork): start spares another way.
-  Expected<pid_t> make(int slave, int control);
+  // Asks for a spare on the PTY slave `slave`, controlled through the socket
+  // `control` (both stay the caller's to close); returns without waiting for
+  // the fork. The spare says its pid on `control`. An error means the maker
+  // has ended: start spares another way.
+  Expected<void> make(int slave, int control);
 
   pid_t pid() const { return pid_; }
 

@@ -247,13 +247,12 @@ bool receive_request(int (&fds)[2]) {
   return true;
 }
 
-// The spare maker (see supervisor_protocol.hpp): forks a spare per request
-// and answers with its pid (or -errno). Forking this small process costs a
-// fraction of exec'ing a new one (no image to load, no start-up), and the
-// work happens here rather than on agentty's event loop. CLONE_PARENT makes
-// each spare agentty's own child, so agentty reaps it and reads its exit
-// status exactly as for a spare it spawned itself. Returns only in a new
-// spare, with its fds and session set up as posix_spawn sets up --spare.
+// The spare maker (see supervisor_protocol.hpp): forks a spare per request;
+// the spare sends its own pid (the maker sends -errno if it cannot fork). Forking this small
+// process costs a fraction of exec'ing a new one (no image to load, no start-up), and the work
+// happens here rather than on agentty's event loop. CLONE_PARENT makes each spare agentty's own
+// child, so agentty reaps it and reads its exit status exactly as for a spare it spawned itself.
+// Returns only in a new spare, with its fds and session set up as posix_spawn sets up --spare.
 void make_spares() {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // not outlive agentty
   for (;;) {
@@ -268,10 +267,14 @@ void make_spares() {
       ::setsid();
       return;
     }
-    std::int32_t reply = pid > 0 ? static_cast<std::int32_t>(pid) : -errno;
+    if (pid < 0) {
+      // In place of the spare's pid, on the spare's own socket.
+      std::int32_t failure = -errno;
+      ssize_t ignored = ::send(fds[1], &failure, sizeof failure, MSG_NOSIGNAL);
+      (void)ignored;
+    }
     ::close(fds[0]);
     ::close(fds[1]);
-    if (::send(kStatusFd, &reply, sizeof reply, MSG_NOSIGNAL) != sizeof reply) ::_exit(0);
   }
 }
 
@@ -304,6 +307,9 @@ int main(int argc, char** argv) {
   std::vector<char*> program_argv;
   std::vector<char*> program_env;
   if (spare) {
+    // First word: our pid (a forked spare's parent learns it here).
+    std::int32_t self = ::getpid();
+    if (::write(kStatusFd, &self, sizeof self) != sizeof self) ::_exit(0);
     instruction = read_instruction();
     if (!instruction) ::_exit(0);
     if (!instruction->cwd.empty() && ::chdir(instruction->cwd.c_str()) != 0)

@@ -13,14 +13,16 @@
 //     a spare started ahead of need: it sets up the terminal, then blocks
 //     reading one Instruction (program, environment, working directory) from
 //     kStatusFd, a socket; end of file there means "not needed", and it exits.
+//     Before that it sends its pid there (a native int32).
 //     This takes the supervisor's own start-up off an execution's latency.
 //   agentty-supervisor --spare-maker
 //     makes spares by forking itself, cheaper than exec'ing each. kStatusFd
 //     is a SOCK_SEQPACKET socket; each request is a one-byte message carrying
 //     two fds (SCM_RIGHTS): the new spare's PTY slave and its end of the
-//     control socket. The reply is a native int32: the spare's pid (agentty's
-//     own child, through CLONE_PARENT) or -errno. It exits at end of file, or
-//     with agentty (PR_SET_PDEATHSIG). Its stdio is /dev/null.
+//     control socket. There is no reply: the spare (agentty's own child,
+//     through CLONE_PARENT) sends its pid on its control socket as any spare
+//     does, or the maker sends -errno there if it cannot fork. It exits at end
+//     of file, or with agentty (PR_SET_PDEATHSIG). Its stdio is /dev/null.
 //
 // The supervisor makes the slave its controlling terminal, becomes a child
 // subreaper, starts the program in a process group of its own that is the

@@ -122,10 +122,11 @@ TEST_F(PtyLauncherTest, ASpareGivesTheSameErrorsAsAFreshSpawn) {
   ready_spare();
   EXPECT_EQ(run(SpawnOptions{}).error, "no program to run");
   // Only the current spare and the maker are children; nothing failed is left as a zombie.
-  auto children = children_of_test(false);
-  std::sort(children.begin(), children.end());
+  // (spare_pid() first: it waits for the forked spare to say its pid.)
   std::vector<int> expected{launcher.spare_pid().value_or(-1), launcher.maker_pid().value_or(-1)};
   std::sort(expected.begin(), expected.end());
+  auto children = children_of_test(false);
+  std::sort(children.begin(), children.end());
   EXPECT_EQ(children, expected);
 }
 
