@@ -391,24 +391,10 @@ Expected<SpareMaker> SpareMaker::start() {
 }
 
 Expected<void> SpareMaker::make(int slave, int control) {
-  int fds[2] = {slave, control};
-  char byte = 0;
-  struct iovec data {
-    &byte, 1
-  };
-  alignas(struct cmsghdr) char buffer[CMSG_SPACE(sizeof fds)] = {};
-  struct msghdr message {};
-  message.msg_iov = &data;
-  message.msg_iovlen = 1;
-  message.msg_control = buffer;
-  message.msg_controllen = sizeof buffer;
-  struct cmsghdr* header = CMSG_FIRSTHDR(&message);
-  header->cmsg_level = SOL_SOCKET;
-  header->cmsg_type = SCM_RIGHTS;
-  header->cmsg_len = CMSG_LEN(sizeof fds);
-  std::memcpy(CMSG_DATA(header), fds, sizeof fds);
+  supervisor::SpareRequest request;
+  request.attach({slave, control});
   ssize_t n;
-  while ((n = ::sendmsg(socket_.get(), &message, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
+  while ((n = ::sendmsg(socket_.get(), &request.header, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
   }
   if (n != 1) return make_error(errno_message("the spare maker: sendmsg"));
   return {};

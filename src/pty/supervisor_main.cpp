@@ -226,25 +226,11 @@ std::vector<char*> pointers_to(std::vector<std::string>& strings) {
 // its end of the control socket (SCM_RIGHTS). False at end of file (agentty
 // is done with us) or on a malformed message.
 bool receive_request(int (&fds)[2]) {
-  char byte = 0;
-  struct iovec data {
-    &byte, 1
-  };
-  alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof fds)] = {};
-  struct msghdr message {};
-  message.msg_iov = &data;
-  message.msg_iovlen = 1;
-  message.msg_control = control;
-  message.msg_controllen = sizeof control;
+  agentty::pty::supervisor::SpareRequest request;
   ssize_t n;
-  while ((n = ::recvmsg(kStatusFd, &message, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {
+  while ((n = ::recvmsg(kStatusFd, &request.header, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {
   }
-  struct cmsghdr* header = CMSG_FIRSTHDR(&message);
-  if (n <= 0 || !header || header->cmsg_type != SCM_RIGHTS ||
-      header->cmsg_len != CMSG_LEN(sizeof fds))
-    return false;
-  std::memcpy(fds, CMSG_DATA(header), sizeof fds);
-  return true;
+  return n > 0 && request.attached(fds);
 }
 
 // The spare maker (see supervisor_protocol.hpp): forks a spare per request;

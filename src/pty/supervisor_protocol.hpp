@@ -34,6 +34,8 @@
 // reaches end of file once the program has exec'd.
 #pragma once
 
+#include <sys/socket.h>
+
 #include <cstdint>
 #include <cstring>
 #include <optional>
@@ -63,6 +65,44 @@ struct Instruction {
   std::string cwd;  // empty: stay where the spare started
   std::vector<std::string> argv;
   std::vector<std::string> env;  // "KEY=value"
+};
+
+// A spare maker's request: one byte carrying two fds (SCM_RIGHTS), the new
+// spare's PTY slave and its end of the control socket. `header` points into
+// this object, so it is neither copied nor moved.
+struct SpareRequest {
+  static constexpr std::size_t kFds = 2;
+  char byte = 0;
+  struct iovec data {
+    &byte, 1
+  };
+  alignas(struct cmsghdr) char control[CMSG_SPACE(kFds * sizeof(int))] = {};
+  struct msghdr header {};
+
+  SpareRequest() {
+    header.msg_iov = &data;
+    header.msg_iovlen = 1;
+    header.msg_control = control;
+    header.msg_controllen = sizeof control;
+  }
+  SpareRequest(const SpareRequest&) = delete;
+  SpareRequest& operator=(const SpareRequest&) = delete;
+
+  void attach(const int (&fds)[kFds]) {
+    struct cmsghdr* rights = CMSG_FIRSTHDR(&header);
+    rights->cmsg_level = SOL_SOCKET;
+    rights->cmsg_type = SCM_RIGHTS;
+    rights->cmsg_len = CMSG_LEN(sizeof fds);
+    std::memcpy(CMSG_DATA(rights), fds, sizeof fds);
+  }
+  // After recvmsg: the two fds, if the message carried exactly them.
+  bool attached(int (&fds)[kFds]) {
+    struct cmsghdr* rights = CMSG_FIRSTHDR(&header);
+    if (!rights || rights->cmsg_type != SCM_RIGHTS || rights->cmsg_len != CMSG_LEN(sizeof fds))
+      return false;
+    std::memcpy(fds, CMSG_DATA(rights), sizeof fds);
+    return true;
+  }
 };
 
 // Far above ARG_MAX; a bigger length is a corrupt or foreign message.
