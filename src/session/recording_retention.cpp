@@ -1,5 +1,7 @@
 #include "session/recording_retention.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <system_error>
 #include <vector>
@@ -10,7 +12,7 @@ namespace {
 
 struct RecordingFile {
   std::filesystem::path path;
-  std::filesystem::file_time_type modified;
+  std::chrono::nanoseconds modified;  // since the epoch
   std::uint64_t bytes = 0;
   bool keep = false;
 };
@@ -22,14 +24,16 @@ std::vector<RecordingFile> list_recordings(const std::filesystem::path& dir,
   std::filesystem::directory_iterator it(dir, ec);
   if (ec) return files;
   for (const auto& entry : it) {
-    std::error_code entry_ec;
-    if (!entry.is_regular_file(entry_ec) || entry.path().extension() != ".cast") continue;
+    if (entry.path().extension() != ".cast") continue;
+    // One stat per file: this runs over hundreds of files.
+    struct stat st {};
+    if (::stat(entry.path().c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+      continue;  // removed meanwhile
     RecordingFile file;
     file.path = entry.path();
-    file.modified = entry.last_write_time(entry_ec);
-    if (entry_ec) continue;  // removed meanwhile (another server pruning)
-    file.bytes = entry.file_size(entry_ec);
-    if (entry_ec) continue;
+    file.modified =
+        std::chrono::seconds(st.st_mtim.tv_sec) + std::chrono::nanoseconds(st.st_mtim.tv_nsec);
+    file.bytes = static_cast<std::uint64_t>(st.st_size);
     file.keep = keep.contains(entry.path().stem().string());
     files.push_back(std::move(file));
   }
@@ -42,13 +46,15 @@ std::vector<RecordingFile> list_recordings(const std::filesystem::path& dir,
 
 RecordingPruneResult prune_recordings(const std::filesystem::path& dir,
                                       const RecordingLimits& limits,
-                                      const std::set<std::string>& keep, std::size_t incoming) {
+                                      const std::set<std::string>& keep, std::size_t incoming,
+                                      std::size_t headroom) {
   RecordingPruneResult result;
   auto files = list_recordings(dir, keep);
   std::uint64_t bytes = 0;
   for (const auto& file : files) bytes += file.bytes;
   std::size_t count = files.size();
-  const std::size_t max_files = limits.max_files > incoming ? limits.max_files - incoming : 0;
+  std::size_t max_files = limits.max_files > incoming ? limits.max_files - incoming : 0;
+  if (count > max_files) max_files -= std::min(headroom, max_files);
   for (const auto& file : files) {
     if (count <= max_files && bytes <= limits.max_bytes) break;
     if (file.keep) continue;
@@ -90,7 +96,8 @@ void RecordingRetention::make_room(const std::string& id,
     added_.push_back(path);
     return;
   }
-  const auto result = prune_recordings(dir_, limits_, live ? live() : std::set<std::string>{});
+  const auto result = prune_recordings(dir_, limits_, live ? live() : std::set<std::string>{}, 1,
+                                       limits_.max_files / 10);
   scanned_ = true;
   scanned_at_ = std::chrono::steady_clock::now();
   scanned_files_ = result.files_kept;

@@ -111,5 +111,27 @@ TEST_F(RecordingRetentionTest, RetentionDoesNotScanOnEveryStart) {
   EXPECT_EQ(asked, 1);
 }
 
+// At the file limit, a scan makes room for the next tenth of max_files, so a
+// long-running server does not scan (and stat every file) at every start.
+TEST_F(RecordingRetentionTest, AtTheFileLimitAScanLeavesRoomForTheNextStarts) {
+  for (int i = 0; i < 50; ++i) make("old" + std::to_string(i) + ".cast", 10, 100 - i);
+  RecordingRetention retention(dir_, {1 << 20, 50});
+  int asked = 0;
+  auto live = [&] {
+    ++asked;
+    return std::set<std::string>{};
+  };
+  retention.make_room("n0", live);
+  EXPECT_EQ(asked, 1);
+  EXPECT_FALSE(exists("old5.cast"));  // 1 for the new one + 5 of headroom, oldest first
+  EXPECT_TRUE(exists("old6.cast"));
+  for (int i = 1; i <= 5; ++i) {
+    make("n" + std::to_string(i - 1) + ".cast", 10, 0);
+    retention.make_room("n" + std::to_string(i), live);
+  }
+  EXPECT_EQ(asked, 1);  // the headroom took them without a scan
+  EXPECT_TRUE(exists("old6.cast"));
+}
+
 }  // namespace
 }  // namespace agentty::session
