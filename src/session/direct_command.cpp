@@ -120,6 +120,10 @@ std::optional<DirectCommand> direct_command(std::string_view line,
   if (!words) return std::nullopt;
   const std::string& name = words->front();
   if (variable(env, "BASH_FUNC_" + name + "%%")) return std::nullopt;
+  // bash would first source this file, or set these options (xtrace...).
+  for (const char* startup : {"BASH_ENV", "SHELLOPTS", "BASHOPTS"}) {
+    if (!variable(env, startup).value_or("").empty()) return std::nullopt;
+  }
 
   std::string program;
   if (name == "echo") {

@@ -13,6 +13,8 @@
 //  - the first word is not an assignment, a reserved word or a builtin
 //    (except `echo` with no word starting with `-`, which prints exactly what
 //    coreutils' /bin/echo prints) and no exported function overrides it;
+//  - BASH_ENV, SHELLOPTS and BASHOPTS are unset (bash would source a file or
+//    set options such as xtrace first);
 //  - PATH is set and absolute, and the program is found in it (or named by a
 //    path) as an executable regular file that starts with `#!` or an ELF
 //    header (bash would run anything else as a bash script).

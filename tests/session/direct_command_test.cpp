@@ -129,6 +129,9 @@ TEST_F(DirectCommandTest, BuiltinsReservedWordsAndFunctionsGoToBash) {
     EXPECT_FALSE(direct_command(line, {}, "")) << line;
   }
   EXPECT_FALSE(direct_command("ls", {{"BASH_FUNC_ls%%", "() {  echo mine\n}"}}, ""));
+  EXPECT_FALSE(direct_command("ls", {{"BASH_ENV", "/etc/profile"}}, ""));
+  EXPECT_FALSE(direct_command("ls", {{"SHELLOPTS", "xtrace"}}, ""));
+  EXPECT_TRUE(direct_command("ls", {{"BASH_ENV", ""}}, ""));
 }
 
 TEST_F(DirectCommandTest, ProgramsExecCannotRunAloneGoToBash) {
