@@ -322,6 +322,12 @@ std::optional<int> PtyProcess::process_id() const {
 
 InputState PtyProcess::input_state() const {
   if (impl_->finished_) return InputState::busy;
+  // Output we have not read yet was written just now: the program may be
+  // back at its prompt, but a caller that decides on quiet output (a wait's
+  // timer running before the read handler) must not answer without it.
+  int unread = 0;
+  if (::ioctl(impl_->master_.native_handle(), FIONREAD, &unread) == 0 && unread > 0)
+    return InputState::busy;
   return probe_input_state(
       {impl_->master_.native_handle(), impl_->slave_device_, impl_->supervisor_});
 }

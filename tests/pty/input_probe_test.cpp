@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <thread>
+
 #include "pty/pty_test_util.hpp"
 
 namespace agentty::pty {
@@ -47,6 +50,47 @@ TEST(InputProbe, DevTtyReaderIsReadingInput) {
   run.process->write("hidden\n");
   ASSERT_TRUE(run.wait_for_exit());
   EXPECT_NE(run.output.find("got"), std::string::npos);
+}
+
+// Whether `pid` is blocked in read(2), and how many reads it has made, from
+// /proc (the test's own view).
+bool blocked_in_read(int pid) {
+  std::ifstream syscall("/proc/" + std::to_string(pid) + "/syscall");
+  std::string number;
+  return syscall >> number && number == "0";
+}
+long reads_made(int pid) {
+  std::ifstream io("/proc/" + std::to_string(pid) + "/io");
+  for (std::string key; io >> key;) {
+    long value = 0;
+    io >> value;
+    if (key == "syscr:") return value;
+  }
+  return -1;
+}
+
+TEST(InputProbe, UnreadOutputIsBusyEvenWhenTheProgramReads) {
+  // A wait's timer may run before the read handler: the program is back at
+  // its prompt, but what it printed is still in the master. Not "waiting"
+  // until that output has been read.
+  PtyRun run;
+  ASSERT_EQ(run.spawn({"sh", "-c", "read x; printf later; read y"}), "");
+  ASSERT_TRUE(becomes(run, InputState::reading_input));
+  int pid = run.process->process_id().value_or(-1);
+  long before = reads_made(pid);
+  run.process->write("go\n");  // written at once; the loop does not run below
+  // It can block again only in `read y`, after printing "later" (no event for
+  // that: poll /proc).
+  auto again = [&] { return reads_made(pid) > before && blocked_in_read(pid); };
+  auto deadline = std::chrono::steady_clock::now() + test_util::kDeadline;
+  while (!again() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_TRUE(again());
+  EXPECT_EQ(run.process->input_state(), InputState::busy);
+  ASSERT_TRUE(run.run_until([&] { return run.output.find("later") != std::string::npos; }));
+  EXPECT_TRUE(becomes(run, InputState::reading_input));
+  run.process->write("done\n");
+  ASSERT_TRUE(run.wait_for_exit());
 }
 
 TEST(InputProbe, InteractiveBashPromptIsReadingInput) {
