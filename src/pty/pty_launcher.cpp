@@ -16,26 +16,33 @@ PtyLauncher::~PtyLauncher() {
 }
 
 Expected<std::unique_ptr<PtyProcess>> PtyLauncher::launch(const SpawnOptions& options) {
-  std::optional<SpareSupervisor> spare = std::exchange(spare_, std::nullopt);
-  if (spare) {
-    if (auto ran = std::move(*spare).run(options)) {
-      if (!*ran) return make_error(ran->error());
-      return adopt_spawned(io_, std::move(ran->value()), options.size);
-    }
+  if (auto spare = std::exchange(spare_, std::nullopt)) {
+    if (auto ran = run_in(std::move(*spare), options)) return std::move(*ran);
     spdlog::info("the spare PTY supervisor had ended; starting one for this program");
   }
-  if (maker_) {
-    // Forked and used at once: cheaper than exec'ing a supervisor.
-    if (auto forked = SpareSupervisor::start(&*maker_)) {
-      if (auto ran = std::move(forked.value()).run(options)) {
-        if (!*ran) return make_error(ran->error());
-        return adopt_spawned(io_, std::move(ran->value()), options.size);
-      }
-    } else {
-      drop_maker(forked.error());
-    }
+  // Forked and used at once: cheaper than exec'ing a supervisor.
+  if (auto forked = fork_spare()) {
+    if (auto ran = run_in(std::move(*forked), options)) return std::move(*ran);
   }
   return spawn_pty_process(io_, options);
+}
+
+std::optional<Expected<std::unique_ptr<PtyProcess>>> PtyLauncher::run_in(
+    SpareSupervisor spare, const SpawnOptions& options) {
+  auto ran = std::move(spare).run(options);
+  if (!ran) return std::nullopt;
+  if (!*ran) return make_error(ran->error());
+  return adopt_spawned(io_, std::move(ran->value()), options.size);
+}
+
+std::optional<SpareSupervisor> PtyLauncher::fork_spare() {
+  if (!maker_) return std::nullopt;
+  auto forked = SpareSupervisor::start(&*maker_);
+  if (!forked) {
+    drop_maker(forked.error());
+    return std::nullopt;
+  }
+  return std::move(forked.value());
 }
 
 void PtyLauncher::drop_maker(const std::string& why) {
@@ -77,13 +84,9 @@ void PtyLauncher::refill() {
       drop_maker(made.error());
     }
   }
-  if (maker_) {
-    if (auto forked = SpareSupervisor::start(&*maker_)) {
-      spare_.emplace(std::move(forked.value()));
-      return;
-    } else {
-      drop_maker(forked.error());
-    }
+  if (auto forked = fork_spare()) {
+    spare_.emplace(std::move(*forked));
+    return;
   }
   auto started = SpareSupervisor::start();
   if (!started) {

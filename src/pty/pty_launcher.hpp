@@ -60,6 +60,11 @@ class PtyLauncher {
 
  private:
   void refill();
+  // Runs the program in `spare`; nullopt if the spare had ended (nothing ran).
+  std::optional<Expected<std::unique_ptr<PtyProcess>>> run_in(SpareSupervisor spare,
+                                                              const SpawnOptions& options);
+  // A spare forked by the maker; nullopt without a working maker.
+  std::optional<SpareSupervisor> fork_spare();
   void drop_maker(const std::string& why);
 
   boost::asio::io_context& io_;

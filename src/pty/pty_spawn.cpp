@@ -69,6 +69,22 @@ Expected<void> set_window_size(int master, TerminalSize size) {
   return {};
 }
 
+// A connected pair: ours, and theirs above the fds a supervisor's take.
+struct SocketPair {
+  UniqueFd ours;
+  UniqueFd theirs;
+};
+
+Expected<SocketPair> socket_pair(int type) {
+  int sockets[2];
+  if (::socketpair(AF_UNIX, type | SOCK_CLOEXEC, 0, sockets) != 0)
+    return make_error(errno_message("socketpair"));
+  UniqueFd ours(sockets[0]);
+  auto theirs = ensure_above_stdio(UniqueFd(sockets[1]), "fcntl(F_DUPFD_CLOEXEC)");
+  if (!theirs) return make_error(theirs.error());
+  return SocketPair{std::move(ours), std::move(theirs.value())};
+}
+
 struct Terminal {
   UniqueFd master;
   UniqueFd slave;
@@ -125,6 +141,12 @@ void reap_blocking(pid_t pid) {
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+}
+
+// Ends a child that may be blocked forever (a spare, the maker) and reaps it.
+void kill_and_reap(pid_t pid) {
+  ::kill(pid, SIGKILL);
+  reap_blocking(pid);
 }
 
 // Where agentty-supervisor is: beside this executable (an installed agentty,
@@ -316,32 +338,26 @@ pid_t SpareSupervisor::pid() {
 
 SpareSupervisor::~SpareSupervisor() {
   if (control_) await_pid();  // a forked spare's pid, to reap it
-  if (pid_ <= 0) return;
   // Unused: it may be blocked reading, so end it rather than wait for it.
-  ::kill(pid_, SIGKILL);
-  reap_blocking(pid_);
+  if (pid_ > 0) kill_and_reap(pid_);
 }
 
 Expected<SpareSupervisor> SpareSupervisor::start(SpareMaker* maker) {
   auto terminal = open_terminal(TerminalSize{});
   if (!terminal) return make_error(terminal.error());
-  int sockets[2];
-  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sockets) != 0)
-    return make_error(errno_message("socketpair"));
-  UniqueFd control(sockets[0]);
-  auto theirs = ensure_above_stdio(UniqueFd(sockets[1]), "fcntl(F_DUPFD_CLOEXEC)");
-  if (!theirs) return make_error(theirs.error());
+  auto control = socket_pair(SOCK_STREAM);
+  if (!control) return make_error(control.error());
   pid_t pid = -1;  // a forked spare's is known once it says it
   if (maker) {
-    if (auto asked = maker->make(terminal->slave.get(), theirs->get()); !asked)
+    if (auto asked = maker->make(terminal->slave.get(), control->theirs.get()); !asked)
       return make_error(asked.error());
   } else {
-    auto started =
-        spawn_supervisor({supervisor::kSpareFlag}, "", {}, terminal->slave.get(), theirs->get());
+    auto started = spawn_supervisor({supervisor::kSpareFlag}, "", {}, terminal->slave.get(),
+                                    control->theirs.get());
     if (!started) return make_error(started.error());
     pid = started.value();
   }
-  return SpareSupervisor(std::move(terminal->master), std::move(control), pid,
+  return SpareSupervisor(std::move(terminal->master), std::move(control->ours), pid,
                          terminal->slave_device);
 }
 
@@ -369,25 +385,19 @@ SpareMaker::SpareMaker(SpareMaker&& other) noexcept
     : socket_(std::move(other.socket_)), pid_(std::exchange(other.pid_, -1)) {}
 
 SpareMaker::~SpareMaker() {
-  if (pid_ <= 0) return;
-  ::kill(pid_, SIGKILL);
-  reap_blocking(pid_);
+  if (pid_ > 0) kill_and_reap(pid_);
 }
 
 Expected<SpareMaker> SpareMaker::start() {
-  int sockets[2];
-  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sockets) != 0)
-    return make_error(errno_message("socketpair"));
-  UniqueFd ours(sockets[0]);
-  auto theirs = ensure_above_stdio(UniqueFd(sockets[1]), "fcntl(F_DUPFD_CLOEXEC)");
-  if (!theirs) return make_error(theirs.error());
+  auto requests = socket_pair(SOCK_SEQPACKET);
+  if (!requests) return make_error(requests.error());
   auto null =
       ensure_above_stdio(UniqueFd(::open("/dev/null", O_RDWR | O_CLOEXEC)), "open /dev/null");
   if (!null) return make_error(null.error());
   auto started =
-      spawn_supervisor({supervisor::kSpareMakerFlag}, "", {}, null->get(), theirs->get());
+      spawn_supervisor({supervisor::kSpareMakerFlag}, "", {}, null->get(), requests->theirs.get());
   if (!started) return make_error(started.error());
-  return SpareMaker(std::move(ours), started.value());
+  return SpareMaker(std::move(requests->ours), started.value());
 }
 
 Expected<void> SpareMaker::make(int slave, int control) {

@@ -100,7 +100,7 @@ class SpareMaker {
 
  private:
   SpareMaker(UniqueFd socket, pid_t pid);
-  UniqueFd socket_;  // SOCK_SEQPACKET: requests out, pids back
+  UniqueFd socket_;  // SOCK_SEQPACKET: requests out, nothing back
   pid_t pid_ = -1;
 };
 

@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <cstdlib>
 #include <cstring>
 
@@ -58,18 +57,19 @@ std::optional<std::string> variable(const std::map<std::string, std::string>& en
   return std::nullopt;
 }
 
-// An executable regular file that exec runs itself (not as a shell script).
-bool runnable_program(const std::string& path) {
+bool executable_file(const std::string& path) {
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
-  if (::access(path.c_str(), X_OK) != 0) return false;
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
+}
+
+// An executable file that exec runs itself (not handed to a shell as a script).
+bool runnable_program(const std::string& path) {
+  if (!executable_file(path)) return false;
   UniqueFd file(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  char head[4] = {};
+  constexpr char kElf[] = {'\x7f', 'E', 'L', 'F'};
+  char head[sizeof kElf] = {};
   if (!file || ::read(file.get(), head, sizeof head) < 2) return false;
-  return std::memcmp(head, "#!", 2) == 0 || std::memcmp(head,
-                                                        "\x7f"
-                                                        "ELF",
-                                                        4) == 0;
+  return std::memcmp(head, "#!", 2) == 0 || std::memcmp(head, kElf, sizeof kElf) == 0;
 }
 
 // Where bash would find `name`, if every PATH entry is absolute.
@@ -80,10 +80,7 @@ std::optional<std::string> find_in_path(const std::string& name, const std::stri
     std::string_view directory = rest.substr(0, colon);
     if (directory.empty() || directory.front() != '/') return std::nullopt;
     std::string candidate = std::string(directory) + "/" + name;
-    struct stat st {};
-    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-        ::access(candidate.c_str(), X_OK) == 0)
-      return candidate;
+    if (executable_file(candidate)) return candidate;
     if (colon == std::string_view::npos) return std::nullopt;
     rest.remove_prefix(colon + 1);
   }
