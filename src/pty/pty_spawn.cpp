@@ -218,35 +218,48 @@ Expected<pid_t> spawn_supervisor(const std::vector<std::string>& mode_arguments,
                     "the agentty binary)");
 }
 
-// Reads the status channel until end of file: the supervisor closes its end
-// after sending the pid; the program's copy closes on exec (O_CLOEXEC) or
-// after an exec error message. On failure the supervisor is reaped.
-Expected<SpawnedPty> await_program(Terminal terminal, pid_t supervisor, UniqueFd status,
-                                   const SpawnOptions& options) {
-  SpawnedPty spawned;
+// What the status channel said, read until end of file: the supervisor
+// closes its end after forking the program's process, whose copy closes on
+// exec (O_CLOEXEC) or after an exec error message.
+struct ProgramStart {
+  pid_t program = -1;
   std::optional<StatusMessage> failure;
+  // Neither: the program's process ended before it could run anything.
+  bool said_nothing() const { return program <= 0 && !failure; }
+};
+
+ProgramStart read_program_start(int status) {
+  ProgramStart start;
   StatusMessage message{};
   for (;;) {
-    ssize_t n = ::read(status.get(), &message, sizeof message);
+    ssize_t n = ::read(status, &message, sizeof message);
     if (n < 0 && errno == EINTR) continue;
     if (n != static_cast<ssize_t>(sizeof message)) break;
     if (message.stage == Stage::program_pid) {
-      spawned.program = message.value;
-    } else if (!failure) {
-      failure = message;
+      start.program = message.value;
+    } else if (!start.failure) {
+      start.failure = message;
     }
   }
-  if (failure || spawned.program <= 0) {
+  return start;
+}
+
+// The spawned program, or the failure (the supervisor is then reaped).
+Expected<SpawnedPty> finish_start(Terminal terminal, pid_t supervisor, const ProgramStart& start,
+                                  const SpawnOptions& options) {
+  if (start.failure || start.program <= 0) {
     // The supervisor ends by itself once the failed program is reaped.
     reap_blocking(supervisor);
-    return make_error(failure
-                          ? describe_failure(*failure, options)
+    return make_error(start.failure
+                          ? describe_failure(*start.failure, options)
                           : std::string("the PTY supervisor ended before starting the program"));
   }
   int flags = ::fcntl(terminal.master.get(), F_GETFL);
   ::fcntl(terminal.master.get(), F_SETFL, flags | O_NONBLOCK);
+  SpawnedPty spawned;
   spawned.master = std::move(terminal.master);
   spawned.supervisor = supervisor;
+  spawned.program = start.program;
   spawned.slave_device = terminal.slave_device;
   return spawned;
 }
@@ -302,8 +315,8 @@ Expected<SpawnedPty> spawn_supervised(const SpawnOptions& options) {
   if (!started) return make_error(started.error());
   terminal->slave.reset();
   status_write->reset();
-  return await_program(std::move(terminal.value()), started.value(), std::move(status_read),
-                       options);
+  auto start = read_program_start(status_read.get());
+  return finish_start(std::move(terminal.value()), started.value(), start, options);
 }
 
 SpareSupervisor::SpareSupervisor(UniqueFd master, UniqueFd control, pid_t pid, dev_t slave_device)
@@ -373,10 +386,15 @@ std::optional<Expected<SpawnedPty>> SpareSupervisor::run(const SpawnOptions& opt
     if (n <= 0) return std::nullopt;  // nothing ran: the spare had ended
     sent += static_cast<std::size_t>(n);
   }
+  auto start = read_program_start(control_.get());
+  // It was killed before the instruction reached it (the pid check above can
+  // miss that by a moment); nothing ran, the destructor reaps it.
+  if (start.said_nothing()) return std::nullopt;
+  control_.reset();
   Terminal terminal;
   terminal.master = std::move(master_);
   terminal.slave_device = slave_device_;
-  return await_program(std::move(terminal), std::exchange(pid_, -1), std::move(control_), options);
+  return finish_start(std::move(terminal), std::exchange(pid_, -1), start, options);
 }
 
 SpareMaker::SpareMaker(UniqueFd socket, pid_t pid) : socket_(std::move(socket)), pid_(pid) {}

@@ -64,8 +64,8 @@ class SpareSupervisor {
   // had ended (killed from outside) and nothing ran; start it another way.
   std::optional<Expected<SpawnedPty>> run(const SpawnOptions& options) &&;
 
-  // Waits for a forked spare to say its pid (it does so as it starts);
-  // -1 if it never will (it ended first, or the maker could not fork it).
+  // Waits for a forked spare's pid (its maker sends it after the fork);
+  // -1 if it never will (the maker ended, or could not fork it).
   pid_t pid();
 
  private:
@@ -92,7 +92,7 @@ class SpareMaker {
 
   // Asks for a spare on the PTY slave `slave`, controlled through the socket
   // `control` (both stay the caller's to close); returns without waiting for
-  // the fork. The spare says its pid on `control`. An error means the maker
+  // the fork. The maker sends the pid on `control`. An error means the maker
   // has ended: start spares another way.
   Expected<void> make(int slave, int control);
 

@@ -13,7 +13,6 @@
 // 1000th execution.
 //
 #include <fcntl.h>
-#include <spawn.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -64,52 +63,22 @@ bool ends_search(int err) {
   return err != ENOENT && err != ENOTDIR && err != ELOOP && err != ENAMETOOLONG && err != EACCES;
 }
 
-// Starts the program with posix_spawn (vfork semantics: no copy of even this
-// small process) in a process group of its own that it makes the terminal's
-// foreground group, with an empty signal mask and default dispositions.
-// PATH is searched as execvp does: EACCES is remembered while later entries
-// are tried; a file without a #! line runs under /bin/sh. Returns 0 or the
-// errno to report.
-int spawn_program(ProgramPlan& plan, pid_t& program) {
-  posix_spawnattr_t attributes;
-  posix_spawnattr_init(&attributes);
-  sigset_t all, none;
-  sigfillset(&all);
-  sigemptyset(&none);
-  posix_spawnattr_setpgroup(&attributes, 0);
-  posix_spawnattr_setsigdefault(&attributes, &all);
-  posix_spawnattr_setsigmask(&attributes, &none);
-  posix_spawnattr_setflags(&attributes,
-                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  // After the new group exists, with every signal still blocked (no SIGTTOU).
-  posix_spawn_file_actions_addtcsetpgrp_np(&actions, 0);
+// Runs the program in this process, searching PATH as execvp does: EACCES is
+// remembered while later entries are tried; a file without a #! line runs
+// under /bin/sh. Returns only on failure, with the errno to report.
+int exec_program(ProgramPlan& plan) {
   int reported = ENOENT;
   for (std::string& candidate : plan.candidates) {
-    // A cheap check first: most PATH entries do not hold the program.
-    int err = ::access(candidate.c_str(), X_OK) == 0 ? 0 : errno;
-    if (err == 0) {
-      err = ::posix_spawn(&program, candidate.c_str(), &actions, &attributes, plan.argv.data(),
-                          environ);
-    }
+    ::execve(candidate.c_str(), plan.argv.data(), environ);
+    int err = errno;
     if (err == ENOEXEC) {
       plan.shell_argv[1] = candidate.data();
-      err = ::posix_spawn(&program, "/bin/sh", &actions, &attributes, plan.shell_argv.data(),
-                          environ);
-    }
-    if (err == 0) {
-      reported = 0;
-      break;
+      ::execve("/bin/sh", plan.shell_argv.data(), environ);
+      err = errno;
     }
     if (err == EACCES) reported = EACCES;
-    if (ends_search(err)) {
-      reported = err;
-      break;
-    }
+    if (ends_search(err)) return err;
   }
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attributes);
   return reported;
 }
 
@@ -187,7 +156,7 @@ ProgramPlan make_plan(int argc, char** argv) {
   plan.argv.push_back(nullptr);
   plan.candidates = path_candidates(argv[0]);
   plan.shell_argv.push_back(const_cast<char*>("sh"));
-  plan.shell_argv.push_back(nullptr);  // the candidate, filled in by spawn_program
+  plan.shell_argv.push_back(nullptr);  // the candidate, filled in by exec_program
   for (int i = 1; i < argc; ++i) plan.shell_argv.push_back(argv[i]);
   plan.shell_argv.push_back(nullptr);
   return plan;
@@ -233,8 +202,9 @@ bool receive_request(int (&fds)[2]) {
   return n > 0 && request.attached(fds);
 }
 
-// The spare maker (see supervisor_protocol.hpp): forks a spare per request;
-// the spare sends its own pid (the maker sends -errno if it cannot fork). Forking this small
+// The spare maker (see supervisor_protocol.hpp): forks a spare per request
+// and sends its pid, or -errno if it cannot fork, on the spare's socket (so
+// agentty learns the pid, and reaps the spare, even if it is killed at once). Forking this small
 // process costs a fraction of exec'ing a new one (no image to load, no start-up), and the work
 // happens here rather than on agentty's event loop. CLONE_PARENT makes each spare agentty's own
 // child, so agentty reaps it and reads its exit status exactly as for a spare it spawned itself.
@@ -253,15 +223,49 @@ void make_spares() {
       ::setsid();
       return;
     }
-    if (pid < 0) {
-      // In place of the spare's pid, on the spare's own socket.
-      std::int32_t failure = -errno;
-      ssize_t ignored = ::send(fds[1], &failure, sizeof failure, MSG_NOSIGNAL);
-      (void)ignored;
-    }
+    std::int32_t announced = pid > 0 ? static_cast<std::int32_t>(pid) : -errno;
+    ssize_t ignored = ::send(fds[1], &announced, sizeof announced, MSG_NOSIGNAL);
+    (void)ignored;
     ::close(fds[0]);
     ::close(fds[1]);
   }
+}
+
+// ---- the program's side of the fork ----
+
+// In the program's own process group, made the terminal's foreground group
+// (every signal is still blocked, so no SIGTTOU): announces its pid, then
+// execs. The status socket closes on exec; a failure is sent on it first.
+[[noreturn]] void become_program(ProgramPlan plan) {
+  send_status(Stage::program_pid, ::getpid());
+  ::prctl(PR_SET_PDEATHSIG, 0);  // a spare's, not the program's
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  fail(Stage::exec, exec_program(plan));
+}
+
+void join_own_foreground_group() {
+  ::setpgid(0, 0);
+  ::tcsetpgrp(0, ::getpid());
+}
+
+// A spare's program-to-be: it waits for the instruction (program,
+// environment, directory) itself, dying with the supervisor if that is
+// killed first (agentty then sees the socket close and starts another way).
+// End of file: agentty no longer needs this spare.
+[[noreturn]] void become_spare_program(pid_t supervisor) {
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != supervisor) ::_exit(0);
+  std::optional<Instruction> instruction = read_instruction();
+  if (!instruction) ::_exit(0);
+  if (!instruction->cwd.empty() && ::chdir(instruction->cwd.c_str()) != 0)
+    fail(Stage::chdir, errno);
+  // Locals of a function that never returns: they live until exec.
+  std::vector<char*> program_env = pointers_to(instruction->env);
+  environ = program_env.data();  // PATH lookup and the program's environment
+  std::vector<char*> program_argv = pointers_to(instruction->argv);
+  become_program(make_plan(static_cast<int>(program_argv.size()) - 1, program_argv.data()));
 }
 
 [[noreturn]] void usage() {
@@ -282,34 +286,28 @@ int main(int argc, char** argv) {
   bool spare = maker || (argc == 2 && std::strcmp(argv[1], kSpareFlag) == 0);
   bool direct = argc >= 3 && std::strcmp(argv[1], kModeFlag) == 0;
   if ((!spare && !direct) || ::fcntl(kStatusFd, F_GETFD) < 0) usage();
-  if (maker) make_spares();
+  if (maker) make_spares();  // returns in a spare, its pid already sent
   // The program's copy closes on exec, which is how agentty learns it ran.
   ::fcntl(kStatusFd, F_SETFD, FD_CLOEXEC);
   if (::getsid(0) != ::getpid()) fail(Stage::setsid, EPERM);
   if (::ioctl(0, TIOCSCTTY, 0) < 0) fail(Stage::controlling_tty, errno);
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
-  // A spare's program, environment and directory; they live until exit.
-  std::optional<Instruction> instruction;
-  std::vector<char*> program_argv;
-  std::vector<char*> program_env;
-  if (spare) {
-    // First word: our pid (a forked spare's parent learns it here).
+  if (spare && !maker) {
+    // First word: our pid.
     std::int32_t self = ::getpid();
     if (::write(kStatusFd, &self, sizeof self) != sizeof self) ::_exit(0);
-    instruction = read_instruction();
-    if (!instruction) ::_exit(0);
-    if (!instruction->cwd.empty() && ::chdir(instruction->cwd.c_str()) != 0)
-      fail(Stage::chdir, errno);
-    program_env = pointers_to(instruction->env);
-    environ = program_env.data();  // PATH lookup and the program's environment
-    program_argv = pointers_to(instruction->argv);
   }
-  ProgramPlan plan = spare
-                         ? make_plan(static_cast<int>(program_argv.size()) - 1, program_argv.data())
-                         : make_plan(argc - 2, argv + 2);
-  pid_t program = -1;
-  if (int err = spawn_program(plan, program); err != 0) fail(Stage::exec, err);
-  send_status(Stage::program_pid, program);
+  // The program's process is forked now, before a spare's instruction comes,
+  // so that running it costs only its exec.
+  pid_t supervisor = ::getpid();
+  pid_t program = ::fork();
+  if (program < 0) fail(Stage::fork, errno);
+  if (program == 0) {
+    join_own_foreground_group();
+    if (spare) become_spare_program(supervisor);
+    become_program(make_plan(argc - 2, argv + 2));
+  }
+  // The program's copy is the last: end of file tells agentty it exec'd.
   ::close(kStatusFd);
   supervise(program);
 }

@@ -10,28 +10,33 @@
 //     runs PROGRAM at once; its environment and working directory are the
 //     program's. kStatusFd is the write end of a pipe.
 //   agentty-supervisor --spare
-//     a spare started ahead of need: it sets up the terminal, then blocks
-//     reading one Instruction (program, environment, working directory) from
-//     kStatusFd, a socket; end of file there means "not needed", and it exits.
-//     Before that it sends its pid there (a native int32).
-//     This takes the supervisor's own start-up off an execution's latency.
+//     a spare started ahead of need: it sets up the terminal, sends its pid
+//     on kStatusFd, a socket (a native int32), and forks the program's process
+//     at once, which blocks reading one Instruction (program, environment,
+//     working directory) from that socket; end of file there means "not
+//     needed", and both exit. This takes the supervisor's start-up and the
+//     program's fork off an execution's latency: what is left is its exec.
 //   agentty-supervisor --spare-maker
 //     makes spares by forking itself, cheaper than exec'ing each. kStatusFd
 //     is a SOCK_SEQPACKET socket; each request is a one-byte message carrying
 //     two fds (SCM_RIGHTS): the new spare's PTY slave and its end of the
-//     control socket. There is no reply: the spare (agentty's own child,
-//     through CLONE_PARENT) sends its pid on its control socket as any spare
-//     does, or the maker sends -errno there if it cannot fork. It exits at end
+//     control socket. There is no reply: the maker sends the spare's pid (the
+//     spare is agentty's own child, through CLONE_PARENT) on the spare's
+//     control socket, in place of the spare, or -errno there if it cannot
+//     fork. It exits at end
 //     of file, or with agentty (PR_SET_PDEATHSIG). Its stdio is /dev/null.
 //
 // The supervisor makes the slave its controlling terminal, becomes a child
-// subreaper, starts the program in a process group of its own that is the
-// terminal's foreground group, and exits with the program's wait status once
-// the program and its whole group are gone (see supervisor_main.cpp).
+// subreaper, forks the program's process, which joins a process group of its
+// own and makes it the terminal's foreground group, and exits with the
+// program's wait status once the program and its whole group are gone (see
+// supervisor_main.cpp).
 //
 // kStatusFd carries fixed-size StatusMessages back, one write() each (atomic
-// below PIPE_BUF): the program's pid, or the stage and errno of a failure. It
-// reaches end of file once the program has exec'd.
+// below PIPE_BUF): the program's pid (sent by the program's process just
+// before its exec), then the stage and errno of a failure if there is one. It
+// reaches end of file once the program has exec'd (the supervisor closes its
+// copy after the fork; the program's closes on exec).
 #pragma once
 
 #include <sys/socket.h>

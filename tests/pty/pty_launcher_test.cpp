@@ -10,6 +10,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <sstream>
+#include <thread>
 
 #include "pty/pty_test_util.hpp"
 #include "pty/supervisor_protocol.hpp"
@@ -138,6 +140,47 @@ TEST_F(PtyLauncherTest, ASpareKilledFromOutsideIsReplacedAndTheProgramStillRuns)
   EXPECT_EQ(launched.error, "");
   EXPECT_EQ(launched.output, "still runs\r\n");
   EXPECT_EQ(children_of_test(true), std::vector<int>{});  // the dead spare was reaped
+}
+
+// The spare's program process, forked ahead and waiting for the instruction.
+pid_t waiting_program_of(pid_t spare) {
+  auto path = "/proc/" + std::to_string(spare) + "/task/" + std::to_string(spare) + "/children";
+  auto deadline = std::chrono::steady_clock::now() + kDeadline;
+  int child = 0;
+  while (child <= 0 && std::chrono::steady_clock::now() < deadline) {
+    std::istringstream(test_util::read_text_file(path)) >> child;
+    if (child <= 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return child;
+}
+
+bool ends_within_deadline(pid_t pid) {
+  auto deadline = std::chrono::steady_clock::now() + kDeadline;
+  while (::kill(pid, 0) == 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  return ::kill(pid, 0) != 0;
+}
+
+TEST_F(PtyLauncherTest, ASparesWaitingProgramDiesWithItsSupervisor) {
+  pid_t spare = ready_spare();
+  pid_t waiting = waiting_program_of(spare);
+  ASSERT_GT(waiting, 0);
+  ASSERT_EQ(::kill(spare, SIGKILL), 0);
+  EXPECT_TRUE(ends_within_deadline(waiting));  // PR_SET_PDEATHSIG: no orphan left waiting
+  EXPECT_EQ(run({"echo", "still runs"}).output, "still runs\r\n");
+  EXPECT_EQ(children_of_test(true), std::vector<int>{});
+}
+
+TEST_F(PtyLauncherTest, ASpareWhoseWaitingProgramWasKilledIsReplaced) {
+  pid_t spare = ready_spare();
+  pid_t waiting = waiting_program_of(spare);
+  ASSERT_GT(waiting, 0);
+  ASSERT_EQ(::kill(waiting, SIGKILL), 0);
+  wait_until_dead(spare);  // the supervisor follows its program
+  auto launched = run({"echo", "still runs"});
+  EXPECT_EQ(launched.error, "");
+  EXPECT_EQ(launched.output, "still runs\r\n");
+  EXPECT_EQ(children_of_test(true), std::vector<int>{});
 }
 
 TEST_F(PtyLauncherTest, DestroyingTheLauncherEndsAndReapsTheSpareAndTheMaker) {
