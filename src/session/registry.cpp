@@ -89,6 +89,17 @@ void Registry::adopt(const std::shared_ptr<Execution>& execution,
   execution->attach(std::move(channel), std::move(redactor));
 }
 
+namespace {
+
+// The remote shell starts in the account's home: a cwd is entered first, and
+// the command does not run when it cannot be (the shell's own message says why).
+std::string remote_command(const ExecutionSpec& spec) {
+  if (spec.cwd.empty()) return spec.remote_command;
+  return "cd -- " + pty::shell_quote(spec.cwd) + " || exit 1\n" + spec.remote_command;
+}
+
+}  // namespace
+
 boost::asio::awaitable<Expected<std::shared_ptr<Execution>>> Registry::start(ExecutionSpec spec) {
   if (spec.host.empty()) co_return start_local(std::move(spec));
   prune_retained();
@@ -99,7 +110,7 @@ boost::asio::awaitable<Expected<std::shared_ptr<Execution>>> Registry::start(Exe
   if (spec.ssh_port > 0) target->port = spec.ssh_port;
   if (!ssh_pool_) ssh_pool_ = std::make_shared<pty::SshConnectionPool>(io_, options_.ssh);
   pty::SshLaunch launch;
-  if (spec.kind == ExecutionKind::command) launch.command = spec.remote_command;
+  if (spec.kind == ExecutionKind::command) launch.command = remote_command(spec);
   launch.size = spec.size;
   launch.env = spec.env;
   auto pool = ssh_pool_;  // keeps the pool alive across the suspension

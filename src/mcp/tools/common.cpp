@@ -260,11 +260,13 @@ Expected<void> fill_start_spec(const ToolContext& ctx, const json& args,
       return make_error("env: the value of " + name +
                         " contains a NUL byte, which an environment cannot hold.");
   }
-  std::string cwd = args.value("cwd", ctx.config.default_cwd);
-  if (!spec.host.empty()) {  // a remote cwd is the remote shell's business
-    spec.cwd = cwd;
+  if (!spec.host.empty()) {
+    // Entered on the host (it cannot be checked here); none given: the
+    // account's home, not this server's directory.
+    spec.cwd = args.value("cwd", "");
     return {};
   }
+  std::string cwd = args.value("cwd", ctx.config.default_cwd);
   auto resolved =
       ctx.policy->check_cwd(cwd);  // an omitted cwd (empty) is the server's, checked too
   if (!resolved) {

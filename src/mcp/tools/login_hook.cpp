@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <regex>
 
+#include "pty/ssh_target.hpp"
 #include "session/execution.hpp"
 #include "session/shell_integration.hpp"
 
@@ -55,6 +56,19 @@ boost::asio::awaitable<void> hook_after_login(std::shared_ptr<session::Execution
   }
 }
 
+// open(host)'s env and cwd, set in the login shell by the hook's line: an
+// SSH server accepts only the variables its AcceptEnv names, and a login
+// shell starts in the home directory.
+std::string start_state(session::Execution& execution) {
+  const auto& spec = execution.spec();
+  std::string line;
+  if (spec.host.empty()) return line;  // a local shell got them when it started
+  for (const auto& [name, value] : spec.env)
+    line += "export " + name + "=" + pty::shell_quote(value) + "; ";
+  if (!spec.cwd.empty()) line += "cd -- " + pty::shell_quote(spec.cwd) + "; ";
+  return line;
+}
+
 }  // namespace
 
 bool shows_secret_prompt(session::Execution& execution) {
@@ -78,8 +92,9 @@ bool type_hook(session::Execution& execution) {
   if (shell == nullptr) return false;
   shell->rearming();
   // ctrl-u first: nothing half-typed is prepended to the hook line.
-  auto typed = execution.write("\x15" + session::bash_hook_line(shell->nonce()) + "\r",
-                               session::InputSource::agent);
+  auto typed = execution.write(
+      "\x15" + start_state(execution) + session::bash_hook_line(shell->nonce()) + "\r",
+      session::InputSource::agent);
   return static_cast<bool>(typed);
 }
 

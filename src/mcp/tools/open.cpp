@@ -92,6 +92,10 @@ boost::asio::awaitable<ToolResult> open(ToolContext& ctx, const json& args) {
     spec.command_text = program;
     if (auto ok = policy.check_command(join(spec.argv)); !ok) co_return failed_to_start(ok.error());
   } else {
+    if (kind != session::ShellKind::bash)
+      co_return failed_to_start(
+          "shell: with host the session is the account's login shell on that host (agentty's "
+          "prompt hook is typed for bash); remove shell (or pass \"bash\").");
     kind = session::ShellKind::bash;  // the hook is typed into the login shell; rearm knows bash
     spec.command_text = "(login shell on " + spec.host + ")";
     if (auto ok = policy.check_command(spec.command_text); !ok)
