@@ -99,6 +99,19 @@ std::optional<std::string> check_bounds(const json& schema, const json& value,
   return std::nullopt;
 }
 
+// A wrong type or an empty value says what to give: the property's own
+// description (e.g. execution_id given as the numeric process_id, an empty
+// side_effects list). Bounds and enums already name the fix.
+std::string with_description(std::string problem, const json& property, const std::string& path) {
+  auto description = property.find("description");
+  if (description == property.end()) return problem;
+  for (const char* kind :
+       {": must be a ", ": must be an ", ": must have at least ", ": must not be empty"}) {
+    if (problem.rfind(path + kind, 0) == 0) return problem + ". " + description->get<std::string>();
+  }
+  return problem;
+}
+
 std::optional<std::string> check_object(const json& schema, const json& value,
                                         const std::string& path) {
   if (!value.is_object()) return std::nullopt;
@@ -121,7 +134,7 @@ std::optional<std::string> check_object(const json& schema, const json& value,
   for (const auto& [key, item] : value.items()) {
     std::string full = path.empty() ? key : path + "." + key;
     if (auto p = properties.find(key); p != properties.end()) {
-      if (auto problem = validate(*p, item, full)) return problem;
+      if (auto problem = validate(*p, item, full)) return with_description(*problem, *p, full);
     } else if (additional != schema.end() && additional->is_boolean() && !additional->get<bool>()) {
       std::string known;
       for (const auto& [k, _] : properties.items()) known += (known.empty() ? "" : ", ") + k;

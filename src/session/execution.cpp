@@ -220,7 +220,8 @@ Expected<void> Execution::write(std::string_view bytes, InputSource source) {
   }
   if (finished() || !channel_ || channel_->finished()) {
     return make_error("execution " + id_ + " has ended (" + to_string(status_) +
-                      "); nothing was written. Start a new one with execute.");
+                      "); nothing was written. Start a new one with " +
+                      (kind() == ExecutionKind::session ? "open." : "execute."));
   }
   if (recorder_) record_input(bytes, source);
   if (shell_) shell_->on_input(bytes, source);

@@ -1,7 +1,11 @@
 // explore: look inside a large output (stat, grep, read by line) without
 // pulling it all into context; never moves the read cursor.
-#include "session/explore.hpp"
+#include <optional>
+#include <string>
+#include <utility>
+
 #include "mcp/tools/common.hpp"
+#include "session/explore.hpp"
 
 namespace agentty::mcp::tools {
 
@@ -55,6 +59,13 @@ ToolResult grep(session::Execution& execution, const json& args, std::size_t max
               {"matches", matches},
               {"capped", found->capped},
               {"lines_searched", found->lines_searched}};
+  if (found->lines_searched == 0 && options.start_line > 1) {
+    const auto lines = execution.explorer().stat().line_count;
+    out["line_count"] = lines;
+    out["hint"] = "start_line=" + std::to_string(options.start_line) +
+                  " is past the end: the output has " + std::to_string(lines) +
+                  " lines (start_line 1.." + std::to_string(lines) + ").";
+  }
   if (found->capped) {
     out["next_start_line"] = found->next_start_line;
     out["hint"] = "More matches may follow: call explore op=grep again with start_line=" +
@@ -78,7 +89,39 @@ ToolResult read_lines(session::Execution& execution, const json& args, std::size
               {"capped", read->capped},
               {"at_end", read->at_end}};
   if (read->next_byte_offset) out["next_byte_offset"] = read->next_byte_offset;
+  if (read->lines.empty() && options.line_offset >= 0) {
+    // Past the end: say how long the output is, so the next call can aim right.
+    const auto lines = execution.explorer().stat().line_count;
+    out["line_count"] = lines;
+    out["hint"] = "line_offset=" + std::to_string(options.line_offset) +
+                  " is at or past the end: the output has " + std::to_string(lines) +
+                  " lines (line_offset 0.." + std::to_string(lines == 0 ? 0 : lines - 1) +
+                  "). Use line_offset=-N for the last N lines" +
+                  (execution.finished() ? "." : ", or wait for more output.");
+  }
   return ToolResult{std::move(out)};
+}
+
+// An argument the chosen op would ignore: refused, so a mixed-up call (grep
+// with line_offset, read with before) does not silently answer something else.
+std::optional<std::string> misplaced_argument(const std::string& op, const json& args) {
+  static const std::pair<const char*, const char*> kOwnOp[] = {
+      {"pattern", "grep"},    {"ignore_case", "grep"}, {"before", "grep"},      {"after", "grep"},
+      {"start_line", "grep"}, {"line_offset", "read"}, {"byte_offset", "read"},
+  };
+  for (const auto& [arg, own] : kOwnOp) {
+    if (op == own || !args.contains(arg)) continue;
+    std::string fix = op == "grep" && std::string(arg) == "line_offset"
+                          ? " (a grep continues with start_line, 1-based)"
+                      : op == "read" && std::string(arg) == "start_line"
+                          ? " (a read starts at line_offset, 0-based)"
+                          : "";
+    return std::string(arg) + ": only applies to op=\"" + own + "\"" + fix +
+           "; remove it or use op=\"" + own + "\".";
+  }
+  if (op == "stat" && args.contains("limit"))
+    return std::string("limit: does not apply to op=\"stat\"; remove it.");
+  return std::nullopt;
 }
 
 boost::asio::awaitable<ToolResult> explore(ToolContext& ctx, const json& args,
@@ -86,8 +129,7 @@ boost::asio::awaitable<ToolResult> explore(ToolContext& ctx, const json& args,
   std::string op = args["op"];
   std::size_t max_bytes =
       std::min<std::size_t>(args.value("max_bytes", 16384), ctx.config.max_output_bytes);
-  if (op != "grep" && args.contains("pattern"))
-    co_return tool_error("pattern: only applies to op=\"grep\".");
+  if (auto problem = misplaced_argument(op, args)) co_return tool_error(*problem);
   if (op == "stat") co_return stat(*execution);
   if (op == "grep") co_return grep(*execution, args, max_bytes);
   co_return read_lines(*execution, args, max_bytes);

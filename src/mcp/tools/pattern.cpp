@@ -22,7 +22,9 @@ Expected<Pattern> Pattern::compile(const std::string& pattern) {
     PCRE2_UCHAR message[256];
     pcre2_get_error_message(error_code, message, sizeof message);
     return make_error("invalid PCRE2 pattern at offset " + std::to_string(offset) + ": " +
-                      reinterpret_cast<char*>(message));
+                      reinterpret_cast<char*>(message) +
+                      "; fix the regular expression, or escape the special characters ( ) [ ] "
+                      "{ } . * + ? | ^ $ \\ with a backslash to match them literally.");
   }
   pcre2_jit_compile(code, PCRE2_JIT_COMPLETE);  // best effort: falls back to the interpreter
   Pattern result;

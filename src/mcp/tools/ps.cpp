@@ -42,6 +42,12 @@ boost::asio::awaitable<ToolResult> ps(ToolContext& ctx, const json& args) {
   bool include_completed = args.value("include_completed", true);
   std::size_t limit = args.value("limit", 50);
   std::string status = args.value("status", "");
+  // execute answers "backgrounded" for what ps lists as "running": the same
+  // execution, so an agent filtering by the status it was given finds it.
+  if (status == "backgrounded") status = "running";
+  if (!include_completed && !status.empty() && status != "running")
+    co_return tool_error("include_completed: false leaves out ended executions, so status=" +
+                         status + " can match nothing; drop include_completed (or the status).");
   json list = json::array();
   auto executions = ctx.registry.list();
   // Newest first: the agent usually wants what it just started.
@@ -68,8 +74,12 @@ ToolDefinition make_ps_tool(const ToolConfig&) {
         {"description", "Most entries returned, newest first (default 50)."}}},
       {"status",
        {{"type", "string"},
-        {"enum", {"running", "completed", "timed_out", "stopped", "failed_to_start", "failed"}},
-        {"description", "Only executions with this status."}}},
+        {"enum",
+         {"running", "backgrounded", "completed", "timed_out", "stopped", "failed_to_start",
+          "failed"}},
+        {"description",
+         "Only executions with this status (backgrounded, as execute says, is the same as "
+         "running)."}}},
   };
   json item = status_output_properties();
   for (const char* key : {"name", "purpose", "command", "cwd", "started_at", "handoff_reason"})

@@ -4,6 +4,7 @@
 #include "mcp/tools/session_execute.hpp"
 
 #include <regex>
+#include <utility>
 
 #include "mcp/tools/common.hpp"
 #include "session/policy.hpp"
@@ -19,6 +20,23 @@ using session::ShellIntegration;
 
 constexpr milliseconds kPromptWait{10000};
 constexpr milliseconds kHeuristicQuiet{300};
+
+// Arguments of execute that only make sense for a new process, each with
+// what to do instead in a session.
+constexpr std::pair<const char*, const char*> kNotWithSession[] = {
+    {"argv", "and give the line as command"},
+    {"script", "and give the lines as command (a multi-line command runs as typed)"},
+    {"host", "(the session's host was chosen by open; open a session with host, or omit session)"},
+    {"user", "(the session's user was chosen by open; open a session with user, or omit session)"},
+    {"port", "(the session's port was chosen by open; open a session with port, or omit session)"},
+    {"cwd", "and cd inside the session (command=\"cd DIR && ...\")"},
+    {"env", "and export inside the session (or prefix the command: VAR=value cmd)"},
+    {"stdin", "and answer the command with write (after wait until=\"input\")"},
+    {"close_stdin", "and send end-of-file with write eof=true"},
+    {"cols", "and resize with write(cols, rows)"},
+    {"rows", "and resize with write(cols, rows)"},
+    {"name", "(a session's name is given by open)"},
+};
 
 ToolResult refuse(session::Execution& execution, const ToolContext& ctx, std::string message) {
   return refusal(execution, ctx, std::move(message), session_fields(execution));
@@ -157,19 +175,24 @@ json session_fields(session::Execution& execution, bool command_exit) {
 boost::asio::awaitable<ToolResult> execute_in_session(ToolContext& ctx, const json& args) {
   std::string id = args["session"].get<std::string>();
   auto execution = ctx.registry.find(id);
-  if (!execution || !execution->shell()) {
+  if (execution && !execution->shell()) {
+    co_return failed_to_start("session: '" + id +
+                              "' is a command execution, not a shell session; follow it with "
+                              "read/wait/write, or open a session with open and pass its "
+                              "execution_id.");
+  }
+  if (!execution) {
     co_return failed_to_start(
         "session: '" + id +
         "' is not an open shell session. Use the execution_id that open returned "
         "(ps lists sessions with kind=session), or omit session to run a new process.");
   }
-  for (const char* arg : {"argv", "script", "host", "user", "port", "cwd", "env", "stdin",
-                          "close_stdin", "cols", "rows", "name"}) {
+  for (const auto& [arg, fix] : kNotWithSession) {
     if (args.contains(arg)) {
       co_return failed_to_start(
           std::string(arg) +
-          ": does not apply with session (the command is typed into the open shell); "
-          "remove it (use cd/export inside the session instead).");
+          ": does not apply with session (the command is typed into the open shell); remove it " +
+          fix + ".");
     }
   }
   if (args.contains("timeout_ms")) {

@@ -145,7 +145,8 @@ std::optional<ToolResult> resize_terminal(ToolContext& ctx, session::Execution& 
     return refusal(execution, ctx,
                    "execution " + execution.id() + " has ended (" +
                        session::to_string(execution.status()) +
-                       "); it was not resized. Start a new one with execute.",
+                       "); it was not resized. Start a new one with " +
+                       (execution.kind() == session::ExecutionKind::session ? "open." : "execute."),
                    not_ok);
   }
   execution.resize(size, session::InputSource::agent);
