@@ -142,6 +142,28 @@ test('a wrong type or an empty list says what to give (the argument\'s descripti
   assert.equal(bounds.error, 'force_after_ms: must be at most 50000 (got 60000)');
 });
 
+test('stop on a session without a signal hangs the shell up (an interactive shell ignores SIGTERM)', async () => {
+  const o = await call('open', {});
+  assert.equal(o.prompt_ready, true, JSON.stringify(o));
+  const r = await call('stop', { execution_id: o.execution_id });
+  assert.equal(r.isError, false, r.error);
+  assert.equal(r.stopped, true);
+  assert.equal(r.signal, 'SIGHUP', 'not SIGKILL after the whole grace');
+  assert.equal(r.status, 'stopped');
+});
+
+test('host: an ssh option or a line with spaces is refused as a host, with the forms to give', async () => {
+  for (const host of ['-oProxyCommand=touch /tmp/agentty-audit3', 'example.com; id']) {
+    for (const tool of ['execute', 'open']) {
+      const args = tool === 'execute' ? { host, command: 'true', side_effects: ['NONE'] } : { host };
+      const r = await call(tool, args);
+      assert.equal(r.isError, true, `${tool} ${host}`);
+      assert.equal(r.status, 'failed_to_start');
+      assert.match(r.error, /^host: '.*' is not a host .*user@host:port/);
+    }
+  }
+});
+
 // --- SSH hosts ----------------------------------------------------------------
 const skip = sshdUsable() ? false : 'needs root and /usr/sbin/sshd';
 let sshd;

@@ -235,8 +235,16 @@ ToolResult failed_to_start(std::string message) {
 }
 
 std::optional<std::string> ssh_options_problem(const json& args) {
-  if (args.contains("host") || (!args.contains("user") && !args.contains("port")))
+  if (args.contains("host")) {
+    // An ssh option or a command line is not a host; libssh's refusal of it has no reason.
+    const auto& host = args["host"].get_ref<const std::string&>();
+    if (host.starts_with('-') || host.find_first_of(" \t\r\n") != std::string::npos)
+      return "host: '" + host +
+             "' is not a host (it starts with '-' or holds white space); give an ~/.ssh/config "
+             "alias, host, user@host or user@host:port.";
     return std::nullopt;
+  }
+  if (!args.contains("user") && !args.contains("port")) return std::nullopt;
   return "user/port: only apply with host; add host or remove them.";
 }
 

@@ -12,7 +12,10 @@ using namespace std::chrono;
 
 boost::asio::awaitable<ToolResult> stop(ToolContext& ctx, const json& args,
                                         std::shared_ptr<session::Execution> execution) {
-  std::string name = args.value("signal", "SIGTERM");
+  // An interactive shell ignores SIGTERM: a session is hung up, as close
+  // does, instead of waiting out the grace for SIGKILL.
+  const bool is_session = execution->kind() == session::ExecutionKind::session;
+  std::string name = args.value("signal", is_session ? "SIGHUP" : "SIGTERM");
   int signo = pty::signal_number(name).value_or(SIGTERM);
   auto grace = milliseconds(args.value("force_after_ms", ctx.config.default_stop_grace_ms));
   bool was_running = !execution->finished();
@@ -36,7 +39,9 @@ ToolDefinition make_stop_tool(const ToolConfig& config) {
       {"signal",
        {{"type", "string"},
         {"enum", {"SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGKILL", "SIGUSR1", "SIGUSR2"}},
-        {"description", "Signal sent to the whole process group (default SIGTERM)."}}},
+        {"description",
+         "Signal sent to the whole process group (default SIGTERM; SIGHUP for a session from "
+         "open, which ignores SIGTERM)."}}},
       {"force_after_ms",
        {{"type", "integer"},
         {"minimum", 0},
