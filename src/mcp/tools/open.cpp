@@ -169,11 +169,14 @@ ToolDefinition make_open_tool(const ToolConfig& config) {
   };
   json where = start_inputs({
       .purpose = "Why you open it, in a few words (shown to the human watching).",
-      .cwd = "Starting directory (must exist; inside AGENTTY_ALLOWED_CWDS when set).",
-      .env = "Variables added to the shell's environment.",
-      .host = "Open the shell on this SSH host (an ~/.ssh/config alias or user@host:port); the "
-              "hook is typed in after login (bash). A host that wants a password is held for a "
-              "person to log in (see held).",
+      .cwd = "Starting directory (must exist; inside AGENTTY_ALLOWED_CWDS when set). With "
+             "host: entered on the host (the login shell's home when omitted).",
+      .env = "Variables added to the shell's environment (with host: exported in the login "
+             "shell).",
+      .host = "Open the shell on this SSH host (an ~/.ssh/config alias or user@host:port): the "
+              "account's login shell, with the hook typed in after login (bash; shell must be "
+              "omitted or bash). A host that wants a password is held for a person to log in "
+              "(see held).",
       .user = "SSH user (with host).",
       .port = "SSH port (with host).",
   });
