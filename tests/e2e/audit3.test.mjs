@@ -214,4 +214,8 @@ test('open(host): cwd and env reach the login shell; a shell other than bash is 
     session: o.execution_id, command: 'pwd; echo "$AUDIT3_VAR"', side_effects: ['NONE'], yield_ms: 20000,
   });
   assert.equal(r.output, `${dir}\nit's set\n`, JSON.stringify(r));
+  const missing = await a.call('open', { host: sshd.host, cwd: '/nonexistent-audit3' });
+  assert.equal(missing.isError, true, JSON.stringify(missing));
+  assert.match(missing.message, /The shell ended right away/);
+  assert.match(missing.output, /nonexistent-audit3: No such file or directory/);
 });

@@ -65,7 +65,9 @@ std::string start_state(session::Execution& execution) {
   if (spec.host.empty()) return line;  // a local shell got them when it started
   for (const auto& [name, value] : spec.env)
     line += "export " + name + "=" + pty::shell_quote(value) + "; ";
-  if (!spec.cwd.empty()) line += "cd -- " + pty::shell_quote(spec.cwd) + "; ";
+  // A directory that cannot be entered ends the session (open says so), as
+  // execute(host, cwd) runs nothing: never a session quietly elsewhere.
+  if (!spec.cwd.empty()) line += "cd -- " + pty::shell_quote(spec.cwd) + " || exit 1; ";
   return line;
 }
 
