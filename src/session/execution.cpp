@@ -129,6 +129,7 @@ void Execution::append_output(std::string_view bytes) {
   follow_size_set_inside();
   std::uint64_t start = log_.latest_seq();
   log_.append(bytes);
+  refeed_screen();
   feeder_.on_output(bytes);
   std::string replies = feeder_.take_replies();
   if (!replies.empty() && channel_ && !channel_->finished()) channel_->write(replies);
@@ -156,6 +157,7 @@ void Execution::on_exit(pty::ExitStatus status) {
   }
   log_.mark_complete();
   log_.flush();
+  release_running_state();
   exit_status_ = status;
   ended_at_ = std::chrono::system_clock::now();
   ended_steady_ = std::chrono::steady_clock::now();
@@ -178,8 +180,29 @@ void Execution::on_exit(pty::ExitStatus status) {
   state_changed();
 }
 
+// Ended executions are kept for later reads (up to max_retained of them),
+// so what only served the running program goes: the recording's fd (a
+// server at a low fd limit ran out after ~100 of them), the log's RAM copy of
+// what its spool holds, and the screen feeder's copies (up to ~2 MB after a
+// flood: a RAM ring of 1 MiB, a queue of up to 1 MiB or a simulator of
+// scrollback rows).
+void Execution::release_running_state() {
+  recorder_.reset();
+  log_.release_ram();
+  screen_from_log_ = feeder_.finish();
+}
+
+// What feeder_.finish() let go of, given again from the log before a look.
+void Execution::refeed_screen() {
+  if (!screen_from_log_) return;
+  screen_from_log_ = false;
+  feeder_.on_output(log_.copy_range(log_.first_retained_seq(), log_.latest_seq()));
+  feeder_.take_replies();  // the program has ended: nobody to answer
+}
+
 const Screen& Execution::screen() {
   follow_size_set_inside();
+  refeed_screen();
   feeder_.catch_up();
   return feeder_.screen();
 }
@@ -199,6 +222,7 @@ void Execution::follow_size_set_inside() {
   if (!channel_) return;
   auto changed = channel_->take_size_change();
   if (!changed) return;
+  refeed_screen();
   feeder_.resize(*changed);
   if (recorder_) recorder_->resize(changed->cols, changed->rows);
 }
@@ -206,6 +230,7 @@ void Execution::follow_size_set_inside() {
 void Execution::resize(pty::TerminalSize size, InputSource source) {
   if (source == InputSource::agent) agent_size_ = size;
   if (source == InputSource::agent && held()) return;  // the holder decides the size
+  refeed_screen();
   feeder_.resize(size);
   if (channel_ && !channel_->finished()) channel_->resize(size);
   if (recorder_) recorder_->resize(size.cols, size.rows);

@@ -174,6 +174,8 @@ class Execution : public std::enable_shared_from_this<Execution> {
   void on_exit(pty::ExitStatus status);
   void append_output(std::string_view bytes);
   void follow_size_set_inside();
+  void release_running_state();
+  void refeed_screen();
   void record_input(std::string_view bytes, InputSource source);
   void arm_timeout();
   void arm_force_kill(std::chrono::milliseconds after);
@@ -192,6 +194,7 @@ class Execution : public std::enable_shared_from_this<Execution> {
   std::unique_ptr<Explorer> explorer_;
   OutputLog log_;
   ScreenFeeder feeder_;
+  bool screen_from_log_ = false;  // feeder_ let go of its bytes: refeed_screen()
   ChangeSignal changed_;
   std::map<int, OutputListener> listeners_;
   int next_listener_token_ = 1;

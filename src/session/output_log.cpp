@@ -76,6 +76,10 @@ class RingBuffer {
     data_ = static_cast<char*>(memory);
     size_ = size;
   }
+  // Gives the touched pages back (they read as zeros if touched again).
+  void release() {
+    if (data_) ::madvise(data_, size_, MADV_DONTNEED);
+  }
   char* data() { return data_; }
   const char* data() const { return data_; }
   std::size_t size() const { return size_; }
@@ -250,6 +254,18 @@ void OutputLog::freeze_spool() {
   }
   // Not wrapped yet, so every spooled byte's offset (s - 1) % cap stays put.
   if (spooled < impl.spool_cap) impl.spool_cap = spooled;
+}
+
+void OutputLog::release_ram() {
+  Impl& impl = *impl_;
+  if (!complete_ || !impl.spool_fd.valid()) return;
+  impl.flush_ring(latest_seq_);
+  // Only when the spool holds every byte the ring does.
+  if (!impl.spool_active() || impl.spooled_seq != latest_seq_ ||
+      impl.spool_first() > impl.ram_first_seq)
+    return;
+  impl.ram_first_seq = latest_seq_;
+  impl.ring.release();
 }
 
 std::uint64_t OutputLog::spool_frozen_at() const {

@@ -89,6 +89,11 @@ class OutputLog {
   // fits in RAM, the spool is dropped and the RAM ring alone keeps the newest.
   // Appends never block or fail because of it. Idempotent.
   void freeze_spool();
+  // Once complete and wholly on the spool: gives the RAM ring's pages back,
+  // and reads come from the spool file (the page cache) from then on. An
+  // ended execution kept for later reads then holds no RAM for its output.
+  // No-op otherwise (no spool file, or part of the ring not on it).
+  void release_ram();
   // The latest_seq() at freeze_spool(), 0 when the spool was never frozen.
   std::uint64_t spool_frozen_at() const;
 

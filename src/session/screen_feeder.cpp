@@ -225,6 +225,18 @@ void ScreenFeeder::catch_up() {
   impl_->advance(true);
 }
 
+bool ScreenFeeder::finish() {
+  Impl& impl = *impl_;
+  if (impl.lazy_screen) {
+    impl.advance(true);
+    return false;
+  }
+  std::string().swap(impl.queue);
+  impl.query_scanner = EscapeScanner();
+  impl.stream_scanner = EscapeScanner();
+  return true;
+}
+
 bool ScreenFeeder::behind() const {
   return !impl_->queue.empty() || impl_->sim.has_value();
 }

@@ -66,6 +66,12 @@ class ScreenFeeder {
   // Feeds everything queued and ends a skip in progress: the screen is then
   // exact. Cheap when nothing is behind.
   void catch_up();
+  // The output has ended. With a screen made, catches up (a skip in progress
+  // holds up to scrollback_limit rows besides the Screen's own). Without one,
+  // forgets the queue, which then holds every byte given, and returns true:
+  // the caller feeds its log again through on_output() before the next look.
+  // So an ended execution nobody looked at keeps no copy of its output here.
+  bool finish();
   // Whether the screen lags the bytes given (catch_up() would do work).
   bool behind() const;
   void resize(pty::TerminalSize size);  // catches up first

@@ -167,6 +167,39 @@ TEST(OutputLog, SpoolKeepsWhatRamEvictedAndIsRemovedAfterwards) {
   EXPECT_FALSE(fs::exists(path));
 }
 
+TEST(OutputLog, ACompleteLogWhollyOnTheSpoolGivesItsRamBackAndReadsTheSame) {
+  const fs::path path = temp_spool("release");
+  OutputLog log({.ram_bytes = 1 << 20, .spool_cap_bytes = 8 << 20, .spool_path = path});
+  std::string data;
+  for (int i = 0; data.size() < 3'000'000; ++i) data += "line " + std::to_string(i) + "\r\n";
+  log.append(data);
+  log.release_ram();  // not complete yet: nothing changes
+  EXPECT_EQ(log.tail_lines(1, 100).bytes, data.substr(data.rfind("line ")));
+  log.mark_complete();
+  log.release_ram();
+  EXPECT_TRUE(read_all(log, 70000) == data);
+  EXPECT_EQ(log.tail_lines(2, 1000).bytes,
+            data.substr(data.rfind("line ", data.rfind("line ") - 1)));
+  EXPECT_EQ(log.first_retained_seq(), 1u);
+}
+
+TEST(OutputLog, ReleasingRamKeepsEverythingWhenTheSpoolLacksPartOfIt) {
+  // No spool file (all in RAM) and a RAM-only log keep their ring.
+  OutputLog small(
+      {.ram_bytes = 1 << 20, .spool_cap_bytes = 8 << 20, .spool_path = temp_spool("small")});
+  small.append("short\r\n");
+  small.mark_complete();
+  small.release_ram();
+  EXPECT_EQ(read_all(small, 100), "short\r\n");
+  OutputLog ram_only({.ram_bytes = 4096, .spool_cap_bytes = 0, .spool_path = {}});
+  std::string data(10000, 'r');
+  ram_only.append(data);
+  ram_only.mark_complete();
+  ram_only.release_ram();
+  EXPECT_EQ(ram_only.first_retained_seq(), 10000u - 4096u + 1u);
+  EXPECT_EQ(ram_only.read(ram_only.first_retained_seq(), 100000).bytes, data.substr(10000 - 4096));
+}
+
 TEST(OutputLog, SmallAppendsAreBatchedNotWrittenOneByOne) {
   const fs::path path = temp_spool("batch");
   OutputLog log({.ram_bytes = 1 << 20, .spool_cap_bytes = 1 << 30, .spool_path = path});

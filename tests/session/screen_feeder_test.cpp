@@ -119,6 +119,34 @@ TEST(ScreenFeeder, ScreenIsMadeOnlyWhenNeeded) {
   EXPECT_EQ(queried.take_replies(), "\x1b[1;3R");
 }
 
+// At the end of output an unmade screen lets go of its queue (the caller
+// feeds its log again before a look); a made one is left exact, with no skip
+// holding scrolled-off rows twice.
+TEST(ScreenFeeder, FinishLetsGoOfTheQueueOrCatchesUp) {
+  const std::string text = "one\r\ntwo\x1b[1mbold\x1b[m";
+  ScreenFeeder unmade(k80x24);
+  unmade.on_output(text);
+  EXPECT_TRUE(unmade.finish());
+  EXPECT_FALSE(unmade.behind());
+  EXPECT_FALSE(unmade.has_screen());
+  unmade.on_output(text);  // as Execution::refeed_screen() does
+  unmade.catch_up();
+  Screen direct(k80x24);
+  direct.feed(text);
+  EXPECT_EQ(unmade.screen().render_ansi(), direct.render_ansi());
+
+  ScreenFeeder flooded(k80x24);
+  const std::string flood = random_plain_text(ScreenFeeder::kCatchUpBytes + 4096, 80, 2);
+  flooded.on_output(flood);
+  ASSERT_TRUE(flooded.has_screen());
+  EXPECT_TRUE(flooded.behind());  // a skip in progress
+  EXPECT_FALSE(flooded.finish());
+  EXPECT_FALSE(flooded.behind());
+  Screen all(k80x24, 10000);
+  all.feed(flood);
+  EXPECT_EQ(flooded.screen().snapshot().lines, all.snapshot().lines);
+}
+
 // A backlog of a batch is worked off without anyone looking: what a look
 // then costs is a few screenfuls, not the backlog.
 TEST(ScreenFeeder, LargeBacklogIsFedWithoutCatchUp) {

@@ -1,0 +1,54 @@
+// What an ended execution keeps while it is retained for later reads: no
+// open recording (a server at a low fd limit ran out after ~100 of them),
+// yet its output and screen read back whole, whether or not anyone looked
+// at the screen while it ran.
+import assert from 'node:assert/strict';
+import { readdirSync, readlinkSync } from 'node:fs';
+import { test } from 'node:test';
+import { serverForFile } from './lib/mcp-client.mjs';
+
+const server = serverForFile();
+
+function openRecordings() {
+  const fdDir = `/proc/${server.agent.transport.pid}/fd`;
+  return readdirSync(fdDir)
+    .map((fd) => {
+      try {
+        return readlinkSync(`${fdDir}/${fd}`);
+      } catch {
+        return '';  // closed while listing
+      }
+    })
+    .filter((target) => target.endsWith('.cast'));
+}
+
+const run = async (command) => {
+  const r = await server.call('execute', { command, side_effects: ['NONE'], max_output_bytes: 200 });
+  assert.equal(r.status, 'completed', JSON.stringify(r));
+  return r;
+};
+
+test('ended executions hold no open recording', async () => {
+  for (let i = 0; i < 5; i++) await run(`echo run ${i}`);
+  assert.deepEqual(openRecordings(), []);
+});
+
+test('the screen of an ended execution nobody looked at is rebuilt from its output', async () => {
+  const r = await run("printf 'first\\nsecond \\033[1mbold\\033[m\\n'");
+  const screen = await server.call('screen', { execution_id: r.execution_id });
+  assert.equal(screen.isError, false, screen.error);
+  assert.deepEqual(screen.lines.slice(0, 2), ['first', 'second bold']);
+});
+
+test('after a flood the screen and the whole output of an ended execution read back', async () => {
+  const r = await run('seq 1 300000');  // 2 MB: a spool file, a skipped flood
+  const screen = await server.call('screen', { execution_id: r.execution_id });
+  assert.equal(screen.isError, false, screen.error);
+  const lines = screen.lines.filter((line) => line !== '');
+  assert.equal(lines.at(-1), '300000');
+  assert.equal(lines.at(-2), '299999');
+  const tail = await server.call('read', { execution_id: r.execution_id, tail_lines: 2 });
+  assert.equal(tail.output, '299999\n300000\n');
+  const head = await server.call('read', { execution_id: r.execution_id, since_seq: 1, max_output_bytes: 14 });
+  assert.equal(head.output, '1\n2\n3\n4\n');  // 14 raw bytes (CR LF): four whole lines
+});
