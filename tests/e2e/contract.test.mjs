@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { serverForFile, startAgentty } from './lib/mcp-client.mjs';
+import { serverForFile, startAgentty, openSession } from './lib/mcp-client.mjs';
 import { startSshd, sshdUsable } from './lib/sshd.mjs';
 
 // A plain rc file: the machine's own may be slow (pyenv init, ...).
@@ -20,13 +20,7 @@ const call = server.call;
 const run = (session, command, extra = {}) =>
   call('execute', { session, command, side_effects: ['NONE'], yield_ms: 20000, ...extra });
 
-async function open(t) {
-  const r = await call('open', {});
-  assert.equal(r.isError, false, r.error || r.message);
-  assert.equal(r.prompt_ready, true, JSON.stringify(r));
-  t.after(() => call('close', { execution_id: r.execution_id }));
-  return r.execution_id;
-}
+const open = (t) => openSession(call, t);
 
 test('session: a comment or blank line completes at once instead of hanging until yield_ms', async (t) => {
   const id = await open(t);

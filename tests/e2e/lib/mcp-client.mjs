@@ -50,3 +50,13 @@ export function serverForFile(options) {
   });
   return server;
 }
+
+// Opens a shell session through `call` (a server's tool caller), checks its
+// prompt is ready, and closes it after the test `t`; returns its id.
+export async function openSession(call, t) {
+  const r = await call('open', {});
+  assert.equal(r.isError, false, r.error || r.message);
+  assert.equal(r.prompt_ready, true, JSON.stringify(r));
+  t.after(() => call('close', { execution_id: r.execution_id }));
+  return r.execution_id;
+}
