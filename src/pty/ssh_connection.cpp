@@ -33,6 +33,17 @@ std::string seconds_text(std::chrono::seconds s) {
   return std::to_string(s.count()) + " s";
 }
 
+// A connection or login that did not finish in time, with what to check.
+SshError timed_out(std::chrono::seconds limit, std::string_view doing,
+                   const std::string& description) {
+  return SshError{SshErrorKind::connect_failed,
+                  "timed out after " + seconds_text(limit) + " " + std::string(doing) + " " +
+                      description +
+                      " (check that the host is up and reachable from this machine and that an "
+                      "SSH server answers on that port; a firewall that drops packets looks "
+                      "like this)"};
+}
+
 // Owns the C strings and keys libssh hands out.
 struct CharFree {
   void operator()(char* p) const { ssh_string_free_char(p); }
@@ -168,9 +179,7 @@ asio::awaitable<SshExpected<bool>> SshConnection::connect_tcp(Clock::time_point 
     attempt->socket.close(ignored);
   });
   auto timeout_error = [&] {
-    return SshError{SshErrorKind::connect_failed, "timed out after " +
-                                                      seconds_text(options_.connect_timeout) +
-                                                      " connecting to " + description_};
+    return timed_out(options_.connect_timeout, "connecting to", description_);
   };
   auto [resolve_error, endpoints] = co_await attempt->resolver.async_resolve(
       host, std::to_string(port), asio::ip::resolver_base::numeric_service, kToken);
@@ -198,7 +207,9 @@ asio::awaitable<SshExpected<bool>> SshConnection::connect_tcp(Clock::time_point 
 }
 
 asio::awaitable<SshExpected<bool>> SshConnection::connect_socket(Clock::time_point deadline) {
-  if (!libssh_must_connect()) {
+  // When we made the TCP connection, a failure is the SSH handshake's.
+  const bool tcp_is_ours = !libssh_must_connect();
+  if (tcp_is_ours) {
     auto connected = co_await connect_tcp(deadline);
     if (!connected) co_return connected;
   }
@@ -207,16 +218,17 @@ asio::awaitable<SshExpected<bool>> SshConnection::connect_socket(Clock::time_poi
     if (rc == SSH_OK) co_return true;
     if (rc == SSH_ERROR)
       co_return SshError{SshErrorKind::connect_failed,
-                         "cannot connect to " + description_ + ": " + ssh_get_error(session_)};
+                         "cannot connect to " + description_ + ": " + ssh_get_error(session_) +
+                             (tcp_is_ours ? " (the TCP connection was made but the SSH "
+                                            "handshake failed: is that port an SSH server's?)"
+                                          : "")};
     if (!socket_) {
       int fd = ssh_get_fd(session_);
       if (fd < 0) co_return SshError{SshErrorKind::connect_failed, "libssh gave no socket"};
       socket_.emplace(io_, fd);
     }
     if (Clock::now() >= deadline)
-      co_return SshError{SshErrorKind::connect_failed, "timed out after " +
-                                                           seconds_text(options_.connect_timeout) +
-                                                           " connecting to " + description_};
+      co_return timed_out(options_.connect_timeout, "connecting to", description_);
     co_await wait_socket(deadline);
     if (state_ == State::failed) co_return *failure_;
   }
@@ -301,9 +313,7 @@ asio::awaitable<SshExpected<bool>> SshConnection::authenticate(Clock::time_point
     if (state_ == State::failed) return *failure_;
     if (rc == SSH_AUTH_SUCCESS) return true;
     if (rc == SSH_AUTH_AGAIN)
-      return SshError{SshErrorKind::connect_failed, "timed out after " +
-                                                        seconds_text(options_.connect_timeout) +
-                                                        " logging in to " + description_};
+      return timed_out(options_.connect_timeout, "logging in to", description_);
     if (rc == SSH_AUTH_ERROR)
       return SshError{SshErrorKind::connect_failed,
                       "login to " + description_ + " failed: " + ssh_get_error(session_)};

@@ -2,8 +2,14 @@
 // aliases, host key policy, authentication errors, and dead connections.
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "ssh_test_util.hpp"
 
@@ -126,6 +132,32 @@ TEST_F(SshConnectionTest, WrongClientKeyIsRefusedClearly) {
   EXPECT_EQ(r.open_error_kind, SshErrorKind::auth_failed);
   EXPECT_NE(r.open_error.find("no key was accepted"), std::string::npos) << r.open_error;
   EXPECT_NE(r.open_error.find(sshd_->wrong_key()), std::string::npos);
+}
+
+// A port that answers but is not an SSH server's (here: an HTTP reply).
+TEST_F(SshConnectionTest, APortThatIsNotSshIsNamedAsTheLikelyCause) {
+  int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof address;
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  ASSERT_EQ(::listen(listener, 1), 0);
+  ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length), 0);
+  std::thread server([listener] {
+    int client = ::accept(listener, nullptr, nullptr);
+    if (client < 0) return;
+    const char reply[] = "HTTP/1.1 400 Bad Request\r\n\r\n";
+    [[maybe_unused]] auto ignored = ::write(client, reply, sizeof reply - 1);
+    ::close(client);
+  });
+  SshConnectionPool pool(io_, fixture_options(*sshd_));
+  SshRun r = open(pool, "exit 0", SshTarget{"127.0.0.1", "root", ntohs(address.sin_port)});
+  server.join();
+  ::close(listener);
+  ASSERT_FALSE(r.opened);
+  EXPECT_NE(r.open_error.find("is that port an SSH server's?"), std::string::npos) << r.open_error;
 }
 
 TEST_F(SshConnectionTest, PasswordOnlyLoginWithoutHumanLoginIsRefused) {
