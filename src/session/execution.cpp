@@ -127,9 +127,9 @@ void Execution::on_output(std::string_view bytes) {
 
 void Execution::append_output(std::string_view bytes) {
   follow_size_set_inside();
+  refeed_screen();  // before the log holds these bytes too
   std::uint64_t start = log_.latest_seq();
   log_.append(bytes);
-  refeed_screen();
   feeder_.on_output(bytes);
   std::string replies = feeder_.take_replies();
   if (!replies.empty() && channel_ && !channel_->finished()) channel_->write(replies);
