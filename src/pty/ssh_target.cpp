@@ -1,55 +1,116 @@
 #include "pty/ssh_target.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
+#include <optional>
 
 namespace agentty::pty {
 
 namespace {
 
+constexpr const char* kAcceptedForms =
+    "accepted forms: host, user@host, host:port, user@host:port, [IPv6 address]:port, or an "
+    "~/.ssh/config alias";
+
+Error target_error(std::string_view spec, const std::string& what) {
+  return Error{"'" + std::string(spec) + "' is not a host (" + what + "); " + kAcceptedForms};
+}
+
+// Shows the invisible: a tab or a newline in a message is easy to miss.
+std::string visible(std::string_view text) {
+  std::string shown;
+  for (char c : text) {
+    if (c == '\t')
+      shown += "\\t";
+    else if (c == '\n')
+      shown += "\\n";
+    else if (c == '\r')
+      shown += "\\r";
+    else
+      shown += c;
+  }
+  return shown;
+}
+
 Expected<int> parse_port(std::string_view text, std::string_view spec) {
+  if (text.empty()) return target_error(spec, "no port after ':' (give one or drop the ':')");
   int port = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), port);
+  if (ec == std::errc() && end != text.data() && end != text.data() + text.size())
+    return target_error(spec, "unexpected '" + std::string(end, text.data() + text.size()) +
+                                  "' after port " + std::string(text.data(), end));
   if (ec != std::errc() || end != text.data() + text.size() || port < 1 || port > 65535)
-    return make_error("bad port in SSH target '" + std::string(spec) +
-                      "': expected a number from 1 to 65535");
+    return target_error(spec,
+                        "bad port '" + std::string(text) + "' (expected a number from 1 to 65535)");
   return port;
+}
+
+// libssh (0.10.6 on) refuses a host name other than dot-separated labels of
+// letters, digits and inner '-', before it reads the ssh config, and gives no
+// reason; an alias has to follow the same rule.
+std::optional<std::string> host_name_problem(std::string_view host) {
+  std::size_t begin = 0;
+  while (begin <= host.size()) {
+    auto end = std::min(host.find('.', begin), host.size());
+    std::string_view label = host.substr(begin, end - begin);
+    for (char c : label)
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-')
+        return "'" + std::string(1, c) +
+               "' in host name (only letters, digits, '-' and '.' are accepted, also in an "
+               "~/.ssh/config alias)";
+    if (!label.empty() && (label.front() == '-' || label.back() == '-'))
+      return "a part of the host name starts or ends with '-'";
+    if (label.size() > 63) return "a part of the host name is longer than 63 characters";
+    begin = end + 1;
+  }
+  return std::nullopt;
 }
 
 }  // namespace
 
 Expected<SshTarget> SshTarget::parse(std::string_view spec) {
+  // Junk after a target (a second word, an ssh option, a newline) would
+  // otherwise surface as a bad port or a bad host.
+  if (auto blank = spec.find_first_of(" \t\r\n"); blank != std::string_view::npos) {
+    auto junk = spec.substr(blank);
+    auto first = junk.find_first_not_of(" \t\r\n");
+    return target_error(visible(spec), first == std::string_view::npos
+                                           ? "white space at the end (remove it)"
+                                           : "white space before '" + visible(junk.substr(first)) +
+                                                 "' (a target is one word: remove what follows '" +
+                                                 visible(spec.substr(0, blank)) + "')");
+  }
   SshTarget target;
   std::string_view rest = spec;
   if (auto at = rest.rfind('@'); at != std::string_view::npos) {
     target.user = std::string(rest.substr(0, at));
     rest = rest.substr(at + 1);
-    if (target.user.empty())
-      return make_error("empty user in SSH target '" + std::string(spec) + "'");
+    if (target.user.empty()) return target_error(spec, "empty user before '@'");
   }
   std::string_view port_text;
-  if (!rest.empty() && rest.front() == '[') {
+  bool bracketed = !rest.empty() && rest.front() == '[';
+  if (bracketed) {
     auto close = rest.find(']');
-    if (close == std::string_view::npos)
-      return make_error("unclosed '[' in SSH target '" + std::string(spec) + "'");
+    if (close == std::string_view::npos) return target_error(spec, "unclosed '['");
     target.host = std::string(rest.substr(1, close - 1));
     rest = rest.substr(close + 1);
     if (!rest.empty()) {
       if (rest.front() != ':')
-        return make_error("expected ':port' after ']' in SSH target '" + std::string(spec) + "'");
+        return target_error(spec, "unexpected '" + std::string(rest) + "' after ']'");
       port_text = rest.substr(1);
     }
   } else if (auto colon = rest.find(':'); colon != std::string_view::npos) {
     if (rest.find(':', colon + 1) != std::string_view::npos)
-      return make_error("IPv6 address in SSH target '" + std::string(spec) +
-                        "' must be written as [address]:port");
+      return target_error(spec, "an IPv6 address must be in brackets: [address] or [address]:port");
     target.host = std::string(rest.substr(0, colon));
     port_text = rest.substr(colon + 1);
   } else {
     target.host = std::string(rest);
   }
-  if (target.host.empty())
-    return make_error("empty host in SSH target '" + std::string(spec) +
-                      "': expected host, user@host or user@host:port");
+  if (target.host.empty()) return target_error(spec, "empty host");
+  if (!bracketed)
+    if (auto problem = host_name_problem(target.host)) return target_error(spec, *problem);
   if (!port_text.empty() || rest.ends_with(':')) {
     auto port = parse_port(port_text, spec);
     if (!port) return Error{port.error()};

@@ -27,7 +27,9 @@ struct SshTarget {
   std::string user;  // empty: from the config, else the local user name
   int port = 0;      // 0: from the config, else 22
 
-  // "host", "user@host", "host:port", "user@host:port", "[v6addr]:port".
+  // "host", "user@host", "host:port", "user@host:port", "[v6addr]:port". The
+  // error names the wrong part (white space, junk after the port, a character
+  // libssh refuses in a host name) and lists the accepted forms.
   static Expected<SshTarget> parse(std::string_view spec);
   // "user@host:port" with only the parts that are set.
   std::string describe() const;

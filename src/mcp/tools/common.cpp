@@ -1,6 +1,7 @@
 #include "mcp/tools/common.hpp"
 
 #include "pty/exit_status.hpp"
+#include "pty/ssh_target.hpp"
 #include "session/policy.hpp"
 #include "session/shell_integration.hpp"
 #include "session/text_view.hpp"
@@ -236,12 +237,15 @@ ToolResult failed_to_start(std::string message) {
 
 std::optional<std::string> ssh_options_problem(const json& args) {
   if (args.contains("host")) {
-    // An ssh option or a command line is not a host; libssh's refusal of it has no reason.
+    // An ssh option is not a host; libssh's refusal of it has no reason.
     const auto& host = args["host"].get_ref<const std::string&>();
-    if (host.starts_with('-') || host.find_first_of(" \t\r\n") != std::string::npos)
+    if (host.starts_with('-'))
       return "host: '" + host +
-             "' is not a host (it starts with '-' or holds white space); give an ~/.ssh/config "
-             "alias, host, user@host or user@host:port.";
+             "' is not a host (it starts with '-', like an ssh option); accepted forms: host, "
+             "user@host, host:port, user@host:port, [IPv6 address]:port, or an ~/.ssh/config "
+             "alias";
+    // Checked before anything starts, with the part that is wrong named.
+    if (auto target = pty::SshTarget::parse(host); !target) return "host: " + target.error();
     return std::nullopt;
   }
   if (!args.contains("user") && !args.contains("port")) return std::nullopt;

@@ -60,7 +60,8 @@ std::optional<ToolResult> held_refusal(session::Execution& execution, const Tool
 ToolResult failed_to_start(std::string message);
 
 // --- starting (execute, open) ------------------------------------------------
-// user/port without host; nullopt when fine.
+// A host that is not a target (named part, accepted forms), or user/port
+// without host; nullopt when fine.
 std::optional<std::string> ssh_options_problem(const json& args);
 // Fills purpose, name, host, user, port, size, env and cwd (checked against
 // the policy when local); the error names the argument.
