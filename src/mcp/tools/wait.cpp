@@ -107,6 +107,9 @@ boost::asio::awaitable<ToolResult> wait(ToolContext& ctx, const json& args,
       return execution->finished();
     };
   }
+  // Nobody holds it and no handoff is pending: the answer comes at once, and
+  // says why, so it is not mistaken for a person having handed it back.
+  bool nothing_held = until == "released" && done() && !execution->finished();
   auto end = co_await wait_until(ctx, *execution, deadline, done, recheck);
   if (end == WaitEnd::cancelled) co_return ToolResult{};
   if (!request.since_seq && !request.tail_lines) skip_command_echo(*execution);
@@ -139,6 +142,11 @@ boost::asio::awaitable<ToolResult> wait(ToolContext& ctx, const json& args,
     result["message"] = "The wait budget ran out; the execution is " +
                         session::to_string(execution->status()) +
                         " and was not touched. Call wait again to keep waiting.";
+  }
+  if (nothing_held) {
+    result["message"] =
+        "Not held: no person has taken this execution over and no handoff is pending, so there "
+        "was nothing to wait for. until=\"released\" is for after handoff or while held=true.";
   }
   co_return ToolResult{std::move(result)};
 }
