@@ -3,6 +3,8 @@
 #include <sstream>
 
 #include "mcp/tools/common.hpp"
+#include "mcp/tools/session_execute.hpp"
+#include "session/shell_integration.hpp"
 
 namespace agentty::mcp::tools {
 
@@ -19,6 +21,23 @@ std::string iso8601(session::SystemTime time) {
   return out.str();
 }
 
+// A session's command_text is the shell's path: say it is a session, and
+// what runs in it now (the command a person or the agent typed).
+void describe_session(session::Execution& execution, json& item) {
+  const auto& spec = execution.spec();
+  auto* shell = execution.shell();
+  std::string name = shell ? session::to_string(shell->kind())
+                           : spec.command_text.substr(spec.command_text.rfind('/') + 1);
+  std::string command = name + " (session)";
+  const auto* current = shell ? shell->current() : nullptr;
+  bool running = shell && shell->command_running() && !execution.finished() && current;
+  if (running) command += " running: " + current->text;
+  item["command"] = command;
+  item["shell_program"] = spec.command_text;
+  item["running_command"] = running ? json(current->text) : json(nullptr);
+  item.update(session_fields(execution, false));
+}
+
 json describe(session::Execution& execution, const ToolContext& ctx) {
   json item = status_fields(execution, ctx);
   const auto& spec = execution.spec();
@@ -26,6 +45,7 @@ json describe(session::Execution& execution, const ToolContext& ctx) {
   item["name"] = spec.name;
   item["purpose"] = spec.purpose;
   item["command"] = spec.command_text;
+  if (execution.kind() == session::ExecutionKind::session) describe_session(execution, item);
   item["cwd"] = spec.cwd;
   item["started_at"] = iso8601(execution.started_at());
   item["ended_at"] = execution.ended_at() ? json(iso8601(*execution.ended_at())) : json(nullptr);
@@ -86,6 +106,13 @@ ToolDefinition make_ps_tool(const ToolConfig&) {
     item[key] = {{"type", "string"}};
   for (const char* key : {"host", "ended_at", "last_output_at"})
     item[key] = {{"type", {"string", "null"}}};
+  item["command"]["description"] =
+      "What runs: the command line or argv; for a session \"bash (session)\", with \" running: "
+      "CMD\" while a command runs in it.";
+  item["shell_program"] = {{"type", "string"}, {"description", "Sessions: the shell started."}};
+  item["running_command"] = {
+      {"type", {"string", "null"}},
+      {"description", "Sessions: the command running in the shell now (null at the prompt)."}};
   item["latest_seq"] = {{"type", "integer"}};
   item["cursor_seq"] = {{"type", "integer"}};
   item["idle_ms"] = {{"type", {"integer", "null"}}};

@@ -1,0 +1,103 @@
+// End-to-end regression tests for gaps found by a fourth "new user with a
+// real MCP client" audit: what a malformed host is told, wait(until=
+// "released") on an execution nobody holds, what ps shows for a session,
+// and the edges found by driving every tool with odd arguments.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { serverForFile, openSession } from './lib/mcp-client.mjs';
+
+// A plain rc file: the machine's own may be slow (pyenv init, ...).
+const home = mkdtempSync(path.join(tmpdir(), 'agentty-audit4-home-'));
+writeFileSync(path.join(home, '.bashrc'), "PS1='audit4$ '\n");
+
+const server = serverForFile({ env: { HOME: home } });
+const call = server.call;
+
+async function refusedHost(host) {
+  const results = [];
+  for (const tool of ['execute', 'open']) {
+    const args = tool === 'execute' ? { host, command: 'true', side_effects: ['NONE'] } : { host };
+    const r = await call(tool, args);
+    assert.equal(r.isError, true, `${tool} ${host}: ${JSON.stringify(r)}`);
+    assert.equal(r.status, 'failed_to_start');
+    assert.match(r.error, /accepted forms: .*user@host:port/, `${tool} ${host}: shows the forms`);
+    results.push(r.error);
+  }
+  return results;
+}
+
+test('host: junk after the port is named as junk, not as a bad port', async () => {
+  for (const error of await refusedHost('me@example.com:22 extra')) {
+    assert.doesNotMatch(error, /bad port/);
+    assert.match(error, /white space before 'extra'/);
+    assert.match(error, /remove what follows 'me@example.com:22'/);
+  }
+  for (const error of await refusedHost('me@example.com:22x')) {
+    assert.doesNotMatch(error, /bad port/);
+    assert.match(error, /unexpected 'x' after port 22/);
+  }
+  for (const error of await refusedHost('me@example.com:22\n')) {
+    assert.match(error, /white space at the end/);
+  }
+  for (const error of await refusedHost('me@example.com:')) {
+    assert.match(error, /no port after ':'/);
+  }
+  for (const error of await refusedHost('me@example.com:70000')) {
+    assert.match(error, /bad port '70000' \(expected a number from 1 to 65535\)/);
+  }
+});
+
+test('host: a name libssh cannot take is refused with the character, not an empty reason', async () => {
+  for (const error of await refusedHost('build_box')) {
+    assert.match(error, /'_' in host name/);
+  }
+  for (const error of await refusedHost('deploy@box-')) {
+    assert.match(error, /starts or ends with '-'/);
+  }
+});
+
+test('wait(until="released") on an execution nobody holds says there was nothing to wait for', async (t) => {
+  const id = await openSession(call, t);
+  const r = await call('wait', { execution_id: id, until: 'released', timeout_ms: 20000 });
+  assert.equal(r.isError, false, r.error);
+  assert.equal(r.wait_result, 'released');
+  assert.equal(r.held, false);
+  assert.ok(r.waited_ms < 20000, 'returned at once');
+  assert.match(r.message, /^Not held: .*nothing to wait for/);
+  // A handoff nobody has taken yet is something to wait for: no such note.
+  await call('handoff', { execution_id: id, reason: 'check the screen' });
+  const pending = await call('wait', { execution_id: id, until: 'released', timeout_ms: 1 });
+  assert.equal(pending.wait_result, 'deadline_reached');
+  assert.doesNotMatch(pending.message, /Not held/);
+});
+
+test('ps: a session shows as a session, with the command running in it', async (t) => {
+  const id = await openSession(call, t);
+  const entry = async () => (await call('ps', {})).executions.find((e) => e.execution_id === id);
+  const idle = await entry();
+  assert.equal(idle.kind, 'session');
+  assert.equal(idle.command, 'bash (session)');
+  assert.equal(idle.running_command, null);
+  assert.match(idle.shell_program, /bash$/);
+  const started = await call('execute', {
+    session: id, command: 'sleep 30', side_effects: ['NONE'], yield_ms: 0,
+  });
+  assert.equal(started.status, 'backgrounded', JSON.stringify(started));
+  let busy = await entry();
+  for (let i = 0; i < 200 && !busy.running_command; i++) {
+    // The C mark arrives when bash starts the line; poll for it (no event to await through MCP).
+    await call('wait', { execution_id: id, until: 'idle', idle_ms: 50, timeout_ms: 100 });
+    busy = await entry();
+  }
+  assert.equal(busy.command, 'bash (session) running: sleep 30');
+  assert.equal(busy.running_command, 'sleep 30');
+  assert.equal(busy.command_running, true);
+  // Not for commands: their command stays what was given.
+  const done = await call('execute', { command: 'echo plain', side_effects: ['NONE'] });
+  const plain = (await call('ps', {})).executions.find((e) => e.execution_id === done.execution_id);
+  assert.equal(plain.command, 'echo plain');
+  assert.equal(plain.running_command, undefined);
+});
