@@ -48,6 +48,7 @@
 #include <vector>
 
 #include "bench_files.hpp"
+#include "bench_start.hpp"
 #include "pty/pty_process.hpp"
 #if AGENTTY_BENCH_OUTPUT_LOG
 #include "session/output_log.hpp"
@@ -192,12 +193,9 @@ Sample run_agentty_execution(const fs::path& file) {
     spec.argv = {"cat", file.string()};
     spec.command_text = "cat " + file.string();
     auto start = Clock::now();
-    auto execution = registry.start_local(spec);
-    if (!execution) {
-      std::fprintf(stderr, "start: %s\n", execution.error().c_str());
-      return {};
-    }
-    auto& running = *execution.value();
+    auto execution = agentty::bench::start_here(io, registry, spec);
+    if (!execution) return {};
+    auto& running = *execution;
     while (!running.finished() && io.run_one() > 0) {
     }
     running.screen();  // the model is exact when anyone looks: include catching up

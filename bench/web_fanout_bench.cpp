@@ -40,6 +40,7 @@
 
 #include "base/log.hpp"
 #include "bench_files.hpp"
+#include "bench_start.hpp"
 #include "session/registry.hpp"
 #include "web/web_server.hpp"
 #include "web/wire_protocol.hpp"
@@ -196,13 +197,11 @@ class Bench {
   }
 
   Result run(int readers, int stalled) {
-    std::string id = on_loop([&] {
-      agentty::session::ExecutionSpec spec;
-      spec.argv = {"/bin/sh", "-c", "read _; exec cat '" + file_.string() + "'"};
-      spec.command_text = "cat " + file_.string();
-      spec.size = {100, 40};
-      return registry_->start_local(spec).value()->id();
-    });
+    agentty::session::ExecutionSpec spec;
+    spec.argv = {"/bin/sh", "-c", "read _; exec cat '" + file_.string() + "'"};
+    spec.command_text = "cat " + file_.string();
+    spec.size = {100, 40};
+    std::string id = agentty::bench::start_on_loop(io_, *registry_, spec)->id();
     asio::io_context client_io;
     auto work = asio::make_work_guard(client_io);
     std::vector<std::shared_ptr<BenchViewer>> viewers;

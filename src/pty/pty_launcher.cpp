@@ -1,6 +1,13 @@
 #include "pty/pty_launcher.hpp"
 
+#include <fcntl.h>
+#include <poll.h>
+
+#include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 
 #include <string>
 
@@ -15,24 +22,69 @@ PtyLauncher::~PtyLauncher() {
   *self_ = nullptr;
 }
 
-Expected<std::unique_ptr<PtyProcess>> PtyLauncher::launch(const SpawnOptions& options) {
+namespace {
+
+// Until `fd` is readable (or in error: the read that follows says which).
+// A descriptor of its own (a dup) is registered, so closing it leaves `fd`.
+boost::asio::awaitable<void> readable(int fd) {
+  auto executor = co_await boost::asio::this_coro::executor;
+  int watched = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  if (watched < 0) {
+    struct pollfd wait {  // out of fds: block rather than fail the start
+      fd, POLLIN, 0
+    };
+    ::poll(&wait, 1, -1);
+    co_return;
+  }
+  boost::asio::posix::stream_descriptor descriptor(executor, watched);
+  boost::system::error_code ignored;
+  co_await descriptor.async_wait(boost::asio::posix::descriptor_base::wait_read,
+                                 boost::asio::redirect_error(boost::asio::use_awaitable, ignored));
+}
+
+}  // namespace
+
+boost::asio::awaitable<Expected<std::unique_ptr<PtyProcess>>> PtyLauncher::launch(
+    SpawnOptions options) {
+  auto alive = self_;  // this launcher, while it exists
   if (auto spare = std::exchange(spare_, std::nullopt)) {
-    if (auto ran = run_in(std::move(*spare), options)) return std::move(*ran);
+    if (auto ran = co_await run_in(std::move(*spare), options)) co_return std::move(*ran);
+    if (!*alive) co_return make_error("agentty is shutting down; nothing was started");
     spdlog::info("the spare PTY supervisor had ended; starting one for this program");
   }
   // Forked and used at once: cheaper than exec'ing a supervisor.
   if (auto forked = fork_spare()) {
-    if (auto ran = run_in(std::move(*forked), options)) return std::move(*ran);
+    if (auto ran = co_await run_in(std::move(*forked), options)) co_return std::move(*ran);
+    if (!*alive) co_return make_error("agentty is shutting down; nothing was started");
   }
-  return spawn_pty_process(io_, options);
+  auto starting = start_supervised(options);
+  if (!starting) co_return make_error(starting.error());
+  auto ran = co_await finish(std::move(starting.value()), options.size);
+  if (!ran) co_return make_error("the PTY supervisor ended before starting the program");
+  co_return std::move(*ran);
 }
 
-std::optional<Expected<std::unique_ptr<PtyProcess>>> PtyLauncher::run_in(
+boost::asio::awaitable<std::optional<Expected<std::unique_ptr<PtyProcess>>>> PtyLauncher::run_in(
     SpareSupervisor spare, const SpawnOptions& options) {
-  auto ran = std::move(spare).run(options);
-  if (!ran) return std::nullopt;
-  if (!*ran) return make_error(ran->error());
-  return adopt_spawned(io_, std::move(ran->value()), options.size);
+  // A spare the maker has just been asked for says its pid once forked.
+  if (!spare.announced()) co_await readable(spare.control_fd());
+  auto starting = std::move(spare).start_program(options);
+  if (!starting) co_return std::nullopt;
+  if (!*starting) co_return make_error(starting->error());
+  co_return co_await finish(std::move(starting->value()), options.size);
+}
+
+boost::asio::awaitable<std::optional<Expected<std::unique_ptr<PtyProcess>>>> PtyLauncher::finish(
+    StartingProgram starting, TerminalSize size) {
+  auto& io = io_;  // the loop outlives the launcher
+  auto alive = self_;
+  while (!starting.read_available()) co_await readable(starting.status_fd());
+  // Destroyed meanwhile: `starting` ends the program on its way out.
+  if (!*alive) co_return make_error("agentty is shutting down; nothing was started");
+  auto spawned = std::move(starting).finish();
+  if (!spawned) co_return std::nullopt;
+  if (!*spawned) co_return make_error(spawned->error());
+  co_return adopt_spawned(io, std::move(spawned->value()), size);
 }
 
 std::optional<SpareSupervisor> PtyLauncher::fork_spare() {

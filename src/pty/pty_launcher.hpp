@@ -22,9 +22,12 @@
 // outside) is noticed before use and replaced.
 //
 // Threading: the owning io_context's thread only. Destruction kills and
-// reaps the spare; a posted refill that runs after destruction does nothing.
+// reaps the spare; a posted refill that runs after destruction does nothing,
+// and so does a launch that resumes after it (the program it was starting
+// is ended with it).
 #pragma once
 
+#include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
 
 #include <memory>
@@ -44,7 +47,9 @@ class PtyLauncher {
   PtyLauncher(const PtyLauncher&) = delete;
   PtyLauncher& operator=(const PtyLauncher&) = delete;
 
-  Expected<std::unique_ptr<PtyProcess>> launch(const SpawnOptions& options);
+  // Starts the program. The loop keeps running while it starts (a spare's pid
+  // still on its way, the program's exec): only this coroutine waits.
+  boost::asio::awaitable<Expected<std::unique_ptr<PtyProcess>>> launch(SpawnOptions options);
 
   // Makes a spare if there is none, after everything already queued on the
   // loop. The owner calls it when a launched program has ended: made while
@@ -61,8 +66,11 @@ class PtyLauncher {
  private:
   void refill();
   // Runs the program in `spare`; nullopt if the spare had ended (nothing ran).
-  std::optional<Expected<std::unique_ptr<PtyProcess>>> run_in(SpareSupervisor spare,
-                                                              const SpawnOptions& options);
+  boost::asio::awaitable<std::optional<Expected<std::unique_ptr<PtyProcess>>>> run_in(
+      SpareSupervisor spare, const SpawnOptions& options);
+  // Waits (on the loop) until `starting` has said everything, then adopts it.
+  boost::asio::awaitable<std::optional<Expected<std::unique_ptr<PtyProcess>>>> finish(
+      StartingProgram starting, TerminalSize size);
   // A spare forked by the maker; nullopt without a working maker.
   std::optional<SpareSupervisor> fork_spare();
   void drop_maker(const std::string& why);

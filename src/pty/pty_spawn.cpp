@@ -118,37 +118,6 @@ Expected<Terminal> open_terminal(TerminalSize size) {
   return terminal;
 }
 
-std::string describe_failure(const StatusMessage& message, const SpawnOptions& options) {
-  int err = message.value;
-  switch (message.stage) {
-    case Stage::exec:
-      return "cannot run '" + options.argv[0] + "': " + std::strerror(err) + " (execvp)";
-    case Stage::chdir:
-      return "cwd '" + options.cwd + "': " + std::strerror(err);
-    case Stage::setsid:
-      return errno_message("setsid", err);
-    case Stage::controlling_tty:
-      return errno_message("ioctl(TIOCSCTTY)", err);
-    case Stage::fork:
-      return errno_message("fork", err);
-    case Stage::program_pid:
-      break;
-  }
-  return "unexpected status from the PTY supervisor";
-}
-
-void reap_blocking(pid_t pid) {
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-}
-
-// Ends a child that may be blocked forever (a spare, the maker) and reaps it.
-void kill_and_reap(pid_t pid) {
-  ::kill(pid, SIGKILL);
-  reap_blocking(pid);
-}
-
 // Where agentty-supervisor is: beside this executable (an installed agentty,
 // or build/agentty), else where the build put it (test and bench binaries).
 const std::string& supervisor_path() {
@@ -218,52 +187,6 @@ Expected<pid_t> spawn_supervisor(const std::vector<std::string>& mode_arguments,
                     "the agentty binary)");
 }
 
-// What the status channel said, read until end of file: the supervisor
-// closes its end after forking the program's process, whose copy closes on
-// exec (O_CLOEXEC) or after an exec error message.
-struct ProgramStart {
-  pid_t program = -1;
-  std::optional<StatusMessage> failure;
-  // Neither: the program's process ended before it could run anything.
-  bool said_nothing() const { return program <= 0 && !failure; }
-};
-
-ProgramStart read_program_start(int status) {
-  ProgramStart start;
-  StatusMessage message{};
-  for (;;) {
-    ssize_t n = ::read(status, &message, sizeof message);
-    if (n < 0 && errno == EINTR) continue;
-    if (n != static_cast<ssize_t>(sizeof message)) break;
-    if (message.stage == Stage::program_pid) {
-      start.program = message.value;
-    } else if (!start.failure) {
-      start.failure = message;
-    }
-  }
-  return start;
-}
-
-// The spawned program, or the failure (the supervisor is then reaped).
-Expected<SpawnedPty> finish_start(Terminal terminal, pid_t supervisor, const ProgramStart& start,
-                                  const SpawnOptions& options) {
-  if (start.failure || start.program <= 0) {
-    // The supervisor ends by itself once the failed program is reaped.
-    reap_blocking(supervisor);
-    return make_error(start.failure
-                          ? describe_failure(*start.failure, options)
-                          : std::string("the PTY supervisor ended before starting the program"));
-  }
-  int flags = ::fcntl(terminal.master.get(), F_GETFL);
-  ::fcntl(terminal.master.get(), F_SETFL, flags | O_NONBLOCK);
-  SpawnedPty spawned;
-  spawned.master = std::move(terminal.master);
-  spawned.supervisor = supervisor;
-  spawned.program = start.program;
-  spawned.slave_device = terminal.slave_device;
-  return spawned;
-}
-
 // Whether the spare is still waiting for its instruction: after its pid it
 // writes nothing before one, so anything readable (end of file, a failure)
 // means it has gone.
@@ -297,7 +220,7 @@ std::vector<std::string> build_environment(const SpawnOptions& options) {
   return environment;
 }
 
-Expected<SpawnedPty> spawn_supervised(const SpawnOptions& options) {
+Expected<StartingProgram> start_supervised(const SpawnOptions& options) {
   if (auto checked = check_options(options); !checked) return make_error(checked.error());
   auto terminal = open_terminal(options.size);
   if (!terminal) return make_error(terminal.error());
@@ -313,10 +236,18 @@ Expected<SpawnedPty> spawn_supervised(const SpawnOptions& options) {
   auto started = spawn_supervisor(mode, options.cwd, build_environment(options),
                                   terminal->slave.get(), status_write->get());
   if (!started) return make_error(started.error());
-  terminal->slave.reset();
-  status_write->reset();
-  auto start = read_program_start(status_read.get());
-  return finish_start(std::move(terminal.value()), started.value(), start, options);
+  return StartingProgram(std::move(terminal->master), terminal->slave_device, started.value(),
+                         std::move(status_read), options, /*from_spare=*/false);
+}
+
+Expected<SpawnedPty> spawn_supervised(const SpawnOptions& options) {
+  auto starting = start_supervised(options);
+  if (!starting) return make_error(starting.error());
+  starting->wait_blocking();
+  auto finished = std::move(starting.value()).finish();
+  // Only a spare can end having run nothing.
+  if (!finished) return make_error("the PTY supervisor ended before starting the program");
+  return std::move(*finished);
 }
 
 SpareSupervisor::SpareSupervisor(UniqueFd master, UniqueFd control, pid_t pid, dev_t slave_device)
@@ -374,7 +305,8 @@ Expected<SpareSupervisor> SpareSupervisor::start(SpareMaker* maker) {
                          terminal->slave_device);
 }
 
-std::optional<Expected<SpawnedPty>> SpareSupervisor::run(const SpawnOptions& options) && {
+std::optional<Expected<StartingProgram>> SpareSupervisor::start_program(
+    const SpawnOptions& options) && {
   if (auto checked = check_options(options); !checked) return make_error(checked.error());
   if (!await_pid() || !spare_is_waiting(control_.get())) return std::nullopt;
   if (auto sized = set_window_size(master_.get(), options.size); !sized)
@@ -386,15 +318,8 @@ std::optional<Expected<SpawnedPty>> SpareSupervisor::run(const SpawnOptions& opt
     if (n <= 0) return std::nullopt;  // nothing ran: the spare had ended
     sent += static_cast<std::size_t>(n);
   }
-  auto start = read_program_start(control_.get());
-  // It was killed before the instruction reached it (the pid check above can
-  // miss that by a moment); nothing ran, the destructor reaps it.
-  if (start.said_nothing()) return std::nullopt;
-  control_.reset();
-  Terminal terminal;
-  terminal.master = std::move(master_);
-  terminal.slave_device = slave_device_;
-  return finish_start(std::move(terminal), std::exchange(pid_, -1), start, options);
+  return StartingProgram(std::move(master_), slave_device_, std::exchange(pid_, -1),
+                         std::move(control_), options, /*from_spare=*/true);
 }
 
 SpareMaker::SpareMaker(UniqueFd socket, pid_t pid) : socket_(std::move(socket)), pid_(pid) {}

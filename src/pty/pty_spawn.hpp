@@ -19,8 +19,12 @@
 // agentty itself: posix_spawn's vfork semantics keep the cost of a spawn flat
 // however much memory the retained executions hold.
 //
-// Threading: blocking for the short time until the program has exec'd;
-// call it from any one thread.
+// start_supervised() and SpareSupervisor::start_program() return as soon as
+// the supervisor knows what to run; the exec is awaited through
+// StartingProgram, without blocking on an event loop. spawn_supervised()
+// blocks until then (tests, benchmarks).
+//
+// Threading: call it from any one thread.
 #pragma once
 
 #include <sys/types.h>
@@ -30,22 +34,19 @@
 #include "base/expected.hpp"
 #include "base/unique_fd.hpp"
 #include "pty/pty_process.hpp"
+#include "pty/starting_program.hpp"
 
 namespace agentty::pty {
 
-struct SpawnedPty {
-  UniqueFd master;         // O_NONBLOCK | O_CLOEXEC
-  pid_t supervisor = -1;   // our child; the caller must reap it
-  pid_t program = -1;      // == its process group id
-  dev_t slave_device = 0;  // st_rdev of the PTY slave
-};
-
+// Starts the supervisor; the program is then on its way (see StartingProgram).
+Expected<StartingProgram> start_supervised(const SpawnOptions& options);
+// The same, waited for (blocking).
 Expected<SpawnedPty> spawn_supervised(const SpawnOptions& options);
 
 // A supervisor started ahead of need on a fresh PTY (`agentty-supervisor
 // --spare`): it has set up the session and controlling terminal and waits for
-// the program to run. run() sends it the program, environment and directory
-// and then behaves as spawn_supervised(): the expensive part of a spawn
+// the program to run. start_program() sends it the program, environment and
+// directory and then behaves as start_supervised(): the expensive part of a spawn
 // (opening a PTY, exec'ing the supervisor, its start-up) is already done.
 // Destroying an unused spare kills and reaps it. Move-only.
 class SpareMaker;
@@ -60,13 +61,18 @@ class SpareSupervisor {
   SpareSupervisor& operator=(SpareSupervisor&&) = delete;
   ~SpareSupervisor();
 
-  // Runs the program in this spare (consumed either way). nullopt: the spare
-  // had ended (killed from outside) and nothing ran; start it another way.
-  std::optional<Expected<SpawnedPty>> run(const SpawnOptions& options) &&;
+  // Gives this spare the program (consumed either way); it is then on its
+  // way. nullopt: the spare had ended (killed from outside) and nothing ran;
+  // start it another way. Blocks for a forked spare's pid if it has not
+  // said it yet: wait for control_fd() to be readable first to avoid that.
+  std::optional<Expected<StartingProgram>> start_program(const SpawnOptions& options) &&;
 
   // Waits for a forked spare's pid (its maker sends it after the fork);
   // -1 if it never will (the maker ended, or could not fork it).
   pid_t pid();
+  // Whether its pid, the first word on control_fd(), was read.
+  bool announced() const { return announced_; }
+  int control_fd() const { return control_.get(); }
 
  private:
   bool await_pid();

@@ -47,12 +47,14 @@ std::shared_ptr<Execution> Registry::make_execution(ExecutionSpec spec) {
   return execution;
 }
 
-Expected<std::shared_ptr<Execution>> Registry::start_local(ExecutionSpec spec) {
+boost::asio::awaitable<Expected<std::shared_ptr<Execution>>> Registry::start_local(
+    ExecutionSpec spec) {
   prune_retained();
-  if (live_count() >= options_.max_live) {
-    return make_error("too many live executions (" + std::to_string(live_count()) +
-                      "); nothing was started. Stop or wait for one (ps lists them), or raise "
-                      "AGENTTY_MAX_EXECUTIONS.");
+  // Starts in flight count: they are live executions a moment from now.
+  if (live_count() + starting_ >= options_.max_live) {
+    co_return make_error("too many live executions (" + std::to_string(live_count()) +
+                         "); nothing was started. Stop or wait for one (ps lists them), or raise "
+                         "AGENTTY_MAX_EXECUTIONS.");
   }
   pty::SpawnOptions spawn;
   spawn.argv = spec.argv;
@@ -60,12 +62,14 @@ Expected<std::shared_ptr<Execution>> Registry::start_local(ExecutionSpec spec) {
   spawn.env = spec.env;
   spawn.size = spec.size;
   spawn.agent_defaults = spec.kind == ExecutionKind::command;
-  auto channel = launcher_.launch(spawn);
-  if (!channel) return make_error(channel.error());
+  ++starting_;
+  auto channel = co_await launcher_.launch(std::move(spawn));
+  --starting_;
+  if (!channel) co_return make_error(channel.error());
 
   auto execution = make_execution(std::move(spec));
   adopt(execution, std::move(channel).value());
-  return execution;
+  co_return execution;
 }
 
 void Registry::adopt(const std::shared_ptr<Execution>& execution,
@@ -101,9 +105,10 @@ std::string remote_command(const ExecutionSpec& spec) {
 }  // namespace
 
 boost::asio::awaitable<Expected<std::shared_ptr<Execution>>> Registry::start(ExecutionSpec spec) {
-  if (spec.host.empty()) co_return start_local(std::move(spec));
+  if (spec.host.empty()) co_return co_await start_local(std::move(spec));
   prune_retained();
-  if (live_count() >= options_.max_live) co_return start_local(std::move(spec));  // same refusal
+  if (live_count() >= options_.max_live)
+    co_return co_await start_local(std::move(spec));  // the same refusal
   auto target = pty::SshTarget::parse(spec.host);
   if (!target) co_return make_error("host: " + target.error());
   if (!spec.ssh_user.empty()) target->user = spec.ssh_user;

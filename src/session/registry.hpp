@@ -63,8 +63,10 @@ class Registry {
   Registry(boost::asio::io_context& io, RegistryOptions options);
   ~Registry();  // ends every live process group
 
-  // Starts a local execution. An error means nothing was started.
-  Expected<std::shared_ptr<Execution>> start_local(ExecutionSpec spec);
+  // Starts a local execution. An error means nothing was started. The loop
+  // runs on while the program starts; the execution reads no output before
+  // the caller resumes (its first byte is the caller's to see).
+  boost::asio::awaitable<Expected<std::shared_ptr<Execution>>> start_local(ExecutionSpec spec);
   // Starts a local or (spec.host set) SSH execution.
   boost::asio::awaitable<Expected<std::shared_ptr<Execution>>> start(ExecutionSpec spec);
 
@@ -118,6 +120,7 @@ class Registry {
   std::shared_ptr<pty::SshConnectionPool> ssh_pool_;
   RecordingRetention recording_retention_;
   pty::PtyLauncher launcher_;
+  std::size_t starting_ = 0;  // local starts waiting for their program's exec
 };
 
 }  // namespace agentty::session

@@ -39,17 +39,20 @@ class LoginHook : public test_support::ToolFixture {
     spec.argv = {"/bin/bash", "-c", script};
     spec.env = {{"HOME", state_dir_.string()}};
     spec.command_text = "login shell";
-    return on_loop([&]() -> std::shared_ptr<session::Execution> {
-      auto started = registry_->start_local(spec);
-      EXPECT_TRUE(started) << started.error();
-      if (!started) return nullptr;
-      auto execution = started.value();
-      execution->set_shell_integration(
-          std::make_unique<session::ShellIntegration>(session::ShellKind::bash, random_hex(8)));
-      execution->hold_for_login("test login needs a password");
-      tools::type_hook_after_login(io_, execution);
-      return execution;
-    });
+    // All in one coroutine on the loop: no output is read before the
+    // integration is set.
+    return loop_.await_on_loop(
+        [&]() -> boost::asio::awaitable<std::shared_ptr<session::Execution>> {
+          auto started = co_await registry_->start_local(spec);
+          EXPECT_TRUE(started) << started.error();
+          if (!started) co_return nullptr;
+          auto execution = started.value();
+          execution->set_shell_integration(
+              std::make_unique<session::ShellIntegration>(session::ShellKind::bash, random_hex(8)));
+          execution->hold_for_login("test login needs a password");
+          tools::type_hook_after_login(io_, execution);
+          co_return execution;
+        });
   }
 
   // The person types the password and the login ends in one turn of the

@@ -47,7 +47,7 @@ class WriteResize : public test_support::ToolFixture {
     spec.argv = {"python3", "-c", kWinchReporter};
     spec.command_text = "winch reporter";
     spec.size = size;
-    auto started = on_loop([&] { return registry_->start_local(spec); });
+    auto started = loop_.await_on_loop([&] { return registry_->start_local(spec); });
     EXPECT_TRUE(started) << started.error();
     return started ? started.value() : nullptr;
   }
@@ -123,7 +123,7 @@ TEST_F(WriteResize, ASizeTheProgramSetsItselfIsTheScreensSize) {
   spec.argv = {"sh", "-c", "stty cols 50 rows 10; printf '%060d\\n' 0; echo set; exec sleep 30"};
   spec.command_text = "stty";
   spec.size = {120, 40};
-  auto started = on_loop([&] { return registry_->start_local(spec); });
+  auto started = loop_.await_on_loop([&] { return registry_->start_local(spec); });
   ASSERT_TRUE(started) << started.error();
   const std::string id = started.value()->id();
   expect_output(id, "^set\\n");

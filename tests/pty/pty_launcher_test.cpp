@@ -10,17 +10,35 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <future>
 #include <sstream>
 #include <thread>
 
 #include "pty/pty_test_util.hpp"
 #include "pty/supervisor_protocol.hpp"
+#include "support/loop_thread.hpp"
 
 namespace agentty::pty {
 namespace {
 
 using test_util::children_of_test;
 using test_util::kDeadline;
+
+// Runs launcher.launch() on `io` until it has answered.
+Expected<std::unique_ptr<PtyProcess>> launch_now(boost::asio::io_context& io, PtyLauncher& launcher,
+                                                 SpawnOptions options) {
+  std::optional<Expected<std::unique_ptr<PtyProcess>>> answer;
+  test_support::spawn_with_result(io, launcher.launch(std::move(options)),
+                                  [&](auto got) { answer.emplace(std::move(got)); });
+  auto deadline = std::chrono::steady_clock::now() + kDeadline;
+  while (!answer && std::chrono::steady_clock::now() < deadline) {
+    io.restart();
+    io.run_one_for(std::chrono::milliseconds(50));
+  }
+  if (!answer) return make_error("launch did not answer within the deadline");
+  return std::move(*answer);
+}
 
 struct Launched {
   std::string error;
@@ -37,7 +55,7 @@ class PtyLauncherTest : public ::testing::Test {
   // refill has run), and returns what it printed.
   Launched run(SpawnOptions options) {
     Launched result;
-    auto process = launcher.launch(options);
+    auto process = launch_now(io, launcher, std::move(options));
     if (!process) {
       result.error = process.error();
       launcher.prepare_spare();
@@ -130,6 +148,59 @@ TEST_F(PtyLauncherTest, ASpareGivesTheSameErrorsAsAFreshSpawn) {
   auto children = children_of_test(false);
   std::sort(children.begin(), children.end());
   EXPECT_EQ(children, expected);
+}
+
+// A spare's program process stopped (SIGSTOP) cannot take its instruction:
+// the launch waits for it, and the loop must go on serving meanwhile.
+TEST_F(PtyLauncherTest, AProgramSlowToStartLeavesTheLoopRunning) {
+  pid_t spare = ready_spare();
+  ASSERT_GT(spare, 0);
+  // The spare forks its program's process as soon as it has set up.
+  pid_t waiting = -1;
+  auto deadline = std::chrono::steady_clock::now() + kDeadline;
+  while (waiting <= 0 && std::chrono::steady_clock::now() < deadline) {
+    std::ifstream children("/proc/" + std::to_string(spare) + "/task/" + std::to_string(spare) +
+                           "/children");
+    if (!(children >> waiting)) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_GT(waiting, 0);
+  ASSERT_EQ(::kill(waiting, SIGSTOP), 0);
+  // Were the launch to block the loop, this lets it go on after the
+  // deadline, so the test fails instead of hanging.
+  std::promise<void> continued;
+  std::thread rescue([&, done = continued.get_future()] {
+    if (done.wait_for(kDeadline) == std::future_status::timeout) ::kill(waiting, SIGCONT);
+  });
+
+  std::optional<Expected<std::unique_ptr<PtyProcess>>> answer;
+  test_support::spawn_with_result(io, launcher.launch({{"echo", "late"}, {}, {}, {}, true}),
+                                  [&](auto got) { answer.emplace(std::move(got)); });
+  bool served = false;
+  boost::asio::post(io, [&] { served = true; });
+  io.restart();
+  while (!served) io.run_one();
+  EXPECT_FALSE(answer.has_value());  // still waiting for the stopped process
+
+  EXPECT_EQ(::kill(waiting, SIGCONT), 0);
+  continued.set_value();
+  rescue.join();
+  while (!answer && std::chrono::steady_clock::now() < deadline) {
+    io.restart();
+    io.run_one_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(answer.has_value());
+  ASSERT_TRUE(*answer) << answer->error();
+  std::string output;
+  std::optional<ExitStatus> exit;
+  answer->value()->start({[&](std::string_view bytes) { output.append(bytes); },
+                          [&](ExitStatus status) { exit = status; }});
+  while (!exit && std::chrono::steady_clock::now() < deadline) {
+    io.restart();
+    io.run_one_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(output, "late\r\n");
+  ASSERT_TRUE(exit.has_value());
+  EXPECT_EQ(exit->code, 0);
 }
 
 TEST_F(PtyLauncherTest, ASpareKilledFromOutsideIsReplacedAndTheProgramStillRuns) {
@@ -235,7 +306,7 @@ TEST_F(PtyLauncherTest, AMakerKilledFromOutsideIsDroppedAndProgramsStillRun) {
 TEST(PtyLauncher, KeepsNoSpareWhenToldNotTo) {
   boost::asio::io_context io;
   PtyLauncher launcher(io, false);
-  ASSERT_TRUE(launcher.launch({{"true"}, {}, {}, {}, true}));
+  ASSERT_TRUE(launch_now(io, launcher, {{"true"}, {}, {}, {}, true}));
   launcher.prepare_spare();
   io.poll();
   EXPECT_FALSE(launcher.spare_pid().has_value());

@@ -92,7 +92,7 @@ class SpoolBudget : public ::testing::Test {
     ExecutionSpec spec;
     spec.argv = {"/bin/sh", "-c", command};
     spec.command_text = command;
-    auto started = loop_.on_loop([&] { return registry_->start_local(spec); });
+    auto started = loop_.await_on_loop([&] { return registry_->start_local(spec); });
     EXPECT_TRUE(started) << started.error();
     return started ? started.value() : nullptr;
   }

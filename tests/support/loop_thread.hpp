@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
@@ -18,6 +19,19 @@
 #include <thread>
 
 namespace agentty::test_support {
+
+// co_spawn for a coroutine whose result type has no default value (an
+// Expected): `done` gets the result; an exception is rethrown.
+template <class T, class Done>
+void spawn_with_result(boost::asio::io_context& io, boost::asio::awaitable<T> task, Done done) {
+  auto delivered = [](boost::asio::awaitable<T> inner, Done to) -> boost::asio::awaitable<void> {
+    to(co_await std::move(inner));
+  };
+  boost::asio::co_spawn(io, delivered(std::move(task), std::move(done)),
+                        [](std::exception_ptr failed) {
+                          if (failed) std::rethrow_exception(failed);
+                        });
+}
 
 class LoopThread {
  public:
@@ -41,6 +55,16 @@ class LoopThread {
   auto on_loop(F f) {
     std::promise<decltype(f())> promise;
     boost::asio::post(io_, [&] { promise.set_value(f()); });
+    return promise.get_future().get();
+  }
+  // Runs the coroutine `f()` returns on the loop and waits for its result.
+  template <class F>
+  auto await_on_loop(F f) {
+    using Result = typename decltype(f())::value_type;
+    std::promise<Result> promise;
+    boost::asio::post(io_, [&] {
+      spawn_with_result(io_, f(), [&](Result result) { promise.set_value(std::move(result)); });
+    });
     return promise.get_future().get();
   }
 

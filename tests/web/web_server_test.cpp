@@ -68,15 +68,13 @@ class ServerFixture : public ::testing::Test {
   }
 
   std::string start(std::vector<std::string> argv) {
-    return on_loop([&] {
-      session::ExecutionSpec spec;
-      spec.command_text = argv.back();
-      spec.argv = argv;
-      spec.size = {80, 24};
-      auto execution = registry_->start_local(spec);
-      EXPECT_TRUE(execution) << execution.error();
-      return execution ? (*execution)->id() : std::string();
-    });
+    session::ExecutionSpec spec;
+    spec.command_text = argv.back();
+    spec.argv = argv;
+    spec.size = {80, 24};
+    auto execution = loop_.await_on_loop([&] { return registry_->start_local(spec); });
+    EXPECT_TRUE(execution) << execution.error();
+    return execution ? (*execution)->id() : std::string();
   }
 
   Expected<void> agent_write(const std::string& id, const std::string& bytes) {

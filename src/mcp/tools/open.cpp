@@ -109,8 +109,8 @@ boost::asio::awaitable<ToolResult> open(ToolContext& ctx, const json& args) {
   std::shared_ptr<session::Execution> execution;
   if (spec.host.empty()) {
     // start_local attaches the channel but no output is read before this
-    // coroutine yields, so the integration sees the very first byte.
-    auto started = ctx.registry.start_local(std::move(spec));
+    // coroutine next yields, so the integration sees the very first byte.
+    auto started = co_await ctx.registry.start_local(std::move(spec));
     if (!started) co_return failed_to_start(started.error());
     execution = started.value();
     execution->set_shell_integration(std::make_unique<session::ShellIntegration>(kind, nonce));
