@@ -101,3 +101,44 @@ test('ps: a session shows as a session, with the command running in it', async (
   assert.equal(plain.command, 'echo plain');
   assert.equal(plain.running_command, undefined);
 });
+
+async function background(t, command) {
+  const r = await call('execute', { command, side_effects: ['NONE'], yield_ms: 0 });
+  assert.equal(r.status, 'backgrounded', JSON.stringify(r));
+  t.after(() => call('stop', { execution_id: r.execution_id, signal: 'SIGKILL' }));
+  return r;
+}
+
+test('write(eof) after text without a newline ends the input (one ctrl-d only handed the text over)', async (t) => {
+  const { execution_id: id } = await background(t, 'cat; echo "cat ended"');
+  const ready = await call('wait', { execution_id: id, until: 'input', timeout_ms: 20000 });
+  assert.equal(ready.wait_result, 'waiting_for_input', JSON.stringify(ready));
+  const w = await call('write', { execution_id: id, input: 'last', eof: true });
+  assert.equal(w.isError, false, w.error);
+  const done = await call('wait', { execution_id: id, timeout_ms: 20000 });
+  assert.equal(done.wait_result, 'exited', JSON.stringify(done));
+  assert.equal(done.exit_code, 0);
+  const all = await call('read', { execution_id: id, since_seq: 1 });
+  assert.match(all.output, /last/);
+  assert.match(all.output, /cat ended/);
+});
+
+test('write(eof) on an empty line still sends one end-of-file (the next reader is not ended too)', async (t) => {
+  const { execution_id: id } = await background(t, 'cat; echo first-done; cat; echo second-done');
+  await call('wait', { execution_id: id, until: 'input', timeout_ms: 20000 });
+  await call('write', { execution_id: id, input: 'line', newline: true, eof: true });
+  const first = await call('wait', {
+    execution_id: id, pattern: 'first-done', since_seq: 1, timeout_ms: 20000,
+  });
+  assert.equal(first.wait_result, 'matched', JSON.stringify(first));
+  const second = await call('wait', { execution_id: id, until: 'input', timeout_ms: 20000 });
+  assert.equal(second.wait_result, 'waiting_for_input', 'the second cat still reads');
+  assert.equal(second.status, 'running');
+});
+
+test('an execution_id that is a process_id names the execution to use', async (t) => {
+  const started = await background(t, 'sleep 30');
+  const r = await call('read', { execution_id: String(started.process_id) });
+  assert.equal(r.isError, true);
+  assert.match(r.error, new RegExp(`^execution_id: '${started.process_id}' is the process_id of execution ${started.execution_id}.*execution_id="${started.execution_id}"`));
+});

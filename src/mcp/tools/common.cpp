@@ -199,6 +199,14 @@ boost::asio::awaitable<ToolResult> with_execution(ToolContext& ctx, const json& 
   std::string id = args.value("execution_id", "");
   auto execution = ctx.registry.find(id);
   if (!execution) {
+    // An agent that kept the process_id instead is told which handle to use.
+    for (const auto& known : ctx.registry.list()) {
+      if (!known->process_id() || std::to_string(*known->process_id()) != id) continue;
+      co_return tool_error("execution_id: '" + id + "' is the process_id of execution " +
+                               known->id() + ", not its handle; pass execution_id=\"" +
+                               known->id() + "\".",
+                           {{"execution_id", id}});
+    }
     co_return tool_error("execution_id: unknown execution_id '" + id +
                              "'. Use the execution_id from execute/open (not the process_id); ps "
                              "lists the known ones. Records are pruned after their retention time.",

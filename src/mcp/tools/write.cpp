@@ -121,7 +121,13 @@ Expected<std::string> compose_input(session::Execution& execution, const json& a
       bytes += *encoded;
     }
   }
-  if (args.value("eof", false)) bytes += "\x04";
+  if (args.value("eof", false)) {
+    // The terminal ends input only at the start of a line: on a line with
+    // text the first ctrl-d just hands the text over (as execute's close_stdin).
+    bool open_line =
+        !session::TypedLines::split(execution.agent_typed_line(), bytes).pending.empty();
+    bytes += open_line ? "\x04\x04" : "\x04";
+  }
   return bytes;
 }
 
@@ -181,6 +187,8 @@ boost::asio::awaitable<ToolResult> write(ToolContext& ctx, const json& args,
   if (!bytes->empty()) {
     auto written = execution->write(*bytes, session::InputSource::agent);
     if (!written) co_return refusal(*execution, ctx, written.error(), {{"ok", false}});
+    // After end-of-file the terminal's line is empty whatever was typed.
+    if (args.value("eof", false)) pending.clear();
     execution->set_agent_typed_line(std::move(pending));
   }
   // Return what the program printed in reply: until output has been quiet for
@@ -238,7 +246,10 @@ ToolDefinition make_write_tool(const ToolConfig& config) {
              "[\"ctrl-c\"], [\"up\", \"enter\"])."}}},
           {"eof",
            {{"type", "boolean"},
-            {"description", "Send end-of-file (ctrl-d) last; it is seen at the start of a line."}}},
+            {"description",
+             "Send end-of-file (ctrl-d) last; after text left on the line (input without a "
+             "newline) it is sent twice, since the terminal ends input only at the start of a "
+             "line."}}},
           {"action",
            {{"type", "string"},
             {"enum", {"rearm", "flush"}},
