@@ -142,3 +142,21 @@ test('an execution_id that is a process_id names the execution to use', async (t
   assert.equal(r.isError, true);
   assert.match(r.error, new RegExp(`^execution_id: '${started.process_id}' is the process_id of execution ${started.execution_id}.*execution_id="${started.execution_id}"`));
 });
+
+test('host: a port or user that contradicts the one in host is refused, not silently preferred', async () => {
+  const port = await call('execute', {
+    command: 'true', side_effects: ['NONE'], host: 'localhost:1', port: 2,
+  });
+  assert.equal(port.isError, true);
+  assert.equal(port.status, 'failed_to_start');
+  assert.match(port.error, /^port: 2 contradicts the port in host 'localhost:1'; give the port once/);
+  const user = await call('open', { host: 'bob@localhost:1', user: 'alice' });
+  assert.equal(user.isError, true);
+  assert.match(user.error, /^user: 'alice' contradicts the user in host 'bob@localhost:1'/);
+  // The same value twice is no contradiction: it goes on to connect (and fails there).
+  const same = await call('execute', {
+    command: 'true', side_effects: ['NONE'], host: 'bob@localhost:1', user: 'bob', port: 1,
+  });
+  assert.equal(same.isError, true);
+  assert.doesNotMatch(same.error, /contradicts/);
+});

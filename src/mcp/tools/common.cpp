@@ -253,7 +253,17 @@ std::optional<std::string> ssh_options_problem(const json& args) {
              "user@host, host:port, user@host:port, [IPv6 address]:port, or an ~/.ssh/config "
              "alias";
     // Checked before anything starts, with the part that is wrong named.
-    if (auto target = pty::SshTarget::parse(host); !target) return "host: " + target.error();
+    auto target = pty::SshTarget::parse(host);
+    if (!target) return "host: " + target.error();
+    // One would silently win over the other.
+    if (args.contains("port") && target->port != 0 && target->port != args["port"].get<int>())
+      return "port: " + std::to_string(args["port"].get<int>()) +
+             " contradicts the port in host '" + host +
+             "'; give the port once (in host or as port).";
+    if (args.contains("user") && !target->user.empty() &&
+        target->user != args["user"].get<std::string>())
+      return "user: '" + args["user"].get<std::string>() + "' contradicts the user in host '" +
+             host + "'; give the user once (in host or as user).";
     return std::nullopt;
   }
   if (!args.contains("user") && !args.contains("port")) return std::nullopt;
