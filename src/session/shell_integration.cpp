@@ -237,6 +237,7 @@ std::size_t ShellIntegration::shell_of(const ShellMark& mark) {
 }
 
 void ShellIntegration::on_command_end(const ShellMark& mark) {
+  last_end_mark_ = mark.end_seq;
   int status = mark.fields.empty() ? -1 : std::atoi(mark.fields[0].c_str());
   std::size_t level = shell_of(mark);
   // Shells above `level` have exited: what ran in them, and the command in

@@ -98,6 +98,10 @@ class ShellIntegration {
   bool command_running() const { return running().has_value(); }
   bool exited() const { return exited_; }
   std::uint64_t last_prompt_end() const { return last_prompt_end_; }
+  // Where the last D mark (the shell back at its prompt loop) ended. A
+  // prompt drawn without one before it is the line editor redrawing (bash
+  // redraws a pasted multi-line command before running it), not a new prompt.
+  std::uint64_t last_end_mark() const { return last_end_mark_; }
   std::uint64_t marks_seen() const { return marks_seen_; }
 
   // The agent typed `text` at log position `seq`; returns the command's id.
@@ -151,6 +155,7 @@ class ShellIntegration {
   std::string echo_;  // bytes since the last prompt (the typed line)
   std::optional<std::string> e_text_;
   std::uint64_t last_prompt_end_ = 0;
+  std::uint64_t last_end_mark_ = 0;
   std::uint64_t marks_seen_ = 0;
   std::size_t sh_echo_lines_left_ = 0;  // sh: LFs of the typed line still to come
 };

@@ -160,3 +160,19 @@ test('host: a port or user that contradicts the one in host is refused, not sile
   assert.equal(same.isError, true);
   assert.doesNotMatch(same.error, /contradicts/);
 });
+
+// bash redraws a pasted multi-line command, prompt and marks included,
+// before it runs it; that redrawn prompt was taken for "the line ran
+// nothing", and about half the time the answer was the command's echo with
+// exit 0 while it went on running. Repeated: the race lost every other time.
+test('a multi-line command in a session answers with its output, every time', async (t) => {
+  const id = await openSession(call, t);
+  for (let i = 0; i < 10; i++) {
+    const r = await call('execute', {
+      session: id, command: `echo a${i}\necho b${i}`, side_effects: ['NONE'],
+    });
+    assert.equal(r.status, 'completed', JSON.stringify(r));
+    assert.equal(r.output, `a${i}\nb${i}\n`, `run ${i}`);
+    assert.equal(r.exit_code, 0);
+  }
+});

@@ -67,9 +67,12 @@ std::string typed_bytes(session::Execution& execution, ShellIntegration& shell,
 }
 
 // The shell read the agent's line and ran nothing (a blank line, only a
-// comment): no C mark, but a new prompt after the line was typed.
+// comment): no C mark, but the prompt loop came round (a D mark) after the
+// line was typed. A prompt alone is not enough: bash redraws a pasted
+// multi-line command, prompt included, before it runs it.
 bool ran_nothing(const ShellIntegration& shell, const session::ShellCommand& command) {
   return command.by_agent && !command.heuristic && !command.ended() && command.c_mark_seq == 0 &&
+         shell.last_end_mark() > command.submitted_seq &&
          shell.last_prompt_end() > command.submitted_seq;
 }
 
