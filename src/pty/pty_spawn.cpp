@@ -21,6 +21,7 @@
 #include <utility>
 
 #include "base/errno_message.hpp"
+#include "base/log.hpp"
 #include "pty/supervisor_protocol.hpp"
 
 extern char** environ;
@@ -29,8 +30,9 @@ namespace agentty::pty {
 
 namespace {
 
-using supervisor::Stage;
-using supervisor::StatusMessage;
+// How long a destroyed spare waits for its pid from the maker (normally
+// there already, or a fork away).
+constexpr int kForkedPidWaitMs = 1000;
 
 // ---- parent side ----
 
@@ -281,7 +283,22 @@ pid_t SpareSupervisor::pid() {
 }
 
 SpareSupervisor::~SpareSupervisor() {
-  if (control_) await_pid();  // a forked spare's pid, to reap it
+  // A forked spare's pid, to reap it. Its maker sends it right after the
+  // fork; a maker killed in between never will, while the spare waits on
+  // this very socket for an instruction (no end of file): do not wait for
+  // ever. Closing the socket then ends the spare, left unreaped.
+  if (control_ && pid_ <= 0) {
+    struct pollfd said {
+      control_.get(), POLLIN, 0
+    };
+    if (::poll(&said, 1, kForkedPidWaitMs) == 1) {
+      await_pid();
+    } else {
+      spdlog::warn(
+          "a spare PTY supervisor's maker ended before saying its pid; it is left as a "
+          "zombie until agentty exits");
+    }
+  }
   // Unused: it may be blocked reading, so end it rather than wait for it.
   if (pid_ > 0) kill_and_reap(pid_);
 }

@@ -41,13 +41,16 @@ class ToolFixture : public ::testing::Test {
   }
 
   void TearDown() override {
+    // Destroyed on the loop's thread, before it ends: the spare maker dies
+    // with the thread that started it (PR_SET_PDEATHSIG), and one killed
+    // between forking a spare and saying its pid left the spare unknown.
     on_loop([this] {
       registry_->shutdown(std::chrono::milliseconds(0));
+      context_.reset();
+      registry_.reset();  // kills what is still running
       return 0;
     });
     loop_.stop();
-    context_.reset();
-    registry_.reset();  // kills what is still running
     std::filesystem::remove_all(state_dir_);
   }
 
