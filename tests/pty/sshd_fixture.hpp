@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -116,6 +117,10 @@ class SshdFixture {
     std::string port_text = std::to_string(port_);
     pid_ = ::fork();
     if (pid_ == 0) {
+      // A test process that is killed (a timeout, ctrl-c) takes its sshd
+      // with it instead of leaving it listening. start() runs on the test's
+      // main thread, whose end is the process's.
+      ::prctl(PR_SET_PDEATHSIG, SIGTERM);
       ::dup2(pipe_fds[1], 2);
       ::execl("/usr/sbin/sshd", "/usr/sbin/sshd", "-f", config_path.c_str(), "-D", "-e", "-p",
               port_text.c_str(), static_cast<char*>(nullptr));
