@@ -161,4 +161,8 @@ std::string shell_quote(std::string_view text) {
   return quoted + "'";
 }
 
+std::string enter_directory_or_exit(std::string_view directory) {
+  return "cd -- " + shell_quote(directory) + " || exit 1";
+}
+
 }  // namespace agentty::pty

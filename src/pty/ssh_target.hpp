@@ -81,4 +81,9 @@ using SshExpected = Expected<T, SshError>;
 // Quotes `text` for a POSIX shell: 'it'\''s'.
 std::string shell_quote(std::string_view text);
 
+// What a remote shell runs first when a cwd is asked for: enter it, or end
+// with the shell's own message (never run anything elsewhere). The caller
+// adds the separator.
+std::string enter_directory_or_exit(std::string_view directory);
+
 }  // namespace agentty::pty

@@ -99,7 +99,7 @@ namespace {
 // the command does not run when it cannot be (the shell's own message says why).
 std::string remote_command(const ExecutionSpec& spec) {
   if (spec.cwd.empty()) return spec.remote_command;
-  return "cd -- " + pty::shell_quote(spec.cwd) + " || exit 1\n" + spec.remote_command;
+  return pty::enter_directory_or_exit(spec.cwd) + "\n" + spec.remote_command;
 }
 
 }  // namespace

@@ -67,7 +67,7 @@ std::string start_state(session::Execution& execution) {
     line += "export " + name + "=" + pty::shell_quote(value) + "; ";
   // A directory that cannot be entered ends the session (open says so), as
   // execute(host, cwd) runs nothing: never a session quietly elsewhere.
-  if (!spec.cwd.empty()) line += "cd -- " + pty::shell_quote(spec.cwd) + " || exit 1; ";
+  if (!spec.cwd.empty()) line += pty::enter_directory_or_exit(spec.cwd) + "; ";
   return line;
 }
 
