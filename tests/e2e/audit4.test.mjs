@@ -176,3 +176,14 @@ test('a multi-line command in a session answers with its output, every time', as
     assert.equal(r.exit_code, 0);
   }
 });
+
+// A user with white space or '@' went to libssh as it was, and the server's
+// refusal named nothing.
+test('a user that is not a login name is refused before anything starts', async () => {
+  for (const user of ['a b', 'me@there', '-oProxyCommand=x', 'tab\there']) {
+    const r = await call('execute', { host: 'localhost', user, command: 'true', side_effects: ['NONE'] });
+    assert.equal(r.isError, true, JSON.stringify(r));
+    assert.equal(r.status, 'failed_to_start');
+    assert.match(r.error, /^user: '.*' is not a login name/, user);
+  }
+});

@@ -1,5 +1,7 @@
 #include "mcp/tools/common.hpp"
 
+#include <algorithm>
+
 #include "pty/exit_status.hpp"
 #include "pty/ssh_target.hpp"
 #include "session/policy.hpp"
@@ -260,6 +262,16 @@ std::optional<std::string> ssh_options_problem(const json& args) {
       return "port: " + std::to_string(args["port"].get<int>()) +
              " contradicts the port in host '" + host +
              "'; give the port once (in host or as port).";
+    if (args.contains("user")) {
+      // libssh would pass it on as it is; the server's refusal names nothing.
+      const auto& user = args["user"].get_ref<const std::string&>();
+      bool control = std::any_of(user.begin(), user.end(),
+                                 [](unsigned char c) { return c <= ' ' || c == 0x7f; });
+      if (control || user.starts_with('-') || user.find_first_of("@:") != std::string::npos)
+        return "user: '" + user +
+               "' is not a login name (white space, a control character, '@' or ':', or a "
+               "leading '-'); give the account name alone, e.g. user=\"deploy\".";
+    }
     if (args.contains("user") && !target->user.empty() &&
         target->user != args["user"].get<std::string>())
       return "user: '" + args["user"].get<std::string>() + "' contradicts the user in host '" +
