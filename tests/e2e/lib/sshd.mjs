@@ -100,7 +100,10 @@ export async function startSshd({ passwordAuth = false, keyboardInteractive = fa
   const hostKey = readFileSync(`${dir}/hostkey.pub`, 'utf8');
   writeFileSync(`${dir}/known_hosts`, `[127.0.0.1]:${port} ${hostKey}`);
 
-  const child = spawn('/usr/sbin/sshd', ['-f', `${dir}/sshd_config`, '-D', '-e', '-p', String(port)], {
+  // setpriv (util-linux) execs sshd with a parent-death signal: a test run
+  // that is killed takes its sshd with it instead of leaving it listening.
+  const sshdArgs = ['-f', `${dir}/sshd_config`, '-D', '-e', '-p', String(port)];
+  const child = spawn('/usr/bin/setpriv', ['--pdeathsig', 'TERM', '/usr/sbin/sshd', ...sshdArgs], {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let log = '';
