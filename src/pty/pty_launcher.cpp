@@ -24,6 +24,8 @@ PtyLauncher::~PtyLauncher() {
 
 namespace {
 
+constexpr const char* kShuttingDown = "agentty is shutting down; nothing was started";
+
 // Until `fd` is readable (or in error: the read that follows says which).
 // A descriptor of its own (a dup) is registered, so closing it leaves `fd`.
 boost::asio::awaitable<void> readable(int fd) {
@@ -49,18 +51,18 @@ boost::asio::awaitable<Expected<std::unique_ptr<PtyProcess>>> PtyLauncher::launc
   auto alive = self_;  // this launcher, while it exists
   if (auto spare = std::exchange(spare_, std::nullopt)) {
     if (auto ran = co_await run_in(std::move(*spare), options)) co_return std::move(*ran);
-    if (!*alive) co_return make_error("agentty is shutting down; nothing was started");
+    if (!*alive) co_return make_error(kShuttingDown);
     spdlog::info("the spare PTY supervisor had ended; starting one for this program");
   }
   // Forked and used at once: cheaper than exec'ing a supervisor.
   if (auto forked = fork_spare()) {
     if (auto ran = co_await run_in(std::move(*forked), options)) co_return std::move(*ran);
-    if (!*alive) co_return make_error("agentty is shutting down; nothing was started");
+    if (!*alive) co_return make_error(kShuttingDown);
   }
   auto starting = start_supervised(options);
   if (!starting) co_return make_error(starting.error());
   auto ran = co_await finish(std::move(starting.value()), options.size);
-  if (!ran) co_return make_error("the PTY supervisor ended before starting the program");
+  if (!ran) co_return make_error(kSupervisorEndedEarly);
   co_return std::move(*ran);
 }
 
@@ -80,7 +82,7 @@ boost::asio::awaitable<std::optional<Expected<std::unique_ptr<PtyProcess>>>> Pty
   auto alive = self_;
   while (!starting.read_available()) co_await readable(starting.status_fd());
   // Destroyed meanwhile: `starting` ends the program on its way out.
-  if (!*alive) co_return make_error("agentty is shutting down; nothing was started");
+  if (!*alive) co_return make_error(kShuttingDown);
   auto spawned = std::move(starting).finish();
   if (!spawned) co_return std::nullopt;
   if (!*spawned) co_return make_error(spawned->error());

@@ -248,7 +248,7 @@ Expected<SpawnedPty> spawn_supervised(const SpawnOptions& options) {
   starting->wait_blocking();
   auto finished = std::move(starting.value()).finish();
   // Only a spare can end having run nothing.
-  if (!finished) return make_error("the PTY supervisor ended before starting the program");
+  if (!finished) return make_error(kSupervisorEndedEarly);
   return std::move(*finished);
 }
 

@@ -135,9 +135,8 @@ std::optional<Expected<SpawnedPty>> StartingProgram::finish() && {
   if (failure_ || program_ <= 0) {
     // The supervisor ends by itself once the failed program is reaped.
     reap_blocking(supervisor);
-    return make_error(failure_
-                          ? describe_failure(*failure_, program_name_, cwd_)
-                          : std::string("the PTY supervisor ended before starting the program"));
+    return make_error(failure_ ? describe_failure(*failure_, program_name_, cwd_)
+                               : std::string(kSupervisorEndedEarly));
   }
   int flags = ::fcntl(master_.get(), F_GETFL);
   ::fcntl(master_.get(), F_SETFL, flags | O_NONBLOCK);

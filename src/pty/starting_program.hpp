@@ -30,6 +30,10 @@
 
 namespace agentty::pty {
 
+// Why a fresh start (not a spare) gave neither a pid nor a failure.
+inline constexpr const char* kSupervisorEndedEarly =
+    "the PTY supervisor ended before starting the program";
+
 struct SpawnedPty {
   UniqueFd master;         // O_NONBLOCK | O_CLOEXEC
   pid_t supervisor = -1;   // our child; the caller must reap it
