@@ -39,6 +39,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,10 @@ struct SpawnOptions {
   TerminalSize size;
   // Agent commands get PAGER=cat and GIT_PAGER=cat unless `env` sets them.
   bool agent_defaults = true;
+  // The program's standard input: a read-only file holding these bytes, in
+  // place of the terminal (stdout and stderr stay on it). nullopt: the
+  // terminal, as for every other program.
+  std::optional<std::string> stdin_data;
 };
 
 class PtyProcess;

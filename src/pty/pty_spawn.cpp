@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <spawn.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -47,11 +48,12 @@ Expected<void> check_cwd(const std::string& cwd) {
   return {};
 }
 
-// Keeps our fds out of 0..kStatusFd, the numbers the supervisor's fds take
-// (so that no dup2 onto them clobbers another source fd first).
+// Keeps our fds out of 0..kStdinFd, the numbers the supervisor's fds take
+// (so that no dup2 onto them clobbers another source fd first, and none is a
+// dup2 onto itself, which would leave it close-on-exec).
 Expected<UniqueFd> ensure_above_stdio(UniqueFd fd, const char* what) {
-  if (fd.get() > supervisor::kStatusFd) return fd;
-  UniqueFd moved(::fcntl(fd.get(), F_DUPFD_CLOEXEC, supervisor::kStatusFd + 1));
+  if (fd.get() > supervisor::kStdinFd) return fd;
+  UniqueFd moved(::fcntl(fd.get(), F_DUPFD_CLOEXEC, supervisor::kStdinFd + 1));
   if (!moved) return make_error(errno_message(what));
   return moved;
 }
@@ -60,6 +62,61 @@ Expected<UniqueFd> ensure_above_stdio(UniqueFd fd, const char* what) {
 Expected<void> check_options(const SpawnOptions& options) {
   if (options.argv.empty() || options.argv[0].empty()) return make_error("no program to run");
   return check_cwd(options.cwd);
+}
+
+// The program's standard input when it is given as data: a read-only file
+// (a memfd reopened O_RDONLY, as `prog < file` opens one), so that the
+// program reads exactly these bytes and then end of file, seekable, never
+// echoed and never cut into lines as typing them into the terminal would be.
+// No data: no file (the program reads the terminal).
+Expected<UniqueFd> make_stdin_file(const std::optional<std::string>& stdin_data) {
+  if (!stdin_data) return UniqueFd();
+  const std::string& data = *stdin_data;
+  UniqueFd writable(::memfd_create("agentty-stdin", MFD_CLOEXEC));
+  if (!writable) return make_error(errno_message("memfd_create (for stdin)"));
+  for (std::size_t written = 0; written < data.size();) {
+    ssize_t n = ::write(writable.get(), data.data() + written, data.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return make_error(errno_message("writing stdin to its file"));
+    written += static_cast<std::size_t>(n);
+  }
+  auto path = "/proc/self/fd/" + std::to_string(writable.get());
+  return ensure_above_stdio(UniqueFd(::open(path.c_str(), O_RDONLY | O_CLOEXEC)),
+                            "reopening the stdin file read-only");
+}
+
+// Sends all of `message` on a spare's control socket, with `fd` (if >= 0)
+// attached to its first bytes. False if the spare has gone.
+bool send_instruction(int control, const std::string& message, int fd) {
+  std::size_t sent = 0;
+  if (fd >= 0) {
+    struct iovec data {
+      const_cast<char*>(message.data()), message.size()
+    };
+    alignas(struct cmsghdr) char control_data[CMSG_SPACE(sizeof(int))] = {};
+    struct msghdr header {};
+    header.msg_iov = &data;
+    header.msg_iovlen = 1;
+    header.msg_control = control_data;
+    header.msg_controllen = sizeof control_data;
+    struct cmsghdr* rights = CMSG_FIRSTHDR(&header);
+    rights->cmsg_level = SOL_SOCKET;
+    rights->cmsg_type = SCM_RIGHTS;
+    rights->cmsg_len = CMSG_LEN(sizeof fd);
+    std::memcpy(CMSG_DATA(rights), &fd, sizeof fd);
+    ssize_t n;
+    while ((n = ::sendmsg(control, &header, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
+    }
+    if (n <= 0) return false;
+    sent = static_cast<std::size_t>(n);
+  }
+  while (sent < message.size()) {
+    ssize_t n = ::send(control, message.data() + sent, message.size() - sent, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    sent += static_cast<std::size_t>(n);
+  }
+  return true;
 }
 
 Expected<void> set_window_size(int master, TerminalSize size) {
@@ -150,18 +207,23 @@ struct SpawnRequest {
 };
 
 // Starts agentty-supervisor (see supervisor_protocol.hpp) in a new session with
-// the slave as its stdio, `status_fd` on kStatusFd, every signal blocked and at
-// its default, in `cwd` (empty: ours) with `environment` (empty: ours) and
-// `mode_arguments` after its name. posix_spawn uses vfork semantics, so the
-// cost does not grow with agentty's memory.
+// the slave as its stdio, `status_fd` on kStatusFd, `stdin_fd` (if >= 0) on
+// kStdinFd, every signal blocked and at its default, in `cwd` (empty: ours)
+// with `environment` (empty: ours) and `mode_arguments` after its name. posix_spawn uses vfork
+// semantics, so the cost does not grow with agentty's memory.
 Expected<pid_t> spawn_supervisor(const std::vector<std::string>& mode_arguments,
                                  const std::string& cwd, std::vector<std::string> environment,
-                                 int slave_fd, int status_fd) {
+                                 int slave_fd, int status_fd, int stdin_fd = -1) {
   SpawnRequest request;
   for (int fd = 0; fd <= 2; ++fd)
     ::posix_spawn_file_actions_adddup2(&request.actions, slave_fd, fd);
   ::posix_spawn_file_actions_adddup2(&request.actions, status_fd, supervisor::kStatusFd);
-  ::posix_spawn_file_actions_addclosefrom_np(&request.actions, supervisor::kStatusFd + 1);
+  int last_kept = supervisor::kStatusFd;
+  if (stdin_fd >= 0) {
+    ::posix_spawn_file_actions_adddup2(&request.actions, stdin_fd, supervisor::kStdinFd);
+    last_kept = supervisor::kStdinFd;
+  }
+  ::posix_spawn_file_actions_addclosefrom_np(&request.actions, last_kept + 1);
   if (!cwd.empty()) ::posix_spawn_file_actions_addchdir_np(&request.actions, cwd.c_str());
   sigset_t all;
   sigfillset(&all);
@@ -233,10 +295,13 @@ Expected<StartingProgram> start_supervised(const SpawnOptions& options) {
   auto status_write = ensure_above_stdio(UniqueFd(pipe_fds[1]), "fcntl(F_DUPFD_CLOEXEC)");
   if (!status_write) return make_error(status_write.error());
 
+  auto stdin_file = make_stdin_file(options.stdin_data);
+  if (!stdin_file) return make_error(stdin_file.error());
+
   std::vector<std::string> mode{supervisor::kModeFlag};
   mode.insert(mode.end(), options.argv.begin(), options.argv.end());
   auto started = spawn_supervisor(mode, options.cwd, build_environment(options),
-                                  terminal->slave.get(), status_write->get());
+                                  terminal->slave.get(), status_write->get(), stdin_file->get());
   if (!started) return make_error(started.error());
   return StartingProgram(std::move(terminal->master), terminal->slave_device, started.value(),
                          std::move(status_read), options, /*from_spare=*/false);
@@ -328,13 +393,11 @@ std::optional<Expected<StartingProgram>> SpareSupervisor::start_program(
   if (!await_pid() || !spare_is_waiting(control_.get())) return std::nullopt;
   if (auto sized = set_window_size(master_.get(), options.size); !sized)
     return make_error(sized.error());
+  auto stdin_file = make_stdin_file(options.stdin_data);
+  if (!stdin_file) return make_error(stdin_file.error());
   std::string message = supervisor::encode({options.cwd, options.argv, build_environment(options)});
-  for (std::size_t sent = 0; sent < message.size();) {
-    ssize_t n = ::send(control_.get(), message.data() + sent, message.size() - sent, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return std::nullopt;  // nothing ran: the spare had ended
-    sent += static_cast<std::size_t>(n);
-  }
+  // Nothing ran if this fails: the spare had ended.
+  if (!send_instruction(control_.get(), message, stdin_file->get())) return std::nullopt;
   return StartingProgram(std::move(master_), slave_device_, std::exchange(pid_, -1),
                          std::move(control_), options, /*from_spare=*/true);
 }

@@ -162,25 +162,57 @@ ProgramPlan make_plan(int argc, char** argv) {
   return plan;
 }
 
-// A spare's instruction, read from kStatusFd; nullopt at end of file (agentty
-// no longer needs this spare) or on a malformed message.
-std::optional<Instruction> read_instruction() {
-  auto read_exactly = [](char* into, std::size_t size) {
-    while (size > 0) {
-      ssize_t n = ::read(kStatusFd, into, size);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return false;
-      into += n;
-      size -= static_cast<std::size_t>(n);
-    }
-    return true;
+bool read_exactly(char* into, std::size_t size) {
+  while (size > 0) {
+    ssize_t n = ::read(kStatusFd, into, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    into += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+// A spare's instruction's length prefix, and the fd that came with it
+// (SCM_RIGHTS), if any, in `attached`.
+bool read_length(std::uint32_t& length, int& attached) {
+  struct iovec data {
+    &length, sizeof length
   };
+  alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  struct msghdr header {};
+  header.msg_iov = &data;
+  header.msg_iovlen = 1;
+  header.msg_control = control;
+  header.msg_controllen = sizeof control;
+  ssize_t n;
+  while ((n = ::recvmsg(kStatusFd, &header, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {
+  }
+  if (n <= 0) return false;
+  struct cmsghdr* rights = CMSG_FIRSTHDR(&header);
+  if (rights && rights->cmsg_level == SOL_SOCKET && rights->cmsg_type == SCM_RIGHTS &&
+      rights->cmsg_len == CMSG_LEN(sizeof(int)))
+    std::memcpy(&attached, CMSG_DATA(rights), sizeof(int));
+  return read_exactly(reinterpret_cast<char*>(&length) + n, sizeof length - n);
+}
+
+// A spare's instruction, read from kStatusFd, with the program's stdin file
+// in `stdin_fd` if one came with it; nullopt at end of file (agentty no
+// longer needs this spare) or on a malformed message.
+std::optional<Instruction> read_instruction(int& stdin_fd) {
   std::uint32_t length = 0;
-  if (!read_exactly(reinterpret_cast<char*>(&length), sizeof length)) return std::nullopt;
+  if (!read_length(length, stdin_fd)) return std::nullopt;
   if (length > agentty::pty::supervisor::kMaxInstructionBytes) return std::nullopt;
   std::string payload(length, '\0');
   if (!read_exactly(payload.data(), length)) return std::nullopt;
   return agentty::pty::supervisor::decode(payload);
+}
+
+// In place of the terminal on fd 0, after the terminal was made ours.
+void take_stdin_file(int fd) {
+  if (fd < 0) return;
+  if (::dup2(fd, 0) < 0) fail(Stage::stdin_file, errno);
+  ::close(fd);
 }
 
 // NULL-terminated char* views of `strings`, which must outlive them.
@@ -257,8 +289,10 @@ void join_own_foreground_group() {
 [[noreturn]] void become_spare_program(pid_t supervisor) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != supervisor) ::_exit(0);
-  std::optional<Instruction> instruction = read_instruction();
+  int stdin_fd = -1;
+  std::optional<Instruction> instruction = read_instruction(stdin_fd);
   if (!instruction) ::_exit(0);
+  take_stdin_file(stdin_fd);
   if (!instruction->cwd.empty() && ::chdir(instruction->cwd.c_str()) != 0)
     fail(Stage::chdir, errno);
   // Locals of a function that never returns: they live until exec.
@@ -297,6 +331,12 @@ int main(int argc, char** argv) {
     std::int32_t self = ::getpid();
     if (::write(kStatusFd, &self, sizeof self) != sizeof self) ::_exit(0);
   }
+  // Only --supervise is given a stdin file this way (a spare's comes with its
+  // instruction); posix_spawn closed every fd above it.
+  const int stdin_file =
+      direct && ::fcntl(agentty::pty::supervisor::kStdinFd, F_SETFD, FD_CLOEXEC) == 0
+          ? agentty::pty::supervisor::kStdinFd
+          : -1;
   // The program's process is forked now, before a spare's instruction comes,
   // so that running it costs only its exec.
   pid_t supervisor = ::getpid();
@@ -305,9 +345,11 @@ int main(int argc, char** argv) {
   if (program == 0) {
     join_own_foreground_group();
     if (spare) become_spare_program(supervisor);
+    if (stdin_file >= 0) take_stdin_file(stdin_file);
     become_program(make_plan(argc - 2, argv + 2));
   }
   // The program's copy is the last: end of file tells agentty it exec'd.
   ::close(kStatusFd);
+  if (stdin_file >= 0) ::close(stdin_file);
   supervise(program);
 }

@@ -8,14 +8,17 @@
 // disposition. Two modes:
 //   agentty-supervisor --supervise PROGRAM [ARGS...]
 //     runs PROGRAM at once; its environment and working directory are the
-//     program's. kStatusFd is the write end of a pipe.
+//     program's. kStatusFd is the write end of a pipe. If kStdinFd is open, it
+//     is the program's standard input (a file) in place of the terminal.
 //   agentty-supervisor --spare
 //     a spare started ahead of need: it sets up the terminal, sends its pid
 //     on kStatusFd, a socket (a native int32), and forks the program's process
 //     at once, which blocks reading one Instruction (program, environment,
 //     working directory) from that socket; end of file there means "not
-//     needed", and both exit. This takes the supervisor's start-up and the
-//     program's fork off an execution's latency: what is left is its exec.
+//     needed", and both exit. An fd sent with the instruction's first bytes
+//     (SCM_RIGHTS) is the program's standard input in place of the terminal. This takes the
+//     supervisor's start-up and the program's fork off an execution's latency: what is left is its
+//     exec.
 //   agentty-supervisor --spare-maker
 //     makes spares by forking itself, cheaper than exec'ing each. kStatusFd
 //     is a SOCK_SEQPACKET socket; each request is a one-byte message carrying
@@ -51,12 +54,23 @@
 namespace agentty::pty::supervisor {
 
 inline constexpr int kStatusFd = 3;
+// `--supervise`: the program's standard input when open (execute's `stdin`
+// given as a file, so it is neither echoed nor cut into 4095-byte lines).
+inline constexpr int kStdinFd = 4;
 inline constexpr const char* kModeFlag = "--supervise";
 inline constexpr const char* kSpareFlag = "--spare";
 inline constexpr const char* kSpareMakerFlag = "--spare-maker";
 inline constexpr const char* kProgramName = "agentty-supervisor";
 
-enum class Stage : std::int32_t { program_pid, setsid, controlling_tty, chdir, fork, exec };
+enum class Stage : std::int32_t {
+  program_pid,
+  setsid,
+  controlling_tty,
+  chdir,
+  fork,
+  exec,
+  stdin_file
+};
 
 struct StatusMessage {
   Stage stage;

@@ -72,6 +72,9 @@ struct ExecutionSpec {
   int ssh_port = 0;
   pty::TerminalSize size;
   std::chrono::milliseconds timeout{0};  // 0: no limit
+  // Local only: the program's standard input as a file with these bytes, in
+  // place of the terminal. Handed to the program at start and not kept.
+  std::optional<std::string> stdin_file;
 };
 
 class Execution : public std::enable_shared_from_this<Execution> {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <csignal>
 #include <set>
+#include <utility>
 
 #include "base/random_id.hpp"
 #include "pty/pty_process.hpp"
@@ -62,6 +63,7 @@ boost::asio::awaitable<Expected<std::shared_ptr<Execution>>> Registry::start_loc
   spawn.env = spec.env;
   spawn.size = spec.size;
   spawn.agent_defaults = spec.kind == ExecutionKind::command;
+  spawn.stdin_data = std::exchange(spec.stdin_file, std::nullopt);
   ++starting_;
   auto channel = co_await launcher_.launch(std::move(spawn));
   --starting_;

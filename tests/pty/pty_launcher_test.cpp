@@ -130,6 +130,16 @@ TEST_F(PtyLauncherTest, ASpareRunsWithTheRequestedDirectoryEnvironmentAndSize) {
   std::filesystem::remove_all(dir);
 }
 
+TEST_F(PtyLauncherTest, ASpareGivesTheProgramItsStdinFile) {
+  ready_spare();
+  auto launched = run(test_util::stdin_file_probe());
+  EXPECT_EQ(launched.error, "");
+  EXPECT_EQ(launched.output, test_util::kStdinFileProbeOutput);
+  // The next one reads the terminal again.
+  auto next = run({"sh", "-c", "test -t 0 && echo stdin-is-the-terminal"});
+  EXPECT_EQ(next.output, "stdin-is-the-terminal\r\n");
+}
+
 TEST_F(PtyLauncherTest, ASpareGivesTheSameErrorsAsAFreshSpawn) {
   ready_spare();
   EXPECT_EQ(run({"nosuchprog-agentty"}).error,
@@ -173,7 +183,7 @@ TEST_F(PtyLauncherTest, AProgramSlowToStartLeavesTheLoopRunning) {
   });
 
   std::optional<Expected<std::unique_ptr<PtyProcess>>> answer;
-  test_support::spawn_with_result(io, launcher.launch({{"echo", "late"}, {}, {}, {}, true}),
+  test_support::spawn_with_result(io, launcher.launch({{"echo", "late"}, {}, {}, {}, true, {}}),
                                   [&](auto got) { answer.emplace(std::move(got)); });
   bool served = false;
   boost::asio::post(io, [&] { served = true; });
@@ -306,7 +316,7 @@ TEST_F(PtyLauncherTest, AMakerKilledFromOutsideIsDroppedAndProgramsStillRun) {
 TEST(PtyLauncher, KeepsNoSpareWhenToldNotTo) {
   boost::asio::io_context io;
   PtyLauncher launcher(io, false);
-  ASSERT_TRUE(launch_now(io, launcher, {{"true"}, {}, {}, {}, true}));
+  ASSERT_TRUE(launch_now(io, launcher, {{"true"}, {}, {}, {}, true, {}}));
   launcher.prepare_spare();
   io.poll();
   EXPECT_FALSE(launcher.spare_pid().has_value());

@@ -94,6 +94,14 @@ TEST(PtyProcess, ChildSeesOnlyStandardFds) {
   ::close(leaky_pipe[1]);
 }
 
+TEST(PtyProcess, StdinDataIsAFileOnFdZero) {
+  PtyRun run;
+  ASSERT_EQ(run.spawn(test_util::stdin_file_probe()), "");
+  ASSERT_TRUE(run.wait_for_exit());
+  EXPECT_EQ(run.output, test_util::kStdinFileProbeOutput);
+  EXPECT_EQ(run.exit->code, 0);
+}
+
 TEST(PtyProcess, ProgramLeadsForegroundGroup) {
   PtyRun run;
   ASSERT_EQ(run.spawn({"cat"}), "");

@@ -122,4 +122,21 @@ inline std::vector<std::string> fds_of(int pid) {
   return names;
 }
 
+// A program given its stdin as a file (SpawnOptions::stdin_data), and what it
+// prints when the file arrives whole: the bytes exactly (a 9999-byte line,
+// then ^C and ^D as data, no final newline), nothing echoed, stdin not the
+// terminal while stdout is, and no other fd left open.
+inline SpawnOptions stdin_file_probe() {
+  SpawnOptions options;
+  options.argv = {"sh", "-c",
+                  "head -c 9999 | wc -c; od -An -tx1; test -t 0 || echo stdin-is-a-file; "
+                  "test -t 1 && echo stdout-is-the-terminal; ls -1 /proc/$$/fd"};
+  options.stdin_data = std::string(10000, 'x') +
+                       "\x03\x04"
+                       "end";
+  return options;
+}
+inline const std::string kStdinFileProbeOutput =
+    "9999\r\n 78 03 04 65 6e 64\r\nstdin-is-a-file\r\nstdout-is-the-terminal\r\n0\r\n1\r\n2\r\n";
+
 }  // namespace agentty::pty::test_util

@@ -53,17 +53,19 @@ json input_schema(const ToolConfig& config) {
        {{"type", "string"},
         {"maxLength", 1 << 20},
         {"description",
-         "Text typed into the terminal right after start, like keyboard input: it is echoed into "
-         "output, a line longer than 4095 bytes is cut by the terminal, and control characters "
-         "act (\\x03 interrupts, \\x04 ends input). For data (long lines, binary, more than a "
-         "few KB) write it to a file and redirect instead (`prog < file`). It is typed before the "
-         "program can turn echo off, so a password given here shows in output: answer a "
-         "password prompt with write after wait(until=\"input\"), or use handoff."}}},
+         "Data for the program's standard input. Locally (with close_stdin, the default) it is "
+         "given as a file, as `prog < file` would: read exactly, then end of file; not echoed, "
+         "no line length limit, control characters are data; stdout and stderr stay on the "
+         "terminal. With close_stdin=false, or with host, it is typed into the terminal instead "
+         "(echoed, lines over 4095 bytes cut, \\x03 interrupts) and the terminal stays open for "
+         "write. A password prompt reads the terminal, not stdin: answer it with write after "
+         "wait(until=\"input\"), or use handoff."}}},
       {"close_stdin",
        {{"type", "boolean"},
         {"description",
-         "Send end-of-file after stdin. Default: true when stdin is given, else false (the "
-         "terminal stays open for write)."}}},
+         "End the program's input after stdin. Default: true when stdin is given, else false "
+         "(the terminal stays open for write). Without stdin, true sends end-of-file (ctrl-d) "
+         "to the terminal."}}},
       {"yield_ms", capped_timer_input(config,
                                       "How long to wait inline before returning "
                                       "status=backgrounded (default " +
@@ -171,6 +173,10 @@ boost::asio::awaitable<ToolResult> execute(ToolContext& ctx, const json& args) {
   }
   if (auto ok = policy.check_command(spec.command_text); !ok) co_return failed_to_start(ok.error());
   if (auto ok = check_start_limits(ctx); !ok) co_return failed_to_start(ok.error());
+  // Locally, stdin that ends is a file on fd 0; otherwise it is typed below.
+  const bool stdin_as_file =
+      args.contains("stdin") && args.value("close_stdin", true) && spec.host.empty();
+  if (stdin_as_file) spec.stdin_file = args["stdin"].get<std::string>();
 
   bool direct = args.contains("argv");
   auto started = co_await ctx.registry.start(std::move(spec));
@@ -185,7 +191,7 @@ boost::asio::awaitable<ToolResult> execute(ToolContext& ctx, const json& args) {
   auto execution = started.value();
 
   json extra = json::object();
-  if (args.contains("stdin")) {
+  if (args.contains("stdin") && !stdin_as_file) {
     std::string typed = args["stdin"].get<std::string>();
     if (args.value("close_stdin", true)) typed += eof_for(typed);
     if (auto ok = execution->write(typed, session::InputSource::agent); !ok)
