@@ -19,6 +19,7 @@
 #include "base/log.hpp"
 #include "pty/input_probe.hpp"
 #include "pty/pty_spawn.hpp"
+#include "pty/terminal_session.hpp"
 
 namespace agentty::pty {
 
@@ -238,6 +239,7 @@ struct PtyProcess::Impl : std::enable_shared_from_this<Impl> {
   // to init as a zombie), then makes sure the supervisor itself is gone.
   void kill_and_reap() {
     ::kill(-program_, SIGKILL);
+    signal_session_members(supervisor_, SIGKILL);
     struct pollfd watch {
       pidfd_.native_handle(), POLLIN, 0
     };
@@ -313,7 +315,10 @@ void PtyProcess::resize(TerminalSize size) {
 
 void PtyProcess::send_signal(int signo) {
   // Once the supervisor is reaped the group is empty and its id may be reused.
-  if (!impl_->reaped_) ::kill(-impl_->program_, signo);
+  if (impl_->reaped_) return;
+  ::kill(-impl_->program_, signo);
+  // A kill ends what job control moved out of the group, too.
+  if (signo == SIGKILL) signal_session_members(impl_->supervisor_, SIGKILL);
 }
 
 std::optional<int> PtyProcess::process_id() const {

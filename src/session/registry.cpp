@@ -258,7 +258,12 @@ void Registry::prune_retained() {
 
 void Registry::shutdown(std::chrono::milliseconds grace) {
   for (auto& [id, execution] : executions_) {
-    if (!execution->finished()) (void)execution->stop(SIGTERM, grace, InputSource::human);
+    if (execution->finished()) continue;
+    // A shell ignores SIGTERM; on SIGHUP it hangs up its jobs too, as when a
+    // terminal window closes. What is left after the grace is killed, the
+    // jobs included (PtyProcess::send_signal).
+    const bool shell = execution->spec().kind == ExecutionKind::session;
+    (void)execution->stop(shell ? SIGHUP : SIGTERM, grace, InputSource::human);
   }
 }
 

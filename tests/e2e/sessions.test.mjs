@@ -6,7 +6,7 @@ import { mkdtempSync, writeFileSync, readFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { serverForFile } from './lib/mcp-client.mjs';
+import { serverForFile, startAgentty } from './lib/mcp-client.mjs';
 
 const home = mkdtempSync(path.join(tmpdir(), 'agentty-sessions-home-'));
 const promptLog = path.join(home, 'prompt-command.log');
@@ -180,4 +180,37 @@ test('close is idempotent and refuses commands', async () => {
   const plain = await call('execute', { command: 'true', side_effects: ['NONE'] });
   const notSession = await call('close', { execution_id: plain.execution_id });
   assert.equal(notSession.isError, true);
+});
+
+// Whether `pid` is gone within 20 s (a process that is not ours gives no
+// event, so it is polled).
+async function endsWithin20s(pid) {
+  for (const deadline = Date.now() + 20000; Date.now() < deadline;) {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      return true;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return false;
+}
+
+test("agentty's exit ends a session's background jobs, a shell that ignores the hang-up included", async () => {
+  const agent = await startAgentty({ env: { HOME: home } });
+  const started = [];
+  for (const ignoresHangup of [false, true]) {
+    const r = await agent.call('open', {});
+    assert.equal(r.prompt_ready, true, JSON.stringify(r));
+    const job = await agent.call('execute', {
+      session: r.execution_id,
+      command: `${ignoresHangup ? 'trap "" HUP; ' : ''}sleep 600 & echo "job=$!"`,
+      side_effects: ['NONE'],
+    });
+    const pid = Number(/job=(\d+)/.exec(job.output)?.[1]);
+    assert.ok(pid > 0, job.output);
+    started.push(pid);
+  }
+  await agent.client.close();
+  for (const pid of started) assert.equal(await endsWithin20s(pid), true, `job ${pid} outlived agentty`);
 });

@@ -4,14 +4,17 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 
+#include "base/unique_fd.hpp"
 #include "pty/pty_test_util.hpp"
 
 namespace agentty::pty {
@@ -254,6 +257,48 @@ TEST(PtyProcess, NothingOfTheGroupSurvivesSigkill) {
   EXPECT_EQ(::kill(-group, 0), -1);
   EXPECT_EQ(errno, ESRCH);
   EXPECT_EQ(children_of_test(true), std::vector<int>{});
+}
+
+// A job that job control moved into a group of its own, in the terminal's
+// session; its pid, pinned by a pidfd that turns readable when it ends.
+struct SessionJob {
+  pid_t pid = -1;
+  UniqueFd pidfd;
+};
+SessionJob start_job_in_own_group(PtyRun& run) {
+  SessionJob job;
+  // `set -m`: job control, so the job gets a group of its own, as in a shell.
+  if (!run.spawn({"sh", "-c", "set -m; sleep 600 & echo \"job=$!=\"; wait"}).empty()) return job;
+  if (!run.wait_for_output("=\r\n")) return job;
+  auto at = run.output.find("job=");
+  job.pid = std::atoi(run.output.c_str() + at + 4);
+  job.pidfd.reset(static_cast<int>(::syscall(SYS_pidfd_open, job.pid, 0)));
+  return job;
+}
+bool ends_within_deadline(const UniqueFd& pidfd) {
+  struct pollfd ended {
+    pidfd.get(), POLLIN, 0
+  };
+  return ::poll(&ended, 1,
+                static_cast<int>(std::chrono::milliseconds(test_util::kDeadline).count())) == 1;
+}
+
+TEST(PtyProcess, SigkillEndsJobsInOtherGroupsOfTheSession) {
+  PtyRun run;
+  auto job = start_job_in_own_group(run);
+  ASSERT_TRUE(job.pidfd) << run.output;
+  ASSERT_NE(::getpgid(job.pid), run.process->process_group());
+  run.process->send_signal(SIGKILL);
+  EXPECT_TRUE(ends_within_deadline(job.pidfd));
+  ASSERT_TRUE(run.wait_for_exit());
+}
+
+TEST(PtyProcess, DestroyingEndsJobsInOtherGroupsOfTheSession) {
+  PtyRun run;
+  auto job = start_job_in_own_group(run);
+  ASSERT_TRUE(job.pidfd) << run.output;
+  run.process.reset();
+  EXPECT_TRUE(ends_within_deadline(job.pidfd));
 }
 
 TEST(PtyProcess, ResizeIsSeenByTheProgram) {

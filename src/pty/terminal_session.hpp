@@ -1,0 +1,31 @@
+// The processes of one terminal's session: everything whose session id is
+// the supervisor's pid (the supervisor is the session leader of its PTY).
+//
+// Signalling the program's process group misses what job control moved out
+// of it: `sleep 600 &` in an interactive shell runs in a group of its own, in
+// the same session. When an execution is killed (SIGKILL after a grace, its
+// PtyProcess destroyed, agentty shutting down), those would live on as
+// orphans; killing the whole session ends them. A process that left the
+// session (setsid: a daemon) is out of reach on purpose, as with any
+// terminal.
+//
+// Each member is checked again through a pidfd before it is signalled, so a
+// pid reused by an unrelated process between the scan and the signal is
+// never hit. Threading: stateless; reads /proc.
+#pragma once
+
+#include <sys/types.h>
+
+#include <vector>
+
+namespace agentty::pty {
+
+// The pids in session `session_id`, except `session_id` itself; empty if
+// /proc cannot be read.
+std::vector<pid_t> session_members(pid_t session_id);
+
+// Sends `signo` to every member of the session (not its leader); returns how
+// many were signalled.
+int signal_session_members(pid_t session_id, int signo);
+
+}  // namespace agentty::pty
