@@ -75,7 +75,15 @@ std::optional<std::string> check_bounds(const json& schema, const json& value,
       return name_of(path) + ": must be at most " + m->dump() + " (got " + value.dump() + ")";
   }
   if (value.is_string()) {
-    auto length = value.get_ref<const std::string&>().size();
+    const auto& text = value.get_ref<const std::string&>();
+    // Arguments, paths, variables and names cannot hold one: the OS would
+    // silently cut the string there. Only raw data (stdin, typed input) may.
+    if (text.find('\0') != std::string::npos && !schema.contains("contentMediaType"))
+      return name_of(path) +
+             ": contains a NUL byte (\\u0000), which cannot be passed on (it would " +
+             "cut the text there); remove it" +
+             (path == "pattern" ? " (write \\x00 to match a NUL byte)" : "") + ".";
+    auto length = text.size();
     if (auto m = schema.find("minLength"); m != schema.end() && length < m->get<std::size_t>())
       return name_of(path) + (m->get<int>() == 1
                                   ? ": must not be empty"

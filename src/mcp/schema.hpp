@@ -7,6 +7,11 @@
 //
 // Errors name the argument and say how to fix it, e.g.
 // "yield_ms: must be at most 55000 (got 90000)".
+//
+// A string holding a NUL byte is refused unless its schema declares a
+// `contentMediaType` (raw data: execute's stdin, write's input): a command,
+// an argument, a path or a name cannot carry one, and the OS would cut it
+// there without a word.
 #pragma once
 
 #include <nlohmann/json.hpp>

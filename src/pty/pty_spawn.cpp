@@ -73,16 +73,16 @@ Expected<UniqueFd> make_stdin_file(const std::optional<std::string>& stdin_data)
   if (!stdin_data) return UniqueFd();
   const std::string& data = *stdin_data;
   UniqueFd writable(::memfd_create("agentty-stdin", MFD_CLOEXEC));
-  if (!writable) return make_error(errno_message("memfd_create (for stdin)"));
+  if (!writable) return make_error(errno_message("stdin: making its file (memfd_create)"));
   for (std::size_t written = 0; written < data.size();) {
     ssize_t n = ::write(writable.get(), data.data() + written, data.size() - written);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return make_error(errno_message("writing stdin to its file"));
+    if (n <= 0) return make_error(errno_message("stdin: writing its file"));
     written += static_cast<std::size_t>(n);
   }
   auto path = "/proc/self/fd/" + std::to_string(writable.get());
   return ensure_above_stdio(UniqueFd(::open(path.c_str(), O_RDONLY | O_CLOEXEC)),
-                            "reopening the stdin file read-only");
+                            "stdin: reopening its file read-only");
 }
 
 // Sends all of `message` on a spare's control socket, with `fd` (if >= 0)

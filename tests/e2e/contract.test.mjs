@@ -131,6 +131,25 @@ test('execute: env names that cannot be set are refused with the argument named'
   }
 });
 
+test('a NUL byte in a command, argument, path or pattern is refused, not cut off; stdin carries it', async () => {
+  const base = { side_effects: ['NONE'] };
+  for (const [args, named] of [
+    [{ ...base, command: 'echo a\u0000b' }, 'command'],
+    [{ ...base, argv: ['echo', 'a\u0000b'] }, 'argv\\[1\\]'],
+    [{ ...base, script: 'echo a\u0000b\n' }, 'script'],
+    [{ ...base, command: 'pwd', cwd: '/tmp\u0000/etc' }, 'cwd'],
+  ]) {
+    const r = await call('execute', args);
+    assert.equal(r.isError, true, JSON.stringify(r));
+    assert.match(r.error, new RegExp(`^${named}: contains a NUL byte .*remove it`));
+  }
+  const w = await call('wait', { execution_id: 'nope', until: 'match', pattern: 'a\u0000b' });
+  assert.match(w.error, /^pattern: contains a NUL byte .*\\x00/);
+  // Data may hold one: stdin as a file passes it through.
+  const r = await call('execute', { ...base, command: 'od -An -tx1', stdin: 'a\u0000b' });
+  assert.equal(r.output, ' 61 00 62\n');
+});
+
 test('execute(argv): an empty or missing program names argv[0] and the fix', async () => {
   let r = await call('execute', { argv: [''], side_effects: ['NONE'] });
   assert.equal(r.isError, true);

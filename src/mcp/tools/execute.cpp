@@ -52,6 +52,7 @@ json input_schema(const ToolConfig& config) {
       {"stdin",
        {{"type", "string"},
         {"maxLength", 1 << 20},
+        {"contentMediaType", "application/octet-stream"},
         {"description",
          "Data for the program's standard input. Locally (with close_stdin, the default) it is "
          "given as a file, as `prog < file` would: read exactly, then end of file; not echoed, "

@@ -234,7 +234,11 @@ ToolDefinition make_write_tool(const ToolConfig& config) {
   json properties = merged(
       {
           {"execution_id", execution_id_input()},
-          {"input", {{"type", "string"}, {"maxLength", 1 << 20}, {"description", "Text to type."}}},
+          {"input",
+           {{"type", "string"},
+            {"maxLength", 1 << 20},
+            {"contentMediaType", "application/octet-stream"},
+            {"description", "Text to type (raw: a NUL byte is ctrl-@)."}}},
           {"newline",
            {{"type", "boolean"}, {"description", "Press Enter after input (default false)."}}},
           {"keys",
