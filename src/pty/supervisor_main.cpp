@@ -208,7 +208,8 @@ std::optional<Instruction> read_instruction(int& stdin_fd) {
   return agentty::pty::supervisor::decode(payload);
 }
 
-// In place of the terminal on fd 0, after the terminal was made ours.
+// The stdin file (if fd >= 0) in place of the terminal on fd 0, once the
+// terminal was made ours (tcsetpgrp uses fd 0).
 void take_stdin_file(int fd) {
   if (fd < 0) return;
   if (::dup2(fd, 0) < 0) fail(Stage::stdin_file, errno);
@@ -345,7 +346,7 @@ int main(int argc, char** argv) {
   if (program == 0) {
     join_own_foreground_group();
     if (spare) become_spare_program(supervisor);
-    if (stdin_file >= 0) take_stdin_file(stdin_file);
+    take_stdin_file(stdin_file);
     become_program(make_plan(argc - 2, argv + 2));
   }
   // The program's copy is the last: end of file tells agentty it exec'd.
