@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 
 namespace agentty::session {
 namespace {
@@ -133,9 +134,37 @@ std::size_t utf8_length_at(const std::string& s, std::size_t i) {
   return length <= s.size() - i ? length : s.size() - i;
 }
 
+// Which part of the line an erase-in-line sequence (ESC [ K, ESC [ 0 J)
+// clears; nullopt for any other escape sequence.
+enum class Erase { kToEnd, kToStart, kWholeLine };
+std::optional<Erase> erase_of(std::string_view unit) {
+  if (unit.size() < 3 || unit[1] != '[') return std::nullopt;
+  const char final_byte = unit.back();
+  const std::string_view param = unit.substr(2, unit.size() - 3);
+  if (param.empty() || param == "0") {
+    if (final_byte == 'K' || final_byte == 'J') return Erase::kToEnd;
+  } else if (final_byte == 'K' && param == "1") {
+    return Erase::kToStart;
+  } else if (final_byte == 'K' && param == "2") {
+    return Erase::kWholeLine;
+  }
+  return std::nullopt;
+}
+
+// Characters in line[0, end).
+std::size_t chars_before(const std::string& line, std::size_t end) {
+  std::size_t count = 0;
+  for (std::size_t i = 0; i < end && i < line.size(); ++i) {
+    if ((static_cast<unsigned char>(line[i]) & 0xc0) != 0x80) ++count;
+  }
+  return count;
+}
+
 // Writes one character at the cursor of the open line: appends at its end,
-// overwrites one character inside it (after a CR or backspace).
+// overwrites one character inside it (after a CR or backspace), or fills the
+// erased cells between the end and the cursor with blanks first.
 void put_char(std::string& line, std::size_t& col, const char* bytes, std::size_t n) {
+  if (col > line.size()) line.append(col - line.size(), ' ');
   if (col == line.size()) {
     line.append(bytes, n);
   } else {
@@ -144,15 +173,40 @@ void put_char(std::string& line, std::size_t& col, const char* bytes, std::size_
   col += n;
 }
 
+// Erased cells are blank: text after them stays where it was, and erased
+// cells at the end of the line are not text at all (the cursor may then
+// stand past the line's end, counted in one-byte blanks that put_char fills).
+void erase_in_line(std::string& line, std::size_t& col, Erase erase) {
+  if (erase == Erase::kToEnd) {
+    if (col < line.size()) line.resize(col);
+    return;
+  }
+  const std::size_t blanks = chars_before(line, col) + (col > line.size() ? col - line.size() : 0);
+  std::string rest;  // what stays right of the cursor
+  if (erase == Erase::kToStart && col < line.size())
+    rest = line.substr(col + utf8_length_at(line, col));
+  line = rest.empty() ? std::string() : std::string(blanks + 1, ' ') + rest;
+  col = blanks;
+}
+
+// An erase that blanks text before the cursor: like a bare CR, it rewrites
+// what came earlier on the line.
+bool erases_back(std::string_view unit) {
+  const auto erase = erase_of(unit);
+  return erase && *erase != Erase::kToEnd;
+}
+
 // Whether the line cut at `pos` goes on (within `reach` bytes of raw) to a
-// bare CR or a backspace, whose overwrite could not reach back across the
-// cut. A byte test, not a parse: it only chooses between two safe cuts.
+// bare CR, a backspace or an erase of the line's start, whose overwrite could
+// not reach back across the cut. A byte test, not a parse: it only chooses
+// between two safe cuts.
 bool overwrites_ahead(std::string_view raw, std::size_t pos, std::size_t reach) {
   const std::size_t end = std::min(raw.size(), pos + reach);
   for (std::size_t i = pos; i < end; ++i) {
     const char c = raw[i];
     if (c == '\n') return false;
     if (c == '\b' || (c == '\r' && (i + 1 >= raw.size() || raw[i + 1] != '\n'))) return true;
+    if (c == '\x1b' && erases_back(raw.substr(i, 4))) return true;
   }
   return false;
 }
@@ -187,7 +241,8 @@ std::size_t safe_page_length(std::string_view raw, std::size_t max_bytes, bool m
     if (unit.kind == UnitKind::kLf || unit.kind == UnitKind::kCrLf) {
       after_lf = end;
       overwrite_line = false;
-    } else if (unit.kind == UnitKind::kCr || unit.kind == UnitKind::kBackspace) {
+    } else if (unit.kind == UnitKind::kCr || unit.kind == UnitKind::kBackspace ||
+               (unit.kind == UnitKind::kEscape && erases_back(raw.substr(pos, unit.length)))) {
       overwrite_line = true;
     }
     pos = end;
@@ -267,9 +322,13 @@ void TextConverter::convert(std::string_view raw, bool final, std::string& out) 
         break;
       case UnitKind::kBackspace:
         if (col_ > 0) --col_;
-        while (col_ > 0 && (static_cast<unsigned char>(line_[col_]) & 0xc0) == 0x80) --col_;
+        while (col_ > 0 && col_ < line_.size() &&
+               (static_cast<unsigned char>(line_[col_]) & 0xc0) == 0x80)
+          --col_;
         break;
       case UnitKind::kEscape:
+        if (auto erase = erase_of(raw.substr(i, unit.length))) erase_in_line(line_, col_, *erase);
+        break;
       case UnitKind::kControl:
         break;
     }

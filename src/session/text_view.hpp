@@ -3,14 +3,17 @@
 // Escape sequences (CSI, OSC, DCS, ...) are removed; CR LF becomes LF; a bare
 // CR followed by more text overwrites the line from its start, the way a
 // terminal shows a progress bar ("abcdef\rxy" -> "xycdef"); a trailing bare CR
-// is dropped; backspace moves back one character ("ab\bc" -> "ac"); other C0
+// is dropped; backspace moves back one character ("ab\bc" -> "ac"); erase in
+// line (ESC [ K, 1 K, 2 K; ESC [ J on its line) blanks the cells it clears
+// ("abc\rx\e[K" -> "x", as a redrawn progress line shows); other C0
 // controls except LF and TAB are dropped. Invalid UTF-8 becomes U+FFFD, so
 // the text is always valid UTF-8. Pure functions, no state between calls: the
 // log's page boundaries (see OutputLog::read) make page texts concatenate to
 // the text of the whole. The one exception is a single line, longer than a
-// page, that holds a bare CR or a backspace: its overwrite cannot reach back
-// into the previous page (shorter lines are kept whole because a capped page
-// ends at the last LF when the cut line overwrites itself further on).
+// page, that holds a bare CR, a backspace or an erase of its start: its
+// overwrite cannot reach back into the previous page (shorter lines are kept
+// whole because a capped page ends at the last LF when the cut line
+// overwrites itself further on).
 // TextConverter carries the line across calls and has no such exception
 // (explore uses it).
 //
@@ -65,7 +68,7 @@ class TextConverter {
   void convert(std::string_view raw, bool final, std::string& out);
 
   std::string line_;     // open line's text
-  std::size_t col_ = 0;  // cursor: byte offset into the open line
+  std::size_t col_ = 0;  // cursor: byte offset into the open line (past its end: erased cells)
   std::string pending_;  // incomplete unit held from the previous feed
 };
 

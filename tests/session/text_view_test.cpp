@@ -53,6 +53,22 @@ TEST(TextView, LineEndingsAndOverwrites) {
   EXPECT_EQ(to_text("\xe2\x96\x88\xe2\x96\x88\rab"), "ab");  // wide chars overwritten
 }
 
+// Progress bars, spinners and pagers redraw a line with \r\e[K and shorter text.
+TEST(TextView, EraseInLineBlanksWhatItClears) {
+  EXPECT_EQ(to_text("abcdef\rxy\x1b[K\n"), "xy\n");
+  EXPECT_EQ(to_text("progress 10%\r\x1b[0Kdone"), "done");
+  EXPECT_EQ(to_text("abcdef\rxy\x1b[J"), "xy");          // erase below, its line
+  EXPECT_EQ(to_text("keep\x1b[Kme"), "keepme");          // at the end: nothing
+  EXPECT_EQ(to_text("abcdef\b\b\b\x1b[1KX"), "   Xef");  // to the cursor, inclusive
+  EXPECT_EQ(to_text("old line\r\x1b[2Knew"), "new");     // whole line
+  EXPECT_EQ(to_text("50%\x1b[2K\r60%\n"), "60%\n");      // erase, then CR
+  EXPECT_EQ(to_text("abc\x1b[2Kx\n"), "   x\n");         // the cursor stays
+  EXPECT_EQ(to_text("abc\x1b[2K\n"), "\n");              // blank cells: no text
+  EXPECT_EQ(to_text("\xc3\xa9t\xc3\xa9\b\x1b[1K"), "");  // UTF-8 aware
+  EXPECT_EQ(to_text("\xc3\xa9t\xc3\xa9!\b\b\x1b[1KX"), "  X!");
+  EXPECT_EQ(to_text("abc\r\x1b[5Kx\x1b[?Ky"), "xyc");  // other forms are not erases
+}
+
 TEST(TextView, ControlsDroppedExceptLfAndTab) {
   EXPECT_EQ(to_text("a\x07"
                     "b\x01\x7f\x0e"
@@ -92,16 +108,19 @@ TEST(TextView, SafePageLengthNeverSplitsUnits) {
 }
 
 TEST(TextView, SafePageLengthPrefersEndingAfterLf) {
-  EXPECT_EQ(safe_page_length("aaaaaaa\nbbbbbbbbbb", 10, false), 8u);   // LF in last half
-  EXPECT_EQ(safe_page_length("a\nbbbbbbbbbbbbbbbb", 10, false), 10u);  // LF too early
-  EXPECT_EQ(safe_page_length("a\nbb\rccccccccccccc", 10, false), 2u);  // cut line overwrites
-  EXPECT_EQ(safe_page_length("a\nbbbbbbbbbb\rcc\n", 10, false), 2u);   // ... further on
-  EXPECT_EQ(safe_page_length("aaaaaaa\nbb", 100, false), 10u);         // not capped
+  EXPECT_EQ(safe_page_length("aaaaaaa\nbbbbbbbbbb", 10, false), 8u);       // LF in last half
+  EXPECT_EQ(safe_page_length("a\nbbbbbbbbbbbbbbbb", 10, false), 10u);      // LF too early
+  EXPECT_EQ(safe_page_length("a\nbb\rccccccccccccc", 10, false), 2u);      // cut line overwrites
+  EXPECT_EQ(safe_page_length("a\nbbbbbbbbbb\rcc\n", 10, false), 2u);       // ... further on
+  EXPECT_EQ(safe_page_length("aaaaaaa\nbb", 100, false), 10u);             // not capped
+  EXPECT_EQ(safe_page_length("a\nbbbbbbbbbb\x1b[2Kcc\n", 10, false), 2u);  // erases its start
+  EXPECT_EQ(safe_page_length("a\nbbbbbbbbbb\x1b[Kcc\n", 10, false), 10u);  // only its end
 }
 
 TEST(TextView, ConverterGivesTheSameTextForAnySplit) {
   const std::string raw =
-      "\x1b[32mok\x1b[0m\r\n10%\r20%\r30%\ndone \xe2\x9c\x93\b!\x1b]0;t\x1b\\\r\nend\r";
+      "\x1b[32mok\x1b[0m\r\n10%\r20%\r30%\ndone \xe2\x9c\x93\b!\x1b]0;t\x1b\\\r\nend\r"
+      "long\r\x1b[Kx\x1b[2Ky\b\b\x1b[1Kz\n";
   const std::string whole = to_text(raw);
   for (std::size_t a = 0; a <= raw.size(); ++a) {
     for (std::size_t b = a; b <= raw.size(); b += 3) {
