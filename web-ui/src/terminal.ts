@@ -18,16 +18,27 @@ const HIGH_WATER_BYTES = 512 * 1024;
 const LOW_WATER_BYTES = 128 * 1024;
 const INPUT_CHUNK_BYTES = 16 * 1024;
 const RIS = new Uint8Array([0x1b, 0x63]);
+// A watcher's terminal has the PTY's size, not the window's: the font shrinks
+// (down to the minimum) until all of it fits, so the live edge stays in view.
+const FONT_SIZE = 14;
+const MIN_FONT_SIZE = 6;
+
+const READ_ONLY_HINT = "Read-only: press Take over to type into this terminal.";
+const TAKEOVER_ENDED =
+  "Your takeover ended when this page lost its connection or was reloaded: agentty hands " +
+  "the terminal back to the agent when its holder disconnects. Press Take over to type again.";
 
 const byId = (id: string) => document.getElementById(id) as HTMLElement;
 const executionId = decodeURIComponent(location.pathname.slice(P.TERMINAL_PAGE_PREFIX.length));
 const token = P.tokenFromFragment(location.hash);
+// Set while this tab holds the execution, so a reload can say the hold ended.
+const holdingKey = `agentty-holding:${executionId}`;
 
 const term = new Terminal({
   cursorBlink: true,
   scrollback: 5000,
   fontFamily: '"DejaVu Sans Mono", "Liberation Mono", monospace',
-  fontSize: 14,
+  fontSize: FONT_SIZE,
   disableStdin: true,
 });
 const fit = new FitAddon();
@@ -40,8 +51,13 @@ let state: P.ViewerState | null = null;
 let snapshotNext: P.Snapshot | null = null;
 let pendingBytes = 0;
 let paused = false;
+let connected = false;
 let everConnected = false;
 let reconnectDelayMs = 500;
+let fittedFontFor = "";
+// Shown once connected again, until the next takeover.
+let takeoverEnded = sessionStorage.getItem(holdingKey) ? TAKEOVER_ENDED : "";
+sessionStorage.removeItem(holdingKey);
 
 // libvterm on the server answers the program's terminal queries; xterm.js
 // must not answer too (two answers show up as garbage at the prompt).
@@ -88,11 +104,41 @@ function holding(): boolean {
 function followServerSize(cols: number, rows: number): void {
   if (holding()) return;
   if (term.cols !== cols || term.rows !== rows) term.resize(cols, rows);
+  fitFont(cols, rows);
+}
+
+function fitFont(cols: number, rows: number): void {
+  const key = `${cols}x${rows} in ${window.innerWidth}x${window.innerHeight}`;
+  if (key === fittedFontFor) return;
+  fittedFontFor = key;
+  let size = FONT_SIZE;
+  for (;;) {
+    setFontSize(size);
+    const room = fit.proposeDimensions();
+    if (!room || (room.cols >= cols && room.rows >= rows) || size <= MIN_FONT_SIZE) return;
+    const scale = Math.min(room.cols / cols, room.rows / rows);
+    size = Math.max(MIN_FONT_SIZE, Math.min(size - 0.5, Math.floor(size * scale * 2) / 2));
+  }
+}
+
+function setFontSize(size: number): void {
+  if (term.options.fontSize !== size) term.options.fontSize = size;
+}
+
+// What fits the window at the normal font (the size a takeover asks for).
+function roomAtFullFont(): { cols: number; rows: number } | undefined {
+  const size = term.options.fontSize;
+  setFontSize(FONT_SIZE);
+  const room = fit.proposeDimensions();
+  setFontSize(size ?? FONT_SIZE);
+  return room;
 }
 
 // The holder's window decides the PTY's size.
 function fitAndReport(): void {
   if (!holding() || !state) return;
+  fittedFontFor = "";
+  setFontSize(FONT_SIZE);
   fit.fit();
   if (term.cols !== state.cols || term.rows !== state.rows) {
     send({ type: P.MESSAGE_RESIZE, cols: term.cols, rows: term.rows });
@@ -113,7 +159,15 @@ function onBinary(data: ArrayBuffer): void {
 function onText(text: string): void {
   const message = JSON.parse(text) as P.ServerMessage;
   if (message.type === P.MESSAGE_STATE) {
+    const held = holding();
     state = message;
+    if (holding() && !held) {
+      takeoverEnded = "";
+      sessionStorage.setItem(holdingKey, "1");
+      showMessage("", "");
+    } else if (held && !holding()) {
+      sessionStorage.removeItem(holdingKey);
+    }
     followServerSize(message.cols, message.rows);
     fitAndReport();
     render();
@@ -135,12 +189,13 @@ function connect(): void {
   const ws = P.openSocket(P.TERMINAL_SOCKET_PREFIX + encodeURIComponent(executionId), token);
   socket = ws;
   ws.onopen = () => {
+    connected = true;
     everConnected = true;
     reconnectDelayMs = 500;
     pendingBytes = 0;
     paused = false;
     document.body.dataset.connected = "yes";
-    showMessage("", "");
+    showMessage(takeoverEnded, takeoverEnded ? "notice" : "");
   };
   ws.onmessage = (event) => {
     if (typeof event.data === "string") onText(event.data);
@@ -149,18 +204,61 @@ function connect(): void {
   ws.onclose = () => {
     if (socket !== ws) return;
     socket = null;
-    state = state ? { ...state, held_by_you: false } : null;
+    const opened = connected;
+    connected = false;
+    if (holding()) {
+      // agentty released it as this socket closed: it is nobody's now.
+      takeoverEnded = TAKEOVER_ENDED;
+      sessionStorage.removeItem(holdingKey);
+      state = state ? { ...state, held: false, held_by: null, held_by_you: false } : null;
+    }
     document.body.dataset.connected = "no";
     render();
+    if (opened) {
+      showMessage("Disconnected from agentty; reconnecting…", "refused");
+      return reconnectLater();
+    }
+    void explainRefusal();
+  };
+}
+
+function reconnectLater(): void {
+  setTimeout(connect, reconnectDelayMs);
+  reconnectDelayMs = Math.min(reconnectDelayMs * 2, 10000);
+}
+
+// A WebSocket that fails does not say why: ask the API. A 404 (no such
+// execution for this secret) will not change, so the page stops there.
+async function explainRefusal(): Promise<void> {
+  let status = 0;
+  try {
+    const response = await fetch(`${P.EXECUTIONS_API_PATH}/${encodeURIComponent(executionId)}`, {
+      headers: { [P.TOKEN_HEADER]: token },
+      cache: "no-store",
+    });
+    status = response.status;
+  } catch {
+    // Nothing listens there: status stays 0.
+  }
+  if (status === 404) {
+    document.body.dataset.connected = "gone";
     showMessage(
-      everConnected
-        ? "Disconnected from agentty; reconnecting…"
-        : "Cannot connect: the link is wrong or outdated, or this execution no longer exists.",
+      `Cannot connect: this link is outdated. agentty at ${location.host} has no execution ` +
+        `${executionId} for this secret: it was restarted (each start makes a new secret and ` +
+        "new execution ids), or the execution was removed after it ended. Open the link agentty " +
+        "gives now (terminal_url, or its dashboard).",
       "refused",
     );
-    setTimeout(connect, reconnectDelayMs);
-    reconnectDelayMs = Math.min(reconnectDelayMs * 2, 10000);
-  };
+    return;
+  }
+  showMessage(
+    status === 0
+      ? `Cannot connect: agentty is not running at ${location.host} (it stopped, or it ` +
+          "restarted on another port); retrying…"
+      : "Cannot connect to this execution; retrying…",
+    "refused",
+  );
+  reconnectLater();
 }
 
 function sendInput(data: string | Uint8Array): void {
@@ -172,11 +270,24 @@ function sendInput(data: string | Uint8Array): void {
 }
 
 term.onData((data) => sendInput(data));
+// A person typing into a read-only terminal is told how to type, not ignored.
+term.attachCustomKeyEventHandler((event) => {
+  const typing = event.key.length === 1 || event.key === "Enter" || event.key === "Backspace";
+  if (event.type === "keydown" && typing && !event.ctrlKey && !event.metaKey && !event.altKey) {
+    const element = byId("message");
+    const canTakeOver = connected && state?.status === "running" && !state.held;
+    if (canTakeOver && element.hidden) showMessage(READ_ONLY_HINT, "notice");
+  }
+  return true;
+});
 term.onBinary((data) => sendInput(Uint8Array.from(data, (c) => c.charCodeAt(0) & 0xff)));
-window.addEventListener("resize", () => fitAndReport());
+window.addEventListener("resize", () => {
+  if (holding()) fitAndReport();
+  else if (state) followServerSize(state.cols, state.rows);
+});
 
 byId("take-over").addEventListener("click", () => {
-  const size = fit.proposeDimensions();
+  const size = roomAtFullFont();
   const message: P.ClientMessage = { type: P.MESSAGE_TAKE_OVER, client: P.CLIENT_BROWSER };
   if (size && size.cols > 0 && size.rows > 0) {
     message.cols = Math.min(size.cols, P.MAX_COLS);
@@ -202,8 +313,9 @@ function render(): void {
   document.title = `${s?.handoff_reason && !s.held ? "(!) " : ""}${byId("title").textContent} — agentty`;
   byId("purpose").textContent = s?.purpose ?? "";
   const status = byId("status");
-  status.textContent = s ? (s.status === "running" ? "running" : `${s.status}: ${s.exit_description}`) : "";
-  status.dataset.status = s?.status ?? "";
+  status.textContent = !connected && s ? "disconnected"
+    : s ? (s.status === "running" ? "running" : `${s.status}: ${s.exit_description}`) : "";
+  status.dataset.status = connected ? (s?.status ?? "") : "";
   byId("waiting").hidden = !s?.waiting_for_input;
   const holder = byId("holder");
   holder.textContent =
@@ -212,7 +324,7 @@ function render(): void {
   const handoff = byId("handoff");
   handoff.hidden = !s?.handoff_reason;
   byId("handoff-reason").textContent = s?.handoff_reason ?? "";
-  const running = s?.status === "running" && socket !== null;
+  const running = s?.status === "running" && connected;
   (byId("take-over") as HTMLButtonElement).hidden = held === "you";
   (byId("take-over") as HTMLButtonElement).disabled = !running || held === "other";
   (byId("release") as HTMLButtonElement).hidden = held !== "you";
