@@ -23,6 +23,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -119,6 +120,11 @@ class Execution : public std::enable_shared_from_this<Execution> {
   const OutputLog& log() const { return log_; }
   std::uint64_t cursor() const { return cursor_; }
   void advance_cursor(std::uint64_t next_seq);
+  // Where the next cursorless wait(match) starts looking when that is past
+  // the cursor: after the line of the last match it reported, which a page
+  // capped short of it leaves ahead of the cursor. Only grows.
+  std::uint64_t match_floor() const { return match_floor_; }
+  void raise_match_floor(std::uint64_t seq) { match_floor_ = std::max(match_floor_, seq); }
   // Looks inside the whole retained text (explore tool); created on first use.
   Explorer& explorer();
   int add_output_listener(OutputListener listener);
@@ -209,6 +215,7 @@ class Execution : public std::enable_shared_from_this<Execution> {
   bool timed_out_ = false;
   bool stop_requested_ = false;
   std::uint64_t cursor_ = 1;
+  std::uint64_t match_floor_ = 1;
   SystemTime started_at_;
   SteadyTime started_steady_;
   std::optional<SystemTime> ended_at_;

@@ -258,6 +258,17 @@ std::size_t safe_page_length(std::string_view raw, std::size_t max_bytes, bool m
   return pos;
 }
 
+std::size_t raw_length_through_line(std::string_view raw, std::size_t lines) {
+  const unsigned char* p = bytes_of(raw);
+  std::size_t pos = 0;
+  for (std::size_t seen = 0; seen < lines && pos < raw.size();) {
+    const Unit unit = scan_unit(p + pos, raw.size() - pos);
+    if (unit.kind == UnitKind::kLf || unit.kind == UnitKind::kCrLf) ++seen;
+    pos += unit.length;
+  }
+  return pos;
+}
+
 void TextConverter::feed(std::string_view raw, std::string& out) {
   if (pending_.empty()) {
     convert(raw, false, out);

@@ -54,6 +54,11 @@ std::size_t unit_length(std::string_view raw);
 // stream where the text view does (the redactor's escape-aware pass).
 std::size_t complete_unit_length(std::string_view raw);
 
+// Length of the prefix of `raw` that ends just after its `lines`-th line end
+// (a unit to_text turns into '\n'), or raw.size() when it has fewer: maps a
+// line of to_text(raw) back to the bytes it came from.
+std::size_t raw_length_through_line(std::string_view raw, std::size_t lines);
+
 // Streaming to_text: feed() appends the text of every line the bytes
 // complete; the line still open and an incomplete trailing unit stay inside.
 // finish() flushes both as if the output had ended. Not thread-safe.

@@ -117,6 +117,17 @@ TEST(TextView, SafePageLengthPrefersEndingAfterLf) {
   EXPECT_EQ(safe_page_length("a\nbbbbbbbbbb\x1b[Kcc\n", 10, false), 10u);  // only its end
 }
 
+TEST(TextView, RawLengthThroughLineMapsTextLinesBackToBytes) {
+  const std::string raw =
+      "a\x1b]0;x\ny\x07"
+      "b\r\nc\rd\ne";  // the OSC's LF: no line end
+  ASSERT_EQ(to_text(raw), "ab\nd\ne");
+  EXPECT_EQ(raw_length_through_line(raw, 0), 0u);
+  EXPECT_EQ(raw_length_through_line(raw, 1), raw.find("c"));
+  EXPECT_EQ(raw_length_through_line(raw, 2), raw.find("e"));
+  EXPECT_EQ(raw_length_through_line(raw, 3), raw.size());  // fewer lines: all of it
+}
+
 TEST(TextView, ConverterGivesTheSameTextForAnySplit) {
   const std::string raw =
       "\x1b[32mok\x1b[0m\r\n10%\r20%\r30%\ndone \xe2\x9c\x93\b!\x1b]0;t\x1b\\\r\nend\r"

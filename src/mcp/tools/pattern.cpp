@@ -3,6 +3,7 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
+#include <algorithm>
 #include <optional>
 
 namespace agentty::mcp::tools {
@@ -42,6 +43,7 @@ std::optional<PatternMatch> Pattern::search(const std::string& text) const {
   PCRE2_SIZE* ovector = pcre2_get_ovector_pointer(data.get());
   PatternMatch match;
   match.text = text.substr(ovector[0], ovector[1] - ovector[0]);
+  match.end = std::max(ovector[0], ovector[1]);
   for (int i = 1; i < rc; ++i) {
     if (ovector[2 * i] == PCRE2_UNSET) {
       match.groups.emplace_back();

@@ -15,6 +15,7 @@ struct PatternMatch {
   std::string text;                 // the whole match
   std::vector<std::string> groups;  // capture groups, in order
   std::string line;                 // the line the match starts on
+  std::size_t end = 0;              // offset just past the match in the searched text
 };
 
 class Pattern {

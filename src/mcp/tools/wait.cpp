@@ -14,6 +14,17 @@ using namespace std::chrono;
 
 constexpr std::size_t kMatchWindow = 4 << 20;  // text searched for `match`, newest bytes
 
+// The log position just past the line on which `found` ends in the text of
+// `raw` (which starts at seq `begin`): where the next search starts, so a
+// match is reported once even when the page returned with it stops short.
+std::uint64_t seq_after_match_line(std::string_view raw, std::uint64_t begin,
+                                   const std::string& text, const PatternMatch& found) {
+  const auto ends_before = static_cast<std::size_t>(
+      std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(found.end), '\n'));
+  const bool ends_line = found.end > 0 && text[found.end - 1] == '\n';
+  return begin + session::raw_length_through_line(raw, ends_before + (ends_line ? 0 : 1));
+}
+
 // After a session command's D mark the shell draws its prompt, usually in
 // the same read: waiting for it means prompt_ready is true in the answer and
 // the prompt is not left for the next read. A prompt hook that draws no
@@ -65,6 +76,7 @@ boost::asio::awaitable<ToolResult> wait(ToolContext& ctx, const json& args,
   auto request = read_request(ctx, args);
   std::uint64_t from = request.since_seq.value_or(execution->cursor());
   std::optional<PatternMatch> found;
+  std::uint64_t found_line_end = 0;
 
   std::function<bool()> done;
   milliseconds recheck{0};
@@ -98,11 +110,17 @@ boost::asio::awaitable<ToolResult> wait(ToolContext& ctx, const json& args,
       auto latest = execution->log().latest_seq();
       // Cursorless in a session: not in the echo of the line execute typed.
       auto start = cursorless ? past_command_echo(*execution, from) : std::optional(from);
+      if (start && cursorless) start = std::max(*start, execution->match_floor());
       if (start && latest != scanned_to) {
         scanned_to = latest;
         std::uint64_t begin = std::max(*start, latest > kMatchWindow ? latest - kMatchWindow : 1);
-        found = pattern->search(session::to_text(execution->log().copy_range(begin, latest)));
-        if (found) return true;
+        std::string raw = execution->log().copy_range(begin, latest);
+        std::string text = session::to_text(raw);
+        found = pattern->search(text);
+        if (found) {
+          found_line_end = seq_after_match_line(raw, begin, text, *found);
+          return true;
+        }
       }
       return execution->finished();
     };
@@ -112,7 +130,10 @@ boost::asio::awaitable<ToolResult> wait(ToolContext& ctx, const json& args,
   bool nothing_held = until == "released" && done() && !execution->finished();
   auto end = co_await wait_until(ctx, *execution, deadline, done, recheck);
   if (end == WaitEnd::cancelled) co_return ToolResult{};
-  if (!request.since_seq && !request.tail_lines) skip_command_echo(*execution);
+  if (!request.since_seq && !request.tail_lines) {
+    skip_command_echo(*execution);
+    if (found) execution->raise_match_floor(found_line_end);
+  }
 
   std::string result_name;
   if (end == WaitEnd::deadline) {
@@ -165,7 +186,10 @@ ToolDefinition make_wait_tool(const ToolConfig& config) {
              "group ended (in a "
              "session: the running command). idle: no output for idle_ms. match: "
              "`pattern` "
-             "appears in the output's text from the cursor on. input: the program waits for input. "
+             "appears in the output's text from the cursor on (cursorless: never before the end of "
+             "the "
+             "line of the match it last reported, which a capped page may leave ahead of the "
+             "cursor). input: the program waits for input. "
              "released: a human released a takeover."}}},
           {"pattern",
            {{"type", "string"},

@@ -1,0 +1,56 @@
+// End-to-end regression tests for gaps found by a fifth "new user with a
+// real MCP client" audit, of interactive and screen use: full-screen
+// programs, REPLs, prompts, keys, the text view of redrawn lines, and the
+// errors of write and screen.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { serverForFile } from './lib/mcp-client.mjs';
+
+// Generous: the suite runs on a loaded 2-core machine.
+const WAIT_MS = 30000;
+
+const server = serverForFile();
+const call = server.call;
+const start = (t, args) => server.agent.startCommand(t, args);
+
+async function waitFor(id, until, extra = {}) {
+  const w = await call('wait', { execution_id: id, until, timeout_ms: WAIT_MS, ...extra });
+  assert.equal(w.isError, false, w.error);
+  return w;
+}
+
+test('text view: erase in line (ESC [K) after a carriage return clears the rest of the old text', async (t) => {
+  // The way progress bars, spinners and pagers redraw a line with shorter text.
+  const script = String.raw`printf 'abcdef\rxy\e[K\n'; printf 'progress 10%%\rdone\e[0K\n'; ` +
+    String.raw`printf 'long old line\r\e[2Kshort\n'; printf 'keep\e[Kme\n'; printf 'abcdef\b\b\b\e[1KX\n'`;
+  const r = await start(t, { argv: ['bash', '-c', script], yield_ms: WAIT_MS });
+  assert.equal(r.status, 'completed');
+  assert.equal(r.output, 'xy\ndone\nshort\nkeepme\n   Xef\n');
+  const screen = await call('screen', { execution_id: r.execution_id });
+  assert.deepEqual(screen.lines.slice(0, 5), ['xy', 'done', 'short', 'keepme', '   Xef']);
+});
+
+test('wait(match) after a capped page does not report the same match again', async (t) => {
+  // Much more output than one page before each mark: the page a wait returns
+  // ends long before the match it reports.
+  const script = 'for i in 1 2; do seq 1 3000; echo "mark-$i"; done; sleep 600';
+  const r = await start(t, { argv: ['bash', '-c', script], yield_ms: 0 });
+  const id = r.execution_id;
+  const matches = [];
+  let text = '';
+  for (let i = 0; i < 2; i++) {
+    const w = await waitFor(id, 'match', { pattern: 'mark-\\d', max_output_bytes: 1000 });
+    assert.equal(w.wait_result, 'matched', JSON.stringify(w));
+    assert.equal(w.capped, true, 'the page was cut before the match');
+    matches.push(w.match.text);
+    text += w.output;
+  }
+  assert.deepEqual(matches, ['mark-1', 'mark-2'], 'the second wait reports the match after the first');
+  // The cursor still returns every byte once: paging on reaches both marks.
+  for (let page = { capped: true }; page.capped; ) {
+    page = await call('read', { execution_id: id, max_output_bytes: 20000 });
+    text += page.output;
+  }
+  assert.equal(text.match(/^mark-\d$/gm).join(','), 'mark-1,mark-2');
+  assert.equal(text.match(/^3000$/gm).length, 2);
+});
