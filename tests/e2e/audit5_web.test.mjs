@@ -199,11 +199,11 @@ test('when the holder loses the connection or reloads, the page says the takeove
 });
 
 // Starts an agentty on a fixed web port (startAgentty always asks for a free one).
-async function startOnPort(port, stateDir) {
+async function startOnPort(port, stateDir, token = TOKEN) {
   const transport = new StdioClientTransport({
     command: agenttyBin,
     args: ['mcp', '--state-dir', stateDir, '--web-listen', `127.0.0.1:${port}`],
-    env: { ...process.env, AGENTTY_LOG_LEVEL: 'warn', AGENTTY_WEB_TOKEN: TOKEN },
+    env: { ...process.env, AGENTTY_LOG_LEVEL: 'warn', AGENTTY_WEB_TOKEN: token },
     stderr: 'pipe',
   });
   const client = new Client({ name: 'agentty-e2e-restart', version: '1.0.0' });
@@ -252,6 +252,36 @@ test('a page whose agentty stopped, then restarted, says the link is outdated, n
   assert.match(await page.innerText('#message'), /restarted|removed/);
   assert.equal(await page.getAttribute('body', 'data-connected'), 'gone');
   assert.equal(await page.isDisabled('#take-over'), true);
+});
+
+test('a dashboard whose agentty stopped, then restarted with a new secret, says so and shows no stale rows', async (t) => {
+  const port = await freePort();
+  const stateDir = mkdtempSync(path.join(workDir, 'restart-dashboard-'));
+  let server = await startOnPort(port, stateDir);
+  t.after(() => server.client.close());
+  const r = await server.call('execute', {
+    command: 'sleep 600', side_effects: ['NONE'], yield_ms: 100, name: 'sleeper',
+  });
+  const context = await browser.newContext();
+  t.after(() => context.close());
+  const page = await context.newPage();
+  await page.goto(`http://127.0.0.1:${port}/#token=${TOKEN}`);
+  await page.locator(`tr[data-execution-id="${r.execution_id}"]`).waitFor({ timeout: 15000 });
+
+  // agentty exits: the list is no longer live, and the page says agentty is gone.
+  await server.client.close();
+  await page.waitForFunction(() => /not running/i.test(document.getElementById('message').textContent),
+    null, { timeout: 15000, polling: 50 });
+  assert.notEqual(await page.getAttribute('body', 'data-connected'), 'yes');
+  assert.match(await page.innerText('#message'), /as last seen/);
+
+  // Restarted with a new secret (the default) on the same port: this link is
+  // outdated; the page says where to find the new one and drops the old rows.
+  server = await startOnPort(port, stateDir, 'a'.repeat(64));
+  await page.waitForSelector('body[data-connected="gone"]', { timeout: 30000 });
+  assert.match(await page.innerText('#message'), /outdated/);
+  assert.match(await page.innerText('#message'), /new secret/);
+  assert.equal(await page.locator('tr[data-execution-id]').count(), 0);
 });
 
 test('an unknown execution id says so at once and does not retry', async (t) => {

@@ -10,6 +10,7 @@ const token = P.tokenFromFragment(location.hash);
 let executions: P.ExecutionSummary[] = [];
 let receivedAt = Date.now();
 let everConnected = false;
+let connected = false;
 
 function formatDuration(ms: number | null): string {
   if (ms === null || ms < 0) return "";
@@ -87,6 +88,7 @@ function connect(): void {
   const ws = P.openSocket(P.DASHBOARD_SOCKET_PATH, token);
   ws.onopen = () => {
     everConnected = true;
+    connected = true;
     document.body.dataset.connected = "yes";
     showMessage("");
   };
@@ -100,13 +102,48 @@ function connect(): void {
   };
   ws.onclose = () => {
     document.body.dataset.connected = "no";
-    showMessage(
-      everConnected
-        ? "Disconnected from agentty; reconnecting…"
-        : "Cannot connect: the link is wrong or outdated (agentty makes a new secret each start).",
-    );
-    setTimeout(connect, everConnected ? 1000 : 5000);
+    if (connected) {
+      connected = false;
+      showMessage("Disconnected from agentty; reconnecting… (the list below is as last seen)");
+      setTimeout(connect, 1000);
+      return;
+    }
+    void explainRefusal();
   };
+}
+
+// A WebSocket that fails does not say why: ask the API. A 404 means this
+// secret is not the server's (a restart makes a new one): that will not
+// change, so the page stops there.
+async function explainRefusal(): Promise<void> {
+  let status = 0;
+  try {
+    const response = await fetch(P.EXECUTIONS_API_PATH, {
+      headers: { [P.TOKEN_HEADER]: token },
+      cache: "no-store",
+    });
+    status = response.status;
+  } catch {
+    // Nothing listens there: status stays 0.
+  }
+  if (status === 404) {
+    document.body.dataset.connected = "gone";
+    executions = [];
+    render();
+    showMessage(
+      `Cannot connect: this dashboard link is outdated. agentty at ${location.host} was ` +
+        "restarted (each start makes a new secret). Open the dashboard URL it gives now " +
+        "(STATE_DIR/web-url, or what `agentty serve` prints).",
+    );
+    return;
+  }
+  showMessage(
+    status === 0
+      ? `Cannot connect: agentty is not running at ${location.host}; retrying…` +
+          (everConnected ? " (the list below is as last seen)" : "")
+      : "Cannot connect to agentty; retrying…",
+  );
+  setTimeout(connect, everConnected ? 1000 : 5000);
 }
 
 setInterval(render, 1000);
