@@ -3,9 +3,10 @@
 // against the real binary driven through MCP (the official SDK client).
 //
 // Each test names a defect a person supervising an agent ran into: the
-// newest output hidden below the fold, a lost takeover nobody mentions, a
-// page that says "running ... reconnecting" for ever after agentty restarted,
-// and keystrokes that vanish without a word before a takeover.
+// newest output hidden below the fold, a lost takeover nobody mentions, pages
+// that say "running ... reconnecting" for ever after agentty restarted,
+// keystrokes that vanish without a word before a takeover, a handoff banner
+// that could not be clicked, and dashboard clicks lost to live updates.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
@@ -330,4 +331,61 @@ test('typing into a read-only terminal says how to take over, and nothing reache
   assert.doesNotMatch(read.output, /sneaky/);
   assert.ok(!(await page.evaluate(() => window.__agentty.screenText())).includes('sneaky'));
   assert.deepEqual(problems, []);
+});
+
+test('a handoff on the dashboard links straight to its terminal, and the answer reaches the agent', async (t) => {
+  const opened = await openSession(t, 'audit5-handoff');
+  const id = opened.execution_id;
+  const context = await browser.newContext();
+  t.after(() => context.close());
+  const dashboard = await context.newPage();
+  const problems = watchPage(dashboard);
+  await dashboard.goto(`${new URL(opened.terminal_url).origin}/#token=${TOKEN}`);
+  await dashboard.locator(`tr[data-execution-id="${id}"]`).waitFor({ timeout: 15000 });
+  const handoff = await call('handoff', { execution_id: id, reason: 'answer the question' });
+  assert.equal(handoff.requested, true);
+  const waited = call('wait', { execution_id: id, until: 'released', timeout_ms: 55000 });
+
+  // The person clicks the highlighted request itself.
+  await dashboard.waitForSelector('#handoffs:not([hidden]) a', { timeout: 15000 });
+  assert.match(await dashboard.innerText('#handoffs'), /audit5-handoff: answer the question/);
+  await dashboard.click('#handoffs a');
+  await dashboard.waitForURL(opened.terminal_url, { timeout: 15000 });
+  await dashboard.waitForSelector('#handoff:not([hidden])', { timeout: 15000 });
+  await dashboard.click('#take-over');
+  await dashboard.waitForSelector('body[data-held="you"]', { timeout: 15000 });
+  await dashboard.keyboard.type('echo the-answer');
+  await dashboard.keyboard.press('Enter');
+  await waitForLine(dashboard, 'the-answer');
+  await dashboard.click('#release');
+  const result = await waited;
+  assert.equal(result.wait_result, 'released');
+  assert.match(result.output, /\[human\] \$ echo the-answer\nthe-answer\n\[exit 0\]/);
+  assert.deepEqual(problems, []);
+});
+
+test('a click on a dashboard link is not lost to the live updates', async (t) => {
+  // A running program's output changes its row every second: the row must be
+  // updated in place, or a press and a release a moment apart land on two
+  // different links and the click never happens.
+  const r = await call('execute', {
+    command: 'while :; do echo tick; sleep 0.1; done', side_effects: ['NONE'], yield_ms: 100,
+    name: 'audit5-ticker',
+  });
+  t.after(() => call('stop', { execution_id: r.execution_id, signal: 'SIGKILL' }));
+  const context = await browser.newContext();
+  t.after(() => context.close());
+  const page = await context.newPage();
+  await page.goto(`${new URL(r.terminal_url).origin}/#token=${TOKEN}`);
+  const link = page.locator(`tr[data-execution-id="${r.execution_id}"] a.terminal-link`);
+  await link.waitFor({ timeout: 15000 });
+  const box = await link.boundingBox();
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  await page.mouse.down();
+  // Two list updates arrive while the button is down (the person is slow).
+  const updates = await page.evaluate(() => Number(document.body.dataset.updates ?? 0));
+  await page.waitForFunction((n) => Number(document.body.dataset.updates ?? 0) >= n + 2, updates,
+    { timeout: 15000, polling: 50 });
+  await page.mouse.up();
+  await page.waitForURL(r.terminal_url, { timeout: 15000 });
 });

@@ -20,13 +20,6 @@ function formatDuration(ms: number | null): string {
   return `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;
 }
 
-function cell(row: HTMLTableRowElement, text: string, className = ""): HTMLTableCellElement {
-  const td = row.insertCell();
-  td.textContent = text;
-  if (className) td.className = className;
-  return td;
-}
-
 function statusText(e: P.ExecutionSummary): string {
   if (e.status === "running") return "running";
   if (e.exit_code !== null) return `${e.status} (exit ${e.exit_code})`;
@@ -34,44 +27,88 @@ function statusText(e: P.ExecutionSummary): string {
   return e.status;
 }
 
+function terminalHref(e: P.ExecutionSummary): string {
+  return `${e.terminal_path}#${P.TOKEN_FRAGMENT_KEY}=${encodeURIComponent(token)}`;
+}
+
+// Rows are updated in place, never rebuilt: the list changes every second
+// while output flows, and a link replaced between the press and the release
+// of a click is a click lost.
 function render(): void {
   const body = byId("executions-body") as HTMLTableSectionElement;
-  body.replaceChildren();
   const elapsed = Date.now() - receivedAt;
-  const handoffs = executions.filter((e) => e.handoff_reason && !e.held && e.status === "running");
-  for (const e of executions) {
-    const row = body.insertRow();
-    row.dataset.executionId = e.execution_id;
-    row.dataset.status = e.status;
-    if (e.handoff_reason && !e.held) row.classList.add("handoff");
-    if (e.held) row.classList.add("held");
-    const name = row.insertCell();
-    const link = document.createElement("a");
-    link.href = `${e.terminal_path}#${P.TOKEN_FRAGMENT_KEY}=${encodeURIComponent(token)}`;
-    link.textContent = e.name || e.execution_id;
-    link.className = "terminal-link";
-    name.append(link);
-    if (e.name) cell(row, e.execution_id, "id");
-    else cell(row, "", "id");
-    cell(row, statusText(e), `status status-${e.status}`);
-    cell(row, e.command, "command");
-    cell(row, e.purpose, "purpose");
-    const idle = e.status === "running" && e.idle_ms !== null ? e.idle_ms + elapsed : null;
-    cell(row, formatDuration(idle), "idle");
-    const flags: string[] = [];
-    if (e.held) flags.push(`held by ${e.held_by}`);
-    if (e.waiting_for_input && e.status === "running") flags.push("waiting for input");
-    cell(row, flags.join(", "), "flags");
-    cell(row, e.handoff_reason ? `Handoff: ${e.handoff_reason}` : "", "handoff-reason");
-  }
+  const old = new Map(Array.from(body.rows, (row) => [row.dataset.executionId, row]));
+  executions.forEach((e, index) => {
+    const row = old.get(e.execution_id) ?? newRow();
+    old.delete(e.execution_id);
+    fillRow(row, e, elapsed);
+    if (body.rows[index] !== row) body.insertBefore(row, body.rows[index] ?? null);
+  });
+  for (const row of old.values()) row.remove();
   byId("empty").hidden = executions.length > 0;
+  renderHandoffs(executions.filter((e) => e.handoff_reason && !e.held && e.status === "running"));
+}
+
+const CELL_CLASSES = ["name", "id", "status", "command", "purpose", "idle", "flags", "handoff-reason"];
+
+function newRow(): HTMLTableRowElement {
+  const row = document.createElement("tr");
+  for (const name of CELL_CLASSES) row.insertCell().className = name;
+  const link = document.createElement("a");
+  link.className = "terminal-link";
+  row.cells[0].append(link);
+  return row;
+}
+
+function fillRow(row: HTMLTableRowElement, e: P.ExecutionSummary, elapsed: number): void {
+  row.dataset.executionId = e.execution_id;
+  row.dataset.status = e.status;
+  row.classList.toggle("handoff", !!e.handoff_reason && !e.held);
+  row.classList.toggle("held", e.held);
+  const [name, id, status, command, purpose, idle, flags, handoff] = Array.from(row.cells);
+  const link = name.firstElementChild as HTMLAnchorElement;
+  setAttribute(link, "href", terminalHref(e));
+  setText(link, e.name || e.execution_id);
+  setText(id, e.name ? e.execution_id : "");
+  setText(status, statusText(e));
+  setAttribute(status, "class", `status status-${e.status}`);
+  setText(command, e.command);
+  setText(purpose, e.purpose);
+  const idleMs = e.status === "running" && e.idle_ms !== null ? e.idle_ms + elapsed : null;
+  setText(idle, formatDuration(idleMs));
+  const flagList: string[] = [];
+  if (e.held) flagList.push(`held by ${e.held_by}`);
+  if (e.waiting_for_input && e.status === "running") flagList.push("waiting for input");
+  setText(flags, flagList.join(", "));
+  setText(handoff, e.handoff_reason ? `Handoff: ${e.handoff_reason}` : "");
+}
+
+function renderHandoffs(handoffs: P.ExecutionSummary[]): void {
   const banner = byId("handoffs");
   banner.hidden = handoffs.length === 0;
-  banner.textContent =
-    handoffs.length === 1
-      ? `The agent asks you to take over ${handoffs[0].name || handoffs[0].execution_id}: ${handoffs[0].handoff_reason}`
-      : `${handoffs.length} executions ask you to take over.`;
+  const key = JSON.stringify(handoffs.map((e) => [e.execution_id, e.name, e.handoff_reason]));
+  if (banner.dataset.key === key) return;
+  banner.dataset.key = key;
+  banner.replaceChildren();
+  if (handoffs.length === 1) {
+    // One request: the banner itself leads to the terminal to take over.
+    const e = handoffs[0];
+    const link = document.createElement("a");
+    link.href = terminalHref(e);
+    link.textContent = e.name || e.execution_id;
+    banner.append("The agent asks you to take over ", link, `: ${e.handoff_reason}`);
+  } else {
+    banner.textContent = `${handoffs.length} executions ask you to take over.`;
+  }
   document.title = `${handoffs.length ? `(${handoffs.length}!) ` : ""}agentty`;
+}
+
+function setText(element: Element, text: string): void {
+  if (element.textContent !== text) element.textContent = text;
+}
+
+function setAttribute(element: Element, name: string, value: string): void {
+  if (element.getAttribute(name) !== value) element.setAttribute(name, value);
 }
 
 function showMessage(text: string): void {
@@ -99,6 +136,7 @@ function connect(): void {
     executions = message.executions;
     receivedAt = Date.now();
     render();
+    document.body.dataset.updates = String(Number(document.body.dataset.updates ?? 0) + 1);
   };
   ws.onclose = () => {
     document.body.dataset.connected = "no";
