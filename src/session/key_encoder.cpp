@@ -11,7 +11,7 @@ struct KeyEntry {
   std::string_view application;  // bytes with DECCKM set (empty: same as normal)
 };
 
-constexpr std::array<KeyEntry, 33> kKeys = {{
+constexpr std::array<KeyEntry, 54> kKeys = {{
     {"ctrl-c", "\x03", ""},
     {"ctrl-d", "\x04", ""},
     {"ctrl-z", "\x1a", ""},
@@ -45,13 +45,37 @@ constexpr std::array<KeyEntry, 33> kKeys = {{
     {"f10", "\x1b[21~", ""},
     {"f11", "\x1b[23~", ""},
     {"f12", "\x1b[24~", ""},
+    // Beyond the contract's list (appended, so its order stays): the other
+    // ctrl-letters (nano's ctrl-o/ctrl-x, readline's ctrl-a/ctrl-e, vim's
+    // ctrl-f), back-tab and insert.
+    {"ctrl-a", "\x01", ""},
+    {"ctrl-b", "\x02", ""},
+    {"ctrl-e", "\x05", ""},
+    {"ctrl-f", "\x06", ""},
+    {"ctrl-g", "\x07", ""},
+    {"ctrl-h", "\x08", ""},
+    {"ctrl-i", "\x09", ""},
+    {"ctrl-j", "\x0a", ""},
+    {"ctrl-k", "\x0b", ""},
+    {"ctrl-m", "\x0d", ""},
+    {"ctrl-n", "\x0e", ""},
+    {"ctrl-o", "\x0f", ""},
+    {"ctrl-p", "\x10", ""},
+    {"ctrl-q", "\x11", ""},
+    {"ctrl-s", "\x13", ""},
+    {"ctrl-t", "\x14", ""},
+    {"ctrl-v", "\x16", ""},
+    {"ctrl-x", "\x18", ""},
+    {"ctrl-y", "\x19", ""},
+    {"shift-tab", "\x1b[Z", ""},
+    {"insert", "\x1b[2~", ""},
 }};
 
-constexpr std::size_t kContractKeys = kKeys.size();
+constexpr std::size_t kKeyCount = kKeys.size();
 
-constexpr std::array<std::string_view, kContractKeys> make_names() {
-  std::array<std::string_view, kContractKeys> names{};
-  for (std::size_t i = 0; i < kContractKeys; ++i) names[i] = kKeys[i].name;
+constexpr std::array<std::string_view, kKeyCount> make_names() {
+  std::array<std::string_view, kKeyCount> names{};
+  for (std::size_t i = 0; i < kKeyCount; ++i) names[i] = kKeys[i].name;
   return names;
 }
 constexpr auto kNames = make_names();
@@ -63,7 +87,7 @@ std::span<const std::string_view> key_names() {
 }
 
 std::optional<std::string> encode_key(std::string_view name, const ScreenModes& modes) {
-  for (std::size_t i = 0; i < kContractKeys; ++i) {
+  for (std::size_t i = 0; i < kKeyCount; ++i) {
     const KeyEntry& key = kKeys[i];
     if (key.name != name) continue;
     if (modes.application_cursor_keys && !key.application.empty()) {

@@ -54,3 +54,24 @@ test('wait(match) after a capped page does not report the same match again', asy
   assert.equal(text.match(/^mark-\d$/gm).join(','), 'mark-1,mark-2');
   assert.equal(text.match(/^3000$/gm).length, 2);
 });
+
+test('keys: every ctrl-letter (nano ctrl-o/ctrl-x, readline ctrl-a/ctrl-e, vim ctrl-f), shift-tab and insert', async (t) => {
+  const keys = ['ctrl-a', 'ctrl-e', 'ctrl-f', 'ctrl-o', 'ctrl-x', 'shift-tab', 'insert'];
+  const want = ['\\001', '\\005', '\\006', '\\017', '\\030', '\\E[Z', '\\E[2~'];
+  // Reads each key raw (no echo, no signals, no flow control) and prints its bytes.
+  const script = `stty raw -echo; for i in ${keys.map((_, i) => i).join(' ')}; do ` +
+    `k=$(dd bs=8 count=1 2>/dev/null); printf 'key %q\\r\\n' "$k"; done; stty sane`;
+  const id = (await start(t, { argv: ['bash', '-c', script], yield_ms: 0 })).execution_id;
+  for (const [i, key] of keys.entries()) {
+    await waitFor(id, 'input');
+    const w = await call('write', { execution_id: id, keys: [key] });
+    assert.equal(w.isError, false, `${key}: ${w.error}`);
+    // Its line is printed before the next key is sent (one read, one key).
+    const printed = await waitFor(id, 'match', { pattern: `(?:^key .*\n[\s\S]*){${i + 1}}`, since_seq: 1 });
+    assert.equal(printed.wait_result, 'matched', key);
+  }
+  const exited = await waitFor(id, 'exit');
+  assert.equal(exited.exit_code, 0);
+  const all = await call('read', { execution_id: id, since_seq: 1 });
+  assert.deepEqual(all.output.match(/^key .*$/gm), want.map((w) => `key $'${w}'`));
+});

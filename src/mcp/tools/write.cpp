@@ -247,7 +247,8 @@ ToolDefinition make_write_tool(const ToolConfig& config) {
             {"items", {{"type", "string"}, {"enum", session::key_names()}}},
             {"description",
              "Keys pressed after input, in order, encoded as a real terminal would (e.g. "
-             "[\"ctrl-c\"], [\"up\", \"enter\"])."}}},
+             "[\"ctrl-c\"], [\"up\", \"enter\"]; every ctrl-a..ctrl-z, shift-tab, insert; "
+             "anything else, such as alt-x, as its bytes in input: \"\\u001bx\")."}}},
           {"eof",
            {{"type", "boolean"},
             {"description",
