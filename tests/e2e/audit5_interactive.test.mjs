@@ -75,3 +75,18 @@ test('keys: every ctrl-letter (nano ctrl-o/ctrl-x, readline ctrl-a/ctrl-e, vim c
   const all = await call('read', { execution_id: id, since_seq: 1 });
   assert.deepEqual(all.output.match(/^key .*$/gm), want.map((w) => `key $'${w}'`));
 });
+
+test('write: an empty input or an empty keys list is refused, not answered ok with nothing typed', async (t) => {
+  const id = (await start(t, { argv: ['cat'], yield_ms: 0 })).execution_id;
+  for (const args of [{ input: '' }, { keys: [] }, { input: '', keys: [] }]) {
+    const w = await call('write', { execution_id: id, ...args });
+    assert.equal(w.isError, true, JSON.stringify(args));
+    assert.match(w.error, /^input: .*nothing was written.*newline: true to press Enter/, JSON.stringify(args));
+  }
+  const typed = await call('write', { execution_id: id, input: 'still-open', newline: true });
+  assert.equal(typed.ok, true);
+  await call('write', { execution_id: id, eof: true });
+  assert.equal((await waitFor(id, 'exit')).exit_code, 0);
+  const all = await call('read', { execution_id: id, since_seq: 1 });
+  assert.equal(all.output, 'still-open\nstill-open\n');
+});

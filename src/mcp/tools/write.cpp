@@ -177,6 +177,12 @@ boost::asio::awaitable<ToolResult> write(ToolContext& ctx, const json& args,
   }
   auto bytes = compose_input(*execution, args);
   if (!bytes) co_return tool_error(bytes.error());
+  // ok=true would say something was typed.
+  if (bytes->empty() && !size) {
+    co_return tool_error(
+        "input: empty, and no keys, eof or cols/rows: nothing was written. Give the text to "
+        "type, newline: true to press Enter, or keys; use read or wait to follow the output.");
+  }
   std::string pending;  // checked before anything changes: a refusal resizes nothing
   if (!bytes->empty() && !execution->held() && !execution->finished()) {
     if (auto refused = check_typed(ctx, *execution, *bytes, pending)) co_return std::move(*refused);
@@ -296,7 +302,7 @@ ToolDefinition make_write_tool(const ToolConfig& config) {
       "names the rule and refused_line the line; run something the rules allow instead. "
       "held=true means a human has taken over and nothing was written or resized: "
       "wait(until=\"released\") and retry; an ended execution cannot be written to (start a new "
-      "one).",
+      "one); a write that would type nothing (empty input, no keys, eof or resize) is refused.",
       object_schema(properties, {"execution_id"}),
       {{"type", "object"}, {"properties", output}},
       annotations(false, true, false, true),
