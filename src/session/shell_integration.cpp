@@ -179,8 +179,11 @@ void ShellIntegration::apply(const ShellMark& mark) {
     case 'E':
       if (!mark.fields.empty()) e_text_ = percent_decode(mark.fields[0]);
       break;
+    case 'A':
+      last_prompt_begin_ = mark.begin_seq;
+      break;
     default:
-      break;  // A: the prompt starts; nothing to track
+      break;
   }
 }
 
@@ -205,6 +208,7 @@ void ShellIntegration::on_command_start(std::uint64_t c_mark_seq, std::uint64_t 
     ShellCommand fresh;
     fresh.id = next_id_++;
     fresh.by_human = human_typed_;
+    fresh.prompt_begin = last_prompt_begin_;
     fresh.text = e_text_ ? *e_text_ : typed_line(echo_);
     commands_.push_back(std::move(fresh));
     command = &commands_.back();
@@ -307,26 +311,37 @@ const ShellCommand* ShellIntegration::current() const {
 
 std::string ShellIntegration::agent_text(std::string_view bytes, std::uint64_t start_seq) const {
   std::uint64_t end_seq = start_seq + bytes.size();
-  std::vector<std::pair<std::uint64_t, std::string>> notes;
+  // At `seq`, `note` replaces the bytes up to `resume`.
+  struct Edit {
+    std::uint64_t seq;
+    std::uint64_t resume;
+    std::string note;
+  };
+  std::vector<Edit> edits;
   for (const auto& command : commands_) {
     if (!command.by_human) continue;
     if (command.c_mark_seq >= start_seq && command.c_mark_seq < end_seq) {
-      notes.emplace_back(command.c_mark_seq, "[human] $ " + command.text + "\n");
+      // The prompt and the echoed typing say the same as the note, less clearly.
+      std::uint64_t from = command.prompt_begin > 0 && command.prompt_begin < command.c_mark_seq
+                               ? std::max(command.prompt_begin, start_seq)
+                               : command.c_mark_seq;
+      edits.push_back({from, command.c_mark_seq, "[human] $ " + command.text + "\n"});
     }
     if (command.ended() && command.output_end >= start_seq && command.output_end < end_seq) {
-      notes.emplace_back(command.output_end, "[exit " + std::to_string(*command.exit_code) + "]\n");
+      edits.push_back({command.output_end, command.output_end,
+                       "[exit " + std::to_string(*command.exit_code) + "]\n"});
     }
   }
-  if (notes.empty()) return to_text(bytes);
-  std::stable_sort(notes.begin(), notes.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  if (edits.empty()) return to_text(bytes);
+  std::stable_sort(edits.begin(), edits.end(),
+                   [](const Edit& a, const Edit& b) { return a.seq < b.seq; });
   std::string out;
   std::uint64_t pos = start_seq;
-  for (const auto& [seq, note] : notes) {
-    out += to_text(bytes.substr(pos - start_seq, seq - pos));
+  for (const auto& edit : edits) {
+    if (edit.seq > pos) out += to_text(bytes.substr(pos - start_seq, edit.seq - pos));
     if (!out.empty() && out.back() != '\n') out += '\n';
-    out += note;
-    pos = seq;
+    out += edit.note;
+    pos = std::max(pos, edit.resume);
   }
   out += to_text(bytes.substr(pos - start_seq));
   return out;

@@ -16,9 +16,10 @@
 // is a human's when a human typed since the previous prompt (its text is the
 // zsh E mark or, for bash, the echoed line between the B and C marks).
 // Commands typed by a human show up in the agent's text view as
-// `[human] $ CMD` before their output and `[exit N]` after it: agent_text()
-// inserts those annotations at the marks' log positions, so browser viewers,
-// the raw format and the spool file see the bytes unchanged.
+// `[human] $ CMD` in place of the prompt and the echoed typing, and
+// `[exit N]` after the output: agent_text() edits only that view, at the
+// marks' log positions, so browser viewers, the raw format and the spool
+// file see the bytes unchanged.
 // Nested shells: every hook's D mark names the shell that printed it
 // (`p=PID`, the shell's $$), so the shells form a stack: the session's own at
 // the bottom, the foreground one on top. A D from a shell not on the stack is
@@ -79,6 +80,9 @@ struct ShellCommand {
   std::uint64_t output_begin = 0;
   std::uint64_t output_end = 0;  // 0: still running
   std::uint64_t prompt_end = 0;  // after the next prompt (0: not drawn yet)
+  // A human's: where the prompt it was typed at starts (its A mark), so the
+  // agent's text can show `[human] $ CMD` in place of the prompt and the echo.
+  std::uint64_t prompt_begin = 0;
   std::optional<int> exit_code;
   bool ended() const { return exit_code.has_value(); }
 };
@@ -155,6 +159,7 @@ class ShellIntegration {
   std::string echo_;  // bytes since the last prompt (the typed line)
   std::optional<std::string> e_text_;
   std::uint64_t last_prompt_end_ = 0;
+  std::uint64_t last_prompt_begin_ = 0;  // the last A mark
   std::uint64_t last_end_mark_ = 0;
   std::uint64_t marks_seen_ = 0;
   std::size_t sh_echo_lines_left_ = 0;  // sh: LFs of the typed line still to come

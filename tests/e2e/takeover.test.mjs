@@ -141,6 +141,9 @@ test('handoff, takeover, refusals while held, human commands in the agent view, 
   const read = await call('read', { execution_id: id });
   assert.match(read.output, human);
   assert.doesNotMatch(read.output, /agent-while-held|agent-write|133;/);
+  // The note takes the place of the prompt and the echoed typing: said once.
+  assert.equal(read.output.split('echo typed-by-human').length, 2, read.output);
+  assert.doesNotMatch(read.output, /human-test\$ (echo typed-by-human|false)/);
   assert.equal(read.held, false);
 
   // The agent drives the session again, with exact exit codes.

@@ -114,7 +114,10 @@ TEST(ShellIntegration, HumanCommandIsAnnotatedInTheAgentText) {
       "lx\b \bs\r\n" + mark("C") + "file\r\n" + mark("D;2") + mark("A") + "$ " + mark("B");
   f.out(rest);
   std::string text = f.shell.agent_text(stream + rest, from);
-  EXPECT_EQ(text, "$ ls\n[human] $ ls\nfile\n[exit 2]\n$ ");
+  EXPECT_EQ(text, "[human] $ ls\nfile\n[exit 2]\n$ ");
+  // A page that starts after the prompt: the rest of the typing goes too.
+  std::uint64_t typed_from = from + stream.size() + 2;
+  EXPECT_EQ(f.shell.agent_text(rest.substr(2), typed_from), "[human] $ ls\nfile\n[exit 2]\n$ ");
 }
 
 // A prompt as the bash hook draws it, from the shell whose $$ is `pid`.
