@@ -90,3 +90,21 @@ test('write: an empty input or an empty keys list is refused, not answered ok wi
   const all = await call('read', { execution_id: id, since_seq: 1 });
   assert.equal(all.output, 'still-open\nstill-open\n');
 });
+
+test('a full-screen program: execute and write say alt_screen and point to screen', async (t) => {
+  const r = await start(t, { argv: ['less', '/etc/passwd'], env: { LESS: '' }, yield_ms: WAIT_MS });
+  assert.equal(r.status, 'backgrounded');
+  assert.equal(r.alt_screen, true, JSON.stringify(r));
+  assert.match(r.message, /full screen .*call screen/);
+  const answer = await call('write', { execution_id: r.execution_id, keys: ['pagedown'] });
+  assert.equal(answer.alt_screen, true, JSON.stringify(answer));
+  assert.match(answer.message, /full screen .*call screen/);
+  const quit = await call('write', { execution_id: r.execution_id, input: 'q' });
+  assert.equal(quit.ok, true);
+  assert.equal((await waitFor(r.execution_id, 'exit')).exit_code, 0);
+
+  const line = await start(t, { argv: ['cat'], yield_ms: WAIT_MS });
+  assert.equal(line.status, 'backgrounded');
+  assert.equal(line.alt_screen, false);
+  assert.doesNotMatch(line.message, /full screen/);
+});

@@ -115,6 +115,12 @@ boost::asio::awaitable<std::optional<ToolResult>> signal_and_wait(ToolContext& c
                                                                   std::chrono::milliseconds grace,
                                                                   const json& refused);
 
+// execute and write, while the program runs: `alt_screen`, and when it is
+// true a message that the text output is a full-screen drawing flattened
+// (cursor moves dropped), so the agent looks at `screen` instead.
+void note_full_screen(json& result, session::Execution& execution);
+json alt_screen_output_property();
+
 // --- timers (yield_ms, wait's timeout_ms) -------------------------------------
 // The schema of a timer that is capped at config.max_yield_ms: a longer
 // request is accepted and clamped (the contract reports the effective value)

@@ -108,6 +108,7 @@ json output_schema() {
       {"type", "integer"},
       {"description", "The effective yield_ms after capping (hint says when it was capped)."}};
   properties["stdin_error"] = {{"type", "string"}};
+  properties["alt_screen"] = alt_screen_output_property();
   return {{"type", "object"}, {"properties", properties}};
 }
 
@@ -228,6 +229,7 @@ boost::asio::awaitable<ToolResult> execute(ToolContext& ctx, const json& args) {
         " ms; it continues in the background. Use read or wait with execution_id=\"" +
         execution->id() + "\" to follow it, write to answer prompts, stop to end it.";
   }
+  note_full_screen(result, *execution);
   co_return ToolResult{std::move(result)};
 }
 

@@ -222,6 +222,7 @@ boost::asio::awaitable<ToolResult> write(ToolContext& ctx, const json& args,
     result["cols"] = execution->size().cols;
     result["rows"] = execution->size().rows;
   }
+  note_full_screen(result, *execution);
   co_return ToolResult{std::move(result)};
 }
 
@@ -277,6 +278,7 @@ ToolDefinition make_write_tool(const ToolConfig& config) {
   output["refused_line"] = {
       {"type", "string"},
       {"description", "The submitted line the command rules refused (nothing was written)."}};
+  output["alt_screen"] = alt_screen_output_property();
   output["yield_ms"] = {{"type", "integer"},
                         {"description", "The effective yield_ms after capping."}};
   output["cols"] = {{"type", "integer"}, {"description", "The terminal's width after a resize."}};
