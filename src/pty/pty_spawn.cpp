@@ -87,25 +87,13 @@ Expected<UniqueFd> make_stdin_file(const std::optional<std::string>& stdin_data)
 
 // Sends all of `message` on a spare's control socket, with `fd` (if >= 0)
 // attached to its first bytes. False if the spare has gone.
-bool send_instruction(int control, const std::string& message, int fd) {
+bool send_instruction(int control, std::string& message, int fd) {
   std::size_t sent = 0;
   if (fd >= 0) {
-    struct iovec data {
-      const_cast<char*>(message.data()), message.size()
-    };
-    alignas(struct cmsghdr) char control_data[CMSG_SPACE(sizeof(int))] = {};
-    struct msghdr header {};
-    header.msg_iov = &data;
-    header.msg_iovlen = 1;
-    header.msg_control = control_data;
-    header.msg_controllen = sizeof control_data;
-    struct cmsghdr* rights = CMSG_FIRSTHDR(&header);
-    rights->cmsg_level = SOL_SOCKET;
-    rights->cmsg_type = SCM_RIGHTS;
-    rights->cmsg_len = CMSG_LEN(sizeof fd);
-    std::memcpy(CMSG_DATA(rights), &fd, sizeof fd);
+    supervisor::FdMessage<1> first(message.data(), message.size());
+    first.attach({fd});
     ssize_t n;
-    while ((n = ::sendmsg(control, &header, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
+    while ((n = ::sendmsg(control, &first.header, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
     }
     if (n <= 0) return false;
     sent = static_cast<std::size_t>(n);

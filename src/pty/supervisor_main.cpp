@@ -176,23 +176,13 @@ bool read_exactly(char* into, std::size_t size) {
 // A spare's instruction's length prefix, and the fd that came with it
 // (SCM_RIGHTS), if any, in `attached`.
 bool read_length(std::uint32_t& length, int& attached) {
-  struct iovec data {
-    &length, sizeof length
-  };
-  alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  struct msghdr header {};
-  header.msg_iov = &data;
-  header.msg_iovlen = 1;
-  header.msg_control = control;
-  header.msg_controllen = sizeof control;
+  agentty::pty::supervisor::FdMessage<1> first(&length, sizeof length);
   ssize_t n;
-  while ((n = ::recvmsg(kStatusFd, &header, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {
+  while ((n = ::recvmsg(kStatusFd, &first.header, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {
   }
   if (n <= 0) return false;
-  struct cmsghdr* rights = CMSG_FIRSTHDR(&header);
-  if (rights && rights->cmsg_level == SOL_SOCKET && rights->cmsg_type == SCM_RIGHTS &&
-      rights->cmsg_len == CMSG_LEN(sizeof(int)))
-    std::memcpy(&attached, CMSG_DATA(rights), sizeof(int));
+  int fds[1];
+  if (first.attached(fds)) attached = fds[0];
   return read_exactly(reinterpret_cast<char*>(&length) + n, sizeof length - n);
 }
 

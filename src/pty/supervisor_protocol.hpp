@@ -86,26 +86,23 @@ struct Instruction {
   std::vector<std::string> env;  // "KEY=value"
 };
 
-// A spare maker's request: one byte carrying two fds (SCM_RIGHTS), the new
-// spare's PTY slave and its end of the control socket. `header` points into
-// this object, so it is neither copied nor moved.
-struct SpareRequest {
-  static constexpr std::size_t kFds = 2;
-  char byte = 0;
-  struct iovec data {
-    &byte, 1
-  };
+// A socket message carrying `data` and kFds fds (SCM_RIGHTS), for sendmsg
+// and recvmsg. `header` points into this object, so it is neither copied nor
+// moved.
+template <std::size_t kFds>
+struct FdMessage {
+  struct iovec data {};
   alignas(struct cmsghdr) char control[CMSG_SPACE(kFds * sizeof(int))] = {};
   struct msghdr header {};
 
-  SpareRequest() {
+  FdMessage(void* bytes, std::size_t size) : data{bytes, size} {
     header.msg_iov = &data;
     header.msg_iovlen = 1;
     header.msg_control = control;
     header.msg_controllen = sizeof control;
   }
-  SpareRequest(const SpareRequest&) = delete;
-  SpareRequest& operator=(const SpareRequest&) = delete;
+  FdMessage(const FdMessage&) = delete;
+  FdMessage& operator=(const FdMessage&) = delete;
 
   void attach(const int (&fds)[kFds]) {
     struct cmsghdr* rights = CMSG_FIRSTHDR(&header);
@@ -114,14 +111,22 @@ struct SpareRequest {
     rights->cmsg_len = CMSG_LEN(sizeof fds);
     std::memcpy(CMSG_DATA(rights), fds, sizeof fds);
   }
-  // After recvmsg: the two fds, if the message carried exactly them.
+  // After recvmsg: the fds, if the message carried exactly kFds of them.
   bool attached(int (&fds)[kFds]) {
     struct cmsghdr* rights = CMSG_FIRSTHDR(&header);
-    if (!rights || rights->cmsg_type != SCM_RIGHTS || rights->cmsg_len != CMSG_LEN(sizeof fds))
+    if (!rights || rights->cmsg_level != SOL_SOCKET || rights->cmsg_type != SCM_RIGHTS ||
+        rights->cmsg_len != CMSG_LEN(sizeof fds))
       return false;
     std::memcpy(fds, CMSG_DATA(rights), sizeof fds);
     return true;
   }
+};
+
+// A spare maker's request: one byte carrying two fds, the new spare's PTY
+// slave and its end of the control socket.
+struct SpareRequest : FdMessage<2> {
+  char byte = 0;
+  SpareRequest() : FdMessage<2>(&byte, 1) {}
 };
 
 // Far above ARG_MAX; a bigger length is a corrupt or foreign message.

@@ -7,37 +7,21 @@
 // that say "running ... reconnecting" for ever after agentty restarted,
 // keystrokes that vanish without a word before a takeover, a handoff banner
 // that could not be clicked, and dashboard clicks lost to live updates.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync } from 'node:fs';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { agenttyBin, startAgentty } from './lib/mcp-client.mjs';
-import { TOKEN, launchBrowser, watchPage, waitForLine, eventually } from './lib/web-helpers.mjs';
+import { TOKEN, agentAndBrowserForFile, watchPage, waitForLine, eventually } from './lib/web-helpers.mjs';
 
 const PROMPT = 'audit5$ ';
-const workDir = mkdtempSync(path.join(tmpdir(), 'agentty-audit5-web-'));
-const home = path.join(workDir, 'home');
+const fixture = agentAndBrowserForFile(PROMPT, 'agentty-audit5-web-');
+const { workDir } = fixture;
 
-let agent;
-let browser;
-
-before(async () => {
-  mkdirSync(home);
-  writeFileSync(path.join(home, '.bashrc'), `PS1='${PROMPT}'\nHISTFILE=${home}/history\n`);
-  agent = await startAgentty({ env: { AGENTTY_WEB_TOKEN: TOKEN, HOME: home } });
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await agent?.client.close();
-});
-
-const call = (name, args) => agent.call(name, args);
+const call = (name, args) => fixture.agent.call(name, args);
 
 // Keeps every WebSocket the page makes in window.__sockets, so a test can drop
 // the connection the way a network blip or a sleeping laptop does.
@@ -92,7 +76,7 @@ test('a watcher whose window is smaller than the terminal still sees all of it, 
     command: 'seq 1 60; echo LAST-LINE; sleep 600', side_effects: ['NONE'], yield_ms: 200,
   });
   t.after(() => call('stop', { execution_id: r.execution_id, signal: 'SIGKILL' }));
-  const context = await browser.newContext();
+  const context = await fixture.browser.newContext();
   t.after(() => context.close());
   const { page, problems } = await openTerminal(context, r.terminal_url);
   await waitForLine(page, 'LAST-LINE');
@@ -139,7 +123,7 @@ test('a watcher whose window is smaller than the terminal still sees all of it, 
 test('when the holder loses the connection or reloads, the page says the takeover ended', async (t) => {
   const opened = await openSession(t, 'audit5-drop');
   const id = opened.execution_id;
-  const context = await browser.newContext();
+  const context = await fixture.browser.newContext();
   t.after(() => context.close());
   const { page, problems } = await openTerminal(context, opened.terminal_url);
 
@@ -231,7 +215,7 @@ test('a page whose agentty stopped, then restarted, says the link is outdated, n
   });
   assert.equal(r.status, 'backgrounded');
   assert.ok(r.terminal_url.includes(`:${port}/`));
-  const context = await browser.newContext();
+  const context = await fixture.browser.newContext();
   t.after(() => context.close());
   const { page } = await openTerminal(context, r.terminal_url);
   await waitForLine(page, 'before-restart');
@@ -263,7 +247,7 @@ test('a dashboard whose agentty stopped, then restarted with a new secret, says 
   const r = await server.call('execute', {
     command: 'sleep 600', side_effects: ['NONE'], yield_ms: 100, name: 'sleeper',
   });
-  const context = await browser.newContext();
+  const context = await fixture.browser.newContext();
   t.after(() => context.close());
   const page = await context.newPage();
   await page.goto(`http://127.0.0.1:${port}/#token=${TOKEN}`);
@@ -286,7 +270,7 @@ test('a dashboard whose agentty stopped, then restarted with a new secret, says 
 });
 
 test('an unknown execution id says so at once and does not retry', async (t) => {
-  const context = await browser.newContext();
+  const context = await fixture.browser.newContext();
   t.after(() => context.close());
   const page = await context.newPage();
   await page.addInitScript(recordSockets);
@@ -301,7 +285,7 @@ test('an unknown execution id says so at once and does not retry', async (t) => 
 test('typing into a read-only terminal says how to take over, and nothing reaches the program', async (t) => {
   const opened = await openSession(t, 'audit5-readonly');
   const id = opened.execution_id;
-  const context = await browser.newContext();
+  const context = await fixture.browser.newContext();
   t.after(() => context.close());
   const { page, problems } = await openTerminal(context, opened.terminal_url);
 
@@ -336,7 +320,7 @@ test('typing into a read-only terminal says how to take over, and nothing reache
 test('a handoff on the dashboard links straight to its terminal, and the answer reaches the agent', async (t) => {
   const opened = await openSession(t, 'audit5-handoff');
   const id = opened.execution_id;
-  const context = await browser.newContext();
+  const context = await fixture.browser.newContext();
   t.after(() => context.close());
   const dashboard = await context.newPage();
   const problems = watchPage(dashboard);
@@ -373,7 +357,7 @@ test('a click on a dashboard link is not lost to the live updates', async (t) =>
     name: 'audit5-ticker',
   });
   t.after(() => call('stop', { execution_id: r.execution_id, signal: 'SIGKILL' }));
-  const context = await browser.newContext();
+  const context = await fixture.browser.newContext();
   t.after(() => context.close());
   const page = await context.newPage();
   await page.goto(`${new URL(r.terminal_url).origin}/#token=${TOKEN}`);

@@ -8,34 +8,17 @@
 // released; what the person typed reaches the agent as `[human] $ ...` lines
 // with their exit codes; a second taker is refused; and execute(session=)
 // has exact exit codes again afterwards.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, mkdirSync, writeFileSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { statSync } from 'node:fs';
 import path from 'node:path';
-import { startAgentty } from './lib/mcp-client.mjs';
-import { TOKEN, launchBrowser, watchPage, waitForLine } from './lib/web-helpers.mjs';
+import { agentAndBrowserForFile, watchPage, waitForLine } from './lib/web-helpers.mjs';
 
 const PROMPT = 'human-test$ ';
-const workDir = mkdtempSync(path.join(tmpdir(), 'agentty-takeover-'));
-const home = path.join(workDir, 'home');
+const fixture = agentAndBrowserForFile(PROMPT, 'agentty-takeover-');
+const { workDir } = fixture;
 
-let agent;
-let browser;
-
-before(async () => {
-  mkdirSync(home);
-  writeFileSync(path.join(home, '.bashrc'), `PS1='${PROMPT}'\nHISTFILE=${home}/history\n`);
-  agent = await startAgentty({ env: { AGENTTY_WEB_TOKEN: TOKEN, HOME: home } });
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await agent?.client.close();
-});
-
-const call = (name, args) => agent.call(name, args);
+const call = (name, args) => fixture.agent.call(name, args);
 const run = (session, command, extra = {}) =>
   call('execute', { session, command, side_effects: ['NONE'], ...extra });
 
@@ -74,7 +57,7 @@ test('handoff, takeover, refusals while held, human commands in the agent view, 
   assert.equal(before.exit_code, 0);
   assert.equal(before.output, 'agent-before\n');
 
-  const context = await browser.newContext();
+  const context = await fixture.browser.newContext();
   const { page, problems } = await openTerminal(context, opened.terminal_url);
   await waitForLine(page, 'agent-before');
 
@@ -105,7 +88,7 @@ test('handoff, takeover, refusals while held, human commands in the agent view, 
   assert.equal(waitSettled, false, 'wait(until=released) returned before the release');
 
   // A second person (another browser) can neither take it over nor type.
-  const otherContext = await browser.newContext();
+  const otherContext = await fixture.browser.newContext();
   const other = await openTerminal(otherContext, opened.terminal_url);
   await other.page.waitForSelector('body[data-held="other"]', { timeout: 15000 });
   assert.equal(await other.page.isDisabled('#take-over'), true);
@@ -174,7 +157,7 @@ test('after a flood the page can scroll back through the flooded lines', async (
   const opened = await call('open', { name: 'flood-shell' });
   assert.equal(opened.prompt_ready, true);
   const id = opened.execution_id;
-  const context = await browser.newContext();
+  const context = await fixture.browser.newContext();
   const { page, problems } = await openTerminal(context, opened.terminal_url);
   const r = await run(id, 'seq 1000000 1800000; echo flood-$((6*7))', { max_output_bytes: 1000 });
   assert.equal(r.exit_code, 0);

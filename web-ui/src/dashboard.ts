@@ -154,16 +154,7 @@ function connect(): void {
 // secret is not the server's (a restart makes a new one): that will not
 // change, so the page stops there.
 async function explainRefusal(): Promise<void> {
-  let status = 0;
-  try {
-    const response = await fetch(P.EXECUTIONS_API_PATH, {
-      headers: { [P.TOKEN_HEADER]: token },
-      cache: "no-store",
-    });
-    status = response.status;
-  } catch {
-    // Nothing listens there: status stays 0.
-  }
+  const status = await P.apiStatus(P.EXECUTIONS_API_PATH, token);
   if (status === 404) {
     document.body.dataset.connected = "gone";
     executions = [];

@@ -135,3 +135,17 @@ export function openSocket(path: string, token: string): WebSocket {
   socket.binaryType = "arraybuffer";
   return socket;
 }
+
+// The HTTP status of GET `path` with the secret; 0 when nothing answers (the
+// server is down). A failed WebSocket says nothing about why: this does.
+export async function apiStatus(path: string, token: string): Promise<number> {
+  try {
+    const response = await fetch(path, {
+      headers: { [TOKEN_HEADER]: token },
+      cache: "no-store",
+    });
+    return response.status;
+  } catch {
+    return 0;
+  }
+}

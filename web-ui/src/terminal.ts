@@ -230,16 +230,8 @@ function reconnectLater(): void {
 // A WebSocket that fails does not say why: ask the API. A 404 (no such
 // execution for this secret) will not change, so the page stops there.
 async function explainRefusal(): Promise<void> {
-  let status = 0;
-  try {
-    const response = await fetch(`${P.EXECUTIONS_API_PATH}/${encodeURIComponent(executionId)}`, {
-      headers: { [P.TOKEN_HEADER]: token },
-      cache: "no-store",
-    });
-    status = response.status;
-  } catch {
-    // Nothing listens there: status stays 0.
-  }
+  const path = `${P.EXECUTIONS_API_PATH}/${encodeURIComponent(executionId)}`;
+  const status = await P.apiStatus(path, token);
   if (status === 404) {
     document.body.dataset.connected = "gone";
     showMessage(

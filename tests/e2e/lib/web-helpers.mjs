@@ -5,7 +5,9 @@ import { chromium } from 'playwright-core';
 import http from 'node:http';
 import crypto from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { after, before } from 'node:test';
+import { startAgentty } from './mcp-client.mjs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -128,4 +130,24 @@ export class Tmux {
   kill() {
     try { this.run('kill-server'); } catch { /* already gone */ }
   }
+}
+
+// For a whole test file: an agentty with the test secret whose sessions' bash
+// prompt is `prompt` (HOME is a fresh directory in `workDir`), and a browser.
+// `fixture.agent` and `fixture.browser` exist once the file's tests run.
+export function agentAndBrowserForFile(prompt, prefix) {
+  const workDir = mkdtempSync(path.join(tmpdir(), prefix));
+  const home = path.join(workDir, 'home');
+  const fixture = { workDir, home, agent: undefined, browser: undefined };
+  before(async () => {
+    mkdirSync(home);
+    writeFileSync(path.join(home, '.bashrc'), `PS1='${prompt}'\nHISTFILE=${home}/history\n`);
+    fixture.agent = await startAgentty({ env: { AGENTTY_WEB_TOKEN: TOKEN, HOME: home } });
+    fixture.browser = await launchBrowser();
+  });
+  after(async () => {
+    await fixture.browser?.close();
+    await fixture.agent?.client.close();
+  });
+  return fixture;
 }
