@@ -153,6 +153,10 @@ boost::asio::awaitable<ToolResult> wait(ToolContext& ctx, const json& args,
                        session_fields(*execution, until == "exit"));
   if (until == "exit" && execution->shell() && end == WaitEnd::condition) result_name = "exited";
   result["wait_result"] = result_name;
+  // The answer's own reason: output that came after the condition held (a
+  // REPL's prompt drawn a moment later) restarts the quiet time and would
+  // make the field say false next to wait_result=waiting_for_input.
+  if (result_name == "waiting_for_input") result["waiting_for_input"] = true;
   result["waited_ms"] = duration_cast<milliseconds>(steady_clock::now() - start).count();
   result["max_wait_ms"] = budget;
   result["timeout_ms"] = budget;
