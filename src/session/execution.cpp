@@ -97,6 +97,14 @@ std::optional<milliseconds> Execution::idle() const {
   return duration_cast<milliseconds>(std::chrono::steady_clock::now() - *last_output_steady_);
 }
 
+milliseconds Execution::quiet() const {
+  auto now = std::chrono::steady_clock::now();
+  auto latest = std::max(last_output_steady_.value_or(SteadyTime::min()),
+                         last_input_steady_.value_or(SteadyTime::min()));
+  if (latest == SteadyTime::min()) return duration();
+  return duration_cast<milliseconds>(now - latest);
+}
+
 void Execution::advance_cursor(std::uint64_t next_seq) {
   if (next_seq > cursor_) cursor_ = next_seq;
 }
@@ -251,6 +259,7 @@ Expected<void> Execution::write(std::string_view bytes, InputSource source) {
   if (recorder_) record_input(bytes, source);
   if (shell_) shell_->on_input(bytes, source);
   channel_->write(bytes);
+  last_input_steady_ = std::chrono::steady_clock::now();
   return {};
 }
 
@@ -272,7 +281,7 @@ void Execution::record_input(std::string_view bytes, InputSource source) {
 
 bool Execution::waiting_for_input() const {
   if (finished() || !channel_ || login_hold_) return false;  // a login prompt is not for the agent
-  auto quiet = idle().value_or(duration());
+  auto quiet = this->quiet();
   if (quiet < options_.quiet_for_input) return false;
   switch (channel_->input_state()) {
     case pty::InputState::reading_input:

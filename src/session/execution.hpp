@@ -114,6 +114,10 @@ class Execution : public std::enable_shared_from_this<Execution> {
   std::chrono::milliseconds duration() const;
   std::optional<SystemTime> last_output_at() const { return last_output_at_; }
   std::optional<std::chrono::milliseconds> idle() const;  // since the last output
+  // Since the last output or input, whichever is later (since the start when
+  // neither): a line just typed is not yet answered, so a program that was
+  // quiet at its prompt is not "waiting" until it has had time to read it.
+  std::chrono::milliseconds quiet() const;
 
   // Output.
   OutputLog& log() { return log_; }
@@ -222,6 +226,7 @@ class Execution : public std::enable_shared_from_this<Execution> {
   std::optional<SteadyTime> ended_steady_;
   std::optional<SystemTime> last_output_at_;
   std::optional<SteadyTime> last_output_steady_;
+  std::optional<SteadyTime> last_input_steady_;
   std::optional<std::string> held_by_;
   std::optional<std::string> handoff_reason_;
   bool login_hold_ = false;

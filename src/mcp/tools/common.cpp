@@ -462,8 +462,7 @@ bool awaits_answer(session::Execution& execution) {
   // Remotely waiting_for_input only means "quiet for 1 s" (no /proc to ask):
   // a silent remote command must not be taken for a prompt.
   if (!execution.spec().host.empty()) return false;
-  return execution.idle().value_or(execution.duration()) >= kAnswerQuiet &&
-         execution.waiting_for_input();
+  return execution.quiet() >= kAnswerQuiet && execution.waiting_for_input();
 }
 
 boost::asio::awaitable<std::optional<ToolResult>> signal_and_wait(ToolContext& ctx,

@@ -205,11 +205,12 @@ boost::asio::awaitable<ToolResult> write(ToolContext& ctx, const json& args,
   auto deadline = sent_at + milliseconds(yield);
   auto settled = [&] {
     if (execution->finished()) return true;
-    auto quiet = execution->idle().value_or(milliseconds::max());
+    // quiet(): since the output or our input, whichever is later.
     bool replied = execution->log().latest_seq() > before;
-    if (replied && quiet >= kQuietAfterReply) return true;
-    return steady_clock::now() - sent_at >= kQuietAfterReply && execution->waiting_for_input() &&
-           quiet >= kQuietAfterReply;
+    if (replied && execution->quiet() >= kQuietAfterReply) return true;
+    // A resize alone types nothing: give the program time to redraw.
+    return steady_clock::now() - sent_at >= kQuietAfterReply &&
+           execution->quiet() >= kQuietAfterReply && execution->waiting_for_input();
   };
   auto end = co_await wait_until(ctx, *execution, deadline, settled, milliseconds(50));
   if (end == WaitEnd::cancelled) co_return ToolResult{};
