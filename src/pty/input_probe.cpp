@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "base/proc_stat.hpp"
 #include "base/unique_fd.hpp"
 
 namespace agentty::pty {
@@ -56,25 +57,6 @@ std::optional<std::string> read_proc_file(const std::string& path) {
   char buffer[1024];
   ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
   return n > 0 ? std::string(buffer, static_cast<std::size_t>(n)) : std::string();
-}
-
-struct StatFields {
-  char state = '?';
-  pid_t pgrp = -1;
-};
-
-// "pid (comm) state ppid pgrp ..."; comm may hold spaces and parentheses.
-std::optional<StatFields> read_stat(const std::string& dir) {
-  std::string text = read_proc_file(dir + "/stat").value_or("");
-  auto close_paren = text.rfind(')');
-  if (close_paren == std::string::npos || close_paren + 2 >= text.size()) return std::nullopt;
-  const char* cursor = text.c_str() + close_paren + 2;
-  StatFields fields;
-  fields.state = *cursor;
-  char* end = nullptr;
-  std::strtol(cursor + 1, &end, 10);  // ppid
-  fields.pgrp = static_cast<pid_t>(std::strtol(end, &end, 10));
-  return fields;
 }
 
 std::vector<std::string> list_dir(const std::string& path, std::size_t limit) {
@@ -132,7 +114,7 @@ bool fd_is_slave(pid_t pid, long fd, dev_t slave) {
 // /proc/<tid>/syscall: "nr arg0 arg1 ... sp pc" while blocked in a syscall;
 // "running" or "-1 sp pc" otherwise.
 bool thread_reads_terminal(pid_t pid, const std::string& task_dir, dev_t slave) {
-  auto stat = read_stat(task_dir);
+  auto stat = read_proc_stat(task_dir);
   if (!stat || stat->state != 'S') return false;
   std::string text = read_proc_file(task_dir + "/syscall").value_or("");
   if (text.empty() || text[0] < '0' || text[0] > '9') return false;
@@ -176,7 +158,7 @@ InputState probe_input_state(const InputProbeTarget& target) {
   if (!collect_descendants(target.supervisor, candidates)) candidates = all_processes();
   std::size_t checked = 0;
   for (pid_t pid : candidates) {
-    auto stat = read_stat("/proc/" + std::to_string(pid));
+    auto stat = read_proc_stat(pid);
     if (!stat || stat->pgrp != *group) continue;
     if (process_reads_terminal(pid, target.slave_device)) return InputState::reading_input;
     if (++checked >= kMaxProcesses) break;

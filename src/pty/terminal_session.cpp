@@ -5,29 +5,19 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <fstream>
 #include <optional>
-#include <sstream>
 #include <string>
 
+#include "base/proc_stat.hpp"
 #include "base/unique_fd.hpp"
 
 namespace agentty::pty {
 
 namespace {
 
-// Field 6 of /proc/PID/stat. The command name (field 2) may hold spaces and
-// parentheses, so the fields are counted from the last ')'.
 std::optional<pid_t> session_of(pid_t pid) {
-  std::ifstream file("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  if (!std::getline(file, line)) return std::nullopt;
-  auto name_end = line.rfind(')');
-  if (name_end == std::string::npos) return std::nullopt;
-  std::istringstream fields(line.substr(name_end + 1));
-  std::string state, parent, group, session;
-  if (!(fields >> state >> parent >> group >> session)) return std::nullopt;
-  return static_cast<pid_t>(std::strtol(session.c_str(), nullptr, 10));
+  auto stat = read_proc_stat(pid);
+  return stat ? std::optional(stat->session) : std::nullopt;
 }
 
 }  // namespace

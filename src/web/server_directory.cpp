@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
-#include <sstream>
 
 #include "base/errno_message.hpp"
+#include "base/proc_stat.hpp"
 #include "base/unique_fd.hpp"
 
 #include <fcntl.h>
@@ -142,19 +142,9 @@ Expected<ServerInfo> ServerInfo::from_json(const nlohmann::json& j) {
 }
 
 std::uint64_t ServerDirectory::process_start_of(int pid) {
-  auto stat = read_small_file("/proc/" + std::to_string(pid) + "/stat");
-  // The command name (field 2) may hold spaces and ')': fields count from the last ')'.
-  auto close = stat.rfind(')');
-  if (close == std::string::npos) return 0;
-  std::istringstream fields(stat.substr(close + 1));
-  std::string field;
-  std::string state;
-  fields >> state;  // field 3
-  if (state == "Z" || state == "X") return 0;
-  for (int index = 4; index < 22 && fields >> field;) ++index;
-  std::uint64_t start = 0;
-  fields >> start;  // field 22
-  return fields ? start : 0;
+  auto stat = read_proc_stat(pid);
+  if (!stat || stat->state == 'Z' || stat->state == 'X') return 0;
+  return stat->start_time;
 }
 
 bool ServerDirectory::live_agentty(int pid, std::uint64_t process_start) {

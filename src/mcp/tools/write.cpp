@@ -3,8 +3,8 @@
 #include <fstream>
 #include <iterator>
 #include <set>
-#include <sstream>
 
+#include "base/proc_stat.hpp"
 #include "mcp/tools/common.hpp"
 #include "mcp/tools/session_execute.hpp"
 #include "session/key_encoder.hpp"
@@ -43,16 +43,9 @@ std::vector<std::string> process_argv(int pid) {
 
 // The terminal's foreground process group (field 8 of /proc/PID/stat).
 std::optional<int> foreground_group(int pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  auto close = stat.rfind(')');  // the command name may hold spaces and parentheses
-  if (close == std::string::npos) return std::nullopt;
-  std::istringstream fields(stat.substr(close + 1));
-  std::string state;
-  long ppid = 0, pgrp = 0, session = 0, tty = 0, tpgid = 0;
-  if (!(fields >> state >> ppid >> pgrp >> session >> tty >> tpgid) || tpgid <= 0)
-    return std::nullopt;
-  return static_cast<int>(tpgid);
+  auto stat = read_proc_stat(pid);
+  if (!stat || stat->tpgid <= 0) return std::nullopt;
+  return stat->tpgid;
 }
 
 // A shell reading commands from the terminal: no -c, no script operand.
