@@ -165,4 +165,25 @@ std::string enter_directory_or_exit(std::string_view directory) {
   return "cd -- " + shell_quote(directory) + " || exit 1";
 }
 
+std::optional<std::string> with_standard_input(std::string_view command, std::string_view data) {
+  // printf's %b reads \\ as a backslash and \0ooo as an octal byte; a NUL
+  // cannot be in a command line at all. Every other byte stands for itself.
+  std::string escaped;
+  escaped.reserve(data.size() + data.size() / 8);
+  for (char c : data) {
+    if (c == '\\')
+      escaped += "\\\\";
+    else if (c == '\0')
+      escaped += "\\0000";
+    else
+      escaped += c;
+  }
+  // The command runs in a subshell of its own lines, so a trailing comment or
+  // a here-document in it cannot swallow the closing parenthesis.
+  std::string line =
+      "printf '%b' " + shell_quote(escaped) + " | (\n" + std::string(command) + "\n)";
+  if (line.size() > kMaxRemoteCommandBytes) return std::nullopt;
+  return line;
+}
+
 }  // namespace agentty::pty

@@ -86,4 +86,13 @@ std::string shell_quote(std::string_view text);
 // adds the separator.
 std::string enter_directory_or_exit(std::string_view directory);
 
+// What a remote shell runs to give `command` exactly these bytes as its
+// standard input (a pipe from printf %b, a builtin of every POSIX shell)
+// while its output stays on the terminal: an SSH PTY channel has no input but
+// the terminal. The bytes travel inside the command line, which the server
+// runs as `$SHELL -c LINE`: nullopt when the line would pass
+// kMaxRemoteCommandBytes (Linux takes at most 128 KiB in one argument).
+constexpr std::size_t kMaxRemoteCommandBytes = 120 * 1024;
+std::optional<std::string> with_standard_input(std::string_view command, std::string_view data);
+
 }  // namespace agentty::pty

@@ -76,6 +76,29 @@ test('a long remote command yields; wait and read page its output', { skip }, as
   assert.equal(text, expected);
 });
 
+// On a host, stdin is the remote program's standard input too (a pipe the
+// remote shell fills), not typing: never echoed or cut into lines, control
+// and quoting bytes are data, the terminal is still the program's output.
+test('stdin reaches the remote program as its standard input, byte for byte', { skip }, async () => {
+  const completed = (r, output) => {
+    assert.equal(r.status, 'completed', JSON.stringify(r));
+    assert.equal(r.exit_code, 0, r.output);
+    assert.equal(r.output, output);
+  };
+  completed(await run('cat', { stdin: 'hello\n' }), 'hello\n');
+  completed(await run('python3 -', { stdin: 'import sys\nprint(6 * 7, sys.stdin.isatty(), sys.stdout.isatty())\n' }),
+    '42 False True\n');
+  completed(await run('od -An -tx1', { stdin: "a\x03'\\%b\u0000\\0000\n" }),
+    ' 61 03 27 5c 25 62 00 5c 30 30 30 30 0a\n');
+  const line = 'abcdefghij'.repeat(1000);  // 10,000 bytes: a typed line would be cut at 4095
+  completed(await run('wc -c', { stdin: `${line}\n`, cwd: '/tmp' }), '10001\n');
+  // A trailing comment in the command does not swallow the end of the pipe.
+  completed(await run('tr a-z A-Z # upper', { stdin: 'x' }), 'X');
+  const tooBig = await run('wc -c', { stdin: 'x'.repeat(200000) });
+  assert.equal(tooBig.status, 'failed_to_start');
+  assert.match(tooBig.error, /stdin: 200000 bytes do not fit .* nothing ran/);
+});
+
 test('ctrl-c through the remote terminal', { skip }, async () => {
   const r = await run('echo ready; sleep 100', { yield_ms: 500 });
   assert.equal(r.status, 'backgrounded');

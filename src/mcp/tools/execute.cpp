@@ -9,6 +9,7 @@
 #include "mcp/tools/common.hpp"
 #include "mcp/tools/script_check.hpp"
 #include "mcp/tools/session_execute.hpp"
+#include "pty/ssh_target.hpp"
 #include "session/direct_command.hpp"
 #include "session/policy.hpp"
 
@@ -54,13 +55,13 @@ json input_schema(const ToolConfig& config) {
         {"maxLength", 1 << 20},
         {"contentMediaType", "application/octet-stream"},
         {"description",
-         "Data for the program's standard input. Locally (with close_stdin, the default) it is "
-         "given as a file, as `prog < file` would: read exactly, then end of file; not echoed, "
-         "no line length limit, control characters are data; stdout and stderr stay on the "
-         "terminal. With close_stdin=false, or with host, it is typed into the terminal instead "
-         "(echoed, lines over 4095 bytes cut, \\x03 interrupts) and the terminal stays open for "
-         "write. A password prompt reads the terminal, not stdin: answer it with write after "
-         "wait(until=\"input\"), or use handoff."}}},
+         "Data for the program's standard input (with close_stdin, the default): locally a file, "
+         "as `prog < file` would; on a host a pipe (at most ~120 KiB there). Read exactly, then "
+         "end of file; not echoed, no line length limit, control characters are data; stdout "
+         "and stderr stay on the terminal. With close_stdin=false it is typed into the terminal "
+         "instead (echoed, lines over 4095 bytes cut, \\x03 interrupts) and the terminal stays "
+         "open for write. A password prompt reads the terminal, not stdin: answer it with write "
+         "after wait(until=\"input\"), or use handoff."}}},
       {"close_stdin",
        {{"type", "boolean"},
         {"description",
@@ -175,10 +176,25 @@ boost::asio::awaitable<ToolResult> execute(ToolContext& ctx, const json& args) {
   }
   if (auto ok = policy.check_command(spec.command_text); !ok) co_return failed_to_start(ok.error());
   if (auto ok = check_start_limits(ctx); !ok) co_return failed_to_start(ok.error());
-  // Locally, stdin that ends is a file on fd 0; otherwise it is typed below.
-  const bool stdin_as_file =
-      args.contains("stdin") && args.value("close_stdin", true) && spec.host.empty();
-  if (stdin_as_file) spec.stdin_file = args["stdin"].get<std::string>();
+  // stdin that ends is the program's standard input: locally a file on fd 0,
+  // on a host a pipe the remote shell fills. With close_stdin=false it is
+  // typed below.
+  const bool stdin_as_file = args.contains("stdin") && args.value("close_stdin", true);
+  if (stdin_as_file && spec.host.empty()) spec.stdin_file = args["stdin"].get<std::string>();
+  if (stdin_as_file && !spec.host.empty()) {
+    const auto& data = args["stdin"].get_ref<const std::string&>();
+    auto piped = pty::with_standard_input(spec.remote_command, data);
+    if (!piped) {
+      co_return failed_to_start(
+          "stdin: " + std::to_string(data.size()) +
+          " bytes do not fit in the command line an SSH server runs (at most " +
+          std::to_string(pty::kMaxRemoteCommandBytes / 1024) +
+          " KiB with the command); nothing ran. Copy the data to the host first (for example "
+          "in parts with execute(host=..., command=\"cat >> FILE\", stdin=PART)) and read it "
+          "from the file.");
+    }
+    spec.remote_command = std::move(*piped);
+  }
 
   bool direct = args.contains("argv");
   auto started = co_await ctx.registry.start(std::move(spec));
