@@ -71,9 +71,12 @@ test('handoff, takeover, refusals while held, human commands in the agent view, 
     execution_id: id, until: 'released', timeout_ms: 55000, since_seq: before.latest_seq,
   }).finally(() => { waitSettled = true; });
   await page.waitForSelector('#handoff:not([hidden])', { timeout: 15000 });
+  assert.match(await page.innerText('#handoff'), /asks you to take over: run two commands for me/);
 
   await page.click('#take-over');
   await page.waitForSelector('body[data-held="you"]', { timeout: 15000 });
+  // Taken: the banner recalls what was asked instead of asking again.
+  assert.match(await page.innerText('#handoff'), /You have taken over\. The agent asked for: run two commands for me/);
   const ps = await call('ps', {});
   const row = ps.executions.find((e) => e.execution_id === id);
   assert.equal(row.held, true);
@@ -114,6 +117,7 @@ test('handoff, takeover, refusals while held, human commands in the agent view, 
 
   await page.click('#release');
   await page.waitForSelector('body[data-held="no"]', { timeout: 15000 });
+  assert.equal(await page.isHidden('#handoff'), true, 'answered: no banner after the release');
   const waited = await released;
   assert.equal(waited.wait_result, 'released');
   assert.equal(waited.held, false);

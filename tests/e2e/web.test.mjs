@@ -175,12 +175,15 @@ test('handoff: the reason is shown prominently on the page and the dashboard', a
   await dashboard.goto(`${server.origin}/#token=${TOKEN}`);
   await dashboard.waitForSelector(`tr.handoff[data-execution-id="${shell.id}"]`, { timeout: 15000 });
   assert.match(await dashboard.innerText('#handoffs'), /type the 2FA code/);
-  // Taking over answers the request.
+  // Taking over answers the request: the dashboard stops asking, and the
+  // page keeps the reason only as a reminder for the person who took it.
   await page.click('#take-over');
   await page.waitForSelector('body[data-held="you"]', { timeout: 15000 });
-  await page.waitForSelector('#handoff[hidden]', { state: 'attached', timeout: 15000 });
+  await dashboard.waitForSelector(`tr.handoff[data-execution-id="${shell.id}"]`, { state: 'detached', timeout: 15000 });
+  assert.match(await page.innerText('#handoff'), /You have taken over\. The agent asked for: type the 2FA code/);
   await page.click('#release');
   await page.waitForSelector('body[data-held="no"]', { timeout: 15000 });
+  await page.waitForSelector('#handoff[hidden]', { state: 'attached', timeout: 15000 });
   await context.close();
 });
 

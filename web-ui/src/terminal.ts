@@ -51,6 +51,8 @@ let state: P.ViewerState | null = null;
 let snapshotNext: P.Snapshot | null = null;
 let pendingBytes = 0;
 let paused = false;
+let connectionCount = 0;  // which socket pendingBytes counts for
+let askedFor = "";  // the last handoff reason seen, kept while you hold the terminal
 let connected = false;
 let everConnected = false;
 let reconnectDelayMs = 500;
@@ -84,7 +86,10 @@ function send(message: P.ClientMessage): void {
 
 function writeOutput(bytes: Uint8Array): void {
   pendingBytes += bytes.length;
+  const connection = connectionCount;
   term.write(bytes, () => {
+    // Written for an earlier connection: its count was reset when this one opened.
+    if (connection !== connectionCount) return;
     pendingBytes -= bytes.length;
     if (paused && pendingBytes < LOW_WATER_BYTES) {
       paused = false;
@@ -192,6 +197,7 @@ function connect(): void {
     connected = true;
     everConnected = true;
     reconnectDelayMs = 500;
+    connectionCount += 1;
     pendingBytes = 0;
     paused = false;
     document.body.dataset.connected = "yes";
@@ -313,9 +319,16 @@ function render(): void {
   holder.textContent =
     held === "you" ? "You hold this terminal: your keystrokes go to it."
     : held === "other" ? `Held by ${s?.held_by}` : "Read-only";
+  // A takeover answers the handoff (the server clears its reason): while you
+  // hold the terminal the banner keeps what was asked, as a reminder.
+  if (s?.handoff_reason) askedFor = s.handoff_reason;
+  else if (held !== "you") askedFor = "";
   const handoff = byId("handoff");
-  handoff.hidden = !s?.handoff_reason;
-  byId("handoff-reason").textContent = s?.handoff_reason ?? "";
+  handoff.hidden = askedFor === "";
+  handoff.dataset.yours = held === "you" ? "yes" : "no";
+  byId("handoff-lead").textContent =
+    held === "you" ? "You have taken over. The agent asked for:" : "The agent asks you to take over:";
+  byId("handoff-reason").textContent = askedFor;
   const running = s?.status === "running" && connected;
   (byId("take-over") as HTMLButtonElement).hidden = held === "you";
   (byId("take-over") as HTMLButtonElement).disabled = !running || held === "other";
