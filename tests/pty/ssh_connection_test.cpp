@@ -3,13 +3,17 @@
 #include <gtest/gtest.h>
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
+#include <spawn.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fstream>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "ssh_test_util.hpp"
 
@@ -50,6 +54,51 @@ TEST(SshTargetTest, ParsesTheUsualForms) {
 TEST(SshQuoteTest, QuotesForAPosixShell) {
   EXPECT_EQ(shell_quote("a b"), "'a b'");
   EXPECT_EQ(shell_quote("it's"), "'it'\\''s'");
+}
+
+// Runs `shell -c line` with stdin from /dev/null and returns its stdout.
+std::string run_shell(const std::string& shell, const std::string& line) {
+  int out[2];
+  EXPECT_EQ(::pipe(out), 0);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+  posix_spawn_file_actions_addclose(&actions, out[0]);
+  std::vector<char*> argv{const_cast<char*>(shell.c_str()), const_cast<char*>("-c"),
+                          const_cast<char*>(line.c_str()), nullptr};
+  pid_t pid = -1;
+  int spawned = ::posix_spawn(&pid, shell.c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(out[1]);
+  std::string output;
+  char buffer[4096];
+  for (ssize_t n; spawned == 0 && (n = ::read(out[0], buffer, sizeof buffer)) > 0;)
+    output.append(buffer, static_cast<std::size_t>(n));
+  ::close(out[0]);
+  if (spawned == 0) ::waitpid(pid, nullptr, 0);
+  return output;
+}
+
+// The line agentty sends an SSH server gives the command exactly these bytes
+// on its standard input, in each POSIX shell a login shell may be.
+TEST(SshStandardInputTest, EveryByteArrivesInEachShell) {
+  std::string data;
+  for (int byte = 0; byte < 256; ++byte) data += static_cast<char>(byte);
+  data += "'\\0000%b%s\\c\\n end";
+  auto line = with_standard_input("od -An -v -tx1 # a comment", data);
+  ASSERT_TRUE(line);
+  // The same bytes through a file, for comparison.
+  const std::string file = ::testing::TempDir() + "agentty-stdin-bytes";
+  std::ofstream(file, std::ios::binary) << data;
+  const std::string expected = run_shell("/bin/sh", "od -An -v -tx1 < " + file);
+  ASSERT_GT(expected.size(), 3 * data.size());
+  for (const std::string shell : {"/bin/sh", "/bin/bash", "/usr/bin/zsh"}) {
+    if (::access(shell.c_str(), X_OK) != 0) continue;
+    EXPECT_EQ(run_shell(shell, *line), expected) << shell;
+  }
+  std::remove(file.c_str());
+  EXPECT_FALSE(with_standard_input("cat", std::string(kMaxRemoteCommandBytes, 'x')));
 }
 
 class SshConnectionTest : public ::testing::Test {
