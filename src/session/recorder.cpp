@@ -149,7 +149,7 @@ void Recorder::write_event(std::string_view code, std::string_view data) {
   line.append("[").append(time).append(", \"").append(code).append("\", ");
   append_json_string(line, data);
   line.append("]\n");
-  if (bytes_written_ + line.size() > max_bytes_) {
+  if (*bytes_written_ + line.size() > max_bytes_) {
     line = std::string("[") + time + ", \"m\", " +
            json_string("recording stopped: size limit of " + std::to_string(max_bytes_) +
                        " bytes reached") +
@@ -173,7 +173,7 @@ bool Recorder::write_line(std::string_view line) {
       return false;
     }
     rest.remove_prefix(static_cast<std::size_t>(n));
-    bytes_written_ += static_cast<std::uint64_t>(n);
+    *bytes_written_ += static_cast<std::uint64_t>(n);
   }
   return true;
 }

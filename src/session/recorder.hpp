@@ -59,7 +59,9 @@ class Recorder {
   void finish();
 
   bool stopped() const { return stopped_; }  // size cap, write error or finish()
-  std::uint64_t bytes_written() const { return bytes_written_; }
+  std::uint64_t bytes_written() const { return *bytes_written_; }
+  // The same count, for whoever adds up the recordings' sizes (retention).
+  std::shared_ptr<const std::uint64_t> size_counter() const { return bytes_written_; }
   const std::string& error() const { return error_; }
 
  private:
@@ -70,7 +72,7 @@ class Recorder {
 
   UniqueFd fd_;
   std::uint64_t max_bytes_;
-  std::uint64_t bytes_written_ = 0;
+  std::shared_ptr<std::uint64_t> bytes_written_ = std::make_shared<std::uint64_t>(0);
   std::chrono::steady_clock::time_point start_;
   std::string output_carry_;  // incomplete UTF-8 at the end of the last output chunk
   std::string input_carry_;

@@ -77,23 +77,17 @@ RecordingRetention::RecordingRetention(std::filesystem::path dir, RecordingLimit
     : dir_(std::move(dir)), limits_(limits) {}
 
 bool RecordingRetention::fits_without_scan() const {
-  if (!scanned_ || added_.size() >= kMaxAddedBetweenScans) return false;
+  if (!scanned_ || added_ >= kMaxAddedBetweenScans) return false;
   if (std::chrono::steady_clock::now() - scanned_at_ >= kRescanInterval) return false;
-  if (scanned_files_ + added_.size() + 1 > limits_.max_files) return false;
+  if (scanned_files_ + added_ + 1 > limits_.max_files) return false;
   std::uint64_t bytes = scanned_bytes_;
-  for (const auto& path : added_) {
-    std::error_code ec;
-    const auto size = std::filesystem::file_size(path, ec);
-    if (!ec) bytes += size;
-  }
+  for (const auto& size : added_sizes_) bytes += *size;
   return bytes <= limits_.max_bytes;
 }
 
-void RecordingRetention::make_room(const std::string& id,
-                                   const std::function<std::set<std::string>()>& live) {
-  const auto path = dir_ / (id + ".cast");
+void RecordingRetention::make_room(const std::function<std::set<std::string>()>& live) {
   if (fits_without_scan()) {
-    added_.push_back(path);
+    ++added_;
     return;
   }
   const auto result = prune_recordings(dir_, limits_, live ? live() : std::set<std::string>{}, 1,
@@ -102,7 +96,12 @@ void RecordingRetention::make_room(const std::string& id,
   scanned_at_ = std::chrono::steady_clock::now();
   scanned_files_ = result.files_kept;
   scanned_bytes_ = result.bytes_kept;
-  added_.assign(1, path);
+  added_ = 1;
+  added_sizes_.clear();
+}
+
+void RecordingRetention::track_size(std::shared_ptr<const std::uint64_t> bytes) {
+  if (bytes) added_sizes_.push_back(std::move(bytes));
 }
 
 }  // namespace agentty::session

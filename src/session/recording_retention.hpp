@@ -20,11 +20,12 @@
 // RecordingRetention, one per server, keeps the same limits without that:
 // it scans at most every kRescanInterval or kMaxAddedBetweenScans starts,
 // and in between adds up the last scan's totals and the current sizes of the
-// recordings this server created since. Another server's new files sharing
-// the directory are noticed at the next scan. At the file limit a scan
-// deletes a tenth of max_files beyond what the new recording needs: a server
-// that had run max_files executions otherwise scanned (and stat'ed every
-// file) at every start, which made execute ~3 ms slower after 500 of them.
+// recordings this server created since, as their Recorders count them
+// (stat'ing each of them at every start cost ~0.25 ms of an execute here). Another server's new
+// files sharing the directory are noticed at the next scan. At the file limit a scan deletes a
+// tenth of max_files beyond what the new recording needs: a server that had run max_files
+// executions otherwise scanned (and stat'ed every file) at every start, which made execute ~3 ms
+// slower after 500 of them.
 //
 // Threading: prune_recordings() has no state and touches only the
 // filesystem; a RecordingRetention is used on one thread.
@@ -35,6 +36,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -70,10 +72,14 @@ class RecordingRetention {
 
   RecordingRetention(std::filesystem::path dir, RecordingLimits limits);
 
-  // Makes room for the new recording `dir/ID.cast` (call before creating
-  // it); `live` is asked, only when a scan is due, for the ids whose
-  // recordings must never be deleted.
-  void make_room(const std::string& id, const std::function<std::set<std::string>()>& live);
+  // Makes room for a new recording (call before creating it); `live` is
+  // asked, only when a scan is due, for the ids whose recordings must never
+  // be deleted.
+  void make_room(const std::function<std::set<std::string>()>& live);
+  // The bytes written so far to the recording just made room for
+  // (Recorder::size_counter); one that is not tracked counts as empty until
+  // the next scan.
+  void track_size(std::shared_ptr<const std::uint64_t> bytes);
 
  private:
   bool fits_without_scan() const;
@@ -82,9 +88,10 @@ class RecordingRetention {
   RecordingLimits limits_;
   bool scanned_ = false;
   std::chrono::steady_clock::time_point scanned_at_;
-  std::size_t scanned_files_ = 0;             // kept by the last scan
-  std::uint64_t scanned_bytes_ = 0;           // their bytes then
-  std::vector<std::filesystem::path> added_;  // created by this server since
+  std::size_t scanned_files_ = 0;    // kept by the last scan
+  std::uint64_t scanned_bytes_ = 0;  // their bytes then
+  std::size_t added_ = 0;            // recordings made room for since the last scan
+  std::vector<std::shared_ptr<const std::uint64_t>> added_sizes_;  // their sizes
 };
 
 }  // namespace agentty::session

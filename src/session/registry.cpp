@@ -140,11 +140,14 @@ boost::asio::awaitable<Expected<std::shared_ptr<Execution>>> Registry::start(Exe
 
 void Registry::attach_recorder(Execution& execution) {
   if (!options_.record || options_.state_dir.empty()) return;
-  std::error_code ec;
   auto dir = options_.state_dir / "recordings";
-  std::filesystem::create_directories(dir, ec);
+  if (!recordings_dir_made_) {  // once: a stat per start shows in execute's latency
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    recordings_dir_made_ = !ec;
+  }
   // Room for this one; recordings of live executions are never pruned.
-  recording_retention_.make_room(execution.id(), [this] {
+  recording_retention_.make_room([this] {
     std::set<std::string> live;
     for (const auto& [id, other] : executions_)
       if (!other->finished()) live.insert(id);
@@ -159,9 +162,11 @@ void Registry::attach_recorder(Execution& execution) {
   recording.max_bytes = std::min(recording.max_bytes, options_.recordings.max_bytes);
   auto recorder = Recorder::open(recording);
   if (!recorder) {
+    recordings_dir_made_ = false;  // removed meanwhile? made again next time
     spdlog::warn("no recording for {}: {}", execution.id(), recorder.error());
     return;
   }
+  recording_retention_.track_size(recorder.value()->size_counter());
   execution.set_recorder(std::move(recorder).value());
 }
 

@@ -119,6 +119,7 @@ class Registry {
   int next_observer_token_ = 1;
   std::shared_ptr<pty::SshConnectionPool> ssh_pool_;
   RecordingRetention recording_retention_;
+  bool recordings_dir_made_ = false;
   pty::PtyLauncher launcher_;
   std::size_t starting_ = 0;  // local starts waiting for their program's exec
 };

@@ -5,6 +5,8 @@
 
 #include <chrono>
 #include <fstream>
+#include <memory>
+#include <vector>
 
 namespace agentty::session {
 namespace {
@@ -74,7 +76,8 @@ TEST_F(RecordingRetentionTest, MissingDirectoryIsNotAnError) {
 }
 
 // A server's own recordings: limits hold from start to start without a scan
-// in between (the sizes of files it created are added up as they grow).
+// in between (the sizes of files it created are added up as their recorders
+// count them).
 TEST_F(RecordingRetentionTest, RetentionKeepsTheLimitsAcrossItsOwnNewRecordings) {
   RecordingRetention retention(dir_, {1000, 3});
   int asked = 0;
@@ -82,15 +85,19 @@ TEST_F(RecordingRetentionTest, RetentionKeepsTheLimitsAcrossItsOwnNewRecordings)
     ++asked;
     return std::set<std::string>{};
   };
+  std::vector<std::shared_ptr<std::uint64_t>> sizes;
   for (int i = 0; i < 6; ++i) {
-    retention.make_room("r" + std::to_string(i), live);
+    retention.make_room(live);
     make("r" + std::to_string(i) + ".cast", 10, 10 - i);
+    sizes.push_back(std::make_shared<std::uint64_t>(10));
+    retention.track_size(sizes.back());
   }
   EXPECT_FALSE(exists("r2.cast"));
   EXPECT_TRUE(exists("r3.cast") && exists("r4.cast") && exists("r5.cast"));
   // One recording grows past the byte budget: the next start makes room.
   std::ofstream(dir_ / "r5.cast", std::ios::app) << std::string(990, 'x');
-  retention.make_room("r6", live);
+  *sizes.back() += 990;
+  retention.make_room(live);
   make("r6.cast", 10, 0);
   EXPECT_FALSE(exists("r3.cast"));
   EXPECT_FALSE(exists("r4.cast"));
@@ -107,7 +114,7 @@ TEST_F(RecordingRetentionTest, RetentionDoesNotScanOnEveryStart) {
     ++asked;
     return std::set<std::string>{};
   };
-  for (int i = 0; i < 10; ++i) retention.make_room("n" + std::to_string(i), live);
+  for (int i = 0; i < 10; ++i) retention.make_room(live);
   EXPECT_EQ(asked, 1);
 }
 
@@ -121,13 +128,13 @@ TEST_F(RecordingRetentionTest, AtTheFileLimitAScanLeavesRoomForTheNextStarts) {
     ++asked;
     return std::set<std::string>{};
   };
-  retention.make_room("n0", live);
+  retention.make_room(live);
   EXPECT_EQ(asked, 1);
   EXPECT_FALSE(exists("old5.cast"));  // 1 for the new one + 5 of headroom, oldest first
   EXPECT_TRUE(exists("old6.cast"));
   for (int i = 1; i <= 5; ++i) {
     make("n" + std::to_string(i - 1) + ".cast", 10, 0);
-    retention.make_room("n" + std::to_string(i), live);
+    retention.make_room(live);
   }
   EXPECT_EQ(asked, 1);  // the headroom took them without a scan
   EXPECT_TRUE(exists("old6.cast"));
