@@ -342,9 +342,11 @@ void SshConnection::channel_signal(const std::shared_ptr<SshChannelState>& chann
   }
   ssh_channel_request_send_signal(channel->channel, name.c_str() + 3);  // "INT", no "SIG"
   after_call(false);
-  // Servers may ignore signal requests (OpenSSH here does); SIGKILL cannot be
-  // refused, so it also hangs up: the remote terminal's SIGHUP ends the program.
-  if (signo == SIGKILL) channel_close(channel);
+  // Servers may ignore signal requests: OpenSSH does for a root login, which
+  // runs without privilege separation. A hang-up is what closing the channel
+  // does to the remote terminal (its session gets SIGHUP), and SIGKILL cannot
+  // be refused, so both also close the channel.
+  if (signo == SIGKILL || signo == SIGHUP) channel_close(channel);
 }
 
 void SshConnection::channel_close(const std::shared_ptr<SshChannelState>& channel) {

@@ -98,6 +98,18 @@ TEST_F(SshChannelTest, SigkillHangsUpEvenWhenTheServerIgnoresSignals) {
   EXPECT_FALSE(r.channel->failure_reason());
 }
 
+// A hang-up is the terminal going away: closing the channel is one, so it
+// works where the server ignores the request (stop(SIGHUP) used to wait out
+// its whole grace).
+TEST_F(SshChannelTest, SighupHangsUpEvenWhenTheServerIgnoresSignals) {
+  SshRun r = run("echo ready; sleep 100");
+  ASSERT_TRUE(r.wait_output(io_, "ready"));
+  r.channel->send_signal(SIGHUP);
+  ASSERT_TRUE(r.wait_exit(io_, 20s)) << "SIGHUP must hang the remote terminal up";
+  EXPECT_EQ(r.exit->signal, SIGHUP) << r.exit->describe();
+  EXPECT_FALSE(r.channel->failure_reason());
+}
+
 TEST_F(SshChannelTest, RemoteTerminalSeesSizeAndResize) {
   SshRun r = run("stty size; echo ready; read line; stty size", {120, 40});
   ASSERT_TRUE(r.wait_output(io_, "ready"));
