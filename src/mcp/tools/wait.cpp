@@ -14,6 +14,12 @@ using namespace std::chrono;
 
 constexpr std::size_t kMatchWindow = 4 << 20;  // text searched for `match`, newest bytes
 
+constexpr const char* kRemoteInputGuess =
+    "On a host agentty cannot see whether the program reads its terminal (no /proc there): "
+    "waiting_for_input only means no output for 1 s, so a busy program looks the same. Check "
+    "the output or screen for its prompt before you write; if it is still working, wait with "
+    "until=\"match\" for the prompt instead.";
+
 // The log position just past the line on which `found` ends in the text of
 // `raw` (which starts at seq `begin`): where the next search starts, so a
 // match is reported once even when the page returned with it stops short.
@@ -156,7 +162,11 @@ boost::asio::awaitable<ToolResult> wait(ToolContext& ctx, const json& args,
   // The answer's own reason: output that came after the condition held (a
   // REPL's prompt drawn a moment later) restarts the quiet time and would
   // make the field say false next to wait_result=waiting_for_input.
-  if (result_name == "waiting_for_input") result["waiting_for_input"] = true;
+  if (result_name == "waiting_for_input") {
+    result["waiting_for_input"] = true;
+    // No /proc on a host to see the program read its terminal: only quiet.
+    if (!execution->spec().host.empty()) result["message"] = kRemoteInputGuess;
+  }
   result["waited_ms"] = duration_cast<milliseconds>(steady_clock::now() - start).count();
   result["max_wait_ms"] = budget;
   result["timeout_ms"] = budget;
@@ -193,7 +203,8 @@ ToolDefinition make_wait_tool(const ToolConfig& config) {
              "appears in the output's text from the cursor on (cursorless: never before the end of "
              "the "
              "line of the match it last reported, which a capped page may leave ahead of the "
-             "cursor). input: the program waits for input. "
+             "cursor). input: the program waits for input (on a host: only that it has been "
+             "quiet for 1 s; check the output or screen for its prompt). "
              "released: a human released a takeover."}}},
           {"pattern",
            {{"type", "string"},
