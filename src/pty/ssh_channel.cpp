@@ -47,6 +47,12 @@ bool valid_env_name(const std::string& name) {
   });
 }
 
+// Marks a failure that came before the command or shell was requested.
+SshError not_started(SshError error) {
+  error.nothing_started = true;
+  return error;
+}
+
 ExitStatus final_status(SshChannelState& state) {
   if (state.failure_reason) return ExitStatus::exited(255);
   if (state.exit_signal) return ExitStatus::killed(*state.exit_signal);
@@ -166,7 +172,7 @@ std::shared_ptr<SshChannelState> SshConnection::new_channel_state(TerminalSize s
 asio::awaitable<SshExpected<std::unique_ptr<SshChannel>>> SshConnection::open_channel(
     SshLaunch launch) {
   auto self = shared_from_this();
-  if (state_ != State::ready) co_return channel_error(SSH_ERROR, "open a channel");
+  if (state_ != State::ready) co_return not_started(channel_error(SSH_ERROR, "open a channel"));
   for (const auto& [name, value] : launch.env)
     if (!valid_env_name(name))
       co_return SshError{SshErrorKind::bad_target, "bad environment variable name '" + name + "'"};
@@ -198,9 +204,10 @@ SshExpected<std::unique_ptr<SshChannel>> SshConnection::open_pending_channel(Ssh
 asio::awaitable<SshExpected<bool>> SshConnection::launch_channel(
     std::shared_ptr<SshChannelState> channel, const SshLaunch& launch) {
   auto self = shared_from_this();
-  if (state_ != State::ready) co_return channel_error(SSH_ERROR, "open a channel");
+  if (state_ != State::ready) co_return not_started(channel_error(SSH_ERROR, "open a channel"));
   channel->channel = ssh_channel_new(session_);
-  if (channel->channel == nullptr) co_return channel_error(SSH_ERROR, "make a channel");
+  if (channel->channel == nullptr)
+    co_return not_started(channel_error(SSH_ERROR, "make a channel"));
   install_callbacks(channel);
   const auto deadline = Clock::now() + options_.connect_timeout;
   auto step = [&](auto call) {
@@ -209,19 +216,19 @@ asio::awaitable<SshExpected<bool>> SshConnection::launch_channel(
         deadline);
   };
   int rc = co_await step([](ssh_channel ch) { return ssh_channel_open_session(ch); });
-  if (rc != SSH_OK) co_return channel_error(rc, "open a session channel");
+  if (rc != SSH_OK) co_return not_started(channel_error(rc, "open a session channel"));
   channel->opened = true;
   const TerminalSize size = channel->size;  // a pending channel may have been resized
   rc = co_await step([size](ssh_channel ch) {
     return ssh_channel_request_pty_size(ch, "xterm-256color", size.cols, size.rows);
   });
-  if (rc != SSH_OK) co_return channel_error(rc, "allocate a PTY");
+  if (rc != SSH_OK) co_return not_started(channel_error(rc, "allocate a PTY"));
   for (const auto& [name, value] : launch.env) {
     rc = co_await step([&name, &value](ssh_channel ch) {
       return ssh_channel_request_env(ch, name.c_str(), value.c_str());
     });
     if (state_ != State::ready || rc == SSH_AGAIN || channel->channel == nullptr)
-      co_return channel_error(rc, "set environment variables");
+      co_return not_started(channel_error(rc, "set environment variables"));
     if (rc != SSH_OK) channel->refused_env.push_back(name);  // usual: AcceptEnv is narrow
   }
   if (launch.command) {

@@ -230,6 +230,11 @@ class SshConnectionPool {
  private:
   using Key = std::tuple<std::string, std::string, int>;
 
+  // open_channel; `retry_if_dead`: once more on a fresh connection when a
+  // reused one turns out dead before anything ran.
+  boost::asio::awaitable<SshExpected<std::unique_ptr<SshChannel>>> open_channel_on_connection(
+      SshTarget target, SshLaunch launch, bool retry_if_dead);
+
   boost::asio::io_context& io_;
   SshOptions options_;
   std::map<Key, std::shared_ptr<SshConnection>> connections_;

@@ -76,11 +76,18 @@ SshConnectionPool::~SshConnectionPool() {
 
 asio::awaitable<SshExpected<std::unique_ptr<SshChannel>>> SshConnectionPool::open_channel(
     SshTarget target, SshLaunch launch) {
+  co_return co_await open_channel_on_connection(std::move(target), std::move(launch), true);
+}
+
+asio::awaitable<SshExpected<std::unique_ptr<SshChannel>>>
+SshConnectionPool::open_channel_on_connection(SshTarget target, SshLaunch launch,
+                                              bool retry_if_dead) {
   if (shut_down_) co_return SshError{SshErrorKind::shut_down, "the SSH pool is shut down"};
   auto resolved = resolve_ssh_target(target, options_);
   if (!resolved) co_return resolved.failure();
   Key key{resolved->user, resolved->host, resolved->port};
   std::shared_ptr<SshConnection> connection;
+  const bool reused = connections_.contains(key);
   if (auto it = connections_.find(key); it != connections_.end()) {
     connection = it->second;
     ssh_free(resolved->session);
@@ -98,7 +105,15 @@ asio::awaitable<SshExpected<std::unique_ptr<SshChannel>>> SshConnectionPool::ope
   if (!ready) co_return ready.failure();
   if (connection->state() == SshConnection::State::awaiting_login)
     co_return connection->open_pending_channel(std::move(launch));
-  co_return co_await connection->open_channel(std::move(launch));
+  SshLaunch again = launch;
+  auto opened = co_await connection->open_channel(std::move(launch));
+  // A shared connection can die silently (the network went away), found out
+  // by its keepalives only while this open waited: nothing ran, so the open
+  // is made again on a fresh connection, as a new `ssh` would.
+  if (!opened && reused && retry_if_dead && opened.failure().nothing_started &&
+      opened.failure().kind == SshErrorKind::connection_lost)
+    co_return co_await open_channel_on_connection(std::move(target), std::move(again), false);
+  co_return opened;
 }
 
 void SshConnectionPool::shutdown() {

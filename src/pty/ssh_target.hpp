@@ -73,6 +73,9 @@ const char* to_string(SshErrorKind kind);
 struct SshError {
   SshErrorKind kind;
   std::string message;
+  // It failed before the remote command or shell was requested: nothing ran
+  // there, so opening it again elsewhere is safe.
+  bool nothing_started = false;
 };
 
 template <class T>

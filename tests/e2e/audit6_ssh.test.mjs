@@ -1,0 +1,120 @@
+// End-to-end regression tests for remote (SSH) executions and sessions found
+// by driving agentty as an operator and an agent would, through the official
+// MCP SDK client against a real OpenSSH sshd on 127.0.0.1 (tests/e2e/lib/
+// sshd.mjs), logged in as root like the other SSH tests. Needs root (sshd).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { setTimeout } from 'node:timers/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { startAgentty } from './lib/mcp-client.mjs';
+import { startSshd, sshdUsable } from './lib/sshd.mjs';
+
+const skip = sshdUsable() ? false : 'needs root and /usr/sbin/sshd';
+const home = mkdtempSync(path.join(tmpdir(), 'agentty-audit6-home-'));  // no ~/.ssh keys or config
+
+let sshd;
+let agent;
+
+before(async () => {
+  if (skip) return;
+  sshd = await startSshd();
+  agent = await startAgentty({
+    env: {
+      HOME: home, SSH_AUTH_SOCK: '', AGENTTY_SSH_KNOWN_HOSTS: sshd.knownHosts,
+      AGENTTY_SSH_CONFIG: sshd.writeConfig(sshd.clientKey),
+    },
+  });
+});
+
+after(async () => {
+  await agent?.client.close();
+  await sshd?.stop();
+});
+
+const run = (command, extra = {}) =>
+  agent.call('execute', { host: sshd.host, command, side_effects: ['NONE'], ...extra });
+
+// OpenSSH refuses signal requests for a root login (it runs without
+// privilege separation: "session signalling requires privilege separation"),
+// so a SIGHUP sent as a request was ignored and stop waited out the whole
+// grace before its SIGKILL hung the channel up. A hang-up is what closing the
+// channel does to the remote terminal: it must happen at once.
+test('stop(SIGHUP) of a remote command hangs its terminal up at once, not after the grace', { skip }, async () => {
+  const r = await run('echo ready; sleep 600', { yield_ms: 0 });
+  assert.equal(r.isError, false, r.error);
+  await agent.call('wait', { execution_id: r.execution_id, pattern: 'ready', timeout_ms: 20000 });
+  const startedAt = Date.now();
+  const s = await agent.call('stop', { execution_id: r.execution_id, signal: 'SIGHUP', force_after_ms: 40000 });
+  assert.equal(s.isError, false, JSON.stringify(s));
+  assert.equal(s.status, 'stopped', JSON.stringify(s));
+  assert.equal(s.signal, 'SIGHUP');
+  assert.equal(s.stopped, true);
+  assert.ok(Date.now() - startedAt < 20000, `stop took ${Date.now() - startedAt} ms`);
+});
+
+test('stop of a remote session (SIGHUP by default) ends it at once', { skip }, async () => {
+  const o = await agent.call('open', { host: sshd.host });
+  assert.equal(o.prompt_ready, true, JSON.stringify(o));
+  const startedAt = Date.now();
+  const s = await agent.call('stop', { execution_id: o.execution_id, force_after_ms: 40000 });
+  assert.equal(s.status, 'stopped', JSON.stringify(s));
+  assert.equal(s.signal, 'SIGHUP');
+  assert.ok(Date.now() - startedAt < 20000, `stop took ${Date.now() - startedAt} ms`);
+});
+
+// Remotely there is no /proc to see a program read its terminal: "waiting
+// for input" is only "no output for 1 s", and a busy remote program (a REPL
+// running a slow line) was reported as waiting with nothing to say so.
+test('wait(until=input) on a host says its answer is a guess from quiet output', { skip }, async () => {
+  const r = await run('sleep 600', { yield_ms: 0 });
+  assert.equal(r.isError, false, r.error);
+  try {
+    const w = await agent.call('wait', { execution_id: r.execution_id, until: 'input', timeout_ms: 30000 });
+    assert.equal(w.wait_result, 'waiting_for_input', JSON.stringify(w));
+    assert.match(w.message ?? '', /only means no output for 1 s/);
+    assert.match(w.message, /screen/);
+  } finally {
+    await agent.call('stop', { execution_id: r.execution_id, signal: 'SIGKILL' });
+  }
+});
+
+// The bytes waiting, unread, in the receive queue of sshd's end of the
+// connection from agentty (sshd listens on `port`; `ss` reports Recv-Q).
+function unreadBySshd(port) {
+  const lines = execFileSync('ss', ['-Htn', 'state', 'established', `( sport = :${port} )`], { encoding: 'utf8' });
+  return lines.trim().split('\n').filter(Boolean).reduce((sum, line) => sum + Number(line.trim().split(/\s+/)[0]), 0);
+}
+
+// The shared connection can die without a word (the network went away):
+// an execute that was waiting on it for its channel got "connection lost"
+// although nothing had run; a new `ssh` would simply have connected again.
+test('a shared connection found dead while a channel opens: the execute reconnects and runs', { skip }, async () => {
+  const own = await startSshd();
+  const a = await startAgentty({
+    env: { HOME: home, SSH_AUTH_SOCK: '', AGENTTY_SSH_KNOWN_HOSTS: own.knownHosts,
+      AGENTTY_SSH_CONFIG: own.writeConfig(own.clientKey) },
+  });
+  const child = () => Number(execFileSync('pgrep', ['-P', readFileSync(`${own.dir}/sshd.pid`, 'utf8').trim()], { encoding: 'utf8' }).trim());
+  let frozen;
+  try {
+    const first = await a.call('execute', { host: own.host, command: 'echo first', side_effects: ['NONE'] });
+    assert.equal(first.output, 'first\n', JSON.stringify(first));
+    frozen = child();  // the per-connection sshd: stopped, it answers nothing
+    process.kill(frozen, 'SIGSTOP');
+    const before = unreadBySshd(own.port);
+    const pending = a.call('execute', { host: own.host, command: 'echo second', side_effects: ['NONE'], yield_ms: 40000 });
+    for (let i = 0; i < 400 && unreadBySshd(own.port) <= before; ++i) await setTimeout(25);  // the open is on the wire
+    process.kill(frozen, 'SIGKILL');  // its socket closes: the connection is dead
+    const r = await pending;
+    assert.equal(r.isError, false, JSON.stringify(r));
+    assert.equal(r.status, 'completed', JSON.stringify(r));
+    assert.equal(r.output, 'second\n');
+  } finally {
+    try { process.kill(frozen, 'SIGCONT'); } catch { /* gone */ }
+    await a.client.close();
+    await own.stop();
+  }
+});
