@@ -10,7 +10,7 @@ import { setTimeout } from 'node:timers/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startAgentty } from './lib/mcp-client.mjs';
-import { startSshd, sshdUsable } from './lib/sshd.mjs';
+import { startSshd, sshdUsable, createPasswordUser } from './lib/sshd.mjs';
 
 const skip = sshdUsable() ? false : 'needs root and /usr/sbin/sshd';
 const home = mkdtempSync(path.join(tmpdir(), 'agentty-audit6-home-'));  // no ~/.ssh keys or config
@@ -117,4 +117,21 @@ test('a shared connection found dead while a channel opens: the execute reconnec
     await a.client.close();
     await own.stop();
   }
+});
+
+// `script` is bash (checked with bash -n here); on a host it ran under the
+// account's login shell, so for an account whose shell is sh a script that
+// passed the check failed remotely with sh's syntax error.
+test('script on a host runs under bash even when the login shell is sh', { skip }, async (t) => {
+  const user = createPasswordUser({ home: mkdtempSync(path.join(tmpdir(), 'agentty-audit6-sh-')), shell: '/bin/sh' });
+  t.after(() => user.remove());
+  const host = `${user.name}@127.0.0.1:${sshd.port}`;
+  const script = 'letters=(a b c)\n[[ ${#letters[@]} == 3 ]] && echo "second=${letters[1]}"\nread -r line\necho "read=$line"\n';
+  const r = await agent.call('execute', { host, script, stdin: 'piped\n', cwd: '/tmp', side_effects: ['NONE'] });
+  assert.equal(r.status, 'completed', JSON.stringify(r));
+  assert.equal(r.output, 'second=b\nread=piped\n');
+  assert.equal(r.exit_code, 0);
+  // A command is the login shell's, as with `ssh host cmd`.
+  const c = await agent.call('execute', { host, command: 'echo "${BASH_VERSION:-not bash}"', side_effects: ['NONE'] });
+  assert.equal(c.output, 'not bash\n');
 });

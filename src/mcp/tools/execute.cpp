@@ -172,7 +172,8 @@ boost::asio::awaitable<ToolResult> execute(ToolContext& ctx, const json& args) {
     auto checked = check_bash_syntax(spec.command_text, ctx.config.state_dir);
     if (!checked) co_return failed_to_start("script: " + checked.error());
     spec.argv = {ctx.config.default_shell, checked.value()};
-    spec.remote_command = spec.command_text;
+    // Checked as bash, so run by bash: a host's login shell may be sh.
+    spec.remote_command = "exec bash -c " + pty::shell_quote(spec.command_text);
   }
   if (auto ok = policy.check_command(spec.command_text); !ok) co_return failed_to_start(ok.error());
   if (auto ok = check_start_limits(ctx); !ok) co_return failed_to_start(ok.error());
