@@ -153,6 +153,22 @@ SshError SshConnection::channel_error(int rc, const std::string& what) {
                   description_ + " refused to " + what + ": " + ssh_get_error(session_)};
 }
 
+SshError SshConnection::session_refused(int rc, const SshChannelState& refused) {
+  auto error = channel_error(rc, "open a session channel");
+  auto open = std::count_if(channels_.begin(), channels_.end(), [&](const auto& channel) {
+    return channel.get() != &refused && channel->opened && channel->channel != nullptr;
+  });
+  // Servers cap channels per connection, and this one is shared by them all.
+  if (state_ == State::ready && rc == SSH_ERROR && open > 0) {
+    error.message += "; " + std::to_string(open) +
+                     (open == 1 ? " other channel is" : " other channels are") +
+                     " open on this connection, and SSH servers cap them "
+                     "(OpenSSH: MaxSessions, 10 by default): wait for or stop one (ps lists "
+                     "them, close ends a session) and try again, or raise MaxSessions on the host";
+  }
+  return error;
+}
+
 std::string SshConnection::launch_command(const SshLaunch& launch,
                                           const SshChannelState& channel) const {
   if (channel.refused_env.empty()) return *launch.command;
@@ -216,7 +232,7 @@ asio::awaitable<SshExpected<bool>> SshConnection::launch_channel(
         deadline);
   };
   int rc = co_await step([](ssh_channel ch) { return ssh_channel_open_session(ch); });
-  if (rc != SSH_OK) co_return not_started(channel_error(rc, "open a session channel"));
+  if (rc != SSH_OK) co_return not_started(session_refused(rc, *channel));
   channel->opened = true;
   const TerminalSize size = channel->size;  // a pending channel may have been resized
   rc = co_await step([size](ssh_channel ch) {

@@ -176,6 +176,8 @@ class SshConnection : public std::enable_shared_from_this<SshConnection> {
   void free_channel(SshChannelState& channel);
   void install_callbacks(const std::shared_ptr<SshChannelState>& channel);
   SshError channel_error(int rc, const std::string& what);
+  // The refusal of a session channel, with the likely reason when others are open.
+  SshError session_refused(int rc, const SshChannelState& refused);
   std::string launch_command(const SshLaunch& launch, const SshChannelState& channel) const;
 
   boost::asio::io_context& io_;

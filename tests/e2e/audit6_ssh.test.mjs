@@ -135,3 +135,26 @@ test('script on a host runs under bash even when the login shell is sh', { skip 
   const c = await agent.call('execute', { host, command: 'echo "${BASH_VERSION:-not bash}"', side_effects: ['NONE'] });
   assert.equal(c.output, 'not bash\n');
 });
+
+// OpenSSH allows MaxSessions (10 by default) channels per connection, and
+// agentty shares one connection per host: one more execute was refused with
+// libssh's "Channel opening failure: channel 54 error (2) open failed".
+test('past the server\'s sessions per connection, the refusal says why and what to do', { skip }, async (t) => {
+  const capped = await startSshd({ maxSessions: 2 });
+  t.after(() => capped.stop());
+  const a = await startAgentty({
+    env: { HOME: home, SSH_AUTH_SOCK: '', AGENTTY_SSH_KNOWN_HOSTS: capped.knownHosts,
+      AGENTTY_SSH_CONFIG: capped.writeConfig(capped.clientKey) },
+  });
+  t.after(() => a.client.close());
+  const start = (command, extra) => a.call('execute', { host: capped.host, command, side_effects: ['NONE'], ...extra });
+  for (let i = 0; i < 2; ++i) {
+    const r = await start('sleep 600', { yield_ms: 0 });
+    assert.equal(r.status, 'backgrounded', JSON.stringify(r));
+  }
+  const refused = await start('echo third');
+  assert.equal(refused.status, 'failed_to_start', JSON.stringify(refused));
+  assert.match(refused.error, /2 other channels are open on this connection/);
+  assert.match(refused.error, /MaxSessions/);
+  assert.match(refused.error, /stop one/);
+});

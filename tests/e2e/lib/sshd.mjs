@@ -62,7 +62,7 @@ function sshdTree(root) {
   return tree;
 }
 
-function sshdConfig(dir, { passwordAuth, keyboardInteractive, usePam }) {
+function sshdConfig(dir, { passwordAuth, keyboardInteractive, usePam, maxSessions }) {
   const yesNo = (on) => (on ? 'yes' : 'no');
   return [
     'ListenAddress 127.0.0.1',
@@ -75,7 +75,7 @@ function sshdConfig(dir, { passwordAuth, keyboardInteractive, usePam }) {
     `PasswordAuthentication ${yesNo(passwordAuth)}`,
     `KbdInteractiveAuthentication ${yesNo(keyboardInteractive)}`,
     `PermitRootLogin ${passwordAuth ? 'yes' : 'prohibit-password'}`,
-    'MaxSessions 64',
+    `MaxSessions ${maxSessions}`,
     'MaxStartups 64',
     // bash sources ~/.bashrc for `bash -c CMD` run by sshd at SHLVL 0; this
     // machine's root rc runs `pyenv init` (seconds per exec). See the C++ fixture.
@@ -84,7 +84,10 @@ function sshdConfig(dir, { passwordAuth, keyboardInteractive, usePam }) {
   ].join('\n');
 }
 
-export async function startSshd({ passwordAuth = false, keyboardInteractive = false, usePam = false } = {}) {
+// `maxSessions`: channels sshd allows per connection (OpenSSH's default is 10).
+export async function startSshd({
+  passwordAuth = false, keyboardInteractive = false, usePam = false, maxSessions = 64,
+} = {}) {
   const dir = mkdtempSync(path.join(tmpdir(), 'agentty-e2e-sshd-'));
   chmodSync(dir, 0o755);  // sshd reads authorized_keys as the user logging in
   mkdirSync('/run/sshd', { recursive: true, mode: 0o755 });
@@ -96,7 +99,7 @@ export async function startSshd({ passwordAuth = false, keyboardInteractive = fa
   chmodSync(`${dir}/authorized_keys`, 0o644);
   writeFileSync(`${dir}/ssh_config`, '');
   const port = await freePort();
-  writeFileSync(`${dir}/sshd_config`, sshdConfig(dir, { passwordAuth, keyboardInteractive, usePam }));
+  writeFileSync(`${dir}/sshd_config`, sshdConfig(dir, { passwordAuth, keyboardInteractive, usePam, maxSessions }));
   const hostKey = readFileSync(`${dir}/hostkey.pub`, 'utf8');
   writeFileSync(`${dir}/known_hosts`, `[127.0.0.1]:${port} ${hostKey}`);
 
