@@ -162,7 +162,14 @@ std::string shell_quote(std::string_view text) {
 }
 
 std::string enter_directory_or_exit(std::string_view directory) {
-  return "cd -- " + shell_quote(directory) + " || exit 1";
+  // "~" and "~/..." are the remote account's home, as a person typing cd
+  // there means; the rest stays quoted (no other expansion).
+  std::string target = shell_quote(directory);
+  if (directory == "~")
+    target = "\"$HOME\"";
+  else if (directory.starts_with("~/"))
+    target = "\"$HOME\"/" + shell_quote(directory.substr(2));
+  return "cd -- " + target + " || exit 1";
 }
 
 std::optional<std::string> with_standard_input(std::string_view command, std::string_view data) {

@@ -158,3 +158,23 @@ test('past the server\'s sessions per connection, the refusal says why and what 
   assert.match(refused.error, /MaxSessions/);
   assert.match(refused.error, /stop one/);
 });
+
+// An agent does not know the remote home's path and names a directory as a
+// person would type it: cwd "~/dir" was quoted whole ("cd: ~/dir: No such
+// file or directory").
+test('execute(host, cwd) and open(host, cwd): "~" and "~/dir" are the remote home', { skip }, async (t) => {
+  const made = await run('mkdir -p ".agentty audit6" && cd && pwd');
+  assert.equal(made.exit_code, 0, JSON.stringify(made));
+  const remoteHome = made.output.trim();
+  t.after(() => run('rmdir ".agentty audit6"'));
+  let r = await run('pwd', { cwd: '~' });
+  assert.equal(r.output, `${remoteHome}\n`, JSON.stringify(r));
+  r = await run('pwd', { cwd: '~/.agentty audit6' });
+  assert.equal(r.exit_code, 0, JSON.stringify(r));
+  assert.equal(r.output, `${remoteHome}/.agentty audit6\n`);
+  const o = await agent.call('open', { host: sshd.host, cwd: '~/.agentty audit6' });
+  assert.equal(o.prompt_ready, true, JSON.stringify(o));
+  t.after(() => agent.call('close', { execution_id: o.execution_id }));
+  r = await agent.call('execute', { session: o.execution_id, command: 'pwd', side_effects: ['NONE'] });
+  assert.equal(r.output, `${remoteHome}/.agentty audit6\n`);
+});

@@ -10,6 +10,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -99,6 +101,26 @@ TEST(SshStandardInputTest, EveryByteArrivesInEachShell) {
   }
   std::remove(file.c_str());
   EXPECT_FALSE(with_standard_input("cat", std::string(kMaxRemoteCommandBytes, 'x')));
+}
+
+// An agent names a remote directory as a person would type it: "~/dir" is
+// under the remote home, in each shell a login shell may be; nothing else
+// in it is expanded.
+TEST(SshEnterDirectoryTest, TildeIsTheRemoteHome) {
+  const std::string home = ::testing::TempDir() + "agentty-home-$x 'q'";
+  std::filesystem::create_directories(home + "/sub dir");
+  const std::string saved = std::getenv("HOME") ? std::getenv("HOME") : "";
+  ::setenv("HOME", home.c_str(), 1);
+  for (const std::string shell : {"/bin/sh", "/bin/bash", "/usr/bin/zsh"}) {
+    if (::access(shell.c_str(), X_OK) != 0) continue;
+    EXPECT_EQ(run_shell(shell, enter_directory_or_exit("~") + "; pwd"), home + "\n") << shell;
+    EXPECT_EQ(run_shell(shell, enter_directory_or_exit("~/sub dir") + "; pwd"), home + "/sub dir\n")
+        << shell;
+    EXPECT_EQ(run_shell(shell, enter_directory_or_exit("/tmp/~") + " 2>/dev/null; echo ran"), "")
+        << shell;
+  }
+  ::setenv("HOME", saved.c_str(), 1);
+  std::filesystem::remove_all(home);
 }
 
 class SshConnectionTest : public ::testing::Test {
