@@ -2,13 +2,17 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <sys/epoll.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/uio.h>
 #include <termios.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -22,27 +26,31 @@ namespace {
 constexpr std::size_t kMaxProcesses = 256;
 constexpr std::size_t kMaxThreads = 64;
 
-// Syscall numbers as /proc/<tid>/syscall reports them.
+// Syscall numbers as /proc/<tid>/syscall reports them, by where the calls
+// that wait for readiness keep their fds: a pollfd array (arg0, count
+// arg1), a read fd_set (arg1, highest fd + 1 in arg0), an epoll set (arg0).
 #if defined(__x86_64__)
 constexpr long kReadCalls[] = {0 /*read*/, 19 /*readv*/};
-constexpr long kPollCalls[] = {7 /*poll*/,
-                               23 /*select*/,
-                               270 /*pselect6*/,
-                               271 /*ppoll*/,
-                               232 /*epoll_wait*/,
-                               281 /*epoll_pwait*/,
-                               441 /*epoll_pwait2*/};
+constexpr long kPollCalls[] = {7 /*poll*/, 271 /*ppoll*/};
+constexpr long kSelectCalls[] = {23 /*select*/, 270 /*pselect6*/};
+constexpr long kEpollCalls[] = {232 /*epoll_wait*/, 281 /*epoll_pwait*/, 441 /*epoll_pwait2*/};
 constexpr bool kKnownArch = true;
 #elif defined(__aarch64__)
 constexpr long kReadCalls[] = {63 /*read*/, 65 /*readv*/};
-constexpr long kPollCalls[] = {72 /*pselect6*/, 73 /*ppoll*/, 22 /*epoll_pwait*/,
-                               441 /*epoll_pwait2*/};
+constexpr long kPollCalls[] = {73 /*ppoll*/};
+constexpr long kSelectCalls[] = {72 /*pselect6*/};
+constexpr long kEpollCalls[] = {22 /*epoll_pwait*/, 441 /*epoll_pwait2*/};
 constexpr bool kKnownArch = true;
 #else
 constexpr long kReadCalls[] = {-2};
 constexpr long kPollCalls[] = {-2};
+constexpr long kSelectCalls[] = {-2};
+constexpr long kEpollCalls[] = {-2};
 constexpr bool kKnownArch = false;
 #endif
+
+constexpr std::size_t kMaxPolledFds = 4096;
+constexpr std::size_t kMaxFdinfoBytes = 256 * 1024;
 
 template <std::size_t N>
 bool contains(const long (&calls)[N], long nr) {
@@ -111,6 +119,73 @@ bool fd_is_slave(pid_t pid, long fd, dev_t slave) {
   return st.st_rdev == slave || st.st_rdev == makedev(5, 0);
 }
 
+// Up to `size` bytes of another process's memory (a descendant: ptrace
+// rules allow it); nullopt when it cannot be read.
+std::optional<std::string> read_memory(pid_t pid, unsigned long address, std::size_t size) {
+  std::string bytes(size, '\0');
+  iovec local{bytes.data(), size};
+  iovec remote{reinterpret_cast<void*>(address), size};
+  if (size == 0) return bytes;
+  if (::process_vm_readv(pid, &local, 1, &remote, 1, 0) != static_cast<ssize_t>(size))
+    return std::nullopt;
+  return bytes;
+}
+
+// A /proc file of any size up to `limit` (an epoll fdinfo lists every fd).
+std::optional<std::string> read_whole_proc_file(const std::string& path, std::size_t limit) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return std::nullopt;
+  std::string text;
+  char buffer[4096];
+  while (text.size() < limit) {
+    ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
+    if (n <= 0) break;
+    text.append(buffer, static_cast<std::size_t>(n));
+  }
+  return text;
+}
+
+// The fds a thread blocked in poll/select/epoll_wait waits to read, from
+// the call's arguments; nullopt when they cannot be read.
+std::optional<std::vector<long>> polled_for_reading(pid_t pid, long nr,
+                                                    const std::vector<unsigned long>& args) {
+  std::vector<long> fds;
+  if (args.size() < 2) return std::nullopt;
+  if (contains(kPollCalls, nr)) {
+    std::size_t count = std::min<std::size_t>(args[1], kMaxPolledFds);
+    auto bytes = read_memory(pid, args[0], count * sizeof(pollfd));
+    if (!bytes) return std::nullopt;
+    for (std::size_t i = 0; i < count; ++i) {
+      pollfd entry{};
+      std::memcpy(&entry, bytes->data() + i * sizeof(pollfd), sizeof(pollfd));
+      if (entry.fd >= 0 && (entry.events & (POLLIN | POLLPRI | POLLRDNORM)))
+        fds.push_back(entry.fd);
+    }
+  } else if (contains(kSelectCalls, nr)) {
+    if (args[1] == 0) return fds;  // no read set
+    std::size_t count = std::min<std::size_t>(args[0], kMaxPolledFds);
+    auto bytes = read_memory(pid, args[1], (count + 7) / 8);
+    if (!bytes) return std::nullopt;
+    for (std::size_t fd = 0; fd < count; ++fd)  // fd_set: bit fd%8 of byte fd/8 (little-endian)
+      if ((*bytes)[fd / 8] & (1 << (fd % 8))) fds.push_back(static_cast<long>(fd));
+  } else if (contains(kEpollCalls, nr)) {
+    // "tfd:        5 events:       19 data: ..." per registered fd.
+    auto info = read_whole_proc_file(
+        "/proc/" + std::to_string(pid) + "/fdinfo/" + std::to_string(args[0]), kMaxFdinfoBytes);
+    if (!info) return std::nullopt;
+    for (std::size_t at = info->find("tfd:"); at != std::string::npos;
+         at = info->find("tfd:", at + 4)) {
+      char* end = nullptr;
+      long fd = std::strtol(info->c_str() + at + 4, &end, 10);
+      auto events_at = info->find("events:", at);
+      if (events_at == std::string::npos) break;
+      unsigned long events = std::strtoul(info->c_str() + events_at + 7, nullptr, 16);
+      if (events & (EPOLLIN | EPOLLPRI | EPOLLRDNORM)) fds.push_back(fd);
+    }
+  }
+  return fds;
+}
+
 // /proc/<tid>/syscall: "nr arg0 arg1 ... sp pc" while blocked in a syscall;
 // "running" or "-1 sp pc" otherwise.
 bool thread_reads_terminal(pid_t pid, const std::string& task_dir, dev_t slave) {
@@ -121,10 +196,21 @@ bool thread_reads_terminal(pid_t pid, const std::string& task_dir, dev_t slave) 
   char* end = nullptr;
   long nr = std::strtol(text.c_str(), &end, 10);
   if (contains(kReadCalls, nr)) return fd_is_slave(pid, std::strtol(end, nullptr, 16), slave);
-  if (contains(kPollCalls, nr)) {
-    for (long fd = 0; fd <= 2; ++fd)
-      if (fd_is_slave(pid, fd, slave)) return true;
+  if (!contains(kPollCalls, nr) && !contains(kSelectCalls, nr) && !contains(kEpollCalls, nr))
+    return false;
+  std::vector<unsigned long> args;
+  for (const char* cursor = end; args.size() < 6; cursor = end) {
+    unsigned long value = std::strtoul(cursor, &end, 16);
+    if (end == cursor) break;
+    args.push_back(value);
   }
+  if (auto fds = polled_for_reading(pid, nr, args)) {
+    return std::any_of(fds->begin(), fds->end(),
+                       [&](long fd) { return fd_is_slave(pid, fd, slave); });
+  }
+  // The fds cannot be read: holding the terminal on 0-2 is the best guess.
+  for (long fd = 0; fd <= 2; ++fd)
+    if (fd_is_slave(pid, fd, slave)) return true;
   return false;
 }
 

@@ -7,21 +7,26 @@
 // /proc scan when that file is missing), and each of their threads is checked:
 // state 'S' and /proc/<tid>/syscall showing a read-family call (read, readv)
 // on an fd whose device is the PTY slave (or /dev/tty, which is the slave for
-// these processes: password prompts read it), or a wait-for-readiness call (poll,
-// select, pselect6, ppoll, epoll_wait, epoll_pwait) while the process has the
-// slave open on fd 0, 1 or 2, means "reading_input". A shell blocked in wait4
-// is busy, but its child in the same foreground group may be the reader, so
-// every member counts: any reader makes the answer reading_input.
+// these processes: password prompts read it), or a wait-for-readiness call
+// (poll, ppoll, select, pselect6, epoll_wait, epoll_pwait) whose read set holds
+// such an fd, means "reading_input". The read set is the call's pollfd array
+// or fd_set, read from the process's memory (process_vm_readv, allowed on a
+// descendant), or the epoll instance's fds from /proc/<pid>/fdinfo: so an
+// event loop waiting on a timer or a socket (node, asyncio, curl, man's
+// pipeline) while it holds the terminal on fd 0-2 is busy. Only when the set
+// cannot be read does holding the slave on fd 0, 1 or 2 count as reading. A
+// shell blocked in wait4 is busy, but its child in the same foreground group
+// may be the reader, so every member counts: any reader makes the answer
+// reading_input.
 //
 // Fallbacks: no /proc, or an architecture whose syscall numbers are not known
 // here (only x86_64 and aarch64 are), gives `unknown`; a foreground group with
-// no live member gives `busy`. Poll-family calls are a best effort: the
-// probe does not read the fd sets, so a program polling a socket while it
-// holds the terminal counts as reading.
+// no live member gives `busy`.
 //
 // Cost: a few small /proc reads per foreground process (bounded to
-// kMaxProcesses processes and kMaxThreads threads each); no ptrace, no
-// blocking. Safe to call on each response from the event loop thread.
+// kMaxProcesses processes and kMaxThreads threads each, plus a read of a
+// waiting thread's fd set); no ptrace attach, no blocking. Safe to call on
+// each response from the event loop thread.
 #pragma once
 
 #include <sys/types.h>

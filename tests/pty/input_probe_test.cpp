@@ -130,6 +130,53 @@ TEST(InputProbe, ReaderOfAPipeIsBusy) {
   }
 }
 
+// Blocks in poll, select or epoll_wait on `what` ("terminal": fd 0, the
+// PTY; "pipe": a pipe nobody writes, like an event loop waiting on a socket
+// or a timer) while fd 0, 1 and 2 are the terminal.
+const char* kWaitReady = R"(
+import os, select, sys
+r, w = os.pipe()
+fd = 0 if sys.argv[2] == "terminal" else r
+if sys.argv[1] == "poll":
+    p = select.poll(); p.register(fd, select.POLLIN); p.poll(30000)
+elif sys.argv[1] == "select":
+    select.select([fd], [], [], 30)
+else:
+    e = select.epoll(); e.register(fd, select.EPOLLIN); e.poll(30)
+)";
+
+bool blocked_in_wait_for_readiness(int pid) {
+  std::ifstream syscall("/proc/" + std::to_string(pid) + "/syscall");
+  long number = -1;
+  if (!(syscall >> number)) return false;
+  for (long wait_call : {7, 23, 270, 271, 232, 281, 441, 72, 73, 22})
+    if (number == wait_call) return true;
+  return false;
+}
+
+class WaitForReadiness : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(WaitForReadiness, OnThePipeIsBusyOnTheTerminalIsReadingInput) {
+  // node's setTimeout, asyncio, curl and man's pipeline wait this way with the
+  // terminal on fd 0-2: that is not waiting for input.
+  for (const char* what : {"pipe", "terminal"}) {
+    SCOPED_TRACE(std::string(GetParam()) + " on the " + what);
+    PtyRun run;
+    ASSERT_EQ(run.spawn({"python3", "-c", kWaitReady, GetParam(), what}), "");
+    int pid = *run.process->process_id();
+    ASSERT_TRUE(run.run_until([&] { return blocked_in_wait_for_readiness(pid); }));
+    auto wanted = std::string(what) == "pipe" ? InputState::busy : InputState::reading_input;
+    EXPECT_TRUE(becomes(run, wanted));
+    for (int i = 0; i < 5; ++i) {
+      run.run_until([] { return false; }, std::chrono::milliseconds(20));
+      EXPECT_EQ(run.process->input_state(), wanted);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(InputProbe, WaitForReadiness,
+                         ::testing::Values("poll", "select", "epoll"));
+
 TEST(InputProbe, FinishedProcessIsNotReading) {
   PtyRun run;
   ASSERT_EQ(run.spawn({"true"}), "");
