@@ -193,7 +193,10 @@ void ShellIntegration::on_prompt_drawn(const ShellMark& mark) {
   // them, name it later.
   if (running()) shells_.push_back(ShellLevel{});
   if (!commands_.empty() && commands_.back().ended() && commands_.back().prompt_end == 0) {
-    commands_.back().prompt_end = mark.end_seq;
+    auto& command = commands_.back();
+    command.prompt_end = mark.end_seq;
+    command.after_end =
+        last_prompt_begin_ > command.after_begin ? last_prompt_begin_ : mark.begin_seq;
   }
   prompt_ready_ = true;
   last_prompt_end_ = mark.end_seq;
@@ -252,6 +255,7 @@ void ShellIntegration::on_command_end(const ShellMark& mark) {
       if (ShellCommand* command = find_mutable(*id)) {
         command->exit_code = status;
         command->output_end = mark.begin_seq;
+        command->after_begin = mark.end_seq;
       }
     }
     if (shells_.size() == level + 1) break;

@@ -80,6 +80,11 @@ struct ShellCommand {
   std::uint64_t output_begin = 0;
   std::uint64_t output_end = 0;  // 0: still running
   std::uint64_t prompt_end = 0;  // after the next prompt (0: not drawn yet)
+  // What the shell printed between the D mark and the next prompt (a user's
+  // PROMPT_COMMAND or precmd, like direnv's; bash's job notices; a
+  // background job's output): a person sees it after the command's output.
+  std::uint64_t after_begin = 0;  // the byte after the D mark
+  std::uint64_t after_end = 0;    // where the next prompt starts (0: not drawn yet)
   // A human's: where the prompt it was typed at starts (its A mark), so the
   // agent's text can show `[human] $ CMD` in place of the prompt and the echo.
   std::uint64_t prompt_begin = 0;

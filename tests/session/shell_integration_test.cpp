@@ -93,6 +93,23 @@ TEST(ShellIntegration, AgentCommandBoundariesAndExitCode) {
   EXPECT_TRUE(f.shell.prompt_ready());
 }
 
+TEST(ShellIntegration, WhatThePromptHookPrintsBeforeThePromptIsKeptApart) {
+  Feeder f;
+  f.out(mark("D;0") + mark("A") + "$ " + mark("B"));
+  auto id = f.shell.submit_agent_command("cd project", f.seq, false);
+  f.out("cd project\r\n" + mark("C"));
+  f.out(mark("D;0"));
+  std::uint64_t after_begin = f.seq;
+  f.out("direnv: loading .envrc\r\n\x1b[?2004h");
+  std::uint64_t after_end = f.seq;
+  f.out(mark("A") + "$ ");
+  EXPECT_EQ(f.shell.find(id)->after_end, 0u);  // the prompt is not drawn yet
+  f.out(mark("B"));
+  const auto* command = f.shell.find(id);
+  EXPECT_EQ(command->after_begin, after_begin);
+  EXPECT_EQ(command->after_end, after_end);
+}
+
 TEST(ShellIntegration, EmptyLineAndExtraPs0MarksDoNotMakeCommands) {
   Feeder f;
   f.out(mark("A") + "$ " + mark("B"));

@@ -76,6 +76,8 @@ bool ran_nothing(const ShellIntegration& shell, const session::ShellCommand& com
          shell.last_prompt_end() > command.submitted_seq;
 }
 
+// The command's output, then what the shell printed before its next prompt
+// (a prompt hook's message, a job notice): both are what a person sees.
 json command_output(session::Execution& execution, const session::ShellCommand& command,
                     const ReadRequest& request) {
   auto& log = execution.log();
@@ -91,7 +93,18 @@ json command_output(session::Execution& execution, const session::ShellCommand& 
     next = page.next_seq;
     capped = true;
   }
-  out["output"] = request.raw ? bytes : session::to_text(bytes);
+  std::string after;
+  if (!capped && command.after_end > command.after_begin) {
+    after = log.copy_range(command.after_begin, command.after_end);
+    if (bytes.size() + after.size() > request.max_bytes) {
+      after.clear();
+      next = command.after_begin;  // the next read starts with it
+      capped = true;
+    } else {
+      next = command.after_end;
+    }
+  }
+  out["output"] = request.raw ? bytes + after : session::to_text(bytes) + session::to_text(after);
   out["start_seq"] = command.output_begin;
   out["next_seq"] = next;
   out["latest_seq"] = log.latest_seq();
@@ -341,6 +354,7 @@ boost::asio::awaitable<ToolResult> execute_in_session(ToolContext& ctx, const js
         "\" (until=\"exit\" waits for this command's end) "
         "or read to follow it, write to answer prompts, write keys [\"ctrl-c\"] to interrupt it.";
   }
+  note_full_screen(result, *execution);  // vim, less, top run in the session
   co_return answer(std::move(result));
 }
 
