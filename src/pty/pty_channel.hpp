@@ -10,7 +10,8 @@
 //    chunks of any size;
 //  - on_exit fires exactly once, after the last on_output, once the program
 //    has ended AND its process group has no members left (a background job
-//    that outlives the shell keeps the channel alive);
+//    that outlives the shell keeps the channel alive; locally, so does a job
+//    in another group of the terminal's session);
 //  - no callback fires after the channel is destroyed.
 #pragma once
 

@@ -28,9 +28,13 @@ constexpr std::size_t kReadChunk = 64 * 1024;
 // Input not yet accepted by the terminal; more than this is dropped with a
 // warning (the program is not reading, and the agent's typing is unbounded).
 constexpr std::size_t kMaxQueuedInput = 16 << 20;
-// After the supervisor is reaped, how long to wait for end of output (EIO).
-// Only a process outside the program's group (a daemon, another job) can keep
-// the slave open past that; its later output is not ours to wait for.
+// After the supervisor is reaped, end of output (EIO) follows at once unless
+// a process outside the program's group (`setsid cmd &`, `ssh -f`, a daemon
+// that kept its fds) holds the slave open; its later output is not ours to
+// wait for. So the channel ends once output has been quiet for kDrainQuiet
+// after the reap (what the program printed last is read by then), and after
+// kDrainGrace at most (such a process that keeps printing).
+constexpr auto kDrainQuiet = std::chrono::milliseconds(200);
 constexpr auto kDrainGrace = std::chrono::seconds(2);
 // How long the destructor lets the supervisor reap the killed group before it
 // kills the supervisor as well.
@@ -74,6 +78,8 @@ struct PtyProcess::Impl : std::enable_shared_from_this<Impl> {
   // not have its own std::function destroyed under it.
   bool in_output_callback_ = false;
   ExitStatus status_;
+  std::chrono::steady_clock::time_point last_output_at_{};
+  std::chrono::steady_clock::time_point reaped_at_{};
 
   void start(ChannelEvents events) {
     // The first read may hand output to a callback that destroys the owning
@@ -108,6 +114,7 @@ struct PtyProcess::Impl : std::enable_shared_from_this<Impl> {
       }
       break;
     }
+    if (filled > 0) last_output_at_ = std::chrono::steady_clock::now();
     if (filled > 0 && events_.on_output) {
       in_output_callback_ = true;
       events_.on_output(std::string_view(read_buffer_.get(), filled));
@@ -168,16 +175,29 @@ struct PtyProcess::Impl : std::enable_shared_from_this<Impl> {
     reaped_ = true;
     status_ = ExitStatus::from_wait_status(wait_status);
     if (output_ended_) return maybe_finish();
-    drain_timer_.expires_after(kDrainGrace);
-    drain_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
-      if (is_aborted(ec) || self->destroyed_ || self->finished_) return;
-      spdlog::info("pty {}: a process outside the program's group still holds the terminal",
-                   self->program_);
-      self->drain_now();
-      if (self->destroyed_ || self->finished_) return;
-      self->output_ended_ = true;
-      self->maybe_finish();
-    });
+    reaped_at_ = std::chrono::steady_clock::now();
+    wait_for_quiet_output();
+  }
+
+  // Until output has been quiet for kDrainQuiet (or kDrainGrace has passed
+  // since the reap), then the output counts as ended.
+  void wait_for_quiet_output() {
+    auto give_up_at = reaped_at_ + kDrainGrace;
+    drain_timer_.expires_at(
+        std::min(std::max(last_output_at_, reaped_at_) + kDrainQuiet, give_up_at));
+    drain_timer_.async_wait(
+        [self = shared_from_this(), give_up_at](const boost::system::error_code& ec) {
+          if (is_aborted(ec) || self->destroyed_ || self->finished_) return;
+          self->drain_now();
+          if (self->destroyed_ || self->finished_) return;
+          auto now = std::chrono::steady_clock::now();
+          if (now < give_up_at && now - self->last_output_at_ < kDrainQuiet)
+            return self->wait_for_quiet_output();
+          spdlog::info("pty {}: a process outside the program's group still holds the terminal",
+                       self->program_);
+          self->output_ended_ = true;
+          self->maybe_finish();
+        });
   }
 
   void maybe_finish() {
@@ -317,8 +337,17 @@ void PtyProcess::send_signal(int signo) {
   // Once the supervisor is reaped the group is empty and its id may be reused.
   if (impl_->reaped_) return;
   ::kill(-impl_->program_, signo);
-  // A kill ends what job control moved out of the group, too.
-  if (signo == SIGKILL) signal_session_members(impl_->supervisor_, SIGKILL);
+  // What ends the execution ends what job control moved out of the group,
+  // too (`set -m` jobs, GNU timeout's own group): the supervisor waits for
+  // them (a hang-up is what a shell sends its jobs itself).
+  const bool ends = signo == SIGTERM || signo == SIGHUP || signo == SIGKILL;
+  if (ends) signal_session_members(impl_->supervisor_, signo, impl_->program_);
+  // A group stopped by ctrl-z takes a signal that ends it only once it runs
+  // again: continue it, as `kill %job` in bash and systemd do.
+  if (signo == SIGTERM || signo == SIGHUP || signo == SIGINT || signo == SIGQUIT) {
+    ::kill(-impl_->program_, SIGCONT);
+    if (ends) signal_session_members(impl_->supervisor_, SIGCONT, impl_->program_);
+  }
 }
 
 std::optional<int> PtyProcess::process_id() const {

@@ -10,8 +10,9 @@
 // program has exec'd. On failure the supervisor and the program are reaped
 // before returning, so nothing is left running or as a zombie.
 //
-// The supervisor waits until the program has ended and its process group has
-// no member left, then exits with the program's wait status: the same exit
+// The supervisor waits until the program has ended and no other process is
+// left in the terminal's session (its group, or a job in a group of its own;
+// not one that left the session with setsid), then exits with the program's wait status: the same exit
 // code, or the same fatal signal re-raised with core dumps disabled.
 //
 // The program starts with default signal dispositions, an empty signal mask,

@@ -5,7 +5,9 @@
 // the terminal's foreground group, so a shell that exits leaves its
 // background members running on the terminal (no hangup from a dying session
 // leader), and agentty learns the program has ended only once the program
-// and its whole group are gone, with the program's own wait status.
+// and every other process of the terminal's session (its group, and jobs
+// that job control moved to groups of their own) are gone, with the
+// program's own wait status.
 //
 // Why a small program instead of a fork of agentty: fork copies the page
 // tables of the whole parent, and agentty's grow with every retained
@@ -86,6 +88,57 @@ bool group_is_empty(pid_t group) {
   return ::kill(-group, 0) != 0 && errno == ESRCH;
 }
 
+// Whether `pid` ignores SIGHUP (nohup, trap "" HUP): it means to outlive
+// its terminal, so it does not hold the execution open.
+bool ignores_hangup(pid_t pid) {
+  std::string path = "/proc/" + std::to_string(pid) + "/status";
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char buffer[4096];
+  ssize_t n = ::read(fd, buffer, sizeof buffer - 1);
+  ::close(fd);
+  if (n <= 0) return false;
+  buffer[n] = '\0';
+  const char* ignored = std::strstr(buffer, "\nSigIgn:");
+  return ignored && (std::strtoull(ignored + 8, nullptr, 16) & (1ULL << (SIGHUP - 1)));
+}
+
+// Whether a process of this terminal's session is left besides this one: the
+// program's group, or a job that job control moved to a group of its own
+// (`set -m; server &`, `bash -i`, GNU timeout's own group). Each descends
+// from this subreaper through children in the session (a process that left
+// it with setsid cannot come back), so the children tell. One that ignores
+// the hang-up is left to outlive the terminal, as it asked. nullopt: the
+// children cannot be listed (no CONFIG_PROC_CHILDREN).
+std::optional<bool> session_has_members() {
+  pid_t self = ::getpid();
+  std::string path = "/proc/self/task/" + std::to_string(self) + "/children";
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::string text;
+  char buffer[4096];
+  ssize_t n;
+  while ((n = ::read(fd, buffer, sizeof buffer)) > 0)
+    text.append(buffer, static_cast<std::size_t>(n));
+  ::close(fd);
+  const char* cursor = text.c_str();
+  char* end = nullptr;
+  for (long pid = std::strtol(cursor, &end, 10); end != cursor;
+       cursor = end, pid = std::strtol(cursor, &end, 10)) {
+    auto child = static_cast<pid_t>(pid);
+    if (::getsid(child) == self && !ignores_hangup(child)) return true;
+  }
+  return false;
+}
+
+// Nothing is left of the program once it has ended: its group is empty (a
+// background job in it may ignore the hang-up: it still counts, as before),
+// and so is the rest of its session.
+bool program_left_nothing(pid_t program) {
+  if (!group_is_empty(program)) return false;
+  return !session_has_members().value_or(false);
+}
+
 [[noreturn]] void exit_like(int wait_status) {
   if (!WIFSIGNALED(wait_status)) ::_exit(WEXITSTATUS(wait_status));
   int signo = WTERMSIG(wait_status);
@@ -100,10 +153,11 @@ bool group_is_empty(pid_t group) {
 }
 
 // Reaps everything that ends up as our child (subreaper) until the program is
-// gone and its process group is empty. A member that leaves the group
-// (setsid, setpgid) or whose death we are not told about (its parent is
-// another descendant) sends us no signal, so the group is re-checked on a
-// timer: every second while the program runs, and from 1 ms doubling up to a
+// gone and no other process is left in the terminal's session (a job in
+// another group counts: it is ours to stop, not an orphan). A process that
+// leaves the session (setsid) or whose death we are not told about (its
+// parent is another descendant) sends us no signal, so the session is
+// re-checked on a timer: every second while the program runs, and from 1 ms doubling up to a
 // second once it has ended (`daemon & exit` must not wait a whole second for
 // the daemon's setsid, nor a long-lived background job cost many wake-ups).
 [[noreturn]] void supervise(pid_t program) {
@@ -123,7 +177,7 @@ bool group_is_empty(pid_t group) {
       }
     }
     bool no_children = reaped < 0 && errno == ECHILD;
-    if (program_done && (no_children || group_is_empty(program))) exit_like(program_status);
+    if (program_done && (no_children || program_left_nothing(program))) exit_like(program_status);
     struct timespec recheck {
       1, 0
     };

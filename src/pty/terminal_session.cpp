@@ -20,6 +20,11 @@ std::optional<pid_t> session_of(pid_t pid) {
   return stat ? std::optional(stat->session) : std::nullopt;
 }
 
+std::optional<pid_t> group_of(pid_t pid) {
+  auto stat = read_proc_stat(pid);
+  return stat ? std::optional(stat->pgrp) : std::nullopt;
+}
+
 }  // namespace
 
 std::vector<pid_t> session_members(pid_t session_id) {
@@ -37,9 +42,10 @@ std::vector<pid_t> session_members(pid_t session_id) {
   return members;
 }
 
-int signal_session_members(pid_t session_id, int signo) {
+int signal_session_members(pid_t session_id, int signo, pid_t except_group) {
   int signalled = 0;
   for (pid_t pid : session_members(session_id)) {
+    if (except_group > 0 && group_of(pid) == except_group) continue;
     // Pinned, then checked again: the pid cannot be reused while the pidfd is open.
     UniqueFd pinned(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
     if (!pinned || session_of(pid) != session_id) continue;

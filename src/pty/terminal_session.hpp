@@ -24,8 +24,9 @@ namespace agentty::pty {
 // /proc cannot be read.
 std::vector<pid_t> session_members(pid_t session_id);
 
-// Sends `signo` to every member of the session (not its leader); returns how
-// many were signalled.
-int signal_session_members(pid_t session_id, int signo);
+// Sends `signo` to every member of the session (not its leader), except the
+// members of process group `except_group` (already signalled as a group);
+// returns how many were signalled.
+int signal_session_members(pid_t session_id, int signo, pid_t except_group = 0);
 
 }  // namespace agentty::pty

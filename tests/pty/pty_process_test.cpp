@@ -231,6 +231,21 @@ TEST(PtyProcess, StrayOutsideTheGroupDoesNotHoldExitForever) {
   ::kill(stray, SIGKILL);
 }
 
+TEST(PtyProcess, StrayOutsideTheGroupDelaysTheExitOnlyUntilOutputIsQuiet) {
+  // `setsid server &`, `ssh -f`: a person gets the prompt back at once; the
+  // agent waited the whole 2 s grace for an end of output that never comes.
+  PtyRun run;
+  auto started = std::chrono::steady_clock::now();
+  ASSERT_EQ(run.spawn({"sh", "-c", "setsid sleep 30 & echo \"stray $!\"; echo last words"}), "");
+  ASSERT_TRUE(run.wait_for_exit());
+  auto took = std::chrono::steady_clock::now() - started;
+  EXPECT_LT(took, std::chrono::milliseconds(1500));
+  EXPECT_NE(run.output_at_exit.find("last words"), std::string::npos);
+  auto at = run.output.find("stray ");
+  ASSERT_NE(at, std::string::npos);
+  ::kill(std::atoi(run.output.c_str() + at + 6), SIGKILL);
+}
+
 TEST(PtyProcess, SigkillEndsProgramThatIgnoresSigterm) {
   PtyRun run;
   ASSERT_EQ(run.spawn({"sh", "-c",
@@ -244,6 +259,26 @@ TEST(PtyProcess, SigkillEndsProgramThatIgnoresSigterm) {
   run.process->send_signal(SIGKILL);
   ASSERT_TRUE(run.wait_for_exit());
   EXPECT_EQ(run.exit->signal, SIGKILL);
+}
+
+TEST(PtyProcess, SigtermEndsAGroupStoppedWithCtrlZ) {
+  // ctrl-z stops the program (no job control to resume it); SIGTERM stays
+  // pending until it runs again, so stop waited out its grace for SIGKILL.
+  PtyRun run;
+  ASSERT_EQ(run.spawn({"sleep", "30"}), "");
+  int pid = *run.process->process_id();
+  ASSERT_TRUE(run.run_until([&] {
+    auto info = test_util::state_and_parent(pid);
+    return info && info->first == 'S';
+  }));
+  run.process->write("\x1a");  // ctrl-z: SIGTSTP to the foreground group
+  ASSERT_TRUE(run.run_until([&] {
+    auto info = test_util::state_and_parent(pid);
+    return info && info->first == 'T';
+  }));
+  run.process->send_signal(SIGTERM);
+  ASSERT_TRUE(run.wait_for_exit());
+  EXPECT_EQ(run.exit->signal, SIGTERM);
 }
 
 TEST(PtyProcess, NothingOfTheGroupSurvivesSigkill) {
@@ -299,6 +334,52 @@ TEST(PtyProcess, DestroyingEndsJobsInOtherGroupsOfTheSession) {
   ASSERT_TRUE(job.pidfd) << run.output;
   run.process.reset();
   EXPECT_TRUE(ends_within_deadline(job.pidfd));
+}
+
+TEST(PtyProcess, SigtermEndsJobsInOtherGroupsOfTheSession) {
+  // `cd x && timeout 100 make; ...`: GNU timeout runs in a group of its own;
+  // stop's SIGTERM reached only the shell, and timeout and make lived on.
+  PtyRun run;
+  auto job = start_job_in_own_group(run);
+  ASSERT_TRUE(job.pidfd) << run.output;
+  run.process->send_signal(SIGTERM);
+  EXPECT_TRUE(ends_within_deadline(job.pidfd));
+  ASSERT_TRUE(run.wait_for_exit());
+}
+
+// Starts `sh -c 'set -m; PREFIX sleep 600 & ...'`, its job's stdio off the
+// terminal, and returns once the job's pid is known (the shell then exits).
+SessionJob start_job_left_behind(PtyRun& run, const std::string& prefix) {
+  SessionJob job;
+  std::string script =
+      "set -m; " + prefix + "sleep 600 </dev/null >/dev/null 2>&1 & echo \"job=$!=\"";
+  if (!run.spawn({"sh", "-c", script}).empty()) return job;
+  if (!run.wait_for_output("=\r\n")) return job;
+  job.pid = std::atoi(run.output.c_str() + run.output.find("job=") + 4);
+  job.pidfd.reset(static_cast<int>(::syscall(SYS_pidfd_open, job.pid, 0)));
+  return job;
+}
+
+TEST(PtyProcess, AJobInAGroupOfItsOwnKeepsTheChannelAlive) {
+  // Like `server &` in the program's own group: the execution runs on, so
+  // stop can end it; it ended at once, leaving the job an orphan.
+  PtyRun run;
+  auto job = start_job_left_behind(run, "");
+  ASSERT_TRUE(job.pidfd) << run.output;
+  EXPECT_FALSE(run.run_until([&] { return run.exit.has_value(); }, std::chrono::milliseconds(700)));
+  ::kill(job.pid, SIGKILL);
+  ASSERT_TRUE(run.wait_for_exit());
+  EXPECT_EQ(run.exit->code, 0);
+}
+
+TEST(PtyProcess, AJobThatIgnoresTheHangupDoesNotHoldTheChannel) {
+  // nohup: it means to outlive the terminal.
+  PtyRun run;
+  auto job = start_job_left_behind(run, "nohup ");
+  ASSERT_TRUE(job.pidfd) << run.output;
+  ASSERT_TRUE(run.wait_for_exit());
+  EXPECT_EQ(::kill(job.pid, 0), 0);
+  ::kill(job.pid, SIGKILL);
 }
 
 TEST(PtyProcess, ResizeIsSeenByTheProgram) {
