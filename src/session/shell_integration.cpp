@@ -196,7 +196,7 @@ void ShellIntegration::on_prompt_drawn(const ShellMark& mark) {
     auto& command = commands_.back();
     command.prompt_end = mark.end_seq;
     command.after_end =
-        last_prompt_begin_ > command.after_begin ? last_prompt_begin_ : mark.begin_seq;
+        last_prompt_begin_ >= command.after_begin ? last_prompt_begin_ : mark.begin_seq;
   }
   prompt_ready_ = true;
   last_prompt_end_ = mark.end_seq;

@@ -110,6 +110,18 @@ TEST(ShellIntegration, WhatThePromptHookPrintsBeforeThePromptIsKeptApart) {
   EXPECT_EQ(command->after_end, after_end);
 }
 
+TEST(ShellIntegration, APromptRightAfterTheEndMarkLeavesNothingBetween) {
+  // sh's PS1 starts with the D mark, then the A mark: the prompt is not text
+  // printed after the command.
+  Feeder f;
+  f.out(mark("D;0") + mark("A") + "# " + mark("B"));
+  auto id = f.shell.submit_agent_command("false", f.seq, false);
+  f.out("false\r\n" + mark("C") + mark("D;1") + mark("A") + "# " + mark("B"));
+  const auto* command = f.shell.find(id);
+  ASSERT_TRUE(command->ended());
+  EXPECT_EQ(command->after_begin, command->after_end);
+}
+
 TEST(ShellIntegration, EmptyLineAndExtraPs0MarksDoNotMakeCommands) {
   Feeder f;
   f.out(mark("A") + "$ " + mark("B"));
