@@ -342,12 +342,12 @@ void PtyProcess::send_signal(int signo) {
   // them (a hang-up is what a shell sends its jobs itself).
   const bool ends = signo == SIGTERM || signo == SIGHUP || signo == SIGKILL;
   if (ends) signal_session_members(impl_->supervisor_, signo, impl_->program_);
-  // A group stopped by ctrl-z takes a signal that ends it only once it runs
-  // again: continue it, as `kill %job` in bash and systemd do.
-  if (signo == SIGTERM || signo == SIGHUP || signo == SIGINT || signo == SIGQUIT) {
-    ::kill(-impl_->program_, SIGCONT);
-    if (ends) signal_session_members(impl_->supervisor_, SIGCONT, impl_->program_);
-  }
+  // A process stopped by ctrl-z takes the signal only once it runs again:
+  // continue what was signalled, as `kill %job` in bash and systemd do.
+  if (signo == SIGINT || signo == SIGQUIT)
+    continue_stopped_members(impl_->supervisor_, impl_->program_);
+  else if (signo == SIGTERM || signo == SIGHUP)
+    continue_stopped_members(impl_->supervisor_);
 }
 
 std::optional<int> PtyProcess::process_id() const {

@@ -4,6 +4,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -52,6 +53,17 @@ int signal_session_members(pid_t session_id, int signo, pid_t except_group) {
     if (::syscall(SYS_pidfd_send_signal, pinned.get(), signo, nullptr, 0) == 0) ++signalled;
   }
   return signalled;
+}
+
+void continue_stopped_members(pid_t session_id, pid_t only_group) {
+  for (pid_t pid : session_members(session_id)) {
+    UniqueFd pinned(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+    if (!pinned) continue;
+    auto stat = read_proc_stat(pid);
+    if (!stat || stat->session != session_id || stat->state != 'T') continue;
+    if (only_group > 0 && stat->pgrp != only_group) continue;
+    ::syscall(SYS_pidfd_send_signal, pinned.get(), SIGCONT, nullptr, 0);
+  }
 }
 
 }  // namespace agentty::pty

@@ -52,11 +52,13 @@ Execution::Execution(boost::asio::io_context& io, std::string id, ExecutionSpec 
       started_steady_(std::chrono::steady_clock::now()),
       agent_size_(spec_.size),
       timeout_timer_(io),
-      force_kill_timer_(io) {}
+      force_kill_timer_(io),
+      hangup_again_timer_(io) {}
 
 Execution::~Execution() {
   timeout_timer_.cancel();
   force_kill_timer_.cancel();
+  hangup_again_timer_.cancel();
   channel_.reset();   // a live channel kills its process group
   explorer_.reset();  // it reads log_, which goes next
 }
@@ -182,6 +184,7 @@ void Execution::on_exit(pty::ExitStatus status) {
   }
   timeout_timer_.cancel();
   force_kill_timer_.cancel();
+  hangup_again_timer_.cancel();
   held_by_.reset();
   login_hold_ = false;
   if (shell_) shell_->on_exit();
@@ -307,6 +310,7 @@ Expected<void> Execution::stop(int signo, milliseconds force_after, InputSource 
   if (finished()) return {};
   stop_requested_ = true;
   channel_->send_signal(signo);
+  if (signo == SIGHUP && spec_.kind == ExecutionKind::session) arm_hangup_again();
   if (signo != SIGKILL) arm_force_kill(force_after);
   return {};
 }
@@ -392,6 +396,17 @@ void Execution::arm_timeout() {
     timed_out_ = true;
     channel_->send_signal(SIGTERM);
     arm_force_kill(options_.kill_grace);
+  });
+}
+
+// bash misses a hang-up that comes while readline draws its prompt (it
+// handles it, then waits for input again, until the grace's SIGKILL); a
+// second one ends it at once.
+void Execution::arm_hangup_again() {
+  hangup_again_timer_.expires_after(milliseconds(300));
+  hangup_again_timer_.async_wait([this, self = weak_from_this()](boost::system::error_code ec) {
+    if (ec || self.expired() || finished()) return;
+    channel_->send_signal(SIGHUP);
   });
 }
 

@@ -192,6 +192,7 @@ class Execution : public std::enable_shared_from_this<Execution> {
   void record_input(std::string_view bytes, InputSource source);
   void arm_timeout();
   void arm_force_kill(std::chrono::milliseconds after);
+  void arm_hangup_again();
   void state_changed();
 
   boost::asio::io_context& io_;
@@ -235,6 +236,7 @@ class Execution : public std::enable_shared_from_this<Execution> {
   pty::TerminalSize agent_size_;
   boost::asio::steady_timer timeout_timer_;
   boost::asio::steady_timer force_kill_timer_;
+  boost::asio::steady_timer hangup_again_timer_;
 };
 
 }  // namespace agentty::session

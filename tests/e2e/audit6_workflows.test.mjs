@@ -166,3 +166,15 @@ test('a job in a group of its own (set -m) keeps the execution running until sto
   assert.equal(nohup.status, 'completed', JSON.stringify(nohup));
   assert.equal(await endsWithin(kept, 200), false, 'nohup: it asked to outlive the terminal');
 });
+
+test('stop right after open hangs the shell up every time (bash can miss a hang-up while it draws its prompt)', async () => {
+  // About one in ten: bash handled the SIGHUP inside readline and went back
+  // to waiting for input; stop waited out its grace and used SIGKILL.
+  for (let i = 0; i < 15; i++) {
+    const o = await call('open', {});
+    assert.equal(o.prompt_ready, true, JSON.stringify(o));
+    const r = await call('stop', { execution_id: o.execution_id, force_after_ms: 20000 });
+    assert.equal(r.status, 'stopped', JSON.stringify(r));
+    assert.equal(r.signal, 'SIGHUP', `round ${i}: ${JSON.stringify(r)}`);
+  }
+});
