@@ -12,8 +12,9 @@
 //
 // The supervisor waits until the program has ended and no other process is
 // left in the terminal's session (its group, or a job in a group of its own;
-// not one that left the session with setsid), then exits with the program's wait status: the same exit
-// code, or the same fatal signal re-raised with core dumps disabled.
+// not one that left the session with setsid, nor one that ignores SIGHUP),
+// then exits with the program's wait status: the same exit code, or the same
+// fatal signal re-raised with core dumps disabled.
 //
 // The program starts with default signal dispositions, an empty signal mask,
 // and only fds 0, 1 and 2 (the PTY slave) open. Nothing is forked from
