@@ -10,7 +10,7 @@
 
 #include "session/output_log.hpp"
 #include "session/registry.hpp"
-#include "support/loop_thread.hpp"
+#include "support/registry_fixture.hpp"
 
 namespace agentty::session {
 namespace {
@@ -65,51 +65,19 @@ TEST(SpoolFreeze, FrozenWhileEverythingFitsInRamTheRingAloneRemains) {
   EXPECT_EQ(log.copy_range(1, log.latest_seq()), data.substr(data.size() - 8192));
 }
 
-class SpoolBudget : public ::testing::Test {
+class SpoolBudget : public test_support::RegistryFixture {
  protected:
-  void SetUp() override {
-    state_dir_ = test_support::test_state_dir("agentty-budget-");
-    RegistryOptions options;
-    options.state_dir = state_dir_;
-    options.record = false;
+  void configure(RegistryOptions& options) override {
     options.execution.log.ram_bytes = 16 << 10;
     options.execution.log.spool_cap_bytes = 8 << 20;
     options.max_total_spool_bytes = kBudget;
-    registry_.emplace(loop_.io(), options);
-    loop_.start();
-  }
-  void TearDown() override {
-    loop_.on_loop([this] {
-      registry_->shutdown(0ms);
-      return 0;
-    });
-    loop_.stop();
-    registry_.reset();
-    fs::remove_all(state_dir_);
   }
 
-  std::shared_ptr<Execution> start(const std::string& command) {
-    ExecutionSpec spec;
-    spec.argv = {"/bin/sh", "-c", command};
-    spec.command_text = command;
-    auto started = loop_.await_on_loop([&] { return registry_->start_local(spec); });
-    EXPECT_TRUE(started) << started.error();
-    return started ? started.value() : nullptr;
-  }
-
-  // Polls (no event reaches the test thread) with a generous deadline.
   void wait_finished(const std::shared_ptr<Execution>& execution) {
-    auto deadline = std::chrono::steady_clock::now() + 60s;
-    while (!loop_.on_loop([&] { return execution->finished(); })) {
-      ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "did not finish";
-      std::this_thread::sleep_for(20ms);
-    }
+    ASSERT_TRUE(eventually([&] { return execution->finished(); })) << "did not finish";
   }
 
   static constexpr std::uint64_t kBudget = 256 << 10;
-  test_support::LoopThread loop_;
-  fs::path state_dir_;
-  std::optional<Registry> registry_;
 };
 
 // Two programs print 650 KB each against a 256 KiB budget: both run to the end

@@ -6,65 +6,25 @@
 // had even read the command.
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <optional>
-#include <string>
-#include <thread>
+#include <memory>
 
-#include "session/registry.hpp"
-#include "support/loop_thread.hpp"
+#include "support/registry_fixture.hpp"
 
 namespace agentty::session {
 namespace {
 
-namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
 constexpr auto kQuietForInput = 400ms;
 
-class WaitingForInput : public ::testing::Test {
+class WaitingForInput : public test_support::RegistryFixture {
  protected:
-  void SetUp() override {
-    state_dir_ = test_support::test_state_dir("agentty-waiting-");
-    RegistryOptions options;
-    options.state_dir = state_dir_;
-    options.record = false;
+  void configure(RegistryOptions& options) override {
     options.execution.quiet_for_input = kQuietForInput;
-    registry_.emplace(loop_.io(), options);
-    loop_.start();
   }
-  void TearDown() override {
-    loop_.on_loop([this] {
-      registry_->shutdown(0ms);
-      return 0;
-    });
-    loop_.stop();
-    registry_.reset();
-    fs::remove_all(state_dir_);
-  }
-
-  std::shared_ptr<Execution> start(const std::string& command) {
-    ExecutionSpec spec;
-    spec.argv = {"/bin/sh", "-c", command};
-    spec.command_text = command;
-    auto started = loop_.await_on_loop([&] { return registry_->start_local(spec); });
-    EXPECT_TRUE(started) << started.error();
-    return started ? started.value() : nullptr;
-  }
-
-  // Polls (no event reaches the test thread) with a generous deadline.
   bool eventually_waiting(const std::shared_ptr<Execution>& execution) {
-    auto deadline = std::chrono::steady_clock::now() + 60s;
-    while (!loop_.on_loop([&] { return execution->waiting_for_input(); })) {
-      if (std::chrono::steady_clock::now() > deadline) return false;
-      std::this_thread::sleep_for(20ms);
-    }
-    return true;
+    return eventually([&] { return execution->waiting_for_input(); });
   }
-
-  test_support::LoopThread loop_;
-  fs::path state_dir_;
-  std::optional<Registry> registry_;
 };
 
 TEST_F(WaitingForInput, ALineJustTypedIsNotWaitingUntilTheProgramHadTimeToReadIt) {
