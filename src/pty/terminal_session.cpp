@@ -21,11 +21,6 @@ std::optional<pid_t> session_of(pid_t pid) {
   return stat ? std::optional(stat->session) : std::nullopt;
 }
 
-std::optional<pid_t> group_of(pid_t pid) {
-  auto stat = read_proc_stat(pid);
-  return stat ? std::optional(stat->pgrp) : std::nullopt;
-}
-
 }  // namespace
 
 std::vector<pid_t> session_members(pid_t session_id) {
@@ -43,27 +38,40 @@ std::vector<pid_t> session_members(pid_t session_id) {
   return members;
 }
 
-int signal_session_members(pid_t session_id, int signo, pid_t except_group) {
-  int signalled = 0;
-  for (pid_t pid : session_members(session_id)) {
-    if (except_group > 0 && group_of(pid) == except_group) continue;
-    // Pinned, then checked again: the pid cannot be reused while the pidfd is open.
-    UniqueFd pinned(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
-    if (!pinned || session_of(pid) != session_id) continue;
-    if (::syscall(SYS_pidfd_send_signal, pinned.get(), signo, nullptr, 0) == 0) ++signalled;
-  }
-  return signalled;
-}
+namespace {
 
-void continue_stopped_members(pid_t session_id, pid_t only_group) {
+// Calls `each` with a pidfd and the stat of every member of the session still
+// in it: pinned, then read, so the pid cannot be reused in between.
+template <class Each>
+void for_each_pinned_member(pid_t session_id, Each each) {
   for (pid_t pid : session_members(session_id)) {
     UniqueFd pinned(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
     if (!pinned) continue;
     auto stat = read_proc_stat(pid);
-    if (!stat || stat->session != session_id || stat->state != 'T') continue;
-    if (only_group > 0 && stat->pgrp != only_group) continue;
-    ::syscall(SYS_pidfd_send_signal, pinned.get(), SIGCONT, nullptr, 0);
+    if (stat && stat->session == session_id) each(pinned.get(), *stat);
   }
+}
+
+bool send_signal(int pidfd, int signo) {
+  return ::syscall(SYS_pidfd_send_signal, pidfd, signo, nullptr, 0) == 0;
+}
+
+}  // namespace
+
+int signal_session_members(pid_t session_id, int signo, pid_t except_group) {
+  int signalled = 0;
+  for_each_pinned_member(session_id, [&](int pidfd, const ProcStat& stat) {
+    if (except_group > 0 && stat.pgrp == except_group) return;
+    if (send_signal(pidfd, signo)) ++signalled;
+  });
+  return signalled;
+}
+
+void continue_stopped_members(pid_t session_id, pid_t only_group) {
+  for_each_pinned_member(session_id, [&](int pidfd, const ProcStat& stat) {
+    if (stat.state != 'T' || (only_group > 0 && stat.pgrp != only_group)) return;
+    send_signal(pidfd, SIGCONT);
+  });
 }
 
 }  // namespace agentty::pty
