@@ -243,13 +243,15 @@ InputState probe_input_state(const InputProbeTarget& target) {
   std::vector<pid_t> candidates;
   if (!collect_descendants(target.supervisor, candidates)) candidates = all_processes();
   std::size_t checked = 0;
+  bool all_stopped = true;
   for (pid_t pid : candidates) {
     auto stat = read_proc_stat(pid);
     if (!stat || stat->pgrp != *group) continue;
     if (process_reads_terminal(pid, target.slave_device)) return InputState::reading_input;
+    all_stopped = all_stopped && stat->state == 'T';
     if (++checked >= kMaxProcesses) break;
   }
-  return InputState::busy;
+  return checked > 0 && all_stopped ? InputState::suspended : InputState::busy;
 }
 
 }  // namespace agentty::pty

@@ -17,7 +17,8 @@
 // cannot be read does holding the slave on fd 0, 1 or 2 count as reading. A
 // shell blocked in wait4 is busy, but its child in the same foreground group
 // may be the reader, so every member counts: any reader makes the answer
-// reading_input.
+// reading_input. A group whose every process is stopped (state 'T': ctrl-z
+// with no job-control shell above to take the terminal back) is `suspended`.
 //
 // Fallbacks: no /proc, or an architecture whose syscall numbers are not known
 // here (only x86_64 and aarch64 are), gives `unknown`; a foreground group with

@@ -41,6 +41,9 @@ enum class InputState {
   unknown,        // the backend cannot tell (no /proc, remote host)
   reading_input,  // the foreground process is blocked reading the terminal
   busy,           // running, sleeping on something else, or not reading the terminal
+  // The foreground process group is stopped (ctrl-z, SIGTSTP) and no
+  // job-control shell took the terminal back: nothing will continue it.
+  suspended,
 };
 
 class PtyChannel {
@@ -57,6 +60,10 @@ class PtyChannel {
   // The OS pid of the program (local), if known.
   virtual std::optional<int> process_id() const = 0;
   virtual InputState input_state() const = 0;
+  // Continues the stopped processes of the terminal's foreground group (what
+  // `fg` would do, for a program with no job-control shell above it); false
+  // if none was stopped or the backend cannot tell.
+  virtual bool resume_foreground() { return false; }
   // Whether the terminal echoes input (false at a password prompt); nullopt if unknown.
   virtual std::optional<bool> echo_enabled() const = 0;
   virtual TerminalSize size() const = 0;

@@ -366,6 +366,12 @@ InputState PtyProcess::input_state() const {
       {impl_->master_.native_handle(), impl_->slave_device_, impl_->supervisor_});
 }
 
+bool PtyProcess::resume_foreground() {
+  if (impl_->finished_) return false;
+  auto group = probe_foreground_group(impl_->master_.native_handle());
+  return group && continue_stopped_members(impl_->supervisor_, *group) > 0;
+}
+
 std::optional<bool> PtyProcess::echo_enabled() const {
   if (impl_->finished_) return std::nullopt;
   return probe_echo_enabled(impl_->master_.native_handle());

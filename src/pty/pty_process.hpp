@@ -78,6 +78,7 @@ class PtyProcess final : public PtyChannel {
   void send_signal(int signo) override;
   std::optional<int> process_id() const override;
   InputState input_state() const override;
+  bool resume_foreground() override;
   std::optional<bool> echo_enabled() const override;
   TerminalSize size() const override;
   std::optional<TerminalSize> take_size_change() override;

@@ -67,11 +67,13 @@ int signal_session_members(pid_t session_id, int signo, pid_t except_group) {
   return signalled;
 }
 
-void continue_stopped_members(pid_t session_id, pid_t only_group) {
+int continue_stopped_members(pid_t session_id, pid_t only_group) {
+  int continued = 0;
   for_each_pinned_member(session_id, [&](int pidfd, const ProcStat& stat) {
     if (stat.state != 'T' || (only_group > 0 && stat.pgrp != only_group)) return;
-    send_signal(pidfd, SIGCONT);
+    if (send_signal(pidfd, SIGCONT)) ++continued;
   });
+  return continued;
 }
 
 }  // namespace agentty::pty

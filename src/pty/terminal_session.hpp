@@ -33,6 +33,7 @@ int signal_session_members(pid_t session_id, int signo, pid_t except_group = 0);
 // only to those of process group `only_group` when it is given: a stopped
 // process takes a signal that ends it only once it runs again. Only stopped
 // ones: a shell continued right after a hang-up may miss the hang-up.
-void continue_stopped_members(pid_t session_id, pid_t only_group = 0);
+// Returns how many were continued.
+int continue_stopped_members(pid_t session_id, pid_t only_group = 0);
 
 }  // namespace agentty::pty

@@ -290,11 +290,34 @@ bool Execution::waiting_for_input() const {
     case pty::InputState::reading_input:
       return true;
     case pty::InputState::busy:
+    case pty::InputState::suspended:
       return false;
     case pty::InputState::unknown:
       return quiet >= milliseconds(1000);
   }
   return false;
+}
+
+bool Execution::suspended() const {
+  if (finished() || !channel_ || quiet() < options_.quiet_for_input) return false;
+  return channel_->input_state() == pty::InputState::suspended;
+}
+
+Expected<void> Execution::resume(InputSource source) {
+  if (source == InputSource::agent && held_by_) {
+    return make_error(
+        "held: a human has taken over this execution; it was not resumed. "
+        "Wait with wait(until=\"released\") and try again.");
+  }
+  if (finished())
+    return make_error("execution " + id_ + " has ended (" + to_string(status()) +
+                      "); there is nothing to resume.");
+  if (!channel_->resume_foreground()) {
+    return make_error(
+        "action: \"resume\" continues a program stopped by ctrl-z (suspended=true); this one "
+        "is not stopped, so nothing was sent.");
+  }
+  return {};
 }
 
 std::optional<bool> Execution::echo_enabled() const {

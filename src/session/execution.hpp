@@ -149,6 +149,11 @@ class Execution : public std::enable_shared_from_this<Execution> {
   void set_agent_typed_line(std::string line) { agent_typed_line_ = std::move(line); }
   bool waiting_for_input() const;
   std::optional<bool> echo_enabled() const;
+  // The program was stopped by ctrl-z and nothing above it (no job-control
+  // shell) will continue it; resume() continues it, as `fg` would. Refused
+  // for the agent while held, and when nothing is suspended.
+  bool suspended() const;
+  Expected<void> resume(InputSource source);
 
   // Lifecycle. stop(): `signo` to the process group now, SIGKILL after
   // `force_after` unless it ended. Refused for the agent while held.

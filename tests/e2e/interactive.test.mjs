@@ -143,6 +143,47 @@ test('ctrl-d (the key, or eof after a line) ends cat with exit code 0', async (t
   assert.equal(all.output, 'last line\nlast line\n');  // the echo, then cat's copy
 });
 
+test('ctrl-z with no shell to continue the program: suspended, write(action=resume) continues it', async (t) => {
+  const r = await start(t, { argv: ['python3', '-c', 'print("got", input("name? "))'], yield_ms: 100 });
+  const id = r.execution_id;
+  await waitForInput(id);
+  await call('write', { execution_id: id, keys: ['ctrl-z'] });
+  const stopped = await eventually(async () => {
+    const read = await call('read', { execution_id: id });
+    return read.suspended ? read : undefined;
+  }, { timeout: WAIT_MS, what: 'suspended=true' });
+  assert.equal(stopped.status, 'running');
+  assert.equal(stopped.waiting_for_input, false);
+  assert.match(stopped.message, /action="resume"/);
+  const listed = (await call('ps', {})).executions.find((e) => e.execution_id === id);
+  assert.equal(listed.suspended, true, JSON.stringify(listed));
+
+  const resumed = await call('write', { execution_id: id, action: 'resume' });
+  assert.equal(resumed.isError, false, resumed.error);
+  assert.equal(resumed.ok, true);
+  assert.equal(resumed.suspended, undefined, JSON.stringify(resumed));
+  await waitForInput(id);
+  await call('write', { execution_id: id, input: 'ada', newline: true });
+  const exited = await waitForExit(id);
+  assert.equal(exited.exit_code, 0);
+  assert.match((await call('read', { execution_id: id, since_seq: 1 })).output, /got ada/);
+
+  const again = await call('write', { execution_id: id, action: 'resume' });
+  assert.equal(again.isError, true);
+  assert.match(again.error, /ended/);
+});
+
+test('write(action=resume) on a program that is not stopped is refused and sends nothing', async (t) => {
+  const r = await start(t, { argv: ['cat'], yield_ms: 100 });
+  await waitForInput(r.execution_id);
+  const w = await call('write', { execution_id: r.execution_id, action: 'resume' });
+  assert.equal(w.isError, true);
+  assert.match(w.error, /not stopped/);
+  const mixed = await call('write', { execution_id: r.execution_id, action: 'resume', input: 'x' });
+  assert.equal(mixed.isError, true);
+  assert.match(mixed.error, /^action:/);
+});
+
 // Runs `script` between two markers on a 80x24 terminal, waits until it has
 // drawn `drawn` and reads keys, and returns the execution id.
 async function startFullScreen(t, script, args, drawn) {

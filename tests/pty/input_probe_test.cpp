@@ -177,6 +177,27 @@ TEST_P(WaitForReadiness, OnThePipeIsBusyOnTheTerminalIsReadingInput) {
 INSTANTIATE_TEST_SUITE_P(InputProbe, WaitForReadiness,
                          ::testing::Values("poll", "select", "epoll"));
 
+TEST(InputProbe, AProgramStoppedByCtrlZIsSuspendedUntilResumed) {
+  // No job-control shell runs above the program: ctrl-z stops it and nothing
+  // would ever continue it, so the probe must say so (not "busy").
+  PtyRun run;
+  ASSERT_EQ(run.spawn({"sh", "-c", "read x; echo got $x"}), "");
+  ASSERT_TRUE(becomes(run, InputState::reading_input));
+  run.process->write("\x1a");  // ctrl-z: SIGTSTP to the foreground group
+  EXPECT_TRUE(becomes(run, InputState::suspended));
+  ASSERT_TRUE(run.process->resume_foreground());
+  EXPECT_TRUE(becomes(run, InputState::reading_input));
+  run.process->write("on\n");
+  ASSERT_TRUE(run.wait_for_output("got on"));
+}
+
+TEST(InputProbe, ResumingARunningProgramSendsNothing) {
+  PtyRun run;
+  ASSERT_EQ(run.spawn({"cat"}), "");
+  ASSERT_TRUE(becomes(run, InputState::reading_input));
+  EXPECT_FALSE(run.process->resume_foreground());
+}
+
 TEST(InputProbe, FinishedProcessIsNotReading) {
   PtyRun run;
   ASSERT_EQ(run.spawn({"true"}), "");

@@ -154,6 +154,11 @@ json status_output_properties() {
        {{"type", "boolean"}, {"description", "A human has taken over; agent writes are refused."}}},
       {"held_by", {{"type", "string"}}},
       {"waiting_for_input", {{"type", "boolean"}}},
+      {"suspended",
+       {{"type", "boolean"},
+        {"description",
+         "Present and true when the program was stopped by ctrl-z (SIGTSTP) and no shell above "
+         "it will continue it: write(action=\"resume\") continues it, stop ends it."}}},
       {"duration_ms", {{"type", "integer"}}},
       {"terminal_url", {{"type", "string"}}},
       {"failure_reason", {{"type", "string"}}},
@@ -188,6 +193,14 @@ json annotations(bool read_only, bool destructive, bool idempotent, bool open_wo
           {"idempotentHint", idempotent},
           {"openWorldHint", open_world}};
 }
+
+namespace {
+
+constexpr const char* kSuspendedMessage =
+    "The program is stopped (ctrl-z, SIGTSTP) and no shell above it will continue it: "
+    "write(action=\"resume\") continues it, stop ends it.";
+
+}  // namespace
 
 json merged(json a, const json& b) {
   for (const auto& [key, value] : b.items()) a[key] = value;
@@ -415,6 +428,10 @@ json status_fields(session::Execution& execution, const ToolContext& ctx) {
   if (auto exit = execution.exit_status()) {
     out["exit_code"] = exit->shell_code();
     if (exit->signal) out["signal"] = pty::signal_name(*exit->signal);
+  }
+  if (execution.suspended()) {
+    out["suspended"] = true;
+    out["message"] = kSuspendedMessage;
   }
   if (execution.held_by()) out["held_by"] = *execution.held_by();
   if (!execution.failure_reason().empty()) out["failure_reason"] = execution.failure_reason();

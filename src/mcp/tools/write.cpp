@@ -166,12 +166,19 @@ boost::asio::awaitable<ToolResult> write(ToolContext& ctx, const json& args,
     if (size)
       co_return tool_error(
           "cols/rows: cannot be combined with action; resize in a separate write.");
-    co_return co_await session_action(ctx, *execution, args);
+    if (args["action"] != "resume") co_return co_await session_action(ctx, *execution, args);
+    if (typing)
+      co_return tool_error(
+          "action: \"resume\" cannot be combined with input, keys or eof; type in a separate "
+          "write once it runs.");
+    auto continued = execution->resume(session::InputSource::agent);
+    if (!continued) co_return refusal(*execution, ctx, continued.error(), {{"ok", false}});
   }
   auto bytes = compose_input(*execution, args);
   if (!bytes) co_return tool_error(bytes.error());
   // ok=true would say something was typed.
-  if (bytes->empty() && !size) {
+  const bool resumed = args.contains("action");  // other actions returned above
+  if (bytes->empty() && !size && !resumed) {
     co_return tool_error(
         "input: empty, and no keys, eof or cols/rows: nothing was written. Give the text to "
         "type, newline: true to press Enter, or keys; use read or wait to follow the output.");
@@ -201,9 +208,11 @@ boost::asio::awaitable<ToolResult> write(ToolContext& ctx, const json& args,
     // quiet(): since the output or our input, whichever is later.
     bool replied = execution->log().latest_seq() > before;
     if (replied && execution->quiet() >= kQuietAfterReply) return true;
-    // A resize alone types nothing: give the program time to redraw.
-    return steady_clock::now() - sent_at >= kQuietAfterReply &&
-           execution->quiet() >= kQuietAfterReply && execution->waiting_for_input();
+    if (steady_clock::now() - sent_at < kQuietAfterReply || execution->quiet() < kQuietAfterReply)
+      return false;
+    // A resumed program may print nothing: running again is its answer. A
+    // resize alone types nothing: give the program time to redraw.
+    return resumed || execution->waiting_for_input();
   };
   auto end = co_await wait_until(ctx, *execution, deadline, settled, milliseconds(50));
   if (end == WaitEnd::cancelled) co_return ToolResult{};
@@ -258,10 +267,12 @@ ToolDefinition make_write_tool(const ToolConfig& config) {
              "line."}}},
           {"action",
            {{"type", "string"},
-            {"enum", {"rearm", "flush"}},
+            {"enum", {"rearm", "flush", "resume"}},
             {"description",
-             "Sessions only. rearm: re-inject the prompt hook after switching into a new shell; "
-             "flush: drop typed-ahead input and clear the line."}}},
+             "rearm (sessions): re-inject the prompt hook after switching into a new shell; "
+             "flush (sessions): drop typed-ahead input and clear the line; resume: continue a "
+             "program stopped by ctrl-z that no shell will continue (suspended=true), as fg "
+             "would, and return what it prints."}}},
           {"yield_ms", capped_timer_input(config,
                                           "Longest wait for the reply (default 2000); returns "
                                           "earlier once output goes quiet.")},
@@ -285,7 +296,8 @@ ToolDefinition make_write_tool(const ToolConfig& config) {
       "output goes quiet, the program waits for input again, or yield_ms). Use it to answer "
       "prompts, drive REPLs "
       "(python3, psql), press keys (`keys`: ctrl-c to interrupt, arrows, tab, f1..f12) or send "
-      "end-of-file (`eof`). "
+      "end-of-file (`eof`). A program stopped by ctrl-z with no shell above it to continue it "
+      "answers suspended=true: action=\"resume\" continues it. "
       "Input is echoed as on a terminal. `cols`/`rows` resize the terminal first (either alone "
       "keeps the other; the program gets SIGWINCH and screen follows), with or without input. "
       "Command rules: when a shell reads the input as commands (a session whose shell is at "
