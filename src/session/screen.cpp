@@ -317,6 +317,12 @@ ScreenModes Screen::modes() const {
   return modes;
 }
 
+ScreenCursor Screen::cursor() const {
+  VTermPos pos{};
+  vterm_state_get_cursorpos(impl_->state, &pos);
+  return ScreenCursor{pos.row, pos.col, impl_->cursor_visible};
+}
+
 ScreenSnapshot Screen::snapshot(std::size_t scrollback_lines) const {
   ScreenSnapshot snap;
   auto size = this->size();
@@ -330,9 +336,7 @@ ScreenSnapshot Screen::snapshot(std::size_t scrollback_lines) const {
   const auto& sb = impl_->scrollback;
   std::size_t take = std::min(scrollback_lines, sb.size());
   snap.scrollback.assign(sb.end() - static_cast<std::ptrdiff_t>(take), sb.end());
-  VTermPos pos{};
-  vterm_state_get_cursorpos(impl_->state, &pos);
-  snap.cursor = ScreenCursor{pos.row, pos.col, impl_->cursor_visible};
+  snap.cursor = cursor();
   snap.modes = modes();
   snap.title = impl_->title;
   return snap;

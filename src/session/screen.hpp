@@ -62,6 +62,7 @@ class Screen {
 
   ScreenSnapshot snapshot(std::size_t scrollback_lines = 0) const;
   ScreenModes modes() const;
+  ScreenCursor cursor() const;
   const std::string& title() const;
   // Escape sequences that redraw the current screen on a fresh terminal
   // (reset, rows with SGR, cursor, modes): what a new browser viewer gets.

@@ -113,6 +113,23 @@ test('cols and rows reach the remote terminal', { skip }, async () => {
   assert.equal(r.output, '33 101\n');
 });
 
+test('a remote REPL at its prompt answers before yield_ms; a silent remote command is waited for', { skip }, async (t) => {
+  const sent = Date.now();
+  const r = await run('python3 -q', { yield_ms: 30000 });
+  t.after(() => agent.call('stop', { execution_id: r.execution_id, signal: 'SIGKILL' }));
+  assert.equal(r.status, 'backgrounded', JSON.stringify(r));
+  assert.ok(Date.now() - sent < 20000, `took ${Date.now() - sent} ms`);
+  assert.equal(r.waiting_for_input, true);
+  assert.match(r.output, />>> $/);
+  assert.match(r.message, /guess/);
+  const w = await agent.call('write', { execution_id: r.execution_id, input: '6*7', newline: true });
+  assert.match(w.output, /42/);
+  // Quiet at the start of a line is a command at work, not a prompt.
+  const quiet = await run('sleep 3; echo done', { yield_ms: 30000 });
+  assert.equal(quiet.status, 'completed', JSON.stringify(quiet));
+  assert.equal(quiet.output, 'done\n');
+});
+
 test('ps lists host executions; stop ends one', { skip }, async () => {
   const r = await run('sleep 100', { yield_ms: 200, name: 'remote-sleeper' });
   assert.equal(r.status, 'backgrounded');

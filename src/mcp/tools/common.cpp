@@ -476,10 +476,21 @@ boost::asio::awaitable<WaitEnd> wait_until(ToolContext& ctx, session::Execution&
 }
 
 bool awaits_answer(session::Execution& execution) {
-  // Remotely waiting_for_input only means "quiet for 1 s" (no /proc to ask):
-  // a silent remote command must not be taken for a prompt.
-  if (!execution.spec().host.empty()) return false;
-  return execution.quiet() >= kAnswerQuiet && execution.waiting_for_input();
+  if (execution.spec().host.empty())
+    return execution.quiet() >= kAnswerQuiet && execution.waiting_for_input();
+  if (execution.finished() || execution.quiet() < kRemoteAnswerQuiet) return false;
+  return execution.screen().cursor().col > 0;
+}
+
+std::string awaits_answer_reason(const session::Execution& execution) {
+  if (execution.spec().host.empty()) {
+    return "it reads the terminal and has printed nothing for " +
+           std::to_string(kAnswerQuiet.count()) + " ms";
+  }
+  return "it stopped mid-line, a prompt?, and has printed nothing for " +
+         std::to_string(kRemoteAnswerQuiet.count() / 1000) +
+         " s; on a host agentty cannot see whether it reads its terminal, so this is a guess: "
+         "check output or screen for its prompt before you write";
 }
 
 boost::asio::awaitable<std::optional<ToolResult>> signal_and_wait(ToolContext& ctx,

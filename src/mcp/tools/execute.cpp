@@ -232,9 +232,8 @@ boost::asio::awaitable<ToolResult> execute(ToolContext& ctx, const json& args) {
   if (!execution->finished() && end == WaitEnd::condition) {
     result["status"] = "backgrounded";
     result["message"] =
-        "It waits for input (it reads the terminal and has printed nothing for " +
-        std::to_string(kAnswerQuiet.count()) +
-        " ms), so this returned before yield_ms; it keeps running. Answer with write "
+        "It waits for input (" + awaits_answer_reason(*execution) +
+        "), so this returned before yield_ms; it keeps running. Answer with write "
         "(execution_id=\"" +
         execution->id() +
         "\"; keys for ctrl-c, arrows...), or wait/read to follow it, stop to end it. For a "
@@ -267,7 +266,8 @@ ToolDefinition make_execute_tool(const ToolConfig& config) {
       "continues it. "
       "`waiting_for_input`=true means the program is waiting for you to type: a program that "
       "waits for input (a prompt, a REPL) returns status=backgrounded with it at once instead of "
-      "after yield_ms; answer with `write`. Errors: "
+      "after yield_ms (on a host, a guess: it stopped mid-line and was quiet for 2 s); answer "
+      "with `write`. Errors: "
       "status=failed_to_start means "
       "nothing ran (the message names the argument or the policy rule and the fix); timed_out "
       "means timeout_ms "

@@ -339,9 +339,8 @@ boost::asio::awaitable<ToolResult> execute_in_session(ToolContext& ctx, const js
   } else if (end == WaitEnd::condition) {
     result["status"] = "backgrounded";
     result["message"] =
-        "The command waits for input (it reads the terminal and has printed nothing for " +
-        std::to_string(kAnswerQuiet.count()) +
-        " ms), so this returned before yield_ms. Answer it with write, or keys [\"ctrl-c\"] to "
+        "The command waits for input (" + awaits_answer_reason(*execution) +
+        "), so this returned before yield_ms. Answer it with write, or keys [\"ctrl-c\"] to "
         "interrupt it. A nested shell (bash, su, ssh to a bash): write(action=\"rearm\") gives "
         "exact boundaries again; until then execute(session=) types into it heuristically.";
   } else {
