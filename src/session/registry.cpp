@@ -99,9 +99,11 @@ namespace {
 
 // The remote shell starts in the account's home: a cwd is entered first, and
 // the command does not run when it cannot be (the shell's own message says why).
+// On the command's first line: the shell's messages number its lines as
+// without a cwd.
 std::string remote_command(const ExecutionSpec& spec) {
   if (spec.cwd.empty()) return spec.remote_command;
-  return pty::enter_directory_or_exit(spec.cwd) + "\n" + spec.remote_command;
+  return pty::enter_directory_or_exit(spec.cwd) + "; " + spec.remote_command;
 }
 
 }  // namespace

@@ -184,6 +184,9 @@ test('execute(host, cwd): the command runs in that directory; one that does not 
   const r = await a.call('execute', { host: sshd.host, cwd: dir, command: 'pwd; echo ran', side_effects: ['NONE'], yield_ms: 20000 });
   assert.equal(r.exit_code, 0, JSON.stringify(r));
   assert.equal(r.output, `${dir}\nran\n`);
+  // The shell's messages name the command's own lines, as without a cwd.
+  const lines = await a.call('execute', { host: sshd.host, cwd: dir, command: 'no-such-command-audit3', side_effects: ['NONE'], yield_ms: 20000 });
+  assert.match(lines.output, /line 1: no-such-command-audit3/);
   const missing = await a.call('execute', {
     host: sshd.host, cwd: '/nonexistent-audit3', command: 'echo must-not-run', side_effects: ['NONE'], yield_ms: 20000,
   });
