@@ -282,25 +282,23 @@ void Execution::record_input(std::string_view bytes, InputSource source) {
   if (!safe.empty()) recorder_->input(safe, human);
 }
 
-bool Execution::waiting_for_input() const {
-  if (finished() || !channel_ || login_hold_) return false;  // a login prompt is not for the agent
-  auto quiet = this->quiet();
-  if (quiet < options_.quiet_for_input) return false;
-  switch (channel_->input_state()) {
+pty::InputState Execution::input_state() const {
+  if (finished() || !channel_ || quiet() < options_.quiet_for_input) return pty::InputState::busy;
+  return channel_->input_state();
+}
+
+bool Execution::waiting_for_input(pty::InputState state) const {
+  if (login_hold_) return false;  // a login prompt is not for the agent
+  switch (state) {
     case pty::InputState::reading_input:
       return true;
     case pty::InputState::busy:
     case pty::InputState::suspended:
       return false;
     case pty::InputState::unknown:
-      return quiet >= milliseconds(1000);
+      return quiet() >= milliseconds(1000);
   }
   return false;
-}
-
-bool Execution::suspended() const {
-  if (finished() || !channel_ || quiet() < options_.quiet_for_input) return false;
-  return channel_->input_state() == pty::InputState::suspended;
 }
 
 Expected<void> Execution::resume(InputSource source) {

@@ -147,12 +147,17 @@ class Execution : public std::enable_shared_from_this<Execution> {
   // is checked too.
   const std::string& agent_typed_line() const { return agent_typed_line_; }
   void set_agent_typed_line(std::string line) { agent_typed_line_ = std::move(line); }
-  bool waiting_for_input() const;
+  // The backend's input state (one /proc probe locally) once output and
+  // input have been quiet for quiet_for_input; busy before that, and once
+  // finished. waiting_for_input and suspended are read from it.
+  pty::InputState input_state() const;
+  bool waiting_for_input() const { return waiting_for_input(input_state()); }
+  bool waiting_for_input(pty::InputState state) const;
   std::optional<bool> echo_enabled() const;
   // The program was stopped by ctrl-z and nothing above it (no job-control
   // shell) will continue it; resume() continues it, as `fg` would. Refused
   // for the agent while held, and when nothing is suspended.
-  bool suspended() const;
+  bool suspended() const { return input_state() == pty::InputState::suspended; }
   Expected<void> resume(InputSource source);
 
   // Lifecycle. stop(): `signo` to the process group now, SIGKILL after

@@ -418,9 +418,10 @@ json status_fields(session::Execution& execution, const ToolContext& ctx) {
       {"status", session::to_string(execution.status())},
       {"kind", session::to_string(execution.kind())},
       {"held", execution.held()},
-      {"waiting_for_input", execution.waiting_for_input()},
       {"duration_ms", execution.duration().count()},
   };
+  const auto state = execution.input_state();
+  out["waiting_for_input"] = execution.waiting_for_input(state);
   auto pid = execution.process_id();
   out["process_id"] = pid ? json(*pid) : json(nullptr);
   out["exit_code"] = nullptr;
@@ -429,7 +430,7 @@ json status_fields(session::Execution& execution, const ToolContext& ctx) {
     out["exit_code"] = exit->shell_code();
     if (exit->signal) out["signal"] = pty::signal_name(*exit->signal);
   }
-  if (execution.suspended()) {
+  if (state == pty::InputState::suspended) {
     out["suspended"] = true;
     out["message"] = kSuspendedMessage;
   }
