@@ -35,6 +35,7 @@
 
 #include "base/change_signal.hpp"
 #include "base/expected.hpp"
+#include "base/owned_file.hpp"
 #include "pty/pty_channel.hpp"
 #include "session/output_log.hpp"
 #include "session/screen_feeder.hpp"
@@ -76,6 +77,9 @@ struct ExecutionSpec {
   // Local only: the program's standard input as a file with these bytes, in
   // place of the terminal. Handed to the program at start and not kept.
   std::optional<std::string> stdin_file;
+  // A file the program runs (execute's checked script): it stays while the
+  // record does ($0 names it) and goes with it.
+  std::shared_ptr<const OwnedFile> script_file;
 };
 
 class Execution : public std::enable_shared_from_this<Execution> {

@@ -169,9 +169,12 @@ boost::asio::awaitable<ToolResult> execute(ToolContext& ctx, const json& args) {
     spec.remote_command = shell_quote_argv(spec.argv);
   } else {
     spec.command_text = args["script"].get<std::string>();
-    auto checked = check_bash_syntax(spec.command_text, ctx.config.state_dir);
+    // Checked and run by one bash: --shell (which may be sh) is for command.
+    const std::string bash = is_bash(ctx.config.default_shell) ? ctx.config.default_shell : "bash";
+    auto checked = check_bash_syntax(spec.command_text, ctx.config.state_dir, bash);
     if (!checked) co_return failed_to_start("script: " + checked.error());
-    spec.argv = {ctx.config.default_shell, checked.value()};
+    spec.script_file = std::move(checked.value());
+    spec.argv = {bash, spec.script_file->path().string()};
     // Checked as bash, so run by bash: a host's login shell may be sh.
     spec.remote_command = "exec bash -c " + pty::shell_quote(spec.command_text);
   }

@@ -15,14 +15,15 @@ namespace agentty::mcp::tools {
 
 namespace {
 
-Expected<std::string> write_script(const std::string& script,
-                                   const std::filesystem::path& state_dir) {
+Expected<std::shared_ptr<const OwnedFile>> write_script(const std::string& script,
+                                                        const std::filesystem::path& state_dir) {
   std::error_code ec;
   auto dir = (state_dir.empty() ? std::filesystem::temp_directory_path() : state_dir) / "scripts";
   std::filesystem::create_directories(dir, ec);
   auto path = dir / ("script-" + random_hex(8) + ".sh");
   UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
   if (!fd) return make_error(errno_message(("open " + path.string()).c_str()));
+  auto file = std::make_shared<const OwnedFile>(path);  // removed on any error below
   std::size_t done = 0;
   while (done < script.size()) {
     ssize_t n = ::write(fd.get(), script.data() + done, script.size() - done);
@@ -30,15 +31,17 @@ Expected<std::string> write_script(const std::string& script,
     if (n < 0) return make_error(errno_message("write"));
     done += static_cast<std::size_t>(n);
   }
-  return path.string();
+  return file;
 }
 
 }  // namespace
 
-Expected<std::string> check_bash_syntax(const std::string& script,
-                                        const std::filesystem::path& state_dir) {
-  auto path = write_script(script, state_dir);
-  if (!path) return path;
+Expected<std::shared_ptr<const OwnedFile>> check_bash_syntax(const std::string& script,
+                                                             const std::filesystem::path& state_dir,
+                                                             const std::string& bash) {
+  auto file = write_script(script, state_dir);
+  if (!file) return file;
+  const std::string path = file.value()->path().string();
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return make_error(errno_message("pipe2"));
   UniqueFd read_end(pipe_fds[0]), write_end(pipe_fds[1]);
@@ -47,9 +50,9 @@ Expected<std::string> check_bash_syntax(const std::string& script,
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&actions, write_end.get(), 1);
   posix_spawn_file_actions_adddup2(&actions, write_end.get(), 2);
-  const char* argv[] = {"bash", "-n", path->c_str(), nullptr};
+  const char* argv[] = {bash.c_str(), "-n", path.c_str(), nullptr};
   pid_t pid = 0;
-  int rc = posix_spawnp(&pid, "bash", &actions, nullptr, const_cast<char**>(argv), environ);
+  int rc = posix_spawnp(&pid, bash.c_str(), &actions, nullptr, const_cast<char**>(argv), environ);
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) return make_error(errno_message("posix_spawn bash", rc));
   write_end.reset();
@@ -63,11 +66,10 @@ Expected<std::string> check_bash_syntax(const std::string& script,
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return path;
-  std::filesystem::remove(*path);
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return file;
   // bash names the temp file; show the line numbers without it.
-  for (std::size_t at; (at = diagnostics.find(*path)) != std::string::npos;)
-    diagnostics.replace(at, path->size(), "script");
+  for (std::size_t at; (at = diagnostics.find(path)) != std::string::npos;)
+    diagnostics.replace(at, path.size(), "script");
   return make_error(
       "bash -n found a syntax error; nothing was run. Fix the script and try again:\n" +
       diagnostics);

@@ -2,17 +2,21 @@
 #pragma once
 
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "base/expected.hpp"
+#include "base/owned_file.hpp"
 
 namespace agentty::mcp::tools {
 
-// Runs `bash -n` on the script; on success returns the path of a file
-// holding it (under state_dir/scripts, 0600), ready to run with bash.
-Expected<std::string> check_bash_syntax(const std::string& script,
-                                        const std::filesystem::path& state_dir);
+// Runs `BASH -n` on the script; on success returns the file holding it
+// (under state_dir/scripts, 0600), for the same bash to run. The file is
+// removed when the last owner drops it, and at once when the check fails.
+Expected<std::shared_ptr<const OwnedFile>> check_bash_syntax(const std::string& script,
+                                                             const std::filesystem::path& state_dir,
+                                                             const std::string& bash);
 
 // argv as one POSIX shell line (for SSH, where the remote side needs a string).
 std::string shell_quote_argv(const std::vector<std::string>& argv);
