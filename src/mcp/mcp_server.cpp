@@ -7,6 +7,7 @@
 #include <array>
 
 #include "agentty_version.hpp"
+#include "mcp/peer_names.hpp"
 #include "mcp/schema.hpp"
 
 namespace agentty::mcp {
@@ -165,8 +166,11 @@ void McpServer::call_tool(Request request) {
   auto tool = std::find_if(tools_.begin(), tools_.end(),
                            [&](const ToolDefinition& t) { return t.name == name; });
   if (tool == tools_.end()) {
+    auto advice = peer_tool_advice(name);
     send(make_error(request.id, rpc_error::invalid_params,
-                    "Unknown tool: " + name + ". tools/list names the available tools."));
+                    "Unknown tool: " + name + ". " +
+                        (advice ? "agentty does this with " + *advice + ". " : "") +
+                        "tools/list names the available tools."));
     return;
   }
   json args = params.contains("arguments") && !params["arguments"].is_null() ? params["arguments"]
@@ -201,7 +205,7 @@ void McpServer::call_tool(Request request) {
     ToolResult result;
     bool cancelled = false;
     if (auto problem = validate(tool->input_schema, args)) {
-      result = tool_error(*problem);
+      result = tool_error(with_peer_argument_advice(tool->name, std::move(*problem)));
     } else {
       try {
         result = co_await tool->handler(ctx, args);

@@ -56,3 +56,49 @@ test('a checked script file goes with its record, and a refused script leaves no
   assert.match(bad.error, /^script: bash -n found a syntax error/);
   assert.deepEqual(scriptFiles(stateDir), []);
 });
+
+// All three peers' argument names, as an agent that learnt them would send
+// them: the refusal names the argument and says what agentty takes instead.
+test('arguments named as in a peer server are refused with what to use instead', async (t) => {
+  const { call } = await server(t);
+  const started = await call('execute', { command: 'cat', side_effects: ['NONE'], yield_ms: 0 });
+  const id = started.execution_id;
+  const cases = [
+    ['write', { execution_id: id, input: 'x', close_stdin: true }, /^close_stdin: unknown argument; use eof=true/],
+    ['read', { execution_id: id, streams: 'stdout' }, /^streams: unknown argument; use nothing: a terminal merges stdout and stderr/],
+    ['read', { execution_id: id, mode: 'tail' }, /^mode: unknown argument; use tail_lines=N/],
+    ['wait', { execution_id: id, timeout: 5 }, /^timeout: unknown argument; use timeout_ms \(milliseconds\)/],
+    ['read', { pid: started.process_id }, /^execution_id: is required/],
+    ['stop', { execution_id: id, pid: 1 }, /^pid: unknown argument; use execution_id/],
+    ['execute', { command: 'true', side_effects: ['NONE'], timeout: 60 }, /^timeout: unknown argument; use timeout_ms \(milliseconds; 0 = none\)/],
+    ['execute', { command: 'true', side_effects: ['NONE'], bytes: 100 }, /^bytes: unknown argument; use max_output_bytes instead/],
+    ['execute', { command: 'true', side_effects: ['NONE'], timeout_behavior: 'kill' }, /^timeout_behavior: unknown argument; use nothing for "background"/],
+    ['explore', { execution_id: id, op: 'stat', output_ref: 'r1' }, /^output_ref: unknown argument; use execution_id/],
+  ];
+  for (const [tool, args, expected] of cases) {
+    const r = await call(tool, args);
+    assert.equal(r.isError, true, `${tool} ${JSON.stringify(args)}`);
+    assert.match(r.error, expected);
+    if (/unknown argument/.test(r.error)) assert.match(r.error, /the accepted ones are: /);
+  }
+  // An argument no peer uses keeps the plain message.
+  const plain = await call('execute', { command: 'true', side_effects: ['NONE'], bogus: 1 });
+  assert.match(plain.error, /^bogus: unknown argument; the accepted ones are: /);
+});
+
+test('a peer tool name is refused with the agentty tool that does its job', async (t) => {
+  const { client } = await server(t);
+  const expectations = {
+    terminal_send: /Unknown tool: terminal_send\. agentty does this with execute with session=ID and command/,
+    terminal_output: /agentty does this with read \(without since_seq: every new byte once/,
+    get: /agentty does this with wait/,
+    run: /agentty does this with execute with argv \(no shell\)/,
+    frobnicate: /^MCP error -32602: Unknown tool: frobnicate\. tools\/list names the available tools\.$/,
+  };
+  for (const [name, expected] of Object.entries(expectations)) {
+    await assert.rejects(client.callTool({ name, arguments: {} }), (e) => {
+      assert.match(e.message, expected);
+      return true;
+    });
+  }
+});

@@ -1,0 +1,109 @@
+#include "mcp/peer_names.hpp"
+
+#include <algorithm>
+#include <array>
+#include <string_view>
+
+namespace agentty::mcp {
+
+namespace {
+
+struct PeerTool {
+  std::string_view name;
+  std::string_view advice;
+};
+
+constexpr std::array kPeerTools = {
+    PeerTool{"exec", "execute (command, side_effects)"},
+    PeerTool{"bash", "execute with command (a shell line) and side_effects"},
+    PeerTool{"run", "execute with argv (no shell) and side_effects"},
+    PeerTool{"script", "execute with script (checked with bash -n first) and side_effects"},
+    PeerTool{"get",
+             "wait (blocks up to timeout_ms for the end) or read (at once), with the "
+             "execution_id that execute returned"},
+    PeerTool{"terminal_open", "open (a shell session; host for SSH)"},
+    PeerTool{"terminal_send",
+             "execute with session=ID and command (a command line in the session), or write "
+             "to type into a running program"},
+    PeerTool{"terminal_output",
+             "read (without since_seq: every new byte once, like since_last; tail_lines=N: a "
+             "glance at the end, like tail)"},
+    PeerTool{"terminal_explore", "explore (op stat, grep or read) with the execution_id"},
+    PeerTool{"terminal_control",
+             "write with keys (e.g. [\"ctrl-c\"]) or action (flush, rearm); stop or close to end"},
+    PeerTool{"terminal_close", "close"},
+    PeerTool{"terminal_list", "ps"},
+    PeerTool{"terminal_status", "ps (every execution) or read (one)"},
+};
+
+struct PeerArgument {
+  std::string_view tools;  // space-separated agentty tools that lack it
+  std::string_view argument;
+  std::string_view advice;
+};
+
+constexpr std::string_view kById =
+    "read wait write stop screen explore handoff close";  // the tools taking execution_id
+
+constexpr std::array kPeerArguments = {
+    PeerArgument{kById, "pid",
+                 "execution_id (the opaque id execute or open returned, not the process_id)"},
+    PeerArgument{kById, "session_id", "execution_id (open returns it)"},
+    PeerArgument{kById, "output_ref", "execution_id (explore searches that execution's output)"},
+    PeerArgument{"execute read wait write", "bytes", "max_output_bytes"},
+    PeerArgument{"explore", "bytes", "max_bytes"},
+    PeerArgument{"read wait write", "streams",
+                 "nothing: a terminal merges stdout and stderr into one output; remove streams"},
+    PeerArgument{"execute", "timeout",
+                 "timeout_ms (milliseconds; 0 = none) to end the process after that long, or "
+                 "yield_ms (milliseconds) for how long to wait before it continues in the "
+                 "background"},
+    PeerArgument{"wait", "timeout", "timeout_ms (milliseconds)"},
+    PeerArgument{"execute", "timeout_behavior",
+                 "nothing for \"background\" (after yield_ms execute returns status=backgrounded "
+                 "and the command keeps running); timeout_ms for \"kill\""},
+    PeerArgument{"execute", "wait_ms", "yield_ms"},
+    PeerArgument{"execute", "shell",
+                 "argv, e.g. [\"zsh\", \"-c\", \"CMD\"], for another shell (command runs in "
+                 "bash), or open(shell=...) for a session"},
+    PeerArgument{"write", "close_stdin",
+                 "eof=true (a terminal has no stdin to close: eof sends its end-of-file)"},
+    PeerArgument{"write", "key", "keys (a list, e.g. [\"ctrl-c\"])"},
+    PeerArgument{"read", "mode",
+                 "tail_lines=N for a glance at the end (mode=tail); no since_seq to get every "
+                 "new byte once (mode=since_last)"},
+    PeerArgument{"read", "tail_bytes", "tail_lines=N, with max_output_bytes as the byte cap"},
+    PeerArgument{"open", "mode", "host for SSH (mode=ssh); no host for local (mode=local)"},
+};
+
+bool lists(std::string_view tools, std::string_view tool) {
+  for (std::size_t start = 0; start <= tools.size();) {
+    std::size_t end = std::min(tools.find(' ', start), tools.size());
+    if (tools.substr(start, end - start) == tool) return true;
+    start = end + 1;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::optional<std::string> peer_tool_advice(const std::string& tool) {
+  for (const auto& peer : kPeerTools)
+    if (peer.name == tool) return std::string(peer.advice);
+  return std::nullopt;
+}
+
+std::string with_peer_argument_advice(const std::string& tool, std::string problem) {
+  constexpr std::string_view kUnknown = ": unknown argument;";
+  const auto at = problem.find(kUnknown);
+  if (at == std::string::npos) return problem;
+  const std::string argument = problem.substr(0, at);
+  for (const auto& peer : kPeerArguments) {
+    if (peer.argument != argument || !lists(peer.tools, tool)) continue;
+    problem.insert(at + kUnknown.size(), " use " + std::string(peer.advice) + " instead;");
+    break;
+  }
+  return problem;
+}
+
+}  // namespace agentty::mcp
