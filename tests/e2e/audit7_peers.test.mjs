@@ -102,3 +102,36 @@ test('a peer tool name is refused with the agentty tool that does its job', asyn
     });
   }
 });
+
+// ai-device-bash: a call cancelled after its command started, before the
+// handle was returned, ends that command: nobody was told its execution_id,
+// so nobody would follow or stop it. (A cancelled wait leaves it running:
+// mcp.test.mjs.)
+test('a cancelled execute stops the command it started; nothing runs on unseen', async (t) => {
+  const { client, call } = await server(t);
+  const controller = new AbortController();
+  const pending = client.callTool(
+    { name: 'execute', arguments: { command: 'sleep 300', name: 'cancel-me', side_effects: ['NONE'], yield_ms: 50000 } },
+    undefined, { signal: controller.signal });
+  // Cancel once it runs (ps lists it), as a user pressing stop would.
+  let started;
+  while (!started) {
+    started = (await call('ps', { status: 'running' })).executions.find((e) => e.name === 'cancel-me');
+  }
+  controller.abort('the user pressed stop');
+  await assert.rejects(pending, /the user pressed stop/);
+  const ended = await call('wait', { execution_id: started.execution_id, timeout_ms: 20000 });
+  assert.equal(ended.wait_result, 'exited', JSON.stringify(ended));
+  assert.equal(ended.status, 'stopped');
+  assert.throws(() => process.kill(-started.process_id, 0), /ESRCH/);
+});
+
+// The Go session manager's review: its descriptions lacked error recovery
+// guidance. Every agentty tool says what its errors are and what to do.
+test('every tool description says how to recover from its errors', async (t) => {
+  const { client } = await server(t);
+  const { tools } = await client.listTools();
+  for (const tool of tools) {
+    assert.match(tool.description, /Errors?:/, `${tool.name}: ${tool.description}`);
+  }
+});

@@ -125,7 +125,9 @@ ToolDefinition make_ps_tool(const ToolConfig&) {
       "waiting_for_input, "
       "held (a human has control), latest_seq vs cursor_seq (unread output). Use it to find an "
       "execution_id again "
-      "or to see what is still running.",
+      "or to see what is still running. Ended records are pruned after their retention time "
+      "(or by cleanup) and then no longer listed. Errors: include_completed=false with a status "
+      "of an ended execution can match nothing and is refused: drop one of the two.",
       object_schema(properties),
       {{"type", "object"},
        {"properties",

@@ -58,7 +58,7 @@ ToolDefinition make_screen_tool(const ToolConfig&) {
       "and interactive programs (vim, less, top, menus, prompts drawn with cursor movement) where "
       "the output stream "
       "is hard to read; use read for line-oriented output. Works on ended executions too (the last "
-      "screen).",
+      "screen). Errors: an unknown execution_id (use the id from execute/open; ps lists them).",
       object_schema(properties, {"execution_id"}),
       {{"type", "object"}, {"properties", output}},
       annotations(true, false, true, false),
