@@ -135,3 +135,19 @@ test('every tool description says how to recover from its errors', async (t) => 
     assert.match(tool.description, /Errors?:/, `${tool.name}: ${tool.description}`);
   }
 });
+
+// YieldShell: tail_lines is out-of-band, it neither uses nor moves the
+// server-side cursor. A wait for a pattern with tail_lines looks in the
+// lines it returns (and what comes after), not from a cursor it ignores.
+test('wait with tail_lines and a pattern matches in the tail, not from the cursor', async (t) => {
+  const { call } = await server(t);
+  const r = await call('execute', { command: 'echo listening on 8080; sleep 30', side_effects: ['NONE'], yield_ms: 1000 });
+  assert.equal(r.status, 'backgrounded');
+  assert.equal(r.output, 'listening on 8080\n');  // the cursor is now past it
+  const w = await call('wait', { execution_id: r.execution_id, pattern: 'listening on (\\d+)', tail_lines: 5, timeout_ms: 20000 });
+  assert.equal(w.wait_result, 'matched', JSON.stringify(w));
+  assert.deepEqual(w.match.groups, ['8080']);
+  assert.equal(w.output, 'listening on 8080\n');
+  // Out-of-band: a cursorless read still has nothing new.
+  assert.equal((await call('read', { execution_id: r.execution_id })).output, '');
+});

@@ -80,7 +80,11 @@ boost::asio::awaitable<ToolResult> wait(ToolContext& ctx, const json& args,
   auto start = steady_clock::now();
   auto deadline = start + milliseconds(budget);
   auto request = read_request(ctx, args);
+  // Where a match may start: since_seq, the newest tail_lines (both
+  // out-of-band), else the server-side cursor.
   std::uint64_t from = request.since_seq.value_or(execution->cursor());
+  if (request.tail_lines)
+    from = execution->log().tail_lines(*request.tail_lines, request.max_bytes).start_seq;
   std::optional<PatternMatch> found;
   std::uint64_t found_line_end = 0;
 
@@ -200,7 +204,8 @@ ToolDefinition make_wait_tool(const ToolConfig& config) {
              "group ended (in a "
              "session: the running command). idle: no output for idle_ms. match: "
              "`pattern` "
-             "appears in the output's text from the cursor on (cursorless: never before the end of "
+             "appears in the output's text from the cursor on (from since_seq, or in the newest "
+             "tail_lines, when given; cursorless: never before the end of "
              "the "
              "line of the match it last reported, which a capped page may leave ahead of the "
              "cursor). input: the program waits for input (on a host: only that it has been "
