@@ -155,13 +155,15 @@ void ShellIntegration::on_output(std::string_view bytes, std::uint64_t start_seq
   keep_echo(start_seq + bytes.size());
 }
 
-void ShellIntegration::on_input(std::string_view, InputSource source) {
+void ShellIntegration::on_input(std::string_view bytes, InputSource source) {
   if (source == InputSource::human) human_typed_ = true;
+  if (prompt_ready() && bytes.find_first_of("\r\n") != std::string_view::npos) line_entered_ = true;
 }
 
 void ShellIntegration::on_exit() {
   exited_ = true;
   prompt_ready_ = false;
+  line_entered_ = false;
 }
 
 void ShellIntegration::apply(const ShellMark& mark) {
@@ -199,6 +201,7 @@ void ShellIntegration::on_prompt_drawn(const ShellMark& mark) {
         last_prompt_begin_ >= command.after_begin ? last_prompt_begin_ : mark.begin_seq;
   }
   prompt_ready_ = true;
+  line_entered_ = false;
   last_prompt_end_ = mark.end_seq;
   echo_.clear();
 }
@@ -220,6 +223,7 @@ void ShellIntegration::on_command_start(std::uint64_t c_mark_seq, std::uint64_t 
   command->output_begin = output_begin;
   running() = command->id;
   prompt_ready_ = false;
+  line_entered_ = false;
   human_typed_ = false;
   e_text_.reset();
   echo_.clear();

@@ -104,6 +104,11 @@ class ShellIntegration {
   ShellKind kind() const { return kind_; }
   const std::string& nonce() const { return nonce_; }
   bool prompt_ready() const { return prompt_ready_ && !running(); }
+  // Enter was typed at the prompt (write, a person) and the shell has neither
+  // started a command nor drawn its prompt since: it is about to start the
+  // line, or reads the rest of it (an unclosed quote, a trailing backslash,
+  // a here-document) at its continuation prompt. Not ready for a command.
+  bool line_entered() const { return line_entered_; }
   bool command_running() const { return running().has_value(); }
   bool exited() const { return exited_; }
   std::uint64_t last_prompt_end() const { return last_prompt_end_; }
@@ -159,6 +164,7 @@ class ShellIntegration {
   std::vector<ShellLevel> shells_{ShellLevel{}};  // never empty
   std::optional<std::uint64_t> pending_agent_;
   bool prompt_ready_ = false;
+  bool line_entered_ = false;
   bool human_typed_ = false;
   bool exited_ = false;
   std::string echo_;  // bytes since the last prompt (the typed line)

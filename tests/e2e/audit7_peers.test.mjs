@@ -151,3 +151,28 @@ test('wait with tail_lines and a pattern matches in the tail, not from the curso
   // Out-of-band: a cursorless read still has nothing new.
   assert.equal((await call('read', { execution_id: r.execution_id })).output, '');
 });
+
+// The Go session manager sends a command line the way write does
+// (terminal_send). A line left open that way (an apostrophe in a message)
+// keeps the shell at its continuation prompt: that is not a ready prompt,
+// and execute(session=) must not type its command into the open quote.
+test('a line write left open (unclosed quote) is not a ready prompt; execute refuses to type into it', async (t) => {
+  const { call } = await server(t);
+  const { execution_id: id } = await call('open', {});
+  const done = await call('write', { execution_id: id, input: 'true', newline: true });
+  assert.equal(done.prompt_ready, true, JSON.stringify(done));
+
+  const open = await call('write', { execution_id: id, input: "echo it's done", newline: true });
+  assert.equal(open.prompt_ready, false, JSON.stringify(open));
+  const listed = (await call('ps', {})).executions.find((e) => e.execution_id === id);
+  assert.equal(listed.prompt_ready, false);
+  const refused = await call('execute', { session: id, command: 'echo next', side_effects: ['NONE'] });
+  assert.equal(refused.isError, true, JSON.stringify(refused));
+  assert.match(refused.error, /^session: .*rest of the line.*write\(action="flush"\).*nothing was typed/);
+
+  const flushed = await call('write', { execution_id: id, action: 'flush' });
+  assert.equal(flushed.prompt_ready, true, JSON.stringify(flushed));
+  const next = await call('execute', { session: id, command: 'echo next', side_effects: ['NONE'] });
+  assert.equal(next.output, 'next\n');
+  assert.equal(next.exit_code, 0);
+});

@@ -149,6 +149,31 @@ TEST(ShellIntegration, HumanCommandIsAnnotatedInTheAgentText) {
   EXPECT_EQ(f.shell.agent_text(rest.substr(2), typed_from), "[human] $ ls\nfile\n[exit 2]\n$ ");
 }
 
+// Enter at the prompt: not ready until the shell starts the line or draws a
+// prompt again; a line left open (continuation prompt) stays not ready.
+TEST(ShellIntegration, ALineEnteredAtThePromptIsPendingUntilItStartsOrAPromptComes) {
+  Feeder f;
+  f.out(mark("A") + "$ " + mark("B"));
+  f.shell.on_input("echo 'it", InputSource::agent);
+  EXPECT_FALSE(f.shell.line_entered());  // typing, no Enter yet
+  f.shell.on_input("\r", InputSource::agent);
+  f.out("echo 'it\r\n> ");
+  EXPECT_TRUE(f.shell.line_entered());
+  EXPECT_TRUE(f.shell.prompt_ready());  // flush still sees the prompt (sends ctrl-c)
+  f.shell.on_input("\x03", InputSource::agent);
+  f.out("^C\r\n" + mark("D;130") + mark("A") + "$ " + mark("B"));
+  EXPECT_FALSE(f.shell.line_entered());
+
+  f.shell.on_input("true\r", InputSource::human);
+  EXPECT_TRUE(f.shell.line_entered());
+  f.out("true\r\n" + mark("C"));
+  EXPECT_FALSE(f.shell.line_entered());  // started
+  f.out(mark("D;0") + mark("A") + "$ " + mark("B"));
+  f.shell.on_input("\r", InputSource::agent);  // Enter on an empty line
+  f.out("\r\n" + mark("D;0") + mark("A") + "$ " + mark("B"));
+  EXPECT_FALSE(f.shell.line_entered());
+}
+
 // A prompt as the bash hook draws it, from the shell whose $$ is `pid`.
 std::string prompt(int status, int pid) {
   return mark("D;" + std::to_string(status) + ";p=" + std::to_string(pid)) + mark("A") + "$ " +

@@ -179,7 +179,8 @@ json session_fields(session::Execution& execution, bool command_exit) {
   json out = {{"boundaries", heuristic ? "heuristic" : "exact"},
               {"command_running", running},
               // A typed line the shell has not started (a continuation prompt) is not a prompt.
-              {"prompt_ready", shell->prompt_ready() && !unstarted_command(*shell)}};
+              {"prompt_ready",
+               shell->prompt_ready() && !unstarted_command(*shell) && !shell->line_entered()}};
   const auto* command = shell->current();
   if (command && !running && command->ended()) {
     out["command_exit_code"] = *command->exit_code;
@@ -242,6 +243,14 @@ boost::asio::awaitable<ToolResult> execute_in_session(ToolContext& ctx, const js
             "waits for the rest of the line (an unclosed quote, a trailing backslash). "
             "wait(until=\"exit\") for it, write the rest of the line, or write(action=\"flush\") "
             "to drop it; nothing was typed.");
+  }
+  if (shell->line_entered()) {
+    co_return refuse(
+        *execution, ctx,
+        "session: a line entered with write (or by a person) has not come back to the prompt: "
+        "the shell is about to run it, runs it, or waits for the rest of the line (an unclosed "
+        "quote, a trailing backslash, a here-document). read the session to see which; write "
+        "the rest of the line, or write(action=\"flush\") to drop it; nothing was typed.");
   }
   bool heuristic = false;
   if (shell->command_running()) {
