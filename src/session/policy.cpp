@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
+#include <filesystem>
 #include <limits>
 
 #include "base/errno_message.hpp"
@@ -350,8 +351,16 @@ Expected<std::string> Policy::check_cwd(const std::string& cwd) const {
   if (!resolved) {
     const int err = errno;
     if (err == ENOENT) {
-      return make_error("cwd '" + shown +
-                        "' does not exist; create it first or pass an existing "
+      // A relative path is this server's: say from where, so an agent that
+      // meant its project's directory sees why.
+      std::error_code ignored;
+      const std::string base = !cwd.empty() && cwd[0] != '/'
+                                   ? " (relative to the server's directory " +
+                                         std::filesystem::current_path(ignored).string() +
+                                         "; pass an absolute path)"
+                                   : "";
+      return make_error("cwd '" + shown + "'" + base +
+                        " does not exist; create it first or pass an existing "
                         "directory.");
     }
     if (err == ENOTDIR) return make_error("cwd '" + shown + "' is not a directory.");

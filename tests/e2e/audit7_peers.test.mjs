@@ -176,3 +176,13 @@ test('a line write left open (unclosed quote) is not a ready prompt; execute ref
   assert.equal(next.output, 'next\n');
   assert.equal(next.exit_code, 0);
 });
+
+// YieldShell resolves cwd against its own default directory. An agent that
+// gives a relative cwd learns which directory it was taken from.
+test('a relative cwd that does not exist says which directory it was taken from', async (t) => {
+  const { call } = await server(t);
+  const r = await call('execute', { command: 'pwd', cwd: 'no-such-subdir-7a', side_effects: ['NONE'] });
+  assert.equal(r.status, 'failed_to_start');
+  assert.equal(r.error, `cwd 'no-such-subdir-7a' (relative to the server's directory ${process.cwd()}; ` +
+    'pass an absolute path) does not exist; create it first or pass an existing directory.');
+});
