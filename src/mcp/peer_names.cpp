@@ -53,7 +53,7 @@ constexpr std::array kPeerArguments = {
     PeerArgument{"execute read wait write", "bytes", "max_output_bytes"},
     PeerArgument{"explore", "bytes", "max_bytes"},
     PeerArgument{"read wait write", "streams",
-                 "nothing: a terminal merges stdout and stderr into one output; remove streams"},
+                 "remove it (a terminal merges stdout and stderr into one output)"},
     PeerArgument{"execute", "timeout",
                  "timeout_ms (milliseconds; 0 = none) to end the process after that long, or "
                  "yield_ms (milliseconds) for how long to wait before it continues in the "
@@ -61,11 +61,11 @@ constexpr std::array kPeerArguments = {
     PeerArgument{"wait", "timeout", "timeout_ms (milliseconds)"},
     PeerArgument{"execute", "timeout_behavior",
                  "nothing for \"background\" (after yield_ms execute returns status=backgrounded "
-                 "and the command keeps running); timeout_ms for \"kill\""},
+                 "and the command keeps running), timeout_ms for \"kill\""},
     PeerArgument{"execute", "wait_ms", "yield_ms"},
     PeerArgument{"execute", "shell",
-                 "argv, e.g. [\"zsh\", \"-c\", \"CMD\"], for another shell (command runs in "
-                 "bash), or open(shell=...) for a session"},
+                 "argv, e.g. [\"zsh\", \"-c\", \"CMD\"], for another shell (command runs in the "
+                 "server's shell, bash), or open(shell=...) for a session"},
     PeerArgument{"write", "close_stdin",
                  "eof=true (a terminal has no stdin to close: eof sends its end-of-file)"},
     PeerArgument{"write", "key", "keys (a list, e.g. [\"ctrl-c\"])"},
@@ -100,7 +100,7 @@ std::string with_peer_argument_advice(const std::string& tool, std::string probl
   const std::string argument = problem.substr(0, at);
   for (const auto& peer : kPeerArguments) {
     if (peer.argument != argument || !lists(peer.tools, tool)) continue;
-    problem.insert(at + kUnknown.size(), " use " + std::string(peer.advice) + " instead;");
+    problem.insert(at + kUnknown.size(), " instead: " + std::string(peer.advice) + ";");
     break;
   }
   return problem;

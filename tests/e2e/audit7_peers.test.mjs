@@ -64,16 +64,16 @@ test('arguments named as in a peer server are refused with what to use instead',
   const started = await call('execute', { command: 'cat', side_effects: ['NONE'], yield_ms: 0 });
   const id = started.execution_id;
   const cases = [
-    ['write', { execution_id: id, input: 'x', close_stdin: true }, /^close_stdin: unknown argument; use eof=true/],
-    ['read', { execution_id: id, streams: 'stdout' }, /^streams: unknown argument; use nothing: a terminal merges stdout and stderr/],
-    ['read', { execution_id: id, mode: 'tail' }, /^mode: unknown argument; use tail_lines=N/],
-    ['wait', { execution_id: id, timeout: 5 }, /^timeout: unknown argument; use timeout_ms \(milliseconds\)/],
+    ['write', { execution_id: id, input: 'x', close_stdin: true }, /^close_stdin: unknown argument; instead: eof=true/],
+    ['read', { execution_id: id, streams: 'stdout' }, /^streams: unknown argument; instead: remove it \(a terminal merges stdout and stderr/],
+    ['read', { execution_id: id, mode: 'tail' }, /^mode: unknown argument; instead: tail_lines=N/],
+    ['wait', { execution_id: id, timeout: 5 }, /^timeout: unknown argument; instead: timeout_ms \(milliseconds\);/],
     ['read', { pid: started.process_id }, /^execution_id: is required/],
-    ['stop', { execution_id: id, pid: 1 }, /^pid: unknown argument; use execution_id/],
-    ['execute', { command: 'true', side_effects: ['NONE'], timeout: 60 }, /^timeout: unknown argument; use timeout_ms \(milliseconds; 0 = none\)/],
-    ['execute', { command: 'true', side_effects: ['NONE'], bytes: 100 }, /^bytes: unknown argument; use max_output_bytes instead/],
-    ['execute', { command: 'true', side_effects: ['NONE'], timeout_behavior: 'kill' }, /^timeout_behavior: unknown argument; use nothing for "background"/],
-    ['explore', { execution_id: id, op: 'stat', output_ref: 'r1' }, /^output_ref: unknown argument; use execution_id/],
+    ['stop', { execution_id: id, pid: 1 }, /^pid: unknown argument; instead: execution_id/],
+    ['execute', { command: 'true', side_effects: ['NONE'], timeout: 60 }, /^timeout: unknown argument; instead: timeout_ms \(milliseconds; 0 = none\)/],
+    ['execute', { command: 'true', side_effects: ['NONE'], bytes: 100 }, /^bytes: unknown argument; instead: max_output_bytes;/],
+    ['execute', { command: 'true', side_effects: ['NONE'], timeout_behavior: 'kill' }, /^timeout_behavior: unknown argument; instead: nothing for "background"/],
+    ['explore', { execution_id: id, op: 'stat', output_ref: 'r1' }, /^output_ref: unknown argument; instead: execution_id/],
   ];
   for (const [tool, args, expected] of cases) {
     const r = await call(tool, args);

@@ -11,8 +11,8 @@ TEST(PeerNames, UnknownArgumentOfAPeerSaysWhatToUse) {
   auto problem = with_peer_argument_advice(
       "write", "close_stdin: unknown argument; the accepted ones are: eof, input");
   EXPECT_EQ(problem,
-            "close_stdin: unknown argument; use eof=true (a terminal has no stdin to close: eof "
-            "sends its end-of-file) instead; the accepted ones are: eof, input");
+            "close_stdin: unknown argument; instead: eof=true (a terminal has no stdin to close: "
+            "eof sends its end-of-file); the accepted ones are: eof, input");
 }
 
 TEST(PeerNames, OtherProblemsAndOtherToolsAreLeftAlone) {
