@@ -15,6 +15,7 @@
 //  - no callback fires after the channel is destroyed.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -53,7 +54,13 @@ class PtyChannel {
   // Begins delivering events. Called once, right after construction.
   virtual void start(ChannelEvents events) = 0;
   // Queues bytes for the program's terminal input; never blocks the loop.
+  // Past kMaxQueuedInput not yet taken by the terminal (the program is not
+  // reading, and typing is unbounded), input is dropped with a warning.
   virtual void write(std::string_view bytes) = 0;
+  static constexpr std::size_t kMaxQueuedInput = 16 << 20;
+  // Input write() queued that the terminal has not taken yet: the program
+  // does not read, and the terminal's own buffer is full. 0 when unknown.
+  virtual std::size_t queued_input_bytes() const { return 0; }
   virtual void resize(TerminalSize size) = 0;
   // Sends `signo` to the program's whole process group.
   virtual void send_signal(int signo) = 0;

@@ -25,9 +25,6 @@ namespace agentty::pty {
 
 namespace {
 constexpr std::size_t kReadChunk = 64 * 1024;
-// Input not yet accepted by the terminal; more than this is dropped with a
-// warning (the program is not reading, and the agent's typing is unbounded).
-constexpr std::size_t kMaxQueuedInput = 16 << 20;
 // After the supervisor is reaped, end of output (EIO) follows at once unless
 // a process outside the program's group (`setsid cmd &`, `ssh -f`, a daemon
 // that kept its fds) holds the slave open; its later output is not ours to
@@ -216,9 +213,9 @@ struct PtyProcess::Impl : std::enable_shared_from_this<Impl> {
   // ---- input ----
   void write(std::string_view bytes) {
     if (finished_ || output_ended_) return;
-    if (input_queue_.size() - input_offset_ + bytes.size() > kMaxQueuedInput) {
+    if (input_queue_.size() - input_offset_ + bytes.size() > PtyChannel::kMaxQueuedInput) {
       spdlog::warn("pty {}: input queue full ({} bytes); dropping {} bytes", program_,
-                   kMaxQueuedInput, bytes.size());
+                   PtyChannel::kMaxQueuedInput, bytes.size());
       return;
     }
     input_queue_.append(bytes);
@@ -321,6 +318,10 @@ void PtyProcess::start(ChannelEvents events) {
 
 void PtyProcess::write(std::string_view bytes) {
   impl_->write(bytes);
+}
+
+std::size_t PtyProcess::queued_input_bytes() const {
+  return impl_->input_queue_.size() - impl_->input_offset_;
 }
 
 void PtyProcess::resize(TerminalSize size) {

@@ -74,6 +74,7 @@ class PtyProcess final : public PtyChannel {
 
   void start(ChannelEvents events) override;
   void write(std::string_view bytes) override;
+  std::size_t queued_input_bytes() const override;
   void resize(TerminalSize size) override;
   void send_signal(int signo) override;
   std::optional<int> process_id() const override;

@@ -259,11 +259,22 @@ Expected<void> Execution::write(std::string_view bytes, InputSource source) {
                       "); nothing was written. Start a new one with " +
                       (kind() == ExecutionKind::session ? "open." : "execute."));
   }
+  if (const auto queued = channel_->queued_input_bytes();
+      queued + bytes.size() > pty::PtyChannel::kMaxQueuedInput) {
+    return make_error("input: the program has not read the " + std::to_string(queued) +
+                      " bytes typed before it; nothing was written. It does not read its "
+                      "terminal now: read or screen to see what it does, wait(until=\"input\") "
+                      "before typing more, or stop it.");
+  }
   if (recorder_) record_input(bytes, source);
   if (shell_) shell_->on_input(bytes, source);
   channel_->write(bytes);
   last_input_steady_ = std::chrono::steady_clock::now();
   return {};
+}
+
+std::size_t Execution::queued_input_bytes() const {
+  return channel_ && !finished() ? channel_->queued_input_bytes() : 0;
 }
 
 void Execution::record_input(std::string_view bytes, InputSource source) {

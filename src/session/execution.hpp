@@ -146,6 +146,9 @@ class Execution : public std::enable_shared_from_this<Execution> {
 
   // Input. Refused for the agent while held.
   Expected<void> write(std::string_view bytes, InputSource source);
+  // Input written that the program has not read yet (it is not reading its
+  // terminal); write refuses what would take it past the channel's limit.
+  std::size_t queued_input_bytes() const;
   // What the agent typed since its last Enter, for write's command rules
   // (see TypedLines): typing a command and pressing Enter in a later write
   // is checked too.

@@ -186,3 +186,28 @@ test('a relative cwd that does not exist says which directory it was taken from'
   assert.equal(r.error, `cwd 'no-such-subdir-7a' (relative to the server's directory ${process.cwd()}; ` +
     'pass an absolute path) does not exist; create it first or pass an existing directory.');
 });
+
+// YieldShell's write reports input the program does not take (ok: false
+// after backpressure). A terminal queues typed-ahead input; the answer says
+// how much the program has not read, and past the queue's limit nothing is
+// written and the refusal says so, where the bytes used to be dropped with
+// ok: true.
+test('write says how much input the program has not read, and refuses past the queue limit', async (t) => {
+  const { call } = await server(t);
+  const r = await call('execute', { command: 'stty raw -echo; echo ready; sleep 60', side_effects: ['NONE'], yield_ms: 0 });
+  await call('wait', { execution_id: r.execution_id, pattern: 'ready', timeout_ms: 20000 });
+  const chunk = 'y'.repeat(1 << 20);
+  const first = await call('write', { execution_id: r.execution_id, input: chunk, yield_ms: 0 });
+  assert.equal(first.ok, true, first.error);
+  assert.ok(first.input_pending_bytes > (1 << 20) - 65536, JSON.stringify({ ...first, raw: undefined }));
+  assert.match(first.message, /has not read \d+ bytes of the input typed so far/);
+  let refused;
+  for (let i = 0; i < 20 && !refused; i++) {
+    const w = await call('write', { execution_id: r.execution_id, input: chunk, yield_ms: 0 });
+    if (w.isError) refused = w;
+  }
+  assert.ok(refused, 'a write past the queue limit is refused');
+  assert.equal(refused.ok, false);
+  assert.match(refused.error, /^input: the program has not read the \d+ bytes typed before it; nothing was written/);
+  assert.ok(refused.input_pending_bytes > 15 * (1 << 20));
+});

@@ -192,7 +192,10 @@ boost::asio::awaitable<ToolResult> write(ToolContext& ctx, const json& args,
   }
   if (!bytes->empty()) {
     auto written = execution->write(*bytes, session::InputSource::agent);
-    if (!written) co_return refusal(*execution, ctx, written.error(), {{"ok", false}});
+    if (!written) {
+      co_return refusal(*execution, ctx, written.error(),
+                        {{"ok", false}, {"input_pending_bytes", execution->queued_input_bytes()}});
+    }
     // After end-of-file the terminal's line is empty whatever was typed.
     if (args.value("eof", false)) pending.clear();
     execution->set_agent_typed_line(std::move(pending));
@@ -219,6 +222,15 @@ boost::asio::awaitable<ToolResult> write(ToolContext& ctx, const json& args,
   json result = merged(execution_result(*execution, ctx, read_request(ctx, args)),
                        session_fields(*execution));
   result["ok"] = true;
+  if (auto queued = execution->queued_input_bytes()) {
+    // Typed ahead: the terminal holds it for the program, which is not reading.
+    result["input_pending_bytes"] = queued;
+    std::string message = result.value("message", "");
+    result["message"] = (message.empty() ? "" : message + " ") + "The program has not read " +
+                        std::to_string(queued) +
+                        " bytes of the input typed so far (it does not read its terminal "
+                        "now); they stay queued for it, in order.";
+  }
   result["yield_ms"] = yield;
   note_capped_timer(result, ctx, args, "yield_ms", "yield_ms");
   if (size) {
@@ -280,6 +292,11 @@ ToolDefinition make_write_tool(const ToolConfig& config) {
       merged(resize_inputs(), read_inputs(config)));
   json output = merged(status_output_properties(), read_output_properties());
   output["ok"] = {{"type", "boolean"}, {"description", "True when the input was written."}};
+  output["input_pending_bytes"] = {
+      {"type", "integer"},
+      {"description",
+       "Input the program has not read yet (it does not read its terminal now), still queued "
+       "for it; past 16 MiB a write is refused."}};
   output["refused_line"] = {
       {"type", "string"},
       {"description", "The submitted line the command rules refused (nothing was written)."}};
