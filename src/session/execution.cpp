@@ -199,6 +199,7 @@ void Execution::on_exit(pty::ExitStatus status) {
 // scrollback rows).
 void Execution::release_running_state() {
   recorder_.reset();
+  spec_.startup_files.reset();
   log_.release_ram();
   screen_from_log_ = feeder_.finish();
 }

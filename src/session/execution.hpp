@@ -36,6 +36,7 @@
 #include "base/change_signal.hpp"
 #include "base/expected.hpp"
 #include "base/owned_file.hpp"
+#include "base/temporary_directory.hpp"
 #include "pty/pty_channel.hpp"
 #include "session/output_log.hpp"
 #include "session/screen_feeder.hpp"
@@ -80,6 +81,8 @@ struct ExecutionSpec {
   // A file the program runs (execute's checked script): it stays while the
   // record does ($0 names it) and goes with it.
   std::shared_ptr<const OwnedFile> script_file;
+  // A session's generated rc files: removed when it ends (or is refused).
+  std::shared_ptr<TemporaryDirectory> startup_files;
 };
 
 class Execution : public std::enable_shared_from_this<Execution> {

@@ -27,12 +27,14 @@
 
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "base/expected.hpp"
+#include "base/temporary_directory.hpp"
 
 namespace agentty::session {
 
@@ -47,10 +49,11 @@ std::string to_string(ShellKind kind);
 std::string bash_hook_line(std::string_view nonce);
 
 // What to run and which variables to set for a shell whose startup files were
-// written under `dir`.
+// written under `dir`; `files` removes them once nobody holds it.
 struct ShellLaunch {
   std::vector<std::string> argv;
   std::map<std::string, std::string> env;
+  std::shared_ptr<TemporaryDirectory> files;
 };
 
 // Writes the generated startup files for `kind` into `dir` (created) and

@@ -89,6 +89,7 @@ boost::asio::awaitable<ToolResult> open(ToolContext& ctx, const json& args) {
     if (!launch) co_return failed_to_start(launch.error());
     spec.argv = launch.value().argv;
     for (const auto& [key, value] : launch.value().env) spec.env[key] = value;
+    spec.startup_files = launch.value().files;
     spec.command_text = program;
     if (auto ok = policy.check_command(join(spec.argv)); !ok) co_return failed_to_start(ok.error());
   } else {
