@@ -206,7 +206,9 @@ int run_mcp_server(AppOptions options) {
                                     [&] { server.shutdown(grace); },
                                 });
   transport_ptr = &transport;
-  boost::asio::signal_set signals(server.io, SIGINT, SIGTERM);
+  // SIGHUP too (a closed terminal, `kill -HUP`): its default action ended
+  // agentty at once, leaving every program it ran as an orphan.
+  boost::asio::signal_set signals(server.io, SIGINT, SIGTERM, SIGHUP);
   signals.async_wait([&](boost::system::error_code ec, int) {
     if (!ec) server.shutdown(grace);
   });
@@ -229,7 +231,7 @@ int run_web_only(AppOptions options) {
     return 2;
   }
   auto& server = *made.value();
-  boost::asio::signal_set signals(server.io, SIGINT, SIGTERM);
+  boost::asio::signal_set signals(server.io, SIGINT, SIGTERM, SIGHUP);
   signals.async_wait([&](boost::system::error_code ec, int) {
     if (!ec) server.shutdown(std::chrono::milliseconds(options.shutdown_grace_ms));
   });

@@ -15,12 +15,14 @@
 // 1000th execution.
 //
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <linux/sched.h>
@@ -35,6 +37,7 @@
 #include <vector>
 
 #include "pty/supervisor_protocol.hpp"
+#include "pty/terminal_session.hpp"
 
 namespace {
 
@@ -88,21 +91,6 @@ bool group_is_empty(pid_t group) {
   return ::kill(-group, 0) != 0 && errno == ESRCH;
 }
 
-// Whether `pid` ignores SIGHUP (nohup, trap "" HUP): it means to outlive
-// its terminal, so it does not hold the execution open.
-bool ignores_hangup(pid_t pid) {
-  std::string path = "/proc/" + std::to_string(pid) + "/status";
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  char buffer[4096];
-  ssize_t n = ::read(fd, buffer, sizeof buffer - 1);
-  ::close(fd);
-  if (n <= 0) return false;
-  buffer[n] = '\0';
-  const char* ignored = std::strstr(buffer, "\nSigIgn:");
-  return ignored && (std::strtoull(ignored + 8, nullptr, 16) & (1ULL << (SIGHUP - 1)));
-}
-
 // Whether a process of this terminal's session is left besides this one: the
 // program's group, or a job that job control moved to a group of its own
 // (`set -m; server &`, `bash -i`, GNU timeout's own group). Each descends
@@ -126,7 +114,7 @@ std::optional<bool> session_has_members() {
   for (long pid = std::strtol(cursor, &end, 10); end != cursor;
        cursor = end, pid = std::strtol(cursor, &end, 10)) {
     auto child = static_cast<pid_t>(pid);
-    if (::getsid(child) == self && !ignores_hangup(child)) return true;
+    if (::getsid(child) == self && !agentty::pty::ignores_hangup(child)) return true;
   }
   return false;
 }
@@ -138,6 +126,54 @@ bool program_left_nothing(pid_t program) {
   if (!group_is_empty(program)) return false;
   return !session_has_members().value_or(false);
 }
+
+// The master side of our terminal was closed while we ran: agentty is gone
+// (killed, crashed) without stopping the program.
+bool terminal_hung_up() {
+  struct pollfd terminal {
+    0, 0, 0
+  };
+  return ::poll(&terminal, 1, 0) == 1 && (terminal.revents & POLLHUP);
+}
+
+long long monotonic_ns() {
+  struct timespec now {};
+  ::clock_gettime(CLOCK_MONOTONIC, &now);
+  return now.tv_sec * 1'000'000'000LL + now.tv_nsec;
+}
+
+// What happens to a session whose terminal hangs up: every process of it gets
+// SIGHUP (the kernel sends it only to us, the session leader, and we block
+// it), and, after a grace, SIGKILL unless it ignores SIGHUP (nohup: it asked
+// to outlive its terminal). Without this, everything agentty started ran on
+// as orphans after agentty was killed.
+class HangUp {
+ public:
+  void start() {
+    if (started_) return;
+    started_ = true;
+    agentty::pty::signal_session_members(::getpid(), SIGHUP);
+    agentty::pty::continue_stopped_members(::getpid());
+    kill_at_ns_ = monotonic_ns() + kGraceNs;
+  }
+  bool started() const { return started_; }
+  // Kills what is left once the grace is over; returns how long until then
+  // (0: over, or no hang-up), so the caller wakes up in time.
+  long long after_grace() {
+    if (!started_ || killed_) return 0;
+    long long left = kill_at_ns_ - monotonic_ns();
+    if (left > 0) return left;
+    agentty::pty::kill_session_members_but_nohup(::getpid());
+    killed_ = true;
+    return 0;
+  }
+
+ private:
+  static constexpr long long kGraceNs = 2'000'000'000;  // as agentty's own shutdown
+  bool started_ = false;
+  bool killed_ = false;
+  long long kill_at_ns_ = 0;
+};
 
 [[noreturn]] void exit_like(int wait_status) {
   if (!WIFSIGNALED(wait_status)) ::_exit(WEXITSTATUS(wait_status));
@@ -160,14 +196,19 @@ bool program_left_nothing(pid_t program) {
 // re-checked on a timer: every second while the program runs, and from 1 ms doubling up to a
 // second once it has ended (`daemon & exit` must not wait a whole second for
 // the daemon's setsid, nor a long-lived background job cost many wake-ups).
+// A hang-up of the terminal (SIGHUP with the master closed) ends the
+// session (HangUp).
 [[noreturn]] void supervise(pid_t program) {
-  sigset_t child_signal;
-  sigemptyset(&child_signal);
-  sigaddset(&child_signal, SIGCHLD);
+  sigset_t awaited;
+  sigemptyset(&awaited);
+  sigaddset(&awaited, SIGCHLD);
+  sigaddset(&awaited, SIGHUP);
   int program_status = 0;
   bool program_done = false;
   long recheck_ns = 1'000'000;
+  HangUp hang_up;
   for (;;) {
+    long long until_kill_ns = hang_up.after_grace();
     int status = 0;
     pid_t reaped;
     while ((reaped = ::waitpid(-1, &status, WNOHANG)) > 0) {
@@ -177,7 +218,11 @@ bool program_left_nothing(pid_t program) {
       }
     }
     bool no_children = reaped < 0 && errno == ECHILD;
-    if (program_done && (no_children || program_left_nothing(program))) exit_like(program_status);
+    // After a hang-up, what ignores it (nohup) no longer holds us, in the
+    // program's group either: nobody is left to read the terminal.
+    bool nothing_left = no_children || (hang_up.started() ? !session_has_members().value_or(false)
+                                                          : program_left_nothing(program));
+    if (program_done && nothing_left) exit_like(program_status);
     struct timespec recheck {
       1, 0
     };
@@ -185,7 +230,11 @@ bool program_left_nothing(pid_t program) {
       recheck = {0, recheck_ns};
       recheck_ns *= 2;
     }
-    ::sigtimedwait(&child_signal, nullptr, &recheck);
+    if (until_kill_ns > 0 && until_kill_ns < recheck.tv_sec * 1'000'000'000LL + recheck.tv_nsec)
+      recheck = {static_cast<time_t>(until_kill_ns / 1'000'000'000),
+                 static_cast<long>(until_kill_ns % 1'000'000'000)};
+    if (::sigtimedwait(&awaited, nullptr, &recheck) == SIGHUP && terminal_hung_up())
+      hang_up.start();
   }
 }
 

@@ -1,11 +1,13 @@
 #include "pty/terminal_session.hpp"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <string>
 
@@ -40,15 +42,16 @@ std::vector<pid_t> session_members(pid_t session_id) {
 
 namespace {
 
-// Calls `each` with a pidfd and the stat of every member of the session still
-// in it: pinned, then read, so the pid cannot be reused in between.
+// Calls `each` with the pid, a pidfd and the stat of every member of the
+// session still in it: pinned, then read, so the pid cannot be reused in
+// between.
 template <class Each>
 void for_each_pinned_member(pid_t session_id, Each each) {
   for (pid_t pid : session_members(session_id)) {
     UniqueFd pinned(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
     if (!pinned) continue;
     auto stat = read_proc_stat(pid);
-    if (stat && stat->session == session_id) each(pinned.get(), *stat);
+    if (stat && stat->session == session_id) each(pid, pinned.get(), *stat);
   }
 }
 
@@ -60,16 +63,36 @@ bool send_signal(int pidfd, int signo) {
 
 int signal_session_members(pid_t session_id, int signo, pid_t except_group) {
   int signalled = 0;
-  for_each_pinned_member(session_id, [&](int pidfd, const ProcStat& stat) {
+  for_each_pinned_member(session_id, [&](pid_t, int pidfd, const ProcStat& stat) {
     if (except_group > 0 && stat.pgrp == except_group) return;
     if (send_signal(pidfd, signo)) ++signalled;
   });
   return signalled;
 }
 
+bool ignores_hangup(pid_t pid) {
+  std::string path = "/proc/" + std::to_string(pid) + "/status";
+  UniqueFd file(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!file) return false;
+  char buffer[4096];
+  ssize_t n = ::read(file.get(), buffer, sizeof buffer - 1);
+  if (n <= 0) return false;
+  buffer[n] = '\0';
+  const char* ignored = std::strstr(buffer, "\nSigIgn:");
+  return ignored && (std::strtoull(ignored + 8, nullptr, 16) & (1ULL << (SIGHUP - 1)));
+}
+
+int kill_session_members_but_nohup(pid_t session_id) {
+  int signalled = 0;
+  for_each_pinned_member(session_id, [&](pid_t pid, int pidfd, const ProcStat&) {
+    if (!ignores_hangup(pid) && send_signal(pidfd, SIGKILL)) ++signalled;
+  });
+  return signalled;
+}
+
 int continue_stopped_members(pid_t session_id, pid_t only_group) {
   int continued = 0;
-  for_each_pinned_member(session_id, [&](int pidfd, const ProcStat& stat) {
+  for_each_pinned_member(session_id, [&](pid_t, int pidfd, const ProcStat& stat) {
     if (stat.state != 'T' || (only_group > 0 && stat.pgrp != only_group)) return;
     if (send_signal(pidfd, SIGCONT)) ++continued;
   });

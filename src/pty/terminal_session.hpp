@@ -29,6 +29,14 @@ std::vector<pid_t> session_members(pid_t session_id);
 // returns how many were signalled.
 int signal_session_members(pid_t session_id, int signo, pid_t except_group = 0);
 
+// Whether `pid` ignores SIGHUP (nohup, trap "" HUP): it means to outlive
+// its terminal.
+bool ignores_hangup(pid_t pid);
+
+// Sends SIGKILL to every member of the session that does not ignore SIGHUP;
+// returns how many were signalled.
+int kill_session_members_but_nohup(pid_t session_id);
+
 // Sends SIGCONT to every member of the session that is stopped (ctrl-z), or
 // only to those of process group `only_group` when it is given: a stopped
 // process takes a signal that ends it only once it runs again. Only stopped

@@ -75,6 +75,62 @@ const noneLeft = (marker) => eventually(() => markedProcesses(marker).length ===
   throw new Error(`left running:\n${markedProcesses(marker).join('\n')}`);
 });
 
+// ---- a WebSocket viewer (the terminal page's protocol, no browser) ----
+
+const TOKEN = crypto.randomBytes(32).toString('hex');
+
+function frame(text) {
+  const payload = Buffer.from(text);
+  const mask = crypto.randomBytes(4);
+  const header = payload.length < 126
+    ? Buffer.from([0x81, 0x80 | payload.length])
+    : Buffer.from([0x81, 0x80 | 126, payload.length >> 8, payload.length & 255]);
+  const body = Buffer.from(payload.map((byte, i) => byte ^ mask[i % 4]));
+  return Buffer.concat([header, mask, body]);
+}
+
+// Connects to an execution's terminal socket; `texts` collects the server's
+// text messages (parsed), `send` sends one.
+function openViewer(terminalUrl) {
+  const url = new URL(terminalUrl);
+  const id = url.pathname.split('/').pop();
+  return new Promise((resolve, reject) => {
+    const request = http.request({
+      host: url.hostname, port: url.port, path: `/ws/terminal/${id}`,
+      headers: {
+        Connection: 'Upgrade', Upgrade: 'websocket', 'Sec-WebSocket-Version': '13',
+        'Sec-WebSocket-Key': crypto.randomBytes(16).toString('base64'),
+        'Sec-WebSocket-Protocol': `agentty.v1, agentty-token.${TOKEN}`,
+        Origin: url.origin, Host: url.host,
+      },
+    });
+    request.on('upgrade', (response, socket) => {
+      const viewer = { socket, texts: [], closed: false, send: (obj) => socket.write(frame(JSON.stringify(obj))) };
+      let pending = Buffer.alloc(0);
+      socket.on('data', (data) => {
+        pending = Buffer.concat([pending, data]);
+        for (;;) {
+          if (pending.length < 2) return;
+          let length = pending[1] & 127;
+          let offset = 2;
+          if (length === 126) { length = pending.readUInt16BE(2); offset = 4; }
+          if (length === 127) { length = Number(pending.readBigUInt64BE(2)); offset = 10; }
+          if (pending.length < offset + length) return;
+          const opcode = pending[0] & 15;
+          if (opcode === 1) viewer.texts.push(JSON.parse(pending.subarray(offset, offset + length).toString()));
+          pending = pending.subarray(offset + length);
+        }
+      });
+      socket.on('close', () => { viewer.closed = true; });
+      socket.on('error', () => {});
+      resolve(viewer);
+    });
+    request.on('response', (response) => reject(new Error(`upgrade refused: ${response.statusCode}`)));
+    request.on('error', reject);
+    request.end();
+  });
+}
+
 // ---- a session's rc files ----
 
 test("a session's generated rc files go when it ends, and a refused open leaves none", async (t) => {
@@ -92,5 +148,73 @@ test("a session's generated rc files go when it ends, and a refused open leaves 
     assert.equal(closed.closed, true);
     assert.deepEqual(listDir(sessionsDir), [], `open/close ${i} left its rc files`);
   }
+});
+
+// ---- shutdown ----
+
+// What a careless client leaves when it goes: commands, a job control moved
+// to a group of its own, a session with a background job, a program that
+// ignores SIGTERM, one a person holds, and a viewer still connected.
+async function busyServer(t) {
+  const agent = await markedAgentty(t, { env: { AGENTTY_WEB_TOKEN: TOKEN } });
+  const run = (args) => agent.call('execute', { side_effects: ['NONE'], yield_ms: 0, ...args });
+  await run({ command: 'sleep 1000' });
+  await run({ command: 'set -m; sleep 1001 & sleep 1002' });
+  await run({ command: 'trap "" TERM; sleep 1003' });
+  const held = await run({ command: 'sleep 1004' });
+  const session = await agent.call('open', {});
+  assert.equal(session.isError, false, session.error);
+  const job = await agent.call('execute', { session: session.execution_id, command: 'sleep 1005 &', side_effects: ['NONE'] });
+  assert.equal(job.isError, false, job.error);
+  const holder = await openViewer(held.terminal_url);
+  holder.send({ type: 'take_over' });
+  const watcher = await openViewer(session.terminal_url);
+  await eventually(async () => (await agent.call('ps', {})).executions.some((e) => e.held),
+    { what: 'the execution to be held' });
+  assert.ok(markedProcesses(agent.marker).some((p) => p.includes('sleep 1005')));
+  t.after(() => { holder.socket.destroy(); watcher.socket.destroy(); });
+  return { agent, holder, watcher };
+}
+
+for (const how of ['stdin EOF', 'SIGTERM', 'SIGINT', 'SIGHUP']) {
+  test(`${how} to agentty ends every program it started, promptly, and cleans its files`, async (t) => {
+    const { agent, watcher } = await busyServer(t);
+    assert.equal(listDir(path.join(agent.stateDir, 'servers')).length, 1);
+    const started = Date.now();
+    if (how === 'stdin EOF') agent.transport._process.stdin.end();
+    else process.kill(agent.pid, how);
+    await agent.exited;
+    // The grace for `trap "" TERM` (2 s) and the kill, not more.
+    assert.ok(Date.now() - started < 6000, `agentty took ${Date.now() - started} ms to exit`);
+    await noneLeft(agent.marker);
+    await eventually(() => watcher.closed, { what: 'the viewer to be disconnected' });
+    assert.deepEqual(listDir(path.join(agent.stateDir, 'spool')), []);
+    assert.deepEqual(listDir(path.join(agent.stateDir, 'servers')), []);
+    assert.deepEqual(listDir(path.join(agent.stateDir, 'sessions')), []);
+  });
+}
+
+test('agentty killed outright (SIGKILL): each terminal hangs up and takes its programs along', async (t) => {
+  const agent = await markedAgentty(t);
+  const run = (args) => agent.call('execute', { side_effects: ['NONE'], yield_ms: 0, ...args });
+  await run({ command: 'sleep 1000' });
+  await run({ command: 'set -m; sleep 1001 & sleep 1002' });
+  // Catches the hang-up and carries on: killed after the grace.
+  await run({ command: 'trap "echo hup" HUP; while :; do sleep 0.2; done' });
+  // Asked to outlive its terminal: left alone, as with any terminal.
+  await run({ command: 'nohup sleep 1007 >/dev/null 2>&1 & sleep 1008' });
+  const session = await agent.call('open', {});
+  await agent.call('execute', { session: session.execution_id, command: 'sleep 1005 &', side_effects: ['NONE'] });
+  await eventually(() => markedProcesses(agent.marker).some((p) => p.includes('sleep 1005')),
+    { what: 'the session job' });
+  process.kill(agent.pid, 'SIGKILL');
+  await agent.exited;
+  const left = await eventually(() => {
+    const now = markedProcesses(agent.marker);
+    return now.length === 1 ? now : null;
+  }, { timeout: 10000, what: 'only the nohup job to be left' }).catch(() => {
+    throw new Error(`left running:\n${markedProcesses(agent.marker).join('\n')}`);
+  });
+  assert.match(left[0], /sleep 1007/);
 });
 
