@@ -48,15 +48,42 @@ std::shared_ptr<Execution> Registry::make_execution(ExecutionSpec spec) {
   return execution;
 }
 
+// Counts one start for as long as it waits, however it ends (an error, a
+// cancelled call, a coroutine destroyed at exit).
+class StartInFlight {
+ public:
+  StartInFlight(const std::shared_ptr<Registry::StartsInFlight>& counts, ExecutionKind kind)
+      : counts_(counts), session_(kind == ExecutionKind::session) {
+    ++counts_->executions;
+    if (session_) ++counts_->sessions;
+  }
+  ~StartInFlight() {
+    --counts_->executions;
+    if (session_) --counts_->sessions;
+  }
+  StartInFlight(const StartInFlight&) = delete;
+  StartInFlight& operator=(const StartInFlight&) = delete;
+
+ private:
+  std::shared_ptr<Registry::StartsInFlight> counts_;
+  bool session_;
+};
+
+namespace {
+
+std::string too_many_live(std::size_t live) {
+  return "too many live executions (" + std::to_string(live) +
+         ", counting those starting); nothing was started. Stop or wait for one (ps lists "
+         "them), or raise AGENTTY_MAX_EXECUTIONS.";
+}
+
+}  // namespace
+
 boost::asio::awaitable<Expected<std::shared_ptr<Execution>>> Registry::start_local(
     ExecutionSpec spec) {
   prune_retained();
   // Starts in flight count: they are live executions a moment from now.
-  if (live_count() + starting_ >= options_.max_live) {
-    co_return make_error("too many live executions (" + std::to_string(live_count()) +
-                         "); nothing was started. Stop or wait for one (ps lists them), or raise "
-                         "AGENTTY_MAX_EXECUTIONS.");
-  }
+  if (live_count() >= options_.max_live) co_return make_error(too_many_live(live_count()));
   pty::SpawnOptions spawn;
   spawn.argv = spec.argv;
   spawn.cwd = spec.cwd;
@@ -64,9 +91,8 @@ boost::asio::awaitable<Expected<std::shared_ptr<Execution>>> Registry::start_loc
   spawn.size = spec.size;
   spawn.agent_defaults = spec.kind == ExecutionKind::command;
   spawn.stdin_data = std::exchange(spec.stdin_file, std::nullopt);
-  ++starting_;
+  StartInFlight counted(starting_, spec.kind);
   auto channel = co_await launcher_.launch(std::move(spawn));
-  --starting_;
   if (!channel) co_return make_error(channel.error());
 
   auto execution = make_execution(std::move(spec));
@@ -111,8 +137,7 @@ std::string remote_command(const ExecutionSpec& spec) {
 boost::asio::awaitable<Expected<std::shared_ptr<Execution>>> Registry::start(ExecutionSpec spec) {
   if (spec.host.empty()) co_return co_await start_local(std::move(spec));
   prune_retained();
-  if (live_count() >= options_.max_live)
-    co_return co_await start_local(std::move(spec));  // the same refusal
+  if (live_count() >= options_.max_live) co_return make_error(too_many_live(live_count()));
   auto target = pty::SshTarget::parse(spec.host);
   if (!target) co_return make_error("host: " + target.error());
   if (!spec.ssh_user.empty()) target->user = spec.ssh_user;
@@ -123,6 +148,7 @@ boost::asio::awaitable<Expected<std::shared_ptr<Execution>>> Registry::start(Exe
   launch.size = spec.size;
   launch.env = spec.env;
   auto pool = ssh_pool_;  // keeps the pool alive across the suspension
+  StartInFlight counted(starting_, spec.kind);
   auto channel = co_await pool->open_channel(target.value(), std::move(launch));
   if (!channel) co_return make_error("host " + spec.host + ": " + channel.error());
   auto execution = make_execution(std::move(spec));
@@ -184,15 +210,20 @@ std::vector<std::shared_ptr<Execution>> Registry::list() const {
   return out;
 }
 
-std::size_t Registry::live_count() const {
+std::size_t Registry::running_count() const {
   return std::count_if(executions_.begin(), executions_.end(),
                        [](const auto& kv) { return !kv.second->finished(); });
 }
 
+std::size_t Registry::live_count() const {
+  return running_count() + starting_->executions;
+}
+
 std::size_t Registry::live_session_count() const {
-  return std::count_if(executions_.begin(), executions_.end(), [](const auto& kv) {
-    return !kv.second->finished() && kv.second->kind() == ExecutionKind::session;
-  });
+  return starting_->sessions +
+         std::count_if(executions_.begin(), executions_.end(), [](const auto& kv) {
+           return !kv.second->finished() && kv.second->kind() == ExecutionKind::session;
+         });
 }
 
 std::uint64_t Registry::spool_bytes() const {
@@ -252,7 +283,7 @@ std::size_t Registry::cleanup(std::chrono::milliseconds completed_older_than,
 
 void Registry::prune_retained() {
   cleanup(options_.retention, options_.retention);
-  std::size_t terminal = executions_.size() - live_count();
+  std::size_t terminal = executions_.size() - running_count();
   if (terminal <= options_.max_retained) return;
   std::size_t excess = terminal - options_.max_retained;
   std::erase_if(order_, [&](const std::string& id) {

@@ -72,6 +72,8 @@ class Registry {
 
   std::shared_ptr<Execution> find(const std::string& id) const;
   std::vector<std::shared_ptr<Execution>> list() const;  // oldest first
+  // Executions (sessions) running, and those still starting: a start waits
+  // for its program's exec, and concurrent calls must count it.
   std::size_t live_count() const;
   std::size_t live_session_count() const;
 
@@ -121,7 +123,15 @@ class Registry {
   RecordingRetention recording_retention_;
   bool recordings_dir_made_ = false;
   pty::PtyLauncher launcher_;
-  std::size_t starting_ = 0;  // local starts waiting for their program's exec
+  // Starts waiting for their program or channel; shared with the starting
+  // coroutines, which may end (cancelled, or at exit) after the registry.
+  struct StartsInFlight {
+    std::size_t executions = 0;
+    std::size_t sessions = 0;
+  };
+  std::shared_ptr<StartsInFlight> starting_ = std::make_shared<StartsInFlight>();
+  friend class StartInFlight;
+  std::size_t running_count() const;
 };
 
 }  // namespace agentty::session

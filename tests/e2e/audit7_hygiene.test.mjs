@@ -218,3 +218,84 @@ test('agentty killed outright (SIGKILL): each terminal hangs up and takes its pr
   assert.match(left[0], /sleep 1007/);
 });
 
+// ---- many calls, limits ----
+
+// agentty's own resources: open fds, children (and zombies among them), the
+// processes it started, and its state files.
+function footprint(agent) {
+  const children = processIds().map((pid) => readProc(pid, 'stat')).filter(Boolean).map((stat) => {
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { state: fields[0], ppid: Number(fields[1]) };
+  }).filter((child) => child.ppid === agent.pid);
+  return {
+    fds: listDir(`/proc/${agent.pid}/fd`).length,
+    zombies: children.filter((child) => child.state === 'Z').length,
+    programs: markedProcesses(agent.marker).length,
+    spool: listDir(path.join(agent.stateDir, 'spool')).length,
+    sessions: listDir(path.join(agent.stateDir, 'sessions')).length,
+  };
+}
+
+test('hundreds of calls in a row and in parallel: fds, children and files return to where they were', async (t) => {
+  const agent = await markedAgentty(t, { env: { AGENTTY_MAX_EXECUTIONS: '16' } });
+  const run = (args) => agent.call('execute', { side_effects: ['NONE'], ...args });
+  // Warm: the spare terminal and its maker exist from the first end on.
+  await run({ command: 'true' });
+  const settled = async () => {
+    const calm = await eventually(async () => {
+      const list = await agent.call('ps', {});
+      return list.live === 0 ? footprint(agent) : null;
+    }, { what: 'every execution to end' });
+    return calm;
+  };
+  const baseline = await settled();
+  for (let i = 0; i < 120; i++) {
+    const r = await run({ command: `echo seq${i}; seq 1 2000` });
+    assert.equal(r.status, 'completed', JSON.stringify(r));
+  }
+  const parallel = await Promise.all(Array.from({ length: 50 }, (_, i) =>
+    run({ command: `sleep 0.2; echo par${i}`, yield_ms: 20000 })));
+  assert.ok(parallel.filter((r) => !r.isError).length >= 16);
+  const background = await Promise.all(Array.from({ length: 16 }, () => run({ command: 'sleep 600', yield_ms: 0 })));
+  await Promise.all(background.map((r) => agent.call('stop', { execution_id: r.execution_id })));
+  for (let i = 0; i < 10; i++) {
+    const session = await agent.call('open', {});
+    assert.equal(session.isError, false, session.error);
+    await agent.call('execute', { session: session.execution_id, command: 'sleep 300 &', side_effects: ['NONE'] });
+    await agent.call('close', { execution_id: session.execution_id });
+  }
+  const after = await settled();
+  assert.deepEqual(after, { ...baseline, spool: after.spool },
+    `before ${JSON.stringify(baseline)}, after ${JSON.stringify(after)}`);
+  const removed = await agent.call('cleanup', { completed_older_than_ms: 0, stopped_older_than_ms: 0 });
+  assert.ok(removed.removed > 100, JSON.stringify(removed));
+  assert.equal(footprint(agent).spool, 0);
+});
+
+
+test('sessions opened in parallel respect AGENTTY_MAX_SESSIONS', async (t) => {
+  const agent = await markedAgentty(t, { env: { AGENTTY_MAX_SESSIONS: '3' } });
+  const opens = await Promise.all(Array.from({ length: 8 }, () => agent.call('open', {})));
+  const opened = opens.filter((r) => !r.isError);
+  assert.equal(opened.length, 3, JSON.stringify(opens.map((r) => r.error ?? r.status)));
+  for (const r of opens.filter((o) => o.isError)) assert.match(r.error, /AGENTTY_MAX_SESSIONS/);
+  await Promise.all(opened.map((r) => agent.call('close', { execution_id: r.execution_id })));
+  const again = await agent.call('open', {});
+  assert.equal(again.isError, false, again.error);
+});
+
+test('executes beyond AGENTTY_MAX_EXECUTIONS in parallel are refused with the real count, and recover', async (t) => {
+  const agent = await markedAgentty(t, { env: { AGENTTY_MAX_EXECUTIONS: '5' } });
+  const calls = await Promise.all(Array.from({ length: 20 }, (_, i) =>
+    agent.call('execute', { command: `sleep 0.3; echo call${i}`, side_effects: ['NONE'], yield_ms: 10000 })));
+  const refused = calls.filter((r) => r.isError);
+  assert.equal(calls.length - refused.length, 5);
+  for (const r of refused) {
+    assert.match(r.error, /AGENTTY_MAX_EXECUTIONS/);
+    assert.doesNotMatch(r.error, /\(0\b|\b0 executions/, 'the refusal counts the starts in flight');
+  }
+  for (const r of calls.filter((c) => !c.isError)) assert.match(r.output, /call\d+/);
+  const after = await agent.call('execute', { command: 'echo recovered', side_effects: ['NONE'] });
+  assert.equal(after.status, 'completed');
+});
+
