@@ -29,6 +29,10 @@ class ChangeSignal {
 
   // Suspends until notify(), `deadline`, or cancellation of the calling coroutine.
   boost::asio::awaitable<Wake> wait_until(std::chrono::steady_clock::time_point deadline) {
+    // Cancelled before this wait began (e.g. while its call started a program).
+    if ((co_await boost::asio::this_coro::cancellation_state).cancelled() !=
+        boost::asio::cancellation_type::none)
+      co_return Wake::cancelled;
     auto executor = co_await boost::asio::this_coro::executor;
     boost::asio::steady_timer timer(executor, deadline);
     auto slot = waiters_.insert(waiters_.end(), &timer);

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/this_coro.hpp>
 
 #include <array>
 
@@ -202,6 +203,10 @@ void McpServer::call_tool(Request request) {
 
   auto run = [this, tool = &*tool, ctx = std::move(ctx), args = std::move(args), id = request.id,
               key, responded, signal, alive = alive_]() mutable -> boost::asio::awaitable<void> {
+    // A cancelled call stops where it waits (ChangeSignal answers
+    // `cancelled`), not at whatever it awaits next: an exception thrown there
+    // cut starts short midway and answered "internal error".
+    co_await boost::asio::this_coro::throw_if_cancelled(false);
     ToolResult result;
     bool cancelled = false;
     if (auto problem = validate(tool->input_schema, args)) {

@@ -299,3 +299,25 @@ test('executes beyond AGENTTY_MAX_EXECUTIONS in parallel are refused with the re
   assert.equal(after.status, 'completed');
 });
 
+test('an execute cancelled while its program starts sends no answer and leaks no start', async (t) => {
+  const agent = await markedAgentty(t, { env: { AGENTTY_MAX_EXECUTIONS: '3' } });
+  for (let i = 0; i < 6; i++) {
+    const controller = new AbortController();
+    const call = agent.client.callTool({
+      name: 'execute', arguments: { command: `sleep 600; echo ${i}`, side_effects: ['NONE'] },
+    }, undefined, { signal: controller.signal });
+    controller.abort();
+    await assert.rejects(call, /abort/i);
+    // The program started keeps running, as a cancelled wait leaves it: stop it.
+    const running = await eventually(async () => {
+      const list = await agent.call('ps', {});
+      return list.executions.find((e) => e.status === 'running');
+    }, { what: `the cancelled start ${i} to be running` });
+    await agent.call('stop', { execution_id: running.execution_id, signal: 'SIGKILL' });
+  }
+  const after = await agent.call('execute', { command: 'echo still-starts', side_effects: ['NONE'] });
+  assert.equal(after.isError, false, after.error);
+  assert.match(after.output, /still-starts/);
+  assert.doesNotMatch(agent.stderr.join(''), /internal error|Operation canceled/);
+});
+
