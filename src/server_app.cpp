@@ -11,6 +11,7 @@
 
 #include "agentty_version.hpp"
 #include "mcp/mcp_server.hpp"
+#include "mcp/message_salvage.hpp"
 #include "mcp/stdio_transport.hpp"
 #include "session/audit_log.hpp"
 #include "session/policy.hpp"
@@ -192,19 +193,19 @@ int run_mcp_server(AppOptions options) {
   hooks.terminal_url = [&](const std::string& id) { return server.terminal_url(id); };
   mcp::McpServer mcp_server(server.io, *server.registry, options.tools, server.policy.get(), hooks);
   auto grace = std::chrono::milliseconds(options.shutdown_grace_ms);
-  mcp::StdioTransport transport(server.io, options.max_request_bytes,
-                                {
-                                    [&](std::string line) { mcp_server.handle_line(line); },
-                                    [&](std::size_t size) {
-                                      mcp_server.reject(
-                                          mcp::rpc_error::invalid_request,
-                                          "Invalid Request: message of " + std::to_string(size) +
-                                              " bytes exceeds the limit of " +
-                                              std::to_string(options.max_request_bytes) +
-                                              " bytes (AGENTTY_MAX_REQUEST_BYTES)");
-                                    },
-                                    [&] { server.shutdown(grace); },
-                                });
+  mcp::StdioTransport transport(
+      server.io, options.max_request_bytes,
+      {
+          [&](std::string line) { mcp_server.handle_line(line); },
+          [&](std::size_t size, std::string head, std::string tail) {
+            mcp_server.reject(mcp::find_request_id(head, tail), mcp::rpc_error::invalid_request,
+                              "Invalid Request: message of " + std::to_string(size) +
+                                  " bytes exceeds the limit of " +
+                                  std::to_string(options.max_request_bytes) +
+                                  " bytes (AGENTTY_MAX_REQUEST_BYTES)");
+          },
+          [&] { server.shutdown(grace); },
+      });
   transport_ptr = &transport;
   // SIGHUP too (a closed terminal, `kill -HUP`): its default action ended
   // agentty at once, leaving every program it ran as an orphan.

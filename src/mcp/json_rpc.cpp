@@ -1,5 +1,7 @@
 #include "mcp/json_rpc.hpp"
 
+#include "mcp/message_salvage.hpp"
+
 namespace agentty::mcp {
 
 namespace {
@@ -8,12 +10,32 @@ bool valid_id(const json& id) {
   return id.is_string() || id.is_number_integer();
 }
 
+ErrorReply parse_error_reply(std::string_view line) {
+  std::string where;
+  try {
+    (void)json::parse(line);
+  } catch (const json::parse_error& e) {
+    where = " at byte " + std::to_string(e.byte);
+  }
+  return ErrorReply{
+      find_request_id(line, line), rpc_error::parse_error,
+      "Parse error: invalid JSON" + where + "; send one JSON-RPC message per line, as UTF-8"};
+}
+
 }  // namespace
 
 Message parse_message(std::string_view line) {
   json message = json::parse(line, nullptr, /*allow_exceptions=*/false);
-  if (message.is_discarded())
-    return ErrorReply{nullptr, rpc_error::parse_error, "Parse error: invalid JSON"};
+  std::string invalid_text_at;
+  if (message.is_discarded()) {
+    auto repaired = replace_invalid_text(line);
+    if (!repaired) return parse_error_reply(line);
+    message = json::parse(*repaired, nullptr, /*allow_exceptions=*/false);
+    if (message.is_discarded()) return parse_error_reply(line);
+    if (message.is_object() && message.contains("params"))
+      invalid_text_at = path_of_replaced_text(message["params"]);
+    if (invalid_text_at.empty()) invalid_text_at = "(the message)";
+  }
   if (message.is_array()) {
     return ErrorReply{nullptr, rpc_error::invalid_request,
                       "Invalid Request: batches are not supported; send one message per line"};
@@ -46,7 +68,7 @@ Message parse_message(std::string_view line) {
     params = *p;
   }
   if (!has_id) return Notification{method->get<std::string>(), std::move(params)};
-  return Request{id, method->get<std::string>(), std::move(params)};
+  return Request{id, method->get<std::string>(), std::move(params), std::move(invalid_text_at)};
 }
 
 std::string serialize(const json& message) {

@@ -2,8 +2,10 @@
 //
 // parse_message() classifies one line as a request, a notification or a
 // response, or returns the JSON-RPC error to send back (-32700 parse error,
-// -32600 invalid request). Serialisation never throws: invalid UTF-8 (PTY
-// output often has it) is replaced with U+FFFD.
+// -32600 invalid request), with the request's id whenever it can be found
+// (message_salvage.hpp), so a client is answered rather than left waiting.
+// Serialisation never throws: invalid UTF-8 (PTY output often has it) is
+// replaced with U+FFFD.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -29,6 +31,10 @@ struct Request {
   json id;  // string or number
   std::string method;
   json params;  // object (empty object when absent)
+  // Where params held text that is not Unicode (replaced with U+FFFD to read
+  // the rest), e.g. "arguments.command"; empty when none. Such a request is
+  // answered with an error naming it and is never carried out.
+  std::string invalid_text_at;
 };
 
 struct Notification {

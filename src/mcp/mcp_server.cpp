@@ -36,6 +36,17 @@ constexpr const char* kInstructions =
     "are refused: "
     "wait(until=\"released\").";
 
+// A request whose text could only be read with U+FFFD in place of what was
+// not Unicode: `at` is where ("arguments.command").
+std::string invalid_text_problem(std::string at) {
+  if (at.rfind("arguments.", 0) == 0) at.erase(0, 10);
+  return at +
+         ": holds text that is not valid Unicode (an unpaired UTF-16 surrogate escape such as "
+         "\\ud800, or bytes that are not UTF-8), which no program, path or terminal can take; "
+         "nothing was done. Send it as valid UTF-8 (a string cut inside an emoji keeps half of "
+         "it).";
+}
+
 json annotations_with_title(const ToolDefinition& tool) {
   json out = tool.annotations;
   out["title"] = tool.title;
@@ -68,8 +79,8 @@ void McpServer::send(const json& message) {
   if (hooks_.send) hooks_.send(serialize(message));
 }
 
-void McpServer::reject(int code, const std::string& message) {
-  send(make_error(nullptr, code, message));
+void McpServer::reject(const json& id, int code, const std::string& message) {
+  send(make_error(id, code, message));
 }
 
 void McpServer::log(const std::string& level, const std::string& message) {
@@ -120,6 +131,11 @@ json McpServer::list_tools() const {
 
 void McpServer::handle_request(Request request) {
   const std::string& method = request.method;
+  if (!request.invalid_text_at.empty() && method != "tools/call") {
+    send(make_error(request.id, rpc_error::invalid_params,
+                    "Invalid params: " + invalid_text_problem(request.invalid_text_at)));
+    return;
+  }
   if (method == "initialize") {
     send(make_result(request.id, initialize(request.params)));
   } else if (method == "ping") {
@@ -202,14 +218,18 @@ void McpServer::call_tool(Request request) {
   }
 
   auto run = [this, tool = &*tool, ctx = std::move(ctx), args = std::move(args), id = request.id,
-              key, responded, signal, alive = alive_]() mutable -> boost::asio::awaitable<void> {
+              key, responded, signal, alive = alive_,
+              invalid_text_at =
+                  std::move(request.invalid_text_at)]() mutable -> boost::asio::awaitable<void> {
     // A cancelled call stops where it waits (ChangeSignal answers
     // `cancelled`), not at whatever it awaits next: an exception thrown there
     // cut starts short midway and answered "internal error".
     co_await boost::asio::this_coro::throw_if_cancelled(false);
     ToolResult result;
     bool cancelled = false;
-    if (auto problem = validate(tool->input_schema, args)) {
+    if (!invalid_text_at.empty()) {
+      result = tool_error(invalid_text_problem(invalid_text_at));
+    } else if (auto problem = validate(tool->input_schema, args)) {
       result = tool_error(with_peer_argument_advice(tool->name, std::move(*problem)));
     } else {
       try {

@@ -38,8 +38,9 @@ class McpServer {
   ~McpServer();
 
   void handle_line(std::string_view line);
-  // Replies to a message the transport refused (e.g. a line over the size cap).
-  void reject(int code, const std::string& message);
+  // Replies to a message the transport refused (e.g. a line over the size
+  // cap); `id` is the request's, or null when it could not be found.
+  void reject(const json& id, int code, const std::string& message);
   // Sends notifications/message when `level` is at or above the client's level.
   void log(const std::string& level, const std::string& message);
   std::size_t calls_in_flight() const { return in_flight_.size(); }

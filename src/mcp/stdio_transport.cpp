@@ -36,10 +36,35 @@ void StdioTransport::send(const std::string& line) {
   }
 }
 
+namespace {
+
+constexpr std::size_t kEdgeBytes = 512;  // kept of a refused line, for its id
+
+// Keeps the last kEdgeBytes of what `tail` and `more` hold together.
+void keep_tail(std::string& tail, std::string_view more) {
+  if (more.size() >= kEdgeBytes) {
+    tail.assign(more.substr(more.size() - kEdgeBytes));
+    return;
+  }
+  tail.append(more);
+  if (tail.size() > kEdgeBytes) tail.erase(0, tail.size() - kEdgeBytes);
+}
+
+}  // namespace
+
 void StdioTransport::read_loop() {
   std::string line;
   bool oversized = false;
   std::size_t dropped = 0;
+  std::string head, tail;  // of an oversized line
+  auto refuse = [&] {
+    boost::asio::post(io_, [this, dropped, h = std::move(head), t = std::move(tail)]() mutable {
+      handlers_.on_oversized(dropped, std::move(h), std::move(t));
+    });
+    oversized = false;
+    head.clear();
+    tail.clear();
+  };
   char buffer[65536];
   for (;;) {
     ssize_t n = ::read(STDIN_FILENO, buffer, sizeof buffer);
@@ -51,9 +76,14 @@ void StdioTransport::read_loop() {
       auto piece = chunk.substr(0, newline);
       if (oversized) {
         dropped += piece.size();
+        keep_tail(tail, piece);
       } else if (line.size() + piece.size() > max_line_bytes_) {
         oversized = true;
         dropped = line.size() + piece.size();
+        head = line.substr(0, kEdgeBytes);
+        head.append(piece.substr(0, kEdgeBytes - head.size()));
+        keep_tail(tail, line);
+        keep_tail(tail, piece);
         line.clear();
         line.shrink_to_fit();
       } else {
@@ -62,8 +92,7 @@ void StdioTransport::read_loop() {
       if (newline == std::string_view::npos) break;
       chunk.remove_prefix(newline + 1);
       if (oversized) {
-        boost::asio::post(io_, [this, dropped] { handlers_.on_oversized(dropped); });
-        oversized = false;
+        refuse();
       } else {
         boost::asio::post(
             io_, [this, l = std::move(line)]() mutable { handlers_.on_line(std::move(l)); });
@@ -71,7 +100,9 @@ void StdioTransport::read_loop() {
       }
     }
   }
-  if (!line.empty() && !oversized) {
+  if (oversized) {
+    refuse();
+  } else if (!line.empty()) {
     boost::asio::post(io_,
                       [this, l = std::move(line)]() mutable { handlers_.on_line(std::move(l)); });
   }

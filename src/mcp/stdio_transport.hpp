@@ -1,7 +1,8 @@
 // StdioTransport: MCP's stdio framing. A reader thread splits stdin into
 // lines and posts each to the I/O loop (so the loop never blocks on stdin);
 // writes go to stdout from the loop, one line per message, nothing else ever
-// written there. A line over `max_line_bytes` is discarded and refused.
+// written there. A line over `max_line_bytes` is discarded and refused; its
+// first and last bytes are kept so the refusal can carry the request's id.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
@@ -16,7 +17,8 @@ class StdioTransport {
  public:
   struct Handlers {
     std::function<void(std::string line)> on_line;
-    std::function<void(std::size_t size)> on_oversized;
+    // A line over the cap: its size, and its first and last (up to) 512 bytes.
+    std::function<void(std::size_t size, std::string head, std::string tail)> on_oversized;
     std::function<void()> on_closed;  // stdin reached EOF
   };
 

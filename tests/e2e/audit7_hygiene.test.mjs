@@ -321,3 +321,92 @@ test('an execute cancelled while its program starts sends no answer and leaks no
   assert.doesNotMatch(agent.stderr.join(''), /internal error|Operation canceled/);
 });
 
+// ---- protocol abuse (raw lines on stdin) ----
+
+// agentty on raw stdio: `send` writes a line (string or object), `reply(id)`
+// waits for the response with that id (or one with a null id).
+function rawAgentty(t, env = {}) {
+  const stateDir = mkdtempSync(path.join(tmpdir(), 'agentty-audit7-'));
+  const child = spawn(agenttyBin, ['mcp', '--state-dir', stateDir, '--no-web'], {
+    stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, AGENTTY_LOG_LEVEL: 'warn', ...env },
+  });
+  t.after(() => child.kill('SIGKILL'));
+  let buffer = '';
+  const messages = [];
+  const waiters = [];
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (data) => {
+    buffer += data;
+    for (let nl; (nl = buffer.indexOf('\n')) >= 0;) {
+      messages.push(JSON.parse(buffer.slice(0, nl)));
+      buffer = buffer.slice(nl + 1);
+    }
+    for (const w of waiters.splice(0)) w();
+  });
+  const reply = async (id, timeout = 10000) => {
+    const deadline = Date.now() + timeout;
+    for (;;) {
+      const found = messages.findIndex((m) => m.id === id || (m.id === null && 'error' in m));
+      if (found >= 0) return messages.splice(found, 1)[0];
+      if (Date.now() > deadline) return undefined;
+      await new Promise((resolve) => { waiters.push(resolve); setTimeout(resolve, 200); });
+    }
+  };
+  const send = (line) => child.stdin.write(Buffer.isBuffer(line) ? Buffer.concat([line, Buffer.from('\n')])
+    : `${typeof line === 'string' ? line : JSON.stringify(line)}\n`);
+  send({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+  send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  return { child, send, reply };
+}
+
+test('text that is not Unicode (a lone surrogate, bytes that are not UTF-8) is refused naming the argument', async (t) => {
+  // What a JavaScript client sends when it cuts a string inside an emoji.
+  const agent = await markedAgentty(t);
+  const started = Date.now();
+  const cut = await agent.call('execute', { command: 'echo \ud83d', side_effects: ['NONE'] }, { timeout: 15000 });
+  assert.ok(Date.now() - started < 5000);
+  assert.equal(cut.isError, true);
+  assert.match(cut.error, /^command: .*not valid Unicode/);
+  const env = await agent.call('execute', { command: 'true', env: { A: 'x\udc00' }, side_effects: ['NONE'] });
+  assert.match(env.error, /^env\.A: /);
+
+  const raw = rawAgentty(t);
+  assert.equal((await raw.reply(0)).id, 0);
+  raw.send(Buffer.concat([
+    Buffer.from('{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"write","arguments":{"execution_id":"abc","input":"a'),
+    Buffer.from([0xff, 0xc3]), Buffer.from('"}}}')]));
+  const answer = await raw.reply(5);
+  assert.equal(answer?.id, 5, JSON.stringify(answer));
+  assert.equal(answer.result.isError, true);
+  assert.match(answer.result.structuredContent.error, /^input: /);
+  raw.send({ jsonrpc: '2.0', id: 6, method: 'ping' });
+  assert.deepEqual((await raw.reply(6)).result, {});
+});
+
+test('a broken or oversized request is answered with its own id, and the server reads on', async (t) => {
+  const raw = rawAgentty(t, { AGENTTY_MAX_REQUEST_BYTES: String(1 << 20) });
+  assert.equal((await raw.reply(0)).id, 0);
+  raw.send('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ps",}}');
+  const broken = await raw.reply(1);
+  assert.equal(broken?.id, 1, JSON.stringify(broken));
+  assert.equal(broken.error.code, -32700);
+  assert.match(broken.error.message, /at byte \d+/);
+  // The SDK puts the id last: found at the end of a line too large to keep.
+  raw.send(`{"method":"tools/call","params":{"name":"write","arguments":{"execution_id":"x","input":"${'a'.repeat(3 << 20)}"}},"jsonrpc":"2.0","id":2}`);
+  const large = await raw.reply(2);
+  assert.equal(large?.id, 2, JSON.stringify(large));
+  assert.match(large.error.message, /exceeds the limit of 1048576 bytes \(AGENTTY_MAX_REQUEST_BYTES\)/);
+  raw.send('not json');
+  assert.equal((await raw.reply(null)).error.code, -32700);
+  raw.send({ jsonrpc: '2.0', id: 3, method: 'ping' });
+  assert.deepEqual((await raw.reply(3)).result, {});
+  // A response sent to the server is ignored; a notification with an id is a request.
+  raw.send({ jsonrpc: '2.0', id: 4, result: {} });
+  raw.send({ jsonrpc: '2.0', id: 5, method: 'notifications/cancelled', params: { requestId: 9 } });
+  assert.equal((await raw.reply(5)).error.code, -32601);
+  // The last line, without its newline, is still read before end of file.
+  raw.child.stdin.end('{"jsonrpc":"2.0","id":6,"method":"ping"}');
+  assert.deepEqual((await raw.reply(6)).result, {});
+  const [code] = await new Promise((resolve) => raw.child.once('exit', (...args) => resolve(args)));
+  assert.equal(code, 0);
+});
