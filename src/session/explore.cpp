@@ -223,9 +223,14 @@ struct Explorer::Impl {
       take(std::string_view(text_buffer).substr(0, keep));
       final_line = text_buffer.substr(keep);
       finished = true;
+      converter = TextConverter();  // its open line's capacity: up to the longest line
     }
+    // Kept only within one call: an explored execution otherwise held ~8 MiB
+    // (a block each) for as long as its record, 200 of them at most.
+    std::string().swap(raw_buffer);
+    std::string().swap(text_buffer);
   }
-  std::string raw_buffer, text_buffer;  // reused: fresh memory costs page faults
+  std::string raw_buffer, text_buffer;  // reused across blocks: fresh memory costs page faults
 
   // 0-based line holding text offset `offset` of the stored text.
   std::uint64_t line_of(std::uint64_t offset, std::string_view stored) const {
