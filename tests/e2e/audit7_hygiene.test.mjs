@@ -227,10 +227,13 @@ function footprint(agent) {
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return { state: fields[0], ppid: Number(fields[1]) };
   }).filter((child) => child.ppid === agent.pid);
+  // agentty's own helpers (the spare terminal's supervisor and its maker)
+  // come and go as programs end; what ran for the agent must all be gone.
+  const programs = markedProcesses(agent.marker).filter((p) => !/\/agentty(-supervisor)? /.test(p));
   return {
     fds: listDir(`/proc/${agent.pid}/fd`).length,
     zombies: children.filter((child) => child.state === 'Z').length,
-    programs: markedProcesses(agent.marker).length,
+    programs: programs.length,
     spool: listDir(path.join(agent.stateDir, 'spool')).length,
     sessions: listDir(path.join(agent.stateDir, 'sessions')).length,
   };
