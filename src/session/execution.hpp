@@ -35,8 +35,7 @@
 
 #include "base/change_signal.hpp"
 #include "base/expected.hpp"
-#include "base/owned_file.hpp"
-#include "base/temporary_directory.hpp"
+#include "base/owned_path.hpp"
 #include "pty/pty_channel.hpp"
 #include "session/output_log.hpp"
 #include "session/screen_feeder.hpp"
@@ -80,9 +79,9 @@ struct ExecutionSpec {
   std::optional<std::string> stdin_file;
   // A file the program runs (execute's checked script): it stays while the
   // record does ($0 names it) and goes with it.
-  std::shared_ptr<const OwnedFile> script_file;
+  std::shared_ptr<const OwnedPath> script_file;
   // A session's generated rc files: removed when it ends (or is refused).
-  std::shared_ptr<TemporaryDirectory> startup_files;
+  std::shared_ptr<OwnedPath> startup_files;
 };
 
 class Execution : public std::enable_shared_from_this<Execution> {

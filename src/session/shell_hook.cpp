@@ -123,7 +123,7 @@ Expected<ShellLaunch> write_shell_startup(ShellKind kind, const std::string& pro
   std::filesystem::create_directories(dir, ec);
   if (ec) return make_error("cannot create " + dir.string() + ": " + ec.message());
   ShellLaunch launch;
-  launch.files = std::make_shared<TemporaryDirectory>(dir);  // also when a write fails
+  launch.files = std::make_shared<OwnedPath>(dir);  // also when a write fails
   switch (kind) {
     case ShellKind::bash: {
       auto rc = dir / "bashrc";

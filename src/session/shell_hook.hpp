@@ -34,7 +34,7 @@
 #include <vector>
 
 #include "base/expected.hpp"
-#include "base/temporary_directory.hpp"
+#include "base/owned_path.hpp"
 
 namespace agentty::session {
 
@@ -53,7 +53,7 @@ std::string bash_hook_line(std::string_view nonce);
 struct ShellLaunch {
   std::vector<std::string> argv;
   std::map<std::string, std::string> env;
-  std::shared_ptr<TemporaryDirectory> files;
+  std::shared_ptr<OwnedPath> files;
 };
 
 // Writes the generated startup files for `kind` into `dir` (created) and

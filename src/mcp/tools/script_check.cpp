@@ -15,7 +15,7 @@ namespace agentty::mcp::tools {
 
 namespace {
 
-Expected<std::shared_ptr<const OwnedFile>> write_script(const std::string& script,
+Expected<std::shared_ptr<const OwnedPath>> write_script(const std::string& script,
                                                         const std::filesystem::path& state_dir) {
   std::error_code ec;
   auto dir = (state_dir.empty() ? std::filesystem::temp_directory_path() : state_dir) / "scripts";
@@ -23,7 +23,7 @@ Expected<std::shared_ptr<const OwnedFile>> write_script(const std::string& scrip
   auto path = dir / ("script-" + random_hex(8) + ".sh");
   UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
   if (!fd) return make_error(errno_message(("open " + path.string()).c_str()));
-  auto file = std::make_shared<const OwnedFile>(path);  // removed on any error below
+  auto file = std::make_shared<const OwnedPath>(path);  // removed on any error below
   std::size_t done = 0;
   while (done < script.size()) {
     ssize_t n = ::write(fd.get(), script.data() + done, script.size() - done);
@@ -36,7 +36,7 @@ Expected<std::shared_ptr<const OwnedFile>> write_script(const std::string& scrip
 
 }  // namespace
 
-Expected<std::shared_ptr<const OwnedFile>> check_bash_syntax(const std::string& script,
+Expected<std::shared_ptr<const OwnedPath>> check_bash_syntax(const std::string& script,
                                                              const std::filesystem::path& state_dir,
                                                              const std::string& bash) {
   auto file = write_script(script, state_dir);

@@ -7,14 +7,14 @@
 #include <vector>
 
 #include "base/expected.hpp"
-#include "base/owned_file.hpp"
+#include "base/owned_path.hpp"
 
 namespace agentty::mcp::tools {
 
 // Runs `BASH -n` on the script; on success returns the file holding it
 // (under state_dir/scripts, 0600), for the same bash to run. The file is
 // removed when the last owner drops it, and at once when the check fails.
-Expected<std::shared_ptr<const OwnedFile>> check_bash_syntax(const std::string& script,
+Expected<std::shared_ptr<const OwnedPath>> check_bash_syntax(const std::string& script,
                                                              const std::filesystem::path& state_dir,
                                                              const std::string& bash);
 
