@@ -116,12 +116,13 @@ test('a cancelled execute returns at once; its command runs on and ps finds it',
   while (!started) {
     started = (await call('ps', { status: 'running' })).executions.find((e) => e.name === 'cancel-me');
   }
-  t.after(() => call('stop', { execution_id: started.execution_id, signal: 'SIGKILL' }));
   controller.abort('the user pressed stop');
   await assert.rejects(pending, /the user pressed stop/);
   const after = await call('read', { execution_id: started.execution_id });
   assert.equal(after.status, 'running', JSON.stringify(after));
   process.kill(-started.process_id, 0);  // the group is alive
+  const stopped = await call('stop', { execution_id: started.execution_id, signal: 'SIGKILL' });
+  assert.equal(stopped.status, 'stopped', JSON.stringify(stopped));
 });
 
 // The Go session manager's review: its descriptions lacked error recovery
