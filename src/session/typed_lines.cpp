@@ -6,14 +6,39 @@ namespace agentty::session {
 
 namespace {
 
+constexpr char kContinued = '\n';  // ends the continued part of a pending line
+
+bool editable(const std::string& line) {
+  return !line.empty() && line.back() != kContinued;
+}
+
 void erase_last_char(std::string& line) {
-  while (!line.empty() && (static_cast<unsigned char>(line.back()) & 0xc0) == 0x80) line.pop_back();
-  if (!line.empty()) line.pop_back();
+  while (editable(line) && (static_cast<unsigned char>(line.back()) & 0xc0) == 0x80)
+    line.pop_back();
+  if (editable(line)) line.pop_back();
 }
 
 void erase_last_word(std::string& line) {
-  while (!line.empty() && line.back() == ' ') line.pop_back();
-  while (!line.empty() && line.back() != ' ') line.pop_back();
+  while (editable(line) && line.back() == ' ') line.pop_back();
+  while (editable(line) && line.back() != ' ') line.pop_back();
+}
+
+void erase_current_line(std::string& line) {
+  while (editable(line)) line.pop_back();
+}
+
+bool ends_in_continuation(const std::string& line) {
+  std::size_t backslashes = 0;
+  for (auto c = line.rbegin(); c != line.rend() && *c == '\\'; ++c) ++backslashes;
+  return backslashes % 2 == 1;
+}
+
+// The command a pending line stands for: its parts joined, as the shell does.
+std::string joined(const std::string& line) {
+  std::string out;
+  for (char c : line)
+    if (c != kContinued) out += c;
+  return out;
 }
 
 }  // namespace
@@ -25,12 +50,20 @@ TypedLines::Split TypedLines::split(std::string_view pending, std::string_view t
     switch (c) {
       case '\r':
       case '\n':
-        out.lines.push_back(to_text(line));
+        if (ends_in_continuation(line)) {
+          line.pop_back();
+          out.lines.push_back(to_text(joined(line)));
+          line += kContinued;
+          break;
+        }
+        out.lines.push_back(to_text(joined(line)));
         line.clear();
         break;
       case '\x03':  // ctrl-c
-      case '\x15':  // ctrl-u
         line.clear();
+        break;
+      case '\x15':  // ctrl-u
+        erase_current_line(line);
         break;
       case '\x7f':
       case '\b':
@@ -46,6 +79,12 @@ TypedLines::Split TypedLines::split(std::string_view pending, std::string_view t
   if (line.size() > kMaxPendingBytes) line.erase(0, line.size() - kMaxPendingBytes);
   out.pending = std::move(line);
   return out;
+}
+
+std::string_view TypedLines::current_line(std::string_view pending) {
+  auto end_of_continued = pending.rfind(kContinued);
+  return end_of_continued == std::string_view::npos ? pending
+                                                    : pending.substr(end_of_continued + 1);
 }
 
 }  // namespace agentty::session

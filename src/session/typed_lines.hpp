@@ -8,6 +8,13 @@
 // typing a command and pressing Enter in a later write is checked too) and is
 // bounded by kMaxPendingBytes (the newest bytes are kept).
 //
+// A line ending in an unescaped backslash continues on the next one, as a
+// shell joins them (`rm -r\` then `f x` runs `rm -rf x`): the part typed so
+// far is submitted for checking, and the joined text is submitted again when
+// the command ends. The pending line then holds the continued part, a '\n'
+// (never part of a line otherwise), and the current physical line: ctrl-u,
+// backspace and ctrl-w edit only the current one, ctrl-c drops it all.
+//
 // Threading: a plain value; one owner.
 #pragma once
 
@@ -29,6 +36,8 @@ class TypedLines {
   // What typing `typed` after `pending` submits; pure, so a refused write
   // leaves the caller's pending line as it was.
   static Split split(std::string_view pending, std::string_view typed);
+  // The physical line the cursor is on (what end-of-file sees), from a pending line.
+  static std::string_view current_line(std::string_view pending);
 };
 
 }  // namespace agentty::session

@@ -406,6 +406,10 @@ test('command rules for write: lines submitted at a shell prompt or to a nested 
   assert.equal((await s.call('write', { execution_id: id, input: `rm -rf ${victim}` })).ok, true);
   refusedWrite(await s.call('write', { execution_id: id, keys: ['enter'] }), `rm -rf ${victim}`);
   assert.equal((await s.call('write', { execution_id: id, keys: ['ctrl-u'] })).ok, true);
+  // A line continued with a backslash is checked joined, as bash runs it.
+  assert.equal((await s.call('write', { execution_id: id, input: 'rm -r\\', newline: true })).ok, true);
+  refusedWrite(await s.call('write', { execution_id: id, input: `f ${victim}`, newline: true }), `rm -rf ${victim}`);
+  assert.equal((await s.call('write', { execution_id: id, keys: ['ctrl-c'] })).ok, true);
   assert.equal(existsSync(victim), true);
   const fine = await s.call('write', { execution_id: id, input: 'echo typed-ok', newline: true });
   assert.equal(fine.ok, true, JSON.stringify(fine));
@@ -435,7 +439,7 @@ test('command rules for write: lines submitted at a shell prompt or to a nested 
 
   // The refusals are audited like other refusals.
   const writes = auditRecords(s.stateDir).filter((r) => r.tool === 'write' && r.error);
-  assert.equal(writes.length, 4);
+  assert.equal(writes.length, 5);
   for (const r of writes) assert.match(r.error, /Input refused by policy; nothing was written/);
 
   // An allow list: commands must match it, answers need not.

@@ -257,6 +257,30 @@ TEST(PolicyTypedLines, LineEditingKeysAndEscapesAreApplied) {
             std::vector<std::string>{"rm -rf x"});
 }
 
+TEST(PolicyTypedLines, ABackslashContinuationIsCheckedJoinedAsTheShellRunsIt) {
+  // bash joins `rm -r\` and `f x` into `rm -rf x`: each part alone would
+  // pass a deny rule for `rm -rf`. The part is checked too, as typed so far.
+  auto split = TypedLines::split("", "rm -r\\\rf x\r");
+  EXPECT_EQ(split.lines, (std::vector<std::string>{"rm -r", "rm -rf x"}));
+  EXPECT_EQ(split.pending, "");
+  // Across writes, and past ctrl-u and backspace, which edit only the
+  // current physical line; ctrl-c drops the whole command, as in bash.
+  split = TypedLines::split("", "rm -r\\\r");
+  EXPECT_EQ(split.lines, std::vector<std::string>{"rm -r"});
+  EXPECT_EQ(TypedLines::split(split.pending,
+                              "junk\x15\x7f\x7f"
+                              "f x\r")
+                .lines,
+            std::vector<std::string>{"rm -rf x"});
+  EXPECT_EQ(TypedLines::split(split.pending, "\x03ls\r").lines, std::vector<std::string>{"ls"});
+  // The current physical line is empty after a continuation (eof's rule).
+  EXPECT_EQ(TypedLines::current_line(split.pending), "");
+  EXPECT_EQ(TypedLines::current_line(TypedLines::split(split.pending, "f").pending), "f");
+  // An escaped backslash ends the line.
+  EXPECT_EQ(TypedLines::split("", "echo a\\\\\rls\r").lines,
+            (std::vector<std::string>{"echo a\\\\", "ls"}));
+}
+
 TEST(PolicyCommand, JoinArgvUsesSingleSpaces) {
   EXPECT_EQ(join_argv_for_policy({"git", "commit", "-m", "two words"}), "git commit -m two words");
   EXPECT_EQ(join_argv_for_policy({}), "");

@@ -117,8 +117,8 @@ Expected<std::string> compose_input(session::Execution& execution, const json& a
   if (args.value("eof", false)) {
     // The terminal ends input only at the start of a line: on a line with
     // text the first ctrl-d just hands the text over (as execute's close_stdin).
-    bool open_line =
-        !session::TypedLines::split(execution.agent_typed_line(), bytes).pending.empty();
+    auto pending = session::TypedLines::split(execution.agent_typed_line(), bytes).pending;
+    bool open_line = !session::TypedLines::current_line(pending).empty();
     bytes += open_line ? "\x04\x04" : "\x04";
   }
   return bytes;
