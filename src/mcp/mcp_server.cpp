@@ -25,16 +25,21 @@ int level_index(const std::string& level) {
   return -1;
 }
 
+// What an MCP client shows its model about this server as a whole: which
+// tool for which job, and the few rules that are not visible in one schema.
 constexpr const char* kInstructions =
-    "agentty runs commands under real terminals. Use `execute` for commands (short ones answer "
-    "inline, long ones "
-    "continue in the background with an execution_id); follow them with `read`/`wait`, answer "
-    "prompts with `write`, "
-    "look at full-screen programs with `screen`, end them with `stop`, list them with `ps`. Every "
-    "execution can be "
-    "watched and taken over by a human in the browser (terminal_url); while held=true your writes "
-    "are refused: "
-    "wait(until=\"released\").";
+    "agentty runs commands under real terminals (PTYs), locally or on an SSH `host`. Use "
+    "`execute` for commands: short ones answer inline, long ones continue in the background "
+    "with an execution_id, and one that waits for input (a prompt, a REPL) returns at once "
+    "with waiting_for_input=true. Follow them with `read`/`wait` (until exit, idle, a "
+    "pattern, or input), answer prompts and drive REPLs with `write` (input, keys such as "
+    "ctrl-c, eof), look at full-screen programs with `screen`, end them with `stop`, list "
+    "them with `ps` (`cleanup` prunes ended ones), search a big output with `explore` instead "
+    "of paging it. For several commands that share state (cd, environment, a virtualenv), "
+    "`open` a shell session, run execute(session=ID) in it and `close` it when done. For a "
+    "password or 2FA prompt, `handoff` to a person, who types it in the browser. Every "
+    "execution can be watched and taken over by a human in the browser (terminal_url); while "
+    "held=true your writes are refused: wait(until=\"released\").";
 
 // A request whose text could only be read with U+FFFD in place of what was
 // not Unicode: `at` is where ("arguments.command").

@@ -52,6 +52,12 @@ test('tools/list: valid JSON Schemas, strict inputs, output schemas and annotati
   }
 });
 
+test('initialize: the server instructions say which tool is for what, naming every tool', () => {
+  const instructions = agent.client.getInstructions();
+  assert.equal(typeof instructions, 'string');
+  for (const tool of tools) assert.ok(instructions.includes('`' + tool.name + '`'), `instructions name \`${tool.name}\``);
+});
+
 test('a fast command answers inline with output and exit code', async () => {
   const r = await call('execute', { command: 'echo hello; exit 3', side_effects: ['NONE'] });
   assert.equal(r.status, 'completed');
