@@ -78,6 +78,17 @@ test('the dashboard lists the execution live and links to its terminal', async (
   await context.close();
 });
 
+test('the terminal page links back to the dashboard, secret included', async () => {
+  const context = await browser.newContext();
+  const { page, problems } = await openTerminal(context);
+  const link = page.locator('#all-executions');
+  assert.equal(await link.getAttribute('href'), `/#token=${TOKEN}`);
+  await link.click();
+  await page.locator(`tr[data-execution-id="${shell.id}"]`).waitFor({ timeout: 15000 });
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
 test('terminal page: live output, takeover, held refusals, release, reload, vim', async () => {
   mkdirSync(artifacts, { recursive: true });
   const context = await browser.newContext();

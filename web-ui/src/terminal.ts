@@ -33,6 +33,8 @@ const executionId = decodeURIComponent(location.pathname.slice(P.TERMINAL_PAGE_P
 const token = P.tokenFromFragment(location.hash);
 // Set while this tab holds the execution, so a reload can say the hold ended.
 const holdingKey = `agentty-holding:${executionId}`;
+// The dashboard of the same server takes the same secret.
+(byId("all-executions") as HTMLAnchorElement).href = `/${location.hash}`;
 
 const term = new Terminal({
   cursorBlink: true,
