@@ -66,6 +66,10 @@ test('cd and export persist; multi-line commands and heredocs', async () => {
   await run(id, 'export AGENTTY_X=42');
   let r = await run(id, 'pwd; echo $AGENTTY_X');
   assert.equal(r.output, `${dir}\n42\n`);
+  // ps says where the shell is now, besides where it was opened.
+  const listed = (await call('ps', {})).executions.find((e) => e.execution_id === id);
+  assert.equal(listed.shell_cwd, dir);
+  assert.notEqual(listed.cwd, dir);
   r = await run(id, 'for i in 1 2 3; do\n  echo n$i\ndone\necho end');
   assert.equal(r.output, 'n1\nn2\nn3\nend\n');
   assert.equal(r.exit_code, 0);

@@ -1,4 +1,5 @@
 // ps: list executions with their activity.
+#include <filesystem>
 #include <iomanip>
 #include <sstream>
 
@@ -21,6 +22,16 @@ std::string iso8601(session::SystemTime time) {
   return out.str();
 }
 
+// Where a local session's shell is now: it cds, and spec.cwd is only where it
+// started. Unknown (null) on a host, or once the shell has ended.
+json shell_cwd(session::Execution& execution) {
+  auto pid = execution.process_id();
+  if (!pid || !execution.spec().host.empty() || execution.finished()) return nullptr;
+  std::error_code error;
+  auto path = std::filesystem::read_symlink("/proc/" + std::to_string(*pid) + "/cwd", error);
+  return error ? json(nullptr) : json(path.string());
+}
+
 // A session's command_text is the shell's path: say it is a session, and
 // what runs in it now (the command a person or the agent typed).
 void describe_session(session::Execution& execution, json& item) {
@@ -35,6 +46,7 @@ void describe_session(session::Execution& execution, json& item) {
   item["command"] = command;
   item["shell_program"] = spec.command_text;
   item["running_command"] = running ? json(current->text) : json(nullptr);
+  item["shell_cwd"] = shell_cwd(execution);
   item.update(session_fields(execution, false));
 }
 
@@ -113,6 +125,11 @@ ToolDefinition make_ps_tool(const ToolConfig&) {
   item["running_command"] = {
       {"type", {"string", "null"}},
       {"description", "Sessions: the command running in the shell now (null at the prompt)."}};
+  item["shell_cwd"] = {
+      {"type", {"string", "null"}},
+      {"description",
+       "Local sessions: the shell's current directory now (cwd is where it started); null on a "
+       "host or once the shell ended."}};
   item["latest_seq"] = {{"type", "integer"}};
   item["cursor_seq"] = {{"type", "integer"}};
   item["idle_ms"] = {{"type", {"integer", "null"}}};
