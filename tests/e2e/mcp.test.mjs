@@ -109,6 +109,36 @@ test('cursorless polling returns each byte exactly once across many pages', asyn
   assert.equal(again.output, '');
 });
 
+test('an ended command too long for one page shows its start and its last lines; the cursor stays after the start', async () => {
+  const lines = (from, to) => Array.from({ length: to - from + 1 }, (_, i) => `${from + i}\n`).join('');
+  const r = await call('execute', { command: 'seq 1 100000; echo "error: the end"; exit 2', side_effects: ['NONE'] });
+  assert.equal(r.status, 'completed');
+  assert.equal(r.capped, true);
+  assert.ok(r.output.startsWith('1\n2\n3\n'));
+  assert.ok(r.output_tail.endsWith('99999\n100000\nerror: the end\n'), r.output_tail.slice(-60));
+  assert.match(r.output_tail, /^\d+\n/, 'the tail starts at a whole line');
+  assert.ok(r.output.length + r.output_tail.length <= 20000, 'both fit max_output_bytes');
+  assert.ok(r.output_tail_seq > r.next_seq);
+  assert.match(r.hint, /output_tail/);
+  // The cursor continues after the start: paging returns the middle, then the end again.
+  const rest = await call('read', { execution_id: r.execution_id, max_output_bytes: 1048576 });
+  assert.equal(rest.start_seq, r.next_seq);
+  assert.equal(rest.output_tail, undefined, 'read pages, it does not preview');
+  assert.equal(r.output + rest.output, lines(1, 100000) + 'error: the end\n');
+  // wait on an ended execution shows the end the same way.
+  const again = await call('wait', { execution_id: r.execution_id, since_seq: 1, timeout_ms: 1000 });
+  assert.ok(again.output_tail.endsWith('error: the end\n'));
+  // Still running: the end is not known yet, so no tail.
+  const running = await call('execute', { command: 'seq 1 100000; sleep 30', side_effects: ['NONE'], yield_ms: 1500 });
+  assert.equal(running.status, 'backgrounded');
+  assert.equal(running.output_tail, undefined);
+  await call('stop', { execution_id: running.execution_id, signal: 'SIGKILL' });
+  // A page too small to share keeps all of it for the start.
+  const small = await call('execute', { command: 'seq 1 1000', side_effects: ['NONE'], max_output_bytes: 500 });
+  assert.equal(small.capped, true);
+  assert.equal(small.output_tail, undefined);
+});
+
 test('since_seq and tail_lines are out-of-band', async () => {
   const r = await call('execute', { command: 'seq 1 100', side_effects: ['NONE'], max_output_bytes: 50 });
   const peek = await call('read', { execution_id: r.execution_id, tail_lines: 2 });

@@ -79,6 +79,20 @@ test('cd and export persist; multi-line commands and heredocs', async () => {
   await call('close', { execution_id: id });
 });
 
+test('a command whose output does not fit shows its start and its last lines', async () => {
+  const id = await open();
+  const r = await run(id, 'seq 1 100000; echo finished-here; (exit 3)');
+  assert.equal(r.exit_code, 3);
+  assert.equal(r.capped, true);
+  assert.ok(r.output.startsWith('1\n2\n'));
+  assert.ok(r.output_tail.endsWith('100000\nfinished-here\n'), r.output_tail.slice(-40));
+  assert.ok(r.output_tail_seq > r.next_seq);
+  const rest = await call('read', { execution_id: id, max_output_bytes: 1048576 });
+  assert.equal(rest.start_seq, r.next_seq);
+  assert.match(rest.output, /100000\nfinished-here\n/);
+  await call('close', { execution_id: id });
+});
+
 test('a command that reads stdin is answered with write; the cursor does not repeat output', async () => {
   const id = await open();
   let r = await run(id, 'read x; echo got:$x', { yield_ms: 300 });

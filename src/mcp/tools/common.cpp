@@ -130,6 +130,13 @@ json read_output_properties() {
         {"description",
          "The exact follow-up call when capped or evicted; also says when a since_seq was past "
          "the end or a timer (yield_ms, timeout_ms) was above its cap."}}},
+      {"output_tail",
+       {{"type", "string"},
+        {"description",
+         "When an ended command's output does not fit (execute, wait): its last lines, in the "
+         "same format, after output's start; the bytes in between are not shown (hint says "
+         "how to read them). Out-of-band: the cursor stays after output."}}},
+      {"output_tail_seq", integer("Byte position where output_tail starts.")},
       {"spool_limited",
        {{"type", "string"},
         {"description",
@@ -350,21 +357,64 @@ ReadRequest read_request(const ToolContext& ctx, const json& args) {
   return request;
 }
 
+std::string rendered(session::Execution& execution, const ReadRequest& request,
+                     const std::string& bytes, std::uint64_t start_seq) {
+  if (request.raw) return bytes;
+  return execution.shell() ? execution.shell()->agent_text(bytes, start_seq)  // + [human] lines
+                           : session::to_text(bytes);
+}
+
+std::optional<session::LogPage> output_tail(const session::OutputLog& log, std::uint64_t from,
+                                            std::uint64_t to, std::size_t max_bytes) {
+  // A quarter of the page, at most 4 KiB: the start keeps most of it.
+  const std::size_t budget = std::min<std::size_t>(max_bytes / 4, 4096);
+  if (budget < 256 || to <= from || to - from <= max_bytes) return std::nullopt;
+  session::LogPage tail;
+  tail.start_seq = std::max({from, to - budget, log.first_retained_seq()});
+  tail.bytes = log.copy_range(tail.start_seq, to);
+  // Start after a line feed: a whole line, a whole character and escape sequence.
+  auto line_start = tail.bytes.find('\n');
+  if (line_start == std::string::npos || line_start + 1 == tail.bytes.size()) return std::nullopt;
+  tail.bytes.erase(0, line_start + 1);
+  tail.start_seq += line_start + 1;
+  tail.next_seq = to;
+  return tail;
+}
+
+std::string add_output_tail(json& out, session::Execution& execution, const ReadRequest& request,
+                            const session::LogPage& tail, std::uint64_t shown_to) {
+  out["output_tail"] = rendered(execution, request, tail.bytes, tail.start_seq);
+  out["output_tail_seq"] = tail.start_seq;
+  return "The output is longer than max_output_bytes: output holds its start (to byte " +
+         std::to_string(shown_to) + ") and output_tail its last lines (from byte " +
+         std::to_string(tail.start_seq) + "); the " + std::to_string(tail.start_seq - shown_to) +
+         " bytes in between are not shown. Call read with execution_id=\"" + execution.id() +
+         "\" to page through them (the cursor is at byte " + std::to_string(shown_to) +
+         "), or explore to search them.";
+}
+
 json read_fields(session::Execution& execution, const ReadRequest& request) {
   auto& log = execution.log();
   session::LogPage page;
+  std::optional<session::LogPage> tail;
   bool cursorless = !request.since_seq && !request.tail_lines;
   if (request.tail_lines) {
     page = log.tail_lines(*request.tail_lines, request.max_bytes);
   } else {
-    page = log.read(request.since_seq.value_or(execution.cursor()), request.max_bytes);
+    auto from = request.since_seq.value_or(execution.cursor());
+    page = log.read(from, request.max_bytes);
+    // An ended execution's output no longer grows: show its end too.
+    if (page.capped && request.tail_preview && execution.finished())
+      tail = output_tail(log, from, log.latest_seq(), request.max_bytes);
+    if (tail) page = log.read(from, request.max_bytes - tail->bytes.size());
+    if (tail && page.next_seq > tail->start_seq) {  // a single sequence longer than the page
+      tail.reset();
+      page = log.read(from, request.max_bytes);
+    }
   }
   if (cursorless) execution.advance_cursor(page.next_seq);
   json out = {
-      {"output", request.raw ? page.bytes
-                 : execution.shell()
-                     ? execution.shell()->agent_text(page.bytes, page.start_seq)  // + [human] lines
-                     : session::to_text(page.bytes)},
+      {"output", rendered(execution, request, page.bytes, page.start_seq)},
       {"start_seq", page.start_seq},
       {"next_seq", page.next_seq},
       {"latest_seq", log.latest_seq()},
@@ -396,6 +446,8 @@ json read_fields(session::Execution& execution, const ReadRequest& request) {
             std::to_string(page.start_seq) +
             "). Raise max_output_bytes, or page them with explore op=\"read\" line_offset=-" +
             std::to_string(*request.tail_lines) + " (execution_id=\"" + execution.id() + "\").";
+  } else if (tail) {
+    hint += add_output_tail(out, execution, request, *tail, page.next_seq);
   } else if (page.capped) {
     hint += "More output is waiting (" + std::to_string(log.latest_seq() - page.next_seq) +
             " bytes). Call read with execution_id=\"" + execution.id() + "\"" +

@@ -76,11 +76,28 @@ struct ReadRequest {
   std::optional<std::size_t> tail_lines;
   std::size_t max_bytes = 20000;
   bool raw = false;
+  // The first answer about an ended execution (execute, wait): when its
+  // output does not fit, keep part of max_bytes for its last lines.
+  bool tail_preview = false;
 };
 ReadRequest read_request(const ToolContext& ctx, const json& args);
 // Output + cursor fields (+ hint); advances the server-side cursor when the
 // request is cursorless.
 json read_fields(session::Execution& execution, const ReadRequest& request);
+// The last lines of [from, to) within the tail share of `max_bytes`,
+// starting at a line's start: what an answer shows of the end of an output
+// too long for one page (the end holds a build's errors, a summary). None
+// when max_bytes is too small to share or no whole line fits.
+std::optional<session::LogPage> output_tail(const session::OutputLog& log, std::uint64_t from,
+                                            std::uint64_t to, std::size_t max_bytes);
+// Sets output_tail / output_tail_seq (out-of-band: no cursor moves) and
+// returns the hint that names the bytes between `shown_to` and the tail.
+std::string add_output_tail(json& out, session::Execution& execution, const ReadRequest& request,
+                            const session::LogPage& tail, std::uint64_t shown_to);
+// Bytes as the agent reads them: raw, or the text view (with a session's
+// [human] lines).
+std::string rendered(session::Execution& execution, const ReadRequest& request,
+                     const std::string& bytes, std::uint64_t start_seq);
 // status, exit_code, signal, held, waiting_for_input, process_id, terminal_url...
 json status_fields(session::Execution& execution, const ToolContext& ctx);
 // Both of the above.

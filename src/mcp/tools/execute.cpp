@@ -229,7 +229,9 @@ boost::asio::awaitable<ToolResult> execute(ToolContext& ctx, const json& args) {
       kAnswerRecheck);
   if (end == WaitEnd::cancelled) co_return ToolResult{};
 
-  json result = merged(execution_result(*execution, ctx, read_request(ctx, args)), extra);
+  auto request = read_request(ctx, args);
+  request.tail_preview = true;
+  json result = merged(execution_result(*execution, ctx, request), extra);
   result["yield_ms"] = yield;
   note_capped_timer(result, ctx, args, "yield_ms", "yield_ms");
   if (!execution->finished() && end == WaitEnd::condition) {
@@ -266,7 +268,8 @@ ToolDefinition make_execute_tool(const ToolConfig& config) {
       "answer prompts with `write`, end it with `stop`. The output is the terminal's text (colours "
       "removed, progress "
       "bars collapsed); a capped response says capped=true and the `hint` names the call that "
-      "continues it. "
+      "continues it (an ended command's capped answer also has its last lines in "
+      "`output_tail`). "
       "`waiting_for_input`=true means the program is waiting for you to type: a program that "
       "waits for input (a prompt, a REPL) returns status=backgrounded with it at once instead of "
       "after yield_ms (on a host, a guess: it stopped mid-line and was quiet for 2 s); answer "

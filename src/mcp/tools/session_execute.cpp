@@ -85,13 +85,17 @@ json command_output(session::Execution& execution, const session::ShellCommand& 
   std::string bytes;
   std::uint64_t next = command.output_end;
   bool capped = false;
+  // Too long for one page: its start, and its last lines (errors, a summary).
+  auto tail = output_tail(log, command.output_begin, command.output_end, request.max_bytes);
   if (command.output_end - command.output_begin <= request.max_bytes) {
     bytes = log.copy_range(command.output_begin, command.output_end);
   } else {
-    auto page = log.read(command.output_begin, request.max_bytes);
+    auto page = log.read(command.output_begin,
+                         request.max_bytes - (tail ? tail->bytes.size() : std::size_t{0}));
     bytes = std::move(page.bytes);
     next = page.next_seq;
     capped = true;
+    if (tail && next > tail->start_seq) tail.reset();  // one sequence longer than the page
   }
   std::string after;
   if (!capped && command.after_end > command.after_begin) {
@@ -110,7 +114,9 @@ json command_output(session::Execution& execution, const session::ShellCommand& 
   out["latest_seq"] = log.latest_seq();
   out["capped"] = capped;
   out["evicted"] = false;
-  if (capped) {
+  if (tail) {
+    out["hint"] = add_output_tail(out, execution, request, *tail, next);
+  } else if (capped) {
     out["hint"] =
         "The command's output is longer than max_output_bytes; read with execution_id=\"" +
         execution.id() + "\" and since_seq=" + std::to_string(next) +

@@ -80,6 +80,7 @@ boost::asio::awaitable<ToolResult> wait(ToolContext& ctx, const json& args,
   auto start = steady_clock::now();
   auto deadline = start + milliseconds(budget);
   auto request = read_request(ctx, args);
+  request.tail_preview = true;  // an ended program's answer shows its end too
   // Where a match may start: since_seq, the newest tail_lines (both
   // out-of-band), else the server-side cursor.
   std::uint64_t from = request.since_seq.value_or(execution->cursor());
