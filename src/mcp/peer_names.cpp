@@ -74,6 +74,27 @@ constexpr std::array kPeerArguments = {
                  "new byte once (mode=since_last)"},
     PeerArgument{"read", "tail_bytes", "tail_lines=N, with max_output_bytes as the byte cap"},
     PeerArgument{"open", "mode", "host for SSH (mode=ssh); no host for local (mode=local)"},
+    // Names a model guesses from other tools and APIs.
+    PeerArgument{kById, "id", "execution_id"},
+    PeerArgument{kById, "execution", "execution_id"},
+    PeerArgument{"write", "text", "input (newline=true presses Enter after it)"},
+    PeerArgument{"write", "data", "input (newline=true presses Enter after it)"},
+    PeerArgument{"write", "stdin", "input (typed into the terminal; eof=true ends it)"},
+    PeerArgument{"write", "command",
+                 "input with newline=true to type a line into the running program; to run a "
+                 "command in a session, execute with session=ID"},
+    PeerArgument{"execute", "cmd", "command (a shell line) or argv (a list, no shell)"},
+    PeerArgument{"execute", "args", "argv (the program and its arguments, no shell)"},
+    PeerArgument{"execute open", "dir", "cwd"},
+    PeerArgument{"execute open", "directory", "cwd"},
+    PeerArgument{"execute open", "workdir", "cwd"},
+    PeerArgument{"execute open", "working_directory", "cwd"},
+    PeerArgument{"execute open", "environment", "env (an object of NAME: value)"},
+    PeerArgument{"execute", "input", "stdin (the program's standard input)"},
+    PeerArgument{"execute", "session_id", "session (the execution_id open returned)"},
+    PeerArgument{"wait", "regex", "pattern (PCRE2)"},
+    PeerArgument{"wait", "for", "until (exit, idle, match, input or released)"},
+    PeerArgument{"stop", "force", "signal=\"SIGKILL\" (or force_after_ms to escalate later)"},
 };
 
 bool lists(std::string_view tools, std::string_view tool) {

@@ -3,7 +3,8 @@
 // close_stdin on write), a Go PTY session manager (terminal_open,
 // terminal_send, terminal_output...) or ai-device-bash (bash, run, script,
 // get; timeout in seconds, bytes) and calls agentty the same way is told
-// what to do instead of only "unknown".
+// what to do instead of only "unknown". So is one that guesses a common
+// name (text for write's input, cmd, dir, id).
 #pragma once
 
 #include <optional>

@@ -15,6 +15,15 @@ TEST(PeerNames, UnknownArgumentOfAPeerSaysWhatToUse) {
             "eof sends its end-of-file); the accepted ones are: eof, input");
 }
 
+TEST(PeerNames, ACommonlyGuessedNameSaysWhatToUse) {
+  auto problem = with_peer_argument_advice(
+      "write", "text: unknown argument; the accepted ones are: eof, input");
+  EXPECT_NE(problem.find("instead: input"), std::string::npos) << problem;
+  problem = with_peer_argument_advice("read",
+                                      "id: unknown argument; the accepted ones are: execution_id");
+  EXPECT_NE(problem.find("instead: execution_id"), std::string::npos) << problem;
+}
+
 TEST(PeerNames, OtherProblemsAndOtherToolsAreLeftAlone) {
   const std::string bounds = "timeout_ms: must be at most 86400000 (got 99999999999)";
   EXPECT_EQ(with_peer_argument_advice("wait", bounds), bounds);
