@@ -84,8 +84,35 @@ void McpServer::send(const json& message) {
   if (hooks_.send) hooks_.send(serialize(message));
 }
 
+void McpServer::respond(const json& id, const json& message) {
+  if (!id.is_null()) {
+    const std::string key = id.dump();
+    if (in_flight_.count(key)) {
+      auto& held = held_answers_[key];
+      std::string line = serialize(message);
+      if (!held.empty() && held.back().first == line) {
+        ++held.back().second;
+      } else {
+        held.emplace_back(std::move(line), 1);
+      }
+      return;
+    }
+  }
+  send(message);
+}
+
+void McpServer::release_held_answers(const std::string& key) {
+  auto it = held_answers_.find(key);
+  if (it == held_answers_.end()) return;
+  auto held = std::move(it->second);
+  held_answers_.erase(it);
+  if (!hooks_.send) return;
+  for (const auto& [line, count] : held)
+    for (std::size_t i = 0; i < count; ++i) hooks_.send(line);
+}
+
 void McpServer::reject(const json& id, int code, const std::string& message) {
-  send(make_error(id, code, message));
+  respond(id, make_error(id, code, message));
 }
 
 void McpServer::log(const std::string& level, const std::string& message) {
@@ -103,7 +130,7 @@ void McpServer::handle_line(std::string_view line) {
   } else if (auto* notification = std::get_if<Notification>(&message)) {
     handle_notification(*notification);
   } else if (auto* error = std::get_if<ErrorReply>(&message)) {
-    send(make_error(error->id, error->code, error->message));
+    respond(error->id, make_error(error->id, error->code, error->message));
   }
   // Responses: we send no requests to the client, so there is nothing to match.
 }
@@ -136,6 +163,18 @@ json McpServer::list_tools() const {
 
 void McpServer::handle_request(Request request) {
   const std::string& method = request.method;
+  if (in_flight_.count(request.id.dump())) {
+    respond(request.id,
+            make_error(request.id, rpc_error::invalid_request,
+                       "Invalid Request: id " + request.id.dump() +
+                           " is the id of a request still in progress; each request needs an id "
+                           "of its own (MCP never reuses one in a session). This " +
+                           method +
+                           " was not carried out; this answer comes after the earlier request's, "
+                           "so answers arrive in the order the requests were sent. Send it again "
+                           "with a new id."));
+    return;
+  }
   if (!request.invalid_text_at.empty() && method != "tools/call") {
     send(make_error(request.id, rpc_error::invalid_params,
                     "Invalid params: " + invalid_text_problem(request.invalid_text_at)));
@@ -198,9 +237,17 @@ void McpServer::call_tool(Request request) {
   json args = params.contains("arguments") && !params["arguments"].is_null() ? params["arguments"]
                                                                              : json::object();
   std::string key = request.id.dump();
-  if (in_flight_.count(key)) {
-    send(make_error(request.id, rpc_error::invalid_request,
-                    "Invalid Request: id " + key + " is already in use by a running call"));
+  if (in_flight_.size() >= kMaxCallsInFlight) {
+    // Each call in progress holds a coroutine and its arguments: a client
+    // that never waits for its answers must not grow the server without end.
+    ToolResult refused = tool_error(
+        "too many calls in progress (" + std::to_string(in_flight_.size()) +
+        ", most likely waits); this call was not carried out. Wait for some to answer or cancel "
+        "them (notifications/cancelled), then call again.");
+    json text = {{"type", "text"}, {"text", serialize(refused.content)}};
+    send(make_result(request.id, {{"content", json::array({text})},
+                                  {"structuredContent", refused.content},
+                                  {"isError", true}}));
     return;
   }
   auto signal = std::make_shared<boost::asio::cancellation_signal>();
@@ -250,12 +297,14 @@ void McpServer::call_tool(Request request) {
     *responded = true;
     in_flight_.erase(key);
     audit_call(tool->name, args, result);
-    if (cancelled) co_return;  // the client gave up on this request: no response
-    json text = {{"type", "text"}, {"text", serialize(result.content)}};
-    json reply = {{"content", json::array({text})},
-                  {"structuredContent", result.content},
-                  {"isError", result.is_error}};
-    send(make_result(id, std::move(reply)));
+    if (!cancelled) {  // a cancelled request gets no response: the client gave up on it
+      json text = {{"type", "text"}, {"text", serialize(result.content)}};
+      json reply = {{"content", json::array({text})},
+                    {"structuredContent", result.content},
+                    {"isError", result.is_error}};
+      send(make_result(id, std::move(reply)));
+    }
+    release_held_answers(key);
   };
   boost::asio::co_spawn(
       io_, std::move(run),

@@ -6,6 +6,14 @@
 // from reading `ping` or `notifications/cancelled`. A cancelled call stops at
 // once and sends no response (the process it was watching keeps running).
 //
+// Request ids: a client matches answers to requests by id alone, so a request
+// that reuses the id of one still in progress is refused (-32600, naming the
+// id) and its answer is held back until that request's answer (or its
+// cancellation) has gone out. Answered at once, the refusal would complete
+// the earlier call with an error that is not its own (the SDK matched it so).
+// Every answer for that id waits, whatever produced it (an unparseable line
+// carrying the id, a line over the size cap).
+//
 // Threading: everything on the one I/O event loop.
 #pragma once
 
@@ -27,6 +35,9 @@ bool is_supported_protocol_version(const std::string& version);
 
 class McpServer {
  public:
+  // Tool calls in progress at most; past it a call is refused (isError).
+  static constexpr std::size_t kMaxCallsInFlight = 1000;
+
   struct Hooks {
     std::function<void(const std::string& line)> send;
     std::function<std::string(const std::string& execution_id)> terminal_url;
@@ -53,6 +64,10 @@ class McpServer {
   json initialize(const json& params);
   json list_tools() const;
   void send(const json& message);
+  // Sends a response, or holds it back while a call with the same id runs.
+  void respond(const json& id, const json& message);
+  // Sends what was held back for `key` (a finished call's id).
+  void release_held_answers(const std::string& key);
   void audit_call(const std::string& tool, const json& args, const ToolResult& result);
 
   boost::asio::io_context& io_;
@@ -62,7 +77,11 @@ class McpServer {
   Hooks hooks_;
   std::vector<ToolDefinition> tools_;
   std::map<std::string, std::shared_ptr<boost::asio::cancellation_signal>>
-      in_flight_;      // by request id
+      in_flight_;  // by request id (its JSON text)
+  // Answers waiting for the call in flight with their id, in arrival order;
+  // equal answers in a row are one entry with a count (a flood of duplicates
+  // costs one entry).
+  std::map<std::string, std::vector<std::pair<std::string, std::size_t>>> held_answers_;
   int log_level_ = 1;  // index into the syslog-style level list; "info"
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
