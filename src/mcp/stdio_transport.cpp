@@ -4,18 +4,69 @@
 #include <unistd.h>
 #include <boost/asio/post.hpp>
 
+#include <algorithm>
 #include <cerrno>
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
 
 namespace agentty::mcp {
 
+// Lines posted to the loop and not yet handled. Shared with the reader
+// thread, which may outlive the transport (it is detached at exit).
+struct StdioTransport::Backlog {
+  std::mutex mutex;
+  std::condition_variable room;
+  std::size_t lines = 0;
+  std::size_t bytes = 0;
+  bool closing = false;
+
+  void taken(std::size_t size) {
+    {
+      std::lock_guard lock(mutex);
+      --lines;
+      bytes -= size;
+    }
+    room.notify_one();
+  }
+};
+
 StdioTransport::StdioTransport(boost::asio::io_context& io, std::size_t max_line_bytes,
                                Handlers handlers)
-    : io_(io), max_line_bytes_(max_line_bytes), handlers_(std::move(handlers)) {}
+    : io_(io),
+      max_line_bytes_(max_line_bytes),
+      handlers_(std::move(handlers)),
+      backlog_(std::make_shared<Backlog>()) {}
 
 StdioTransport::~StdioTransport() {
+  {
+    std::lock_guard lock(backlog_->mutex);
+    backlog_->closing = true;
+  }
+  backlog_->room.notify_all();
   // The reader blocks in read(2) on stdin; it cannot be interrupted portably.
-  // It only ever posts to the loop, so detaching at exit is safe.
+  // It posts nothing once closing is set, so detaching at exit is safe.
   if (reader_.joinable()) reader_.detach();
+}
+
+bool StdioTransport::post_when_room(std::size_t bytes, std::function<void()> deliver) {
+  const std::size_t max_bytes = std::max(max_line_bytes_, kMaxQueuedBytes);
+  {
+    std::unique_lock lock(backlog_->mutex);
+    // One line always fits, however long: it was read within max_line_bytes.
+    backlog_->room.wait(lock, [&] {
+      return backlog_->closing || backlog_->lines == 0 ||
+             (backlog_->lines < kMaxQueuedLines && backlog_->bytes + bytes <= max_bytes);
+    });
+    if (backlog_->closing) return false;
+    ++backlog_->lines;
+    backlog_->bytes += bytes;
+  }
+  boost::asio::post(io_, [backlog = backlog_, bytes, deliver = std::move(deliver)] {
+    deliver();
+    backlog->taken(bytes);
+  });
+  return true;
 }
 
 void StdioTransport::start() {
@@ -58,12 +109,20 @@ void StdioTransport::read_loop() {
   std::size_t dropped = 0;
   std::string head, tail;  // of an oversized line
   auto refuse = [&] {
-    boost::asio::post(io_, [this, dropped, h = std::move(head), t = std::move(tail)]() mutable {
-      handlers_.on_oversized(dropped, std::move(h), std::move(t));
-    });
+    const std::size_t kept = head.size() + tail.size();
+    const bool open =
+        post_when_room(kept, [this, dropped, h = std::move(head), t = std::move(tail)]() mutable {
+          handlers_.on_oversized(dropped, std::move(h), std::move(t));
+        });
     oversized = false;
     head.clear();
     tail.clear();
+    return open;
+  };
+  auto deliver = [&] {
+    const std::size_t size = line.size();
+    return post_when_room(
+        size, [this, l = std::move(line)]() mutable { handlers_.on_line(std::move(l)); });
   };
   char buffer[65536];
   for (;;) {
@@ -91,22 +150,17 @@ void StdioTransport::read_loop() {
       }
       if (newline == std::string_view::npos) break;
       chunk.remove_prefix(newline + 1);
-      if (oversized) {
-        refuse();
-      } else {
-        boost::asio::post(
-            io_, [this, l = std::move(line)]() mutable { handlers_.on_line(std::move(l)); });
-        line = std::string();
-      }
+      const bool open = oversized ? refuse() : deliver();
+      if (!open) return;
+      line = std::string();
     }
   }
   if (oversized) {
-    refuse();
+    if (!refuse()) return;
   } else if (!line.empty()) {
-    boost::asio::post(io_,
-                      [this, l = std::move(line)]() mutable { handlers_.on_line(std::move(l)); });
+    if (!deliver()) return;
   }
-  boost::asio::post(io_, [this] { handlers_.on_closed(); });
+  post_when_room(0, [this] { handlers_.on_closed(); });
 }
 
 }  // namespace agentty::mcp
