@@ -18,6 +18,9 @@ namespace {
 
 constexpr std::size_t kConvertBlock = 4 << 20;  // raw bytes converted per step
 constexpr std::size_t kLineChunk = 64 << 10;    // reads while walking lines
+// An open line (no LF yet) longer than this goes to the store as it is, so a
+// program printing one endless line does not grow the explorer's memory.
+constexpr std::size_t kMaxOpenLineBytes = 1 << 20;
 
 // Append-only text: a file when a path is given (and can be created), else
 // memory.
@@ -72,23 +75,34 @@ class TextStore {
     out.resize(base + done);
   }
 
-  // The whole stored text for the duration of one call: memory, or the
-  // file mapped read-only (a copy if mapping fails).
+  // The whole stored text followed by `more` (the open line), for the
+  // duration of one call: memory, or the file mapped read-only with `more`
+  // written past its end (a copy if that fails).
   class View {
    public:
-    explicit View(const TextStore& store) {
-      if (!store.fd_ || store.size_ == 0) {
-        text_ = store.memory_;
+    View(const TextStore& store, std::string_view more) {
+      if (!store.fd_ || store.size_ + more.size() == 0) {
+        if (more.empty()) {
+          text_ = store.memory_;
+        } else {
+          copy_ = store.memory_;
+          copy_.append(more);
+          text_ = copy_;
+        }
         return;
       }
-      void* addr = ::mmap(nullptr, store.size_, PROT_READ, MAP_SHARED, store.fd_.get(), 0);
+      const std::uint64_t size = store.size_ + more.size();
+      void* addr = write_all_at(store.fd_.get(), more, store.size_)
+                       ? ::mmap(nullptr, size, PROT_READ, MAP_SHARED, store.fd_.get(), 0)
+                       : MAP_FAILED;
       if (addr == MAP_FAILED) {
         store.read(0, static_cast<std::size_t>(store.size_), copy_);
+        copy_.append(more);
         text_ = copy_;
         return;
       }
       addr_ = addr;
-      text_ = std::string_view(static_cast<const char*>(addr), store.size_);
+      text_ = std::string_view(static_cast<const char*>(addr), size);
     }
     ~View() {
       if (addr_) ::munmap(addr_, text_.size());
@@ -119,6 +133,17 @@ class TextStore {
     memory_ = std::move(all);
     memory_.append(rest);
     size_ = memory_.size();
+  }
+
+  static bool write_all_at(int fd, std::string_view text, std::uint64_t offset) {
+    while (!text.empty()) {
+      const ssize_t n = ::pwrite(fd, text.data(), text.size(), static_cast<off_t>(offset));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return false;
+      text.remove_prefix(static_cast<std::size_t>(n));
+      offset += static_cast<std::uint64_t>(n);
+    }
+    return true;
   }
 
   UniqueFd fd_;
@@ -161,28 +186,54 @@ struct Explorer::Impl {
 
   const OutputLog& log;
   ExplorerOptions options;
-  TextStore store;  // complete lines only, each ending in LF
-  TextConverter converter;
-  std::uint64_t start_seq = 1;      // first raw byte the cache was built from
+  // The text: every completed line, each ending in LF, then the start of the
+  // last line when it outgrew kMaxOpenLineBytes or the log is complete.
+  TextStore store;
+  TextConverter converter;          // holds the rest of the last line (open_line)
+  std::uint64_t start_seq = 1;      // first retained raw byte when the cache was built
+  std::uint64_t text_seq = 1;       // raw byte where line 1 begins
+  bool first_line_cut = false;      // line 1 lost its start to eviction (no LF to skip to)
+  bool seeking_line = false;        // after an eviction: text_seq not found yet
   std::uint64_t converted_seq = 1;  // raw bytes before this are converted
   bool finished = false;            // log complete and converter flushed
-  std::string final_line;           // after finish: the last line, without LF
   std::uint64_t completed_lines = 0;
   std::uint64_t max_line = 0;
   std::vector<std::uint64_t> index{0};  // text offset of line k * kIndexStride
+  std::uint64_t last_line_begin = 0;    // text offset where the last (open) line begins
 
-  const std::string& open_line() const { return finished ? final_line : converter.open_line(); }
+  const std::string& open_line() const { return converter.open_line(); }
   std::uint64_t text_size() const { return store.size() + open_line().size(); }
-  std::uint64_t line_count() const { return completed_lines + (open_line().empty() ? 0 : 1); }
+  std::uint64_t line_count() const {
+    return completed_lines + (text_size() > last_line_begin ? 1 : 0);
+  }
 
   void reset(std::uint64_t from_seq) {
     store.clear();
     converter = TextConverter();
-    start_seq = converted_seq = from_seq;
+    start_seq = converted_seq = text_seq = from_seq;
+    seeking_line = from_seq > 1;
+    first_line_cut = false;
     finished = false;
-    final_line.clear();
     completed_lines = max_line = last_line_begin = 0;
     index.assign(1, 0);
+  }
+
+  // After an eviction the first retained byte is most likely inside a line
+  // (and maybe inside an escape sequence or a character): the text starts
+  // after the first LF instead. With no LF retained, the cut line is kept.
+  void seek_first_line() {
+    seeking_line = false;
+    for (std::uint64_t seq = start_seq; seq < log.latest_seq();) {
+      const std::uint64_t to = std::min<std::uint64_t>(log.latest_seq(), seq + kConvertBlock);
+      log.copy_range(seq, to, raw_buffer);
+      if (const void* lf = std::memchr(raw_buffer.data(), '\n', raw_buffer.size())) {
+        text_seq = converted_seq =
+            seq + static_cast<std::uint64_t>(static_cast<const char*>(lf) - raw_buffer.data()) + 1;
+        return;
+      }
+      seq = to;
+    }
+    first_line_cut = true;
   }
 
   // Counts the lines `text` completes and appends them to the store.
@@ -202,26 +253,24 @@ struct Explorer::Impl {
     last_line_begin = line_begin;
     store.append(text);
   }
-  std::uint64_t last_line_begin = 0;
 
   void sync() {
     if (log.first_retained_seq() > start_seq) reset(log.first_retained_seq());
+    if (seeking_line) seek_first_line();
     while (converted_seq < log.latest_seq()) {
       const std::uint64_t to =
           std::min<std::uint64_t>(log.latest_seq(), converted_seq + kConvertBlock);
       log.copy_range(converted_seq, to, raw_buffer);
       text_buffer.clear();
       converter.feed(raw_buffer, text_buffer);
+      if (converter.open_line().size() > kMaxOpenLineBytes) converter.take_open_line(text_buffer);
       take(text_buffer);
       converted_seq = to;
     }
     if (log.complete() && !finished) {
       text_buffer.clear();
       converter.finish(text_buffer);
-      const std::size_t last_lf = text_buffer.rfind('\n');
-      const std::size_t keep = last_lf == std::string::npos ? 0 : last_lf + 1;
-      take(std::string_view(text_buffer).substr(0, keep));
-      final_line = text_buffer.substr(keep);
+      take(text_buffer);
       finished = true;
       converter = TextConverter();  // its open line's capacity: up to the longest line
     }
@@ -257,7 +306,7 @@ struct Explorer::Impl {
 
   // Text offset where 0-based line `line` begins (text_size() past the end).
   std::uint64_t line_start(std::uint64_t line) const {
-    if (line >= completed_lines) return line == completed_lines ? store.size() : text_size();
+    if (line >= completed_lines) return line == completed_lines ? last_line_begin : text_size();
     std::uint64_t offset = index[line / kIndexStride];
     std::uint64_t skip = line % kIndexStride;
     std::string chunk;
@@ -375,8 +424,8 @@ Expected<GrepResult> Explorer::Impl::grep(const GrepOptions& options) {
       pcre2_match_data_create_from_pattern(code->get(), nullptr));
   GrepResult result;
   const std::uint64_t first_line = options.start_line > 0 ? options.start_line - 1 : 0;
-  const TextStore::View view(store);
-  const std::string_view stored = view.text();
+  const TextStore::View view(store, open_line());
+  const std::string_view stored = view.text();  // the whole text, the open line included
   std::size_t used = 0;
   // Searches subject[from..] (whose byte 0 is text offset `base`) in one
   // PCRE2 call per match; false when a cap stopped the grep.
@@ -431,11 +480,6 @@ Expected<GrepResult> Explorer::Impl::grep(const GrepOptions& options) {
   const std::uint64_t offset = line_start(first_line);
   if (offset < stored.size()) {
     auto more = search(stored, static_cast<std::size_t>(offset), 0);
-    if (!more) return make_error(more.error());
-    if (!*more) return result;
-  }
-  if (!open_line().empty() && first_line <= completed_lines) {
-    auto more = search(open_line(), 0, store.size());
     if (!more) return make_error(more.error());
     if (!*more) return result;
   }
@@ -536,13 +580,20 @@ Explorer::Explorer(const OutputLog& log, ExplorerOptions options) {
 
 Explorer::~Explorer() = default;
 
+std::uint64_t Explorer::cache_bytes() const {
+  return impl_->store.size();
+}
+
 ExploreStat Explorer::stat() {
   impl_->sync();
   ExploreStat stat;
   stat.size_bytes = impl_->text_size();
   stat.line_count = impl_->line_count();
-  stat.max_line_bytes = std::max<std::uint64_t>(impl_->max_line, impl_->open_line().size());
+  stat.max_line_bytes =
+      std::max<std::uint64_t>(impl_->max_line, impl_->text_size() - impl_->last_line_begin);
   stat.first_retained_seq = impl_->log.first_retained_seq();
+  stat.text_seq = impl_->text_seq;
+  stat.first_line_cut = impl_->first_line_cut;
   stat.raw_bytes = impl_->log.latest_seq() - stat.first_retained_seq;
   stat.evicted = stat.first_retained_seq > 1;
   return stat;

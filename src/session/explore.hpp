@@ -8,11 +8,15 @@
 // removed by the destructor; next to the spool unless a path is given), else
 // memory (a RAM-only log is small). Each call
 // first converts only what the log gained since the last call. The line still
-// open (no LF yet) is taken as the last line. A sparse index (the text
+// open (no LF yet) is taken as the last line; past 1 MiB its text goes to the
+// cache as it grows (a CR then overwrites only what came after), so one
+// endless line costs disk, not RAM. A sparse index (the text
 // offset of every kIndexStride-th line) makes reads by line number cheap.
 // When the log has evicted bytes the cache was built from (past the spool
-// cap), the cache is rebuilt from first_retained_seq(): line numbers are
-// counted from the first retained line, so they shift after an eviction.
+// cap), the cache is rebuilt from the first whole line retained (after the
+// first LF at or past first_retained_seq(): the line it cuts is dropped, as
+// are an escape sequence or character it cuts): line numbers are counted
+// from there, so they shift after an eviction.
 //
 // grep: PCRE2 (UTF, multiline, JIT when available) runs over the whole
 // cache (mmap'd) as one subject rather than line by line; a match that runs
@@ -41,6 +45,10 @@ struct ExploreStat {
   std::uint64_t raw_bytes = 0;       // retained raw bytes the text comes from
   std::uint64_t first_retained_seq = 1;
   bool evicted = false;  // output before first_retained_seq is gone
+  // Raw byte where line 1 begins: first_retained_seq, or after an eviction
+  // just past the first LF retained (the cut line before it is skipped).
+  std::uint64_t text_seq = 1;
+  bool first_line_cut = false;  // evicted and no LF retained: line 1 lacks its start
 };
 
 struct ExploreLine {
@@ -104,6 +112,9 @@ class Explorer {
   Explorer& operator=(const Explorer&) = delete;
 
   ExploreStat stat();
+  // Bytes the text cache holds (disk, or memory for a RAM-only log); it
+  // counts toward the total spool budget and goes with the Explorer.
+  std::uint64_t cache_bytes() const;
   // Errors: an invalid pattern ("pattern: <PCRE2 message> at offset N ...").
   Expected<GrepResult> grep(const GrepOptions& options);
   Expected<ExploreReadResult> read(const ExploreReadOptions& options);

@@ -289,6 +289,12 @@ void TextConverter::finish(std::string& out) {
   col_ = 0;
 }
 
+void TextConverter::take_open_line(std::string& out) {
+  out += line_;
+  line_.clear();
+  col_ = 0;
+}
+
 void TextConverter::convert(std::string_view raw, bool final, std::string& out) {
   static constexpr char kReplacement[] = "\xEF\xBF\xBD";
   const unsigned char* p = bytes_of(raw);

@@ -68,6 +68,11 @@ class TextConverter {
   void finish(std::string& out);
   // The text of the line still open (no LF yet), as it would print now.
   const std::string& open_line() const { return line_; }
+  // Appends the open line's text to `out` (no LF) and forgets it: the line
+  // goes on, but a later CR, backspace or erase reaches back only to here,
+  // as a terminal's overwrites reach only its current row. Keeps a line with
+  // no end (a program printing one endless line) from growing in memory.
+  void take_open_line(std::string& out);
 
  private:
   void convert(std::string_view raw, bool final, std::string& out);

@@ -186,5 +186,72 @@ TEST(Explore, EvictedBytesRebuildTheCacheFromTheFirstRetainedLine) {
   EXPECT_EQ(last->lines[0].line_number, stat.line_count);
 }
 
+TEST(Explore, AfterAnEvictionLineOneIsTheFirstWholeLine) {
+  OutputLog log({.ram_bytes = 4096, .spool_cap_bytes = 0, .spool_path = {}});
+  append_rows(log, 1, 5000);
+  Explorer explorer(log);
+  const ExploreStat stat = explorer.stat();
+  ASSERT_TRUE(stat.evicted);
+  EXPECT_FALSE(stat.first_line_cut);
+  EXPECT_GT(stat.text_seq, stat.first_retained_seq);  // the cut line's end was skipped
+  auto first = explorer.read({.line_offset = 0, .limit = 2});
+  ASSERT_TRUE(first.ok());
+  ASSERT_EQ(first->lines.size(), 2u);
+  const std::string& one = first->lines[0].text;
+  ASSERT_TRUE(one.starts_with("row ")) << one;
+  EXPECT_EQ(first->lines[1].text, "row " + std::to_string(std::stoi(one.substr(4)) + 1));
+  EXPECT_EQ(stat.line_count, 5000u - std::stoul(one.substr(4)) + 1);
+}
+
+TEST(Explore, AnEvictedLineWithNoEndLeftIsKeptAndSaidCut) {
+  OutputLog log({.ram_bytes = 4096, .spool_cap_bytes = 0, .spool_path = {}});
+  log.append(std::string(10000, 'x'));
+  Explorer explorer(log);
+  const ExploreStat stat = explorer.stat();
+  EXPECT_TRUE(stat.evicted);
+  EXPECT_TRUE(stat.first_line_cut);
+  EXPECT_EQ(stat.line_count, 1u);
+  EXPECT_EQ(stat.size_bytes, 4096u);
+}
+
+TEST(Explore, AnEndlessLineGoesToTheCacheAndStaysSearchable) {
+  const fs::path spool = temp_path("endless.log");
+  {
+    OutputLog log({.ram_bytes = 1 << 20, .spool_cap_bytes = 64 << 20, .spool_path = spool});
+    Explorer explorer(log);
+    log.append("first\r\n");
+    const std::string block(1 << 20, 'a');
+    for (int i = 0; i < 5; ++i) log.append(block);
+    log.append("MIDDLE");
+    EXPECT_EQ(explorer.stat().line_count, 2u);
+    for (int i = 0; i < 2; ++i) log.append(block);
+    // The CR goes back to where the line's text was last taken to the cache
+    // (just after MIDDLE), not to the line's start.
+    log.append("\rEND");
+    ExploreStat stat = explorer.stat();
+    EXPECT_EQ(stat.line_count, 2u);
+    EXPECT_GE(explorer.cache_bytes(), 5u << 20);  // on disk, not in memory
+    auto middle = explorer.grep({.pattern = "aMIDDLEENDa"});
+    ASSERT_TRUE(middle.ok()) << middle.error();
+    ASSERT_EQ(middle->matches.size(), 1u);
+    EXPECT_EQ(middle->matches[0].line.line_number, 2u);
+    auto end = explorer.grep({.pattern = "ENDa+$"});
+    ASSERT_TRUE(end.ok()) << end.error();
+    EXPECT_EQ(end->matches.size(), 1u);
+    log.mark_complete();
+    stat = explorer.stat();
+    EXPECT_EQ(stat.line_count, 2u);
+    EXPECT_EQ(stat.max_line_bytes, stat.size_bytes - 6);
+    auto tail = explorer.read(
+        {.line_offset = -1, .limit = 1, .max_bytes = 256, .byte_offset = stat.max_line_bytes - 4});
+    ASSERT_TRUE(tail.ok());
+    EXPECT_EQ(tail->lines[0].text, "aaaa");
+    auto first = explorer.read({.line_offset = 0, .limit = 1});
+    ASSERT_TRUE(first.ok());
+    EXPECT_EQ(first->lines[0].text, "first");
+  }
+  EXPECT_FALSE(fs::exists(spool.string() + ".text"));
+}
+
 }  // namespace
 }  // namespace agentty::session

@@ -23,15 +23,39 @@ json lines_json(const std::vector<session::ExploreLine>& lines) {
   return out;
 }
 
+// Every answer says when the output's beginning is gone, and where line 1
+// now starts: line numbers count from there.
+void add_eviction(session::Execution& execution, json& out) {
+  const auto s = execution.explorer().stat();
+  out["evicted"] = s.evicted;
+  if (!s.evicted) return;
+  out["first_retained_seq"] = s.first_retained_seq;
+  out["text_start_seq"] = s.text_seq;
+  std::string message = "Output before byte " + std::to_string(s.first_retained_seq) +
+                        " is gone for good (only the newest AGENTTY_MAX_SPOOL_BYTES per execution "
+                        "are kept, fewer once AGENTTY_MAX_TOTAL_SPOOL_BYTES is reached). ";
+  if (s.first_line_cut) {
+    message += "No line end is left after it, so line 1 is the end of a line whose start is gone.";
+  } else {
+    message += "Line 1 is the first whole line left, from byte " + std::to_string(s.text_seq) +
+               (s.text_seq > s.first_retained_seq
+                    ? " (the " + std::to_string(s.text_seq - s.first_retained_seq) +
+                          " bytes before it ended a line whose start is gone, and are skipped)."
+                    : ".");
+  }
+  out["message"] = message;
+}
+
 ToolResult stat(session::Execution& execution) {
   auto s = execution.explorer().stat();
-  return ToolResult{{{"op", "stat"},
-                     {"execution_id", execution.id()},
-                     {"size_bytes", s.size_bytes},
-                     {"line_count", s.line_count},
-                     {"max_line_bytes", s.max_line_bytes},
-                     {"raw_bytes", s.raw_bytes},
-                     {"evicted", s.evicted}}};
+  json out = {{"op", "stat"},
+              {"execution_id", execution.id()},
+              {"size_bytes", s.size_bytes},
+              {"line_count", s.line_count},
+              {"max_line_bytes", s.max_line_bytes},
+              {"raw_bytes", s.raw_bytes}};
+  add_eviction(execution, out);
+  return ToolResult{std::move(out)};
 }
 
 ToolResult grep(session::Execution& execution, const json& args, std::size_t max_bytes) {
@@ -71,6 +95,7 @@ ToolResult grep(session::Execution& execution, const json& args, std::size_t max
     out["hint"] = "More matches may follow: call explore op=grep again with start_line=" +
                   std::to_string(found->next_start_line) + ", or narrow the pattern.";
   }
+  add_eviction(execution, out);
   return ToolResult{std::move(out)};
 }
 
@@ -99,6 +124,7 @@ ToolResult read_lines(session::Execution& execution, const json& args, std::size
                   "). Use line_offset=-N for the last N lines" +
                   (execution.finished() ? "." : ", or wait for more output.");
   }
+  add_eviction(execution, out);
   return ToolResult{std::move(out)};
 }
 
@@ -205,6 +231,9 @@ ToolDefinition make_explore_tool(const ToolConfig& config) {
       {"max_line_bytes", {{"type", "integer"}}},
       {"raw_bytes", {{"type", "integer"}}},
       {"evicted", {{"type", "boolean"}}},
+      {"first_retained_seq", {{"type", "integer"}}},
+      {"text_start_seq", {{"type", "integer"}}},
+      {"message", {{"type", "string"}}},
       {"matches", {{"type", "array"}, {"items", match}}},
       {"lines_searched", {{"type", "integer"}}},
       {"next_start_line", {{"type", "integer"}}},
@@ -227,7 +256,9 @@ ToolDefinition make_explore_tool(const ToolConfig& config) {
       "of lines "
       "(line_offset 0-based; negative = from the end, e.g. -40 for the last 40 lines, where errors "
       "usually are). A "
-      "capped grep gives next_start_line to continue. Errors: an invalid pattern (PCRE2's reason "
+      "capped grep gives next_start_line to continue. When the output's beginning was evicted "
+      "(past the spool cap), every answer says evicted=true with a message, and line 1 is the "
+      "first whole line left. Errors: an invalid pattern (PCRE2's reason "
       "and offset); "
       "unknown execution_id.",
       object_schema(properties, {"execution_id", "op"}),
