@@ -116,6 +116,18 @@ Explorer& Execution::explorer() {
   return *explorer_;
 }
 
+std::uint64_t Execution::text_cache_bytes() const {
+  return explorer_ ? explorer_->cache_bytes() : 0;
+}
+
+void Execution::drop_text_cache() {
+  explorer_.reset();
+}
+
+std::uint64_t Execution::retained_bytes() const {
+  return log_.latest_seq() - log_.first_retained_seq() + text_cache_bytes();
+}
+
 int Execution::add_output_listener(OutputListener listener) {
   int token = next_listener_token_++;
   listeners_.emplace(token, std::move(listener));

@@ -137,6 +137,12 @@ class Execution : public std::enable_shared_from_this<Execution> {
   void raise_match_floor(std::uint64_t seq) { match_floor_ = std::max(match_floor_, seq); }
   // Looks inside the whole retained text (explore tool); created on first use.
   Explorer& explorer();
+  // The explorer's text cache (counted in the total spool budget), and
+  // dropping it (the next explore rebuilds it from the log).
+  std::uint64_t text_cache_bytes() const;
+  void drop_text_cache();
+  // Output kept for this execution: the log's retained bytes and the text cache.
+  std::uint64_t retained_bytes() const;
   int add_output_listener(OutputListener listener);
   void remove_output_listener(int token);
 

@@ -228,22 +228,42 @@ std::size_t Registry::live_session_count() const {
 
 std::uint64_t Registry::spool_bytes() const {
   std::uint64_t total = 0;
-  for (const auto& [id, execution] : executions_)
-    total += execution->log().latest_seq() - execution->log().first_retained_seq();
+  for (const auto& [id, execution] : executions_) total += execution->retained_bytes();
   return total;
 }
 
-std::uint64_t Registry::reclaim_spool(std::uint64_t budget) {
+std::uint64_t Registry::reclaim_spool(std::uint64_t budget, const Execution* keep) {
   std::uint64_t total = spool_bytes();
+  // Text caches first: they are made again from the log when needed.
+  for (const auto& id : order_) {
+    if (total < budget) return total;  // the policy refuses at total >= budget
+    auto& execution = *executions_.at(id);
+    if (&execution == keep) continue;
+    total -= execution.text_cache_bytes();
+    execution.drop_text_cache();
+  }
   std::erase_if(order_, [&](const std::string& id) {
-    if (total < budget) return false;  // the policy refuses at total >= budget
+    if (total < budget) return false;
     const auto& execution = executions_.at(id);
-    if (!execution->finished()) return false;
-    total -= execution->log().latest_seq() - execution->log().first_retained_seq();
+    if (!execution->finished() || execution.get() == keep) return false;
+    total -= execution->retained_bytes();
     executions_.erase(id);
     return true;
   });
   return total;
+}
+
+void Registry::account_text_cache(Execution& explored) {
+  const std::uint64_t cap = options_.max_total_spool_bytes;
+  if (cap == 0) return;
+  auto& budget = *spool_budget_;
+  budget.unaccounted = 0;
+  budget.known_total = reclaim_spool(cap + 1, &explored);
+  if (budget.known_total <= cap) return;
+  // What is left is running output and this cache: the cache goes (this
+  // answer is made; the next explore converts again).
+  budget.known_total -= explored.text_cache_bytes();
+  explored.drop_text_cache();
 }
 
 // Called after every output chunk when a total budget is set; recounts only

@@ -77,11 +77,16 @@ class Registry {
   std::size_t live_count() const;
   std::size_t live_session_count() const;
 
-  // Output bytes retained by every execution (spool or RAM).
+  // Output bytes retained by every execution (spool or RAM), and their
+  // explore text caches.
   std::uint64_t spool_bytes() const;
-  // Drops the records of the oldest ended executions until spool_bytes() is
-  // under `budget`; returns spool_bytes() after that.
-  std::uint64_t reclaim_spool(std::uint64_t budget);
+  // Until spool_bytes() is under `budget`: drops text caches (oldest
+  // execution first; explore rebuilds them), then the records of the oldest
+  // ended executions; never those of `keep`. Returns spool_bytes() after that.
+  std::uint64_t reclaim_spool(std::uint64_t budget, const Execution* keep = nullptr);
+  // After explore grew `explored`'s text cache: keeps the total budget, by
+  // reclaim_spool and, if that is not enough, by dropping this cache too.
+  void account_text_cache(Execution& explored);
 
   // Removes terminal records older than the thresholds; returns how many.
   std::size_t cleanup(std::chrono::milliseconds completed_older_than,

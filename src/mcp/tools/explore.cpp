@@ -156,9 +156,12 @@ boost::asio::awaitable<ToolResult> explore(ToolContext& ctx, const json& args,
   std::size_t max_bytes =
       std::min<std::size_t>(args.value("max_bytes", 16384), ctx.config.max_output_bytes);
   if (auto problem = misplaced_argument(op, args)) co_return tool_error(*problem);
-  if (op == "stat") co_return stat(*execution);
-  if (op == "grep") co_return grep(*execution, args, max_bytes);
-  co_return read_lines(*execution, args, max_bytes);
+  ToolResult result = op == "stat"   ? stat(*execution)
+                      : op == "grep" ? grep(*execution, args, max_bytes)
+                                     : read_lines(*execution, args, max_bytes);
+  // The text cache may have grown: it counts toward AGENTTY_MAX_TOTAL_SPOOL_BYTES.
+  ctx.registry.account_text_cache(*execution);
+  co_return result;
 }
 
 }  // namespace
