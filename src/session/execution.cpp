@@ -128,6 +128,10 @@ std::uint64_t Execution::retained_bytes() const {
   return log_.latest_seq() - log_.first_retained_seq() + text_cache_bytes();
 }
 
+std::string Execution::redacted(std::string_view text) const {
+  return text_redaction_ ? text_redaction_(text) : std::string(text);
+}
+
 int Execution::add_output_listener(OutputListener listener) {
   int token = next_listener_token_++;
   listeners_.emplace(token, std::move(listener));

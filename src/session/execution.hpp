@@ -143,6 +143,13 @@ class Execution : public std::enable_shared_from_this<Execution> {
   void drop_text_cache();
   // Output kept for this execution: the log's retained bytes and the text cache.
   std::uint64_t retained_bytes() const;
+  // `text` (its command, purpose, name...) with the secrets output is
+  // redacted for replaced, as they are when shown; looked up when called, so
+  // a secret registered later is masked too.
+  std::string redacted(std::string_view text) const;
+  void set_text_redaction(std::function<std::string(std::string_view)> redact) {
+    text_redaction_ = std::move(redact);
+  }
   int add_output_listener(OutputListener listener);
   void remove_output_listener(int token);
 
@@ -231,6 +238,7 @@ class Execution : public std::enable_shared_from_this<Execution> {
   std::unique_ptr<Recorder> recorder_;
   std::unique_ptr<ShellIntegration> shell_;
   std::unique_ptr<Explorer> explorer_;
+  std::function<std::string(std::string_view)> text_redaction_;
   OutputLog log_;
   ScreenFeeder feeder_;
   bool screen_from_log_ = false;  // feeder_ let go of its bytes: refeed_screen()

@@ -45,6 +45,15 @@ std::shared_ptr<Execution> Registry::make_execution(ExecutionSpec spec) {
   }
   auto execution = std::make_shared<Execution>(io_, id, std::move(spec), options);
   execution->set_state_observer([this](Execution& e) { notify(e); });
+  if (options_.secrets) {
+    execution->set_text_redaction([secrets = std::shared_ptr<const SecretSet>(options_.secrets)](
+                                      std::string_view text) { return secrets->redact(text); });
+  } else if (!options_.redact_values.empty()) {
+    execution->set_text_redaction([values = options_.redact_values](std::string_view text) {
+      Redactor redactor(values);
+      return redactor.process(text) + redactor.finish();
+    });
+  }
   return execution;
 }
 
@@ -264,6 +273,10 @@ void Registry::account_text_cache(Execution& explored) {
   // answer is made; the next explore converts again).
   budget.known_total -= explored.text_cache_bytes();
   explored.drop_text_cache();
+}
+
+void Registry::add_secrets(const std::map<std::string, std::string>& env) {
+  if (options_.secrets) options_.secrets->add_matching(env);
 }
 
 // Called after every output chunk when a total budget is set; recounts only

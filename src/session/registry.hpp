@@ -87,6 +87,9 @@ class Registry {
   // After explore grew `explored`'s text cache: keeps the total budget, by
   // reclaim_spool and, if that is not enough, by dropping this cache too.
   void account_text_cache(Execution& explored);
+  // Registers the matching values of an `env` overlay as secrets (before
+  // anything runs, so a refused start's audit record is masked too).
+  void add_secrets(const std::map<std::string, std::string>& env);
 
   // Removes terminal records older than the thresholds; returns how many.
   std::size_t cleanup(std::chrono::milliseconds completed_older_than,

@@ -24,11 +24,12 @@ json execution_summary(session::Execution& execution) {
   return json{
       {"execution_id", execution.id()},
       {"kind", session::to_string(execution.kind())},
-      {"name", spec.name},
-      {"purpose", spec.purpose},
-      {"command", spec.command_text},
+      // Secrets masked as in the agent's ps and the audit log.
+      {"name", execution.redacted(spec.name)},
+      {"purpose", execution.redacted(spec.purpose)},
+      {"command", execution.redacted(spec.command_text)},
       {"host", spec.host},
-      {"cwd", spec.cwd},
+      {"cwd", execution.redacted(spec.cwd)},
       {"status", session::to_string(execution.status())},
       {"exit_code", exit && exit->code ? json(*exit->code) : json(nullptr)},
       {"signal", exit && exit->signal ? json(pty::signal_name(*exit->signal)) : json(nullptr)},
@@ -42,7 +43,9 @@ json execution_summary(session::Execution& execution) {
       // A person holds it (an SSH login waiting for one is a handoff, not held here).
       {"held", execution.held_by().has_value()},
       {"held_by", optional_string(execution.held_by())},
-      {"handoff_reason", optional_string(execution.handoff_reason())},
+      {"handoff_reason", execution.handoff_reason()
+                             ? json(execution.redacted(*execution.handoff_reason()))
+                             : json(nullptr)},
       {"waiting_for_input", !execution.finished() && execution.waiting_for_input()},
       {"latest_seq", execution.log().latest_seq()},
       {"cols", size.cols},
@@ -76,12 +79,13 @@ wire::ViewerState viewer_state(session::Execution& execution, const std::string&
   state.held = execution.held_by().has_value();  // the login hold still lets a person take over
   state.held_by = execution.held_by();
   state.held_by_you = execution.held_by() && *execution.held_by() == who;
-  state.handoff_reason = execution.handoff_reason();
+  if (execution.handoff_reason())
+    state.handoff_reason = execution.redacted(*execution.handoff_reason());
   state.waiting_for_input = !execution.finished() && execution.waiting_for_input();
   state.size = execution.size();
-  state.name = spec.name;
-  state.purpose = spec.purpose;
-  state.command = spec.command_text;
+  state.name = execution.redacted(spec.name);
+  state.purpose = execution.redacted(spec.purpose);
+  state.command = execution.redacted(spec.command_text);
   return state;
 }
 

@@ -322,6 +322,8 @@ Expected<void> fill_start_spec(const ToolContext& ctx, const json& args,
       return make_error("env: the value of " + name +
                         " contains a NUL byte, which an environment cannot hold.");
   }
+  // Secret before anything else can show it (a refusal, its audit record).
+  ctx.registry.add_secrets(spec.env);
   if (!spec.host.empty()) {
     // Entered on the host (it cannot be checked here); none given: the
     // account's home, not this server's directory.

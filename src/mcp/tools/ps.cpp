@@ -43,9 +43,9 @@ void describe_session(session::Execution& execution, json& item) {
   const auto* current = shell ? shell->current() : nullptr;
   bool running = shell && shell->command_running() && !execution.finished() && current;
   if (running) command += " running: " + current->text;
-  item["command"] = command;
-  item["shell_program"] = spec.command_text;
-  item["running_command"] = running ? json(current->text) : json(nullptr);
+  item["command"] = execution.redacted(command);
+  item["shell_program"] = execution.redacted(spec.command_text);
+  item["running_command"] = running ? json(execution.redacted(current->text)) : json(nullptr);
   item["shell_cwd"] = shell_cwd(execution);
   item.update(session_fields(execution, false));
 }
@@ -54,11 +54,13 @@ json describe(session::Execution& execution, const ToolContext& ctx) {
   json item = status_fields(execution, ctx);
   const auto& spec = execution.spec();
   item["host"] = spec.host.empty() ? json(nullptr) : json(spec.host);
-  item["name"] = spec.name;
-  item["purpose"] = spec.purpose;
-  item["command"] = spec.command_text;
+  // Shown with the secrets output is redacted for masked, as everywhere
+  // (the web list, the audit log): an agent may have put one in a command.
+  item["name"] = execution.redacted(spec.name);
+  item["purpose"] = execution.redacted(spec.purpose);
+  item["command"] = execution.redacted(spec.command_text);
   if (execution.kind() == session::ExecutionKind::session) describe_session(execution, item);
-  item["cwd"] = spec.cwd;
+  item["cwd"] = execution.redacted(spec.cwd);
   item["started_at"] = iso8601(execution.started_at());
   item["ended_at"] = execution.ended_at() ? json(iso8601(*execution.ended_at())) : json(nullptr);
   item["latest_seq"] = execution.log().latest_seq();
@@ -66,7 +68,8 @@ json describe(session::Execution& execution, const ToolContext& ctx) {
   item["last_output_at"] =
       execution.last_output_at() ? json(iso8601(*execution.last_output_at())) : json(nullptr);
   item["idle_ms"] = execution.idle() ? json(execution.idle()->count()) : json(nullptr);
-  if (execution.handoff_reason()) item["handoff_reason"] = *execution.handoff_reason();
+  if (execution.handoff_reason())
+    item["handoff_reason"] = execution.redacted(*execution.handoff_reason());
   return item;
 }
 
