@@ -27,7 +27,18 @@ Registry::Registry(boost::asio::io_context& io, RegistryOptions options)
     std::filesystem::create_directories(options_.state_dir / "spool", ec);
     if (ec)
       spdlog::warn("cannot create state dir {}: {}", options_.state_dir.string(), ec.message());
+    if (auto owner = StateDirOwner::acquire(options_.state_dir)) {
+      owner_ = std::move(owner).value();
+      owner_->sweep();  // what servers killed outright left behind
+    } else {
+      spdlog::warn("{}; files this server leaves if it is killed will not be removed by the next",
+                   owner.error());
+    }
   }
+}
+
+std::string Registry::state_file_name(std::string_view name) const {
+  return owner_ ? owner_->owned_name(name) : std::string(name);
 }
 
 Registry::~Registry() {
@@ -41,7 +52,7 @@ std::shared_ptr<Execution> Registry::make_execution(ExecutionSpec spec) {
   while (executions_.count(id)) id = random_hex(6);
   Execution::Options options = options_.execution;
   if (!options_.state_dir.empty() && options.log.spool_cap_bytes > 0) {
-    options.log.spool_path = options_.state_dir / "spool" / (id + ".log");
+    options.log.spool_path = options_.state_dir / "spool" / state_file_name(id + ".log");
   }
   auto execution = std::make_shared<Execution>(io_, id, std::move(spec), options);
   execution->set_state_observer([this](Execution& e) { notify(e); });

@@ -21,6 +21,7 @@
 #include "pty/ssh_target.hpp"
 #include "session/execution.hpp"
 #include "session/recording_retention.hpp"
+#include "session/state_dir_owner.hpp"
 
 namespace agentty::pty {
 class SshConnectionPool;
@@ -100,6 +101,11 @@ class Registry {
   int add_observer(Observer observer);
   void remove_observer(int token);
 
+  // The name this server gives a file or directory it makes in one of the
+  // state dir's owned directories (StateDirOwner): tagged with its owner, so
+  // a later server can remove it if this one dies without cleaning up.
+  std::string state_file_name(std::string_view name) const;
+
   boost::asio::io_context& io() { return io_; }
   const RegistryOptions& options() const { return options_; }
   void set_ssh_pool(std::shared_ptr<pty::SshConnectionPool> pool) { ssh_pool_ = std::move(pool); }
@@ -121,6 +127,9 @@ class Registry {
   };
   std::shared_ptr<SpoolBudget> spool_budget_;
 
+  // Declared before executions_, so destroyed after them: its lock must
+  // outlive every file it tags.
+  std::unique_ptr<StateDirOwner> owner_;
   boost::asio::io_context& io_;
   RegistryOptions options_;
   std::map<std::string, std::shared_ptr<Execution>> executions_;

@@ -84,7 +84,7 @@ boost::asio::awaitable<ToolResult> open(ToolContext& ctx, const json& args) {
       co_return failed_to_start("shell: " + name + " is not installed here; use shell=\"bash\".");
     auto dir = (ctx.config.state_dir.empty() ? std::filesystem::temp_directory_path()
                                              : ctx.config.state_dir) /
-               "sessions" / nonce;
+               "sessions" / ctx.registry.state_file_name(nonce);
     auto launch = session::write_shell_startup(kind, program, nonce, dir);
     if (!launch) co_return failed_to_start(launch.error());
     spec.argv = launch.value().argv;

@@ -16,11 +16,12 @@ namespace agentty::mcp::tools {
 namespace {
 
 Expected<std::shared_ptr<const OwnedPath>> write_script(const std::string& script,
-                                                        const std::filesystem::path& state_dir) {
+                                                        const std::filesystem::path& state_dir,
+                                                        const std::string& name_prefix) {
   std::error_code ec;
   auto dir = (state_dir.empty() ? std::filesystem::temp_directory_path() : state_dir) / "scripts";
   std::filesystem::create_directories(dir, ec);
-  auto path = dir / ("script-" + random_hex(8) + ".sh");
+  auto path = dir / (name_prefix + "script-" + random_hex(8) + ".sh");
   UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
   if (!fd) return make_error(errno_message(("open " + path.string()).c_str()));
   auto file = std::make_shared<const OwnedPath>(path);  // removed on any error below
@@ -38,8 +39,9 @@ Expected<std::shared_ptr<const OwnedPath>> write_script(const std::string& scrip
 
 Expected<std::shared_ptr<const OwnedPath>> check_bash_syntax(const std::string& script,
                                                              const std::filesystem::path& state_dir,
-                                                             const std::string& bash) {
-  auto file = write_script(script, state_dir);
+                                                             const std::string& bash,
+                                                             const std::string& name_prefix) {
+  auto file = write_script(script, state_dir, name_prefix);
   if (!file) return file;
   const std::string path = file.value()->path().string();
   int pipe_fds[2];
