@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <pcre2.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -35,10 +36,33 @@ class TextStore {
     path_ = path;
   }
   ~TextStore() {
-    if (fd_) ::unlink(path_.c_str());
+    if (fd_ || suspended_) ::unlink(path_.c_str());
   }
 
   std::uint64_t size() const { return size_; }
+
+  // Between calls the file is closed (an explored record kept an fd for its
+  // whole life, 200 records at most); resume() opens it again, false when it
+  // is gone (then the store is empty and must be filled again).
+  void suspend() {
+    if (fd_) {
+      fd_.reset();
+      suspended_ = true;
+    }
+  }
+  bool resume() {
+    if (!suspended_) return true;
+    suspended_ = false;
+    fd_.reset(::open(path_.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW));
+    struct stat st {};
+    if (fd_ && ::fstat(fd_.get(), &st) == 0 && static_cast<std::uint64_t>(st.st_size) >= size_)
+      return true;
+    fd_.reset();
+    open(path_);  // made again, empty
+    memory_.clear();
+    size_ = 0;
+    return false;
+  }
 
   void append(std::string_view text) {
     if (!fd_) {
@@ -147,6 +171,7 @@ class TextStore {
   }
 
   UniqueFd fd_;
+  bool suspended_ = false;
   std::filesystem::path path_;
   std::string memory_;
   std::uint64_t size_ = 0;
@@ -255,6 +280,7 @@ struct Explorer::Impl {
   }
 
   void sync() {
+    if (!store.resume()) reset(log.first_retained_seq());
     if (log.first_retained_seq() > start_seq) reset(log.first_retained_seq());
     if (seeking_line) seek_first_line();
     while (converted_seq < log.latest_seq()) {
@@ -584,7 +610,18 @@ std::uint64_t Explorer::cache_bytes() const {
   return impl_->store.size();
 }
 
+namespace {
+
+// Each call opens the cache file again and closes it when done (see suspend).
+struct SuspendAfterCall {
+  TextStore& store;
+  ~SuspendAfterCall() { store.suspend(); }
+};
+
+}  // namespace
+
 ExploreStat Explorer::stat() {
+  const SuspendAfterCall suspend{impl_->store};
   impl_->sync();
   ExploreStat stat;
   stat.size_bytes = impl_->text_size();
@@ -600,11 +637,13 @@ ExploreStat Explorer::stat() {
 }
 
 Expected<GrepResult> Explorer::grep(const GrepOptions& options) {
+  const SuspendAfterCall suspend{impl_->store};
   impl_->sync();
   return impl_->grep(options);
 }
 
 Expected<ExploreReadResult> Explorer::read(const ExploreReadOptions& options) {
+  const SuspendAfterCall suspend{impl_->store};
   impl_->sync();
   return impl_->read(options);
 }

@@ -100,6 +100,9 @@ struct OutputLog::Impl {
   bool spool_enabled = false;  // configured, and not dropped (error, freeze)
   UniqueFd spool_fd;
   bool spool_created = false;
+  // After release_ram the file is closed (a retained record held an fd
+  // each) and each read opens it again.
+  bool spool_closed = false;
   std::uint64_t spool_cap = 0;
   std::uint64_t spooled_seq = 1;
   std::string spool_error;
@@ -170,11 +173,14 @@ struct OutputLog::Impl {
   }
 
   bool copy_from_spool(std::uint64_t seq, char* out, std::size_t size) const {
+    UniqueFd reopened;
+    if (spool_closed) reopened.reset(::open(spool_path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+    const int fd = spool_closed ? reopened.get() : spool_fd.get();
     while (size > 0) {
       const std::uint64_t offset = (seq - 1) % spool_cap;
       const std::size_t chunk =
           static_cast<std::size_t>(std::min<std::uint64_t>(size, spool_cap - offset));
-      if (!read_all_at(spool_fd.get(), out, chunk, static_cast<off_t>(offset))) return false;
+      if (!read_all_at(fd, out, chunk, static_cast<off_t>(offset))) return false;
       out += chunk;
       seq += chunk;
       size -= chunk;
@@ -236,7 +242,7 @@ void OutputLog::flush() {
 
 void OutputLog::freeze_spool() {
   Impl& impl = *impl_;
-  if (impl.frozen_at != 0) return;
+  if (impl.frozen_at != 0 || impl.spool_closed) return;  // closed: complete, nothing grows
   impl.frozen_at = latest_seq_;
   if (!impl.spool_active()) return;
   if (!impl.spool_fd.valid()) {  // nothing ever left RAM: no file needed
@@ -266,6 +272,8 @@ void OutputLog::release_ram() {
     return;
   impl.ram_first_seq = latest_seq_;
   impl.ring.release();
+  impl.spool_fd.reset();
+  impl.spool_closed = true;
 }
 
 std::uint64_t OutputLog::spool_frozen_at() const {

@@ -91,7 +91,8 @@ class OutputLog {
   void freeze_spool();
   // Once complete and wholly on the spool: gives the RAM ring's pages back,
   // and reads come from the spool file (the page cache) from then on. An
-  // ended execution kept for later reads then holds no RAM for its output.
+  // ended execution kept for later reads then holds no RAM for its output,
+  // and no fd: the file is closed, and each read opens it again.
   // No-op otherwise (no spool file, or part of the ring not on it).
   void release_ram();
   // The latest_seq() at freeze_spool(), 0 when the spool was never frozen.

@@ -214,6 +214,37 @@ TEST(Explore, AnEvictedLineWithNoEndLeftIsKeptAndSaidCut) {
   EXPECT_EQ(stat.size_bytes, 4096u);
 }
 
+std::size_t open_fds() {
+  std::size_t count = 0;
+  for ([[maybe_unused]] const auto& entry : fs::directory_iterator("/proc/self/fd")) ++count;
+  return count;
+}
+
+TEST(Explore, TheCacheFileIsOpenOnlyDuringACall) {
+  const fs::path spool = temp_path("fd.log");
+  {
+    OutputLog log({.ram_bytes = 1 << 16, .spool_cap_bytes = 8 << 20, .spool_path = spool});
+    append_rows(log, 1, 100000);
+    const std::size_t before = open_fds();
+    Explorer explorer(log);
+    EXPECT_EQ(explorer.stat().line_count, 100000u);
+    EXPECT_TRUE(fs::exists(spool.string() + ".text"));
+    EXPECT_EQ(open_fds(), before);  // an explored record kept one for its whole life
+    append_rows(log, 100001, 100010);
+    auto last = explorer.read({.line_offset = -1, .limit = 1});
+    ASSERT_TRUE(last.ok());
+    EXPECT_EQ(last->lines[0].text, "row 100010");
+    // The file was removed behind its back: made again from the log.
+    fs::remove(spool.string() + ".text");
+    auto again = explorer.grep({.pattern = "^row 99999$"});
+    ASSERT_TRUE(again.ok()) << again.error();
+    ASSERT_EQ(again->matches.size(), 1u);
+    EXPECT_EQ(again->matches[0].line.line_number, 99999u);
+    EXPECT_EQ(open_fds(), before);
+  }
+  EXPECT_FALSE(fs::exists(spool.string() + ".text"));
+}
+
 TEST(Explore, AnEndlessLineGoesToTheCacheAndStaysSearchable) {
   const fs::path spool = temp_path("endless.log");
   {

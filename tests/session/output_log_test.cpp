@@ -183,6 +183,32 @@ TEST(OutputLog, ACompleteLogWhollyOnTheSpoolGivesItsRamBackAndReadsTheSame) {
   EXPECT_EQ(log.first_retained_seq(), 1u);
 }
 
+std::size_t open_fds() {
+  std::size_t count = 0;
+  for ([[maybe_unused]] const auto& entry : fs::directory_iterator("/proc/self/fd")) ++count;
+  return count;
+}
+
+TEST(OutputLog, AReleasedLogHoldsNoFileOpenAndStillReadsItsSpool) {
+  const fs::path path = temp_spool("release-fd");
+  {
+    OutputLog log({.ram_bytes = 1 << 16, .spool_cap_bytes = 8 << 20, .spool_path = path});
+    std::string data;
+    for (int i = 0; data.size() < 1'000'000; ++i) data += "row " + std::to_string(i) + "\r\n";
+    log.append(data);
+    log.mark_complete();
+    const std::size_t before = open_fds();
+    log.release_ram();
+    EXPECT_EQ(open_fds(), before - 1);  // a retained record held an fd for its whole life
+    EXPECT_TRUE(read_all(log, 70000) == data);
+    EXPECT_EQ(log.copy_range(1, 7), "row 0\r");
+    EXPECT_EQ(open_fds(), before - 1);
+    log.freeze_spool();  // nothing to freeze: complete
+    EXPECT_EQ(log.first_retained_seq(), 1u);
+  }
+  EXPECT_FALSE(fs::exists(path));
+}
+
 TEST(OutputLog, ReleasingRamKeepsEverythingWhenTheSpoolLacksPartOfIt) {
   // No spool file (all in RAM) and a RAM-only log keep their ring.
   OutputLog small(
