@@ -326,7 +326,7 @@ test("a server killed with SIGKILL leaves spool, session and script files that t
 
 // ---- 6. secrets in commands and purposes ----
 
-test('a secret in a command or purpose is redacted in ps, the web API and the audit log', async (t) => {
+test('a secret in a command or purpose is redacted in ps, session refusals, the web API and the audit log', async (t) => {
   const secret = 'hunter2-audit8-value';
   const overlay = 'overlay-audit8-secret';
   const token = 'a'.repeat(64);
@@ -352,6 +352,16 @@ test('a secret in a command or purpose is redacted in ps, the web API and the au
   assert.match(list, /REDACTED:AUDIT8_SECRET/);
   const one = await (await fetch(`${url.origin}/api/executions/${r.execution_id}`, { headers: { 'X-Agentty-Token': token } })).text();
   assert.ok(!one.includes(secret), one);
+  // A session's running command: in ps and in the refusal of the next one.
+  const session = await agent.call('open', {});
+  assert.equal(session.isError, false, session.error);
+  const running = await agent.call('execute', { session: session.execution_id, command: `sleep 30 # ${secret}`, side_effects: ['NONE'], yield_ms: 200 });
+  assert.equal(running.status, 'backgrounded', JSON.stringify(running));
+  const busy = await agent.call('execute', { session: session.execution_id, command: 'true', side_effects: ['NONE'] });
+  assert.match(busy.error, /still running in this session \(sleep 30 # \[REDACTED:AUDIT8_SECRET\]\)/);
+  const shown = (await agent.call('ps', {})).executions.find((e) => e.execution_id === session.execution_id);
+  assert.equal(shown.running_command, 'sleep 30 # [REDACTED:AUDIT8_SECRET]');
+  assert.match(shown.command, /running: sleep 30 # \[REDACTED:AUDIT8_SECRET\]$/);
   const audit = readFileSync(path.join(agent.stateDir, 'audit.jsonl'), 'utf8');
   assert.ok(!audit.includes(secret), 'the audit log holds the secret');
   assert.ok(!audit.includes(overlay), 'the audit log holds the overlay secret of a refused start');

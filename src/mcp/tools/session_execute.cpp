@@ -244,7 +244,7 @@ boost::asio::awaitable<ToolResult> execute_in_session(ToolContext& ctx, const js
   if (const auto* waiting = unstarted_command(*shell)) {
     co_return refuse(
         *execution, ctx,
-        "session: the previous command (" + waiting->text +
+        "session: the previous command (" + execution->redacted(waiting->text) +
             ") was typed but the shell has not started it: it is still starting, or the shell "
             "waits for the rest of the line (an unclosed quote, a trailing backslash). "
             "wait(until=\"exit\") for it, write the rest of the line, or write(action=\"flush\") "
@@ -263,7 +263,7 @@ boost::asio::awaitable<ToolResult> execute_in_session(ToolContext& ctx, const js
     if (!execution->waiting_for_input()) {
       co_return refuse(*execution, ctx,
                        "session: a command is still running in this session (" +
-                           shell->current()->text +
+                           execution->redacted(shell->current()->text) +
                            "). wait(until=\"exit\") for it, write to answer "
                            "it, write keys [\"ctrl-c\"] to interrupt it, or open another session.");
     }
