@@ -202,7 +202,14 @@ void McpServer::handle_request(Request request) {
     send(make_error(request.id, rpc_error::method_not_found,
                     "Method not found: " + method + " (agentty offers tools only)"));
   } else {
-    send(make_error(request.id, rpc_error::method_not_found, "Method not found: " + method));
+    // A notification sent with an id is a request: say so, or "not found"
+    // reads as if agentty did not know notifications/cancelled.
+    const bool notification = method.starts_with("notifications/");
+    send(make_error(request.id, rpc_error::method_not_found,
+                    "Method not found: " + method +
+                        (notification ? " as a request (it has an id); send notifications "
+                                        "without an id, and they get no answer"
+                                      : "")));
   }
 }
 

@@ -98,6 +98,10 @@ test('a request reusing the id of one in progress is refused after it, so the fi
   raw.send({ jsonrpc: '2.0', id: 7, method: 'ping' });
   await raw.waitFor(() => raw.messages.filter((m) => m.id === 7).length === 4);
   assert.deepEqual(raw.messages.filter((m) => m.id === 7)[3].result, {});
+  // A notification sent with an id is read as a request, and the refusal says so.
+  raw.send({ jsonrpc: '2.0', id: 9, method: 'notifications/cancelled', params: { requestId: 7 } });
+  await raw.waitFor(() => raw.messages.some((m) => m.id === 9));
+  assert.match(raw.messages.find((m) => m.id === 9).error.message, /as a request \(it has an id\); send notifications without an id/);
 });
 
 test('the SDK call whose id another message reuses still resolves with its own result', async (t) => {
