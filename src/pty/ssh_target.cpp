@@ -173,8 +173,10 @@ std::string enter_directory_or_exit(std::string_view directory) {
 }
 
 std::optional<std::string> with_standard_input(std::string_view command, std::string_view data) {
-  // printf's %b reads \\ as a backslash and \0ooo as an octal byte; a NUL
-  // cannot be in a command line at all. Every other byte stands for itself.
+  // printf's %b reads \\ as a backslash, \n as a newline and \0ooo as an
+  // octal byte; a NUL cannot be in a command line at all. Every other byte
+  // stands for itself. A newline is escaped too: the data then takes no line
+  // of the shell's, and the command's errors name its own line numbers.
   std::string escaped;
   escaped.reserve(data.size() + data.size() / 8);
   for (char c : data) {
@@ -182,13 +184,15 @@ std::optional<std::string> with_standard_input(std::string_view command, std::st
       escaped += "\\\\";
     else if (c == '\0')
       escaped += "\\0000";
+    else if (c == '\n')
+      escaped += "\\n";
     else
       escaped += c;
   }
-  // The command runs in a subshell of its own lines, so a trailing comment or
-  // a here-document in it cannot swallow the closing parenthesis.
-  std::string line =
-      "printf '%b' " + shell_quote(escaped) + " | (\n" + std::string(command) + "\n)";
+  // The command starts on the first line (as `$SHELL -c COMMAND` would run
+  // it) in a subshell whose parenthesis closes on a line of its own, so a
+  // trailing comment or a here-document in it cannot swallow it.
+  std::string line = "printf '%b' " + shell_quote(escaped) + " | ( " + std::string(command) + "\n)";
   if (line.size() > kMaxRemoteCommandBytes) return std::nullopt;
   return line;
 }

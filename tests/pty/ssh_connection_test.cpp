@@ -103,6 +103,17 @@ TEST(SshStandardInputTest, EveryByteArrivesInEachShell) {
   EXPECT_FALSE(with_standard_input("cat", std::string(kMaxRemoteCommandBytes, 'x')));
 }
 
+// The command keeps its own line numbers (in errors, $LINENO) whatever lines
+// the data has, as `$SHELL -c COMMAND` would run it without stdin.
+TEST(SshStandardInputTest, CommandLinesKeepTheirNumbers) {
+  auto line = with_standard_input("echo \"$LINENO\"\necho \"$LINENO\"; cat", "a\nb\n\nc\n");
+  ASSERT_TRUE(line);
+  for (const std::string shell : {"/bin/sh", "/bin/bash", "/usr/bin/zsh"}) {
+    if (::access(shell.c_str(), X_OK) != 0) continue;
+    EXPECT_EQ(run_shell(shell, *line), "1\n2\na\nb\n\nc\n") << shell;
+  }
+}
+
 // An agent names a remote directory as a person would type it: "~/dir" is
 // under the remote home, in each shell a login shell may be; nothing else
 // in it is expanded.
