@@ -315,7 +315,7 @@ pty::InputState Execution::input_state() const {
   return channel_->input_state();
 }
 
-bool Execution::waiting_for_input(pty::InputState state) const {
+bool Execution::waiting_for_input(pty::InputState state) {
   if (login_hold_) return false;  // a login prompt is not for the agent
   switch (state) {
     case pty::InputState::reading_input:
@@ -324,7 +324,7 @@ bool Execution::waiting_for_input(pty::InputState state) const {
     case pty::InputState::suspended:
       return false;
     case pty::InputState::unknown:
-      return quiet() >= milliseconds(1000);
+      return quiet() >= kGuessedInputQuiet && screen().cursor().col > 0;
   }
   return false;
 }

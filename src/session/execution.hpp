@@ -173,8 +173,14 @@ class Execution : public std::enable_shared_from_this<Execution> {
   // input have been quiet for quiet_for_input; busy before that, and once
   // finished. waiting_for_input and suspended are read from it.
   pty::InputState input_state() const;
-  bool waiting_for_input() const { return waiting_for_input(input_state()); }
-  bool waiting_for_input(pty::InputState state) const;
+  // Reading its terminal, per the backend. Where the backend cannot tell (a
+  // host: no /proc there) it is a guess: the program stopped mid-line (the
+  // cursor after text, as at ">>> ", "Password: ", "[y/N] ") and output and
+  // input have been quiet for kGuessedInputQuiet; quiet at the start of a
+  // line (sleep, a build between lines) is not waiting.
+  static constexpr std::chrono::milliseconds kGuessedInputQuiet{2000};
+  bool waiting_for_input() { return waiting_for_input(input_state()); }
+  bool waiting_for_input(pty::InputState state);
   std::optional<bool> echo_enabled() const;
   // The program was stopped by ctrl-z and nothing above it (no job-control
   // shell) will continue it; resume() continues it, as `fg` would. Refused

@@ -66,15 +66,16 @@ test('stop of a remote session (SIGHUP by default) ends it at once', { skip }, a
 });
 
 // Remotely there is no /proc to see a program read its terminal: "waiting
-// for input" is only "no output for 1 s", and a busy remote program (a REPL
-// running a slow line) was reported as waiting with nothing to say so.
+// for input" is a guess (stopped mid-line, then quiet), and a busy remote
+// program (a REPL running a slow line) was reported as waiting with nothing
+// to say so.
 test('wait(until=input) on a host says its answer is a guess from quiet output', { skip }, async () => {
-  const r = await run('sleep 600', { yield_ms: 0 });
+  const r = await run('printf "slow> "; sleep 600', { yield_ms: 0 });
   assert.equal(r.isError, false, r.error);
   try {
     const w = await agent.call('wait', { execution_id: r.execution_id, until: 'input', timeout_ms: 30000 });
     assert.equal(w.wait_result, 'waiting_for_input', JSON.stringify(w));
-    assert.match(w.message ?? '', /only means no output for 1 s/);
+    assert.match(w.message ?? '', /is a guess: it stopped mid-line .* printed nothing for 2 s/);
     assert.match(w.message, /screen/);
   } finally {
     await agent.call('stop', { execution_id: r.execution_id, signal: 'SIGKILL' });

@@ -49,6 +49,41 @@ async function background(t, command, extra = {}) {
   return r.execution_id;
 }
 
+// On a host there is no /proc: waiting_for_input was "no output for 1 s",
+// so a silent remote `sleep` (or a build between two lines) read as waiting
+// for input in read, ps, screen and wait(until=input), while execute's early
+// answer already used the better guess (stopped mid-line, quiet for 2 s).
+test('a quiet remote program at the start of a line is not waiting for input', { skip }, async (t) => {
+  const id = await background(t, 'echo started; sleep 600');
+  await agent.call('wait', { execution_id: id, pattern: 'started', timeout_ms: 20000 });
+  const w = await agent.call('wait', { execution_id: id, until: 'input', timeout_ms: 3500 });
+  assert.equal(w.wait_result, 'deadline_reached', JSON.stringify({ ...w, raw: undefined }));
+  assert.equal(w.waiting_for_input, false);
+  const r = await agent.call('read', { execution_id: id });
+  assert.equal(r.waiting_for_input, false);
+  const s = await agent.call('screen', { execution_id: id });
+  assert.equal(s.waiting_for_input, false, JSON.stringify({ ...s, raw: undefined }));
+  const listed = (await agent.call('ps', {})).executions.find((e) => e.execution_id === id);
+  assert.equal(listed.waiting_for_input, false);
+});
+
+test('a remote prompt left mid-line is waiting for input everywhere, and wait says it is a guess', { skip }, async (t) => {
+  const id = await background(t, 'printf "name? "; read -r name; echo "hello $name"');
+  const w = await agent.call('wait', { execution_id: id, until: 'input', timeout_ms: 20000 });
+  assert.equal(w.wait_result, 'waiting_for_input', JSON.stringify({ ...w, raw: undefined }));
+  assert.match(w.message, /guess/);
+  assert.match(w.message, /mid-line/);
+  assert.match(w.message, /2 s/);
+  assert.equal((await agent.call('read', { execution_id: id })).waiting_for_input, true);
+  const listed = (await agent.call('ps', {})).executions.find((e) => e.execution_id === id);
+  assert.equal(listed.waiting_for_input, true);
+  const answer = await agent.call('write', { execution_id: id, input: 'remote\n' });
+  assert.equal(answer.ok, true);
+  await agent.call('wait', { execution_id: id, until: 'exit', timeout_ms: 20000 });
+  const all = await agent.call('read', { execution_id: id, since_seq: 1 });
+  assert.match(all.output, /hello remote/);
+});
+
 // stdin on a host travels in the command line (printf '%b' DATA | (CMD)):
 // the data's lines and the subshell's own line came before the command, so
 // the shell's messages named the wrong line ("line 4: no-such-cmd") where

@@ -531,10 +531,7 @@ boost::asio::awaitable<WaitEnd> wait_until(ToolContext& ctx, session::Execution&
 }
 
 bool awaits_answer(session::Execution& execution) {
-  if (execution.spec().host.empty())
-    return execution.quiet() >= kAnswerQuiet && execution.waiting_for_input();
-  if (execution.finished() || execution.quiet() < kRemoteAnswerQuiet) return false;
-  return execution.screen().cursor().col > 0;
+  return execution.quiet() >= kAnswerQuiet && execution.waiting_for_input();
 }
 
 std::string awaits_answer_reason(const session::Execution& execution) {
@@ -543,7 +540,7 @@ std::string awaits_answer_reason(const session::Execution& execution) {
            std::to_string(kAnswerQuiet.count()) + " ms";
   }
   return "it stopped mid-line, a prompt?, and has printed nothing for " +
-         std::to_string(kRemoteAnswerQuiet.count() / 1000) +
+         std::to_string(session::Execution::kGuessedInputQuiet.count() / 1000) +
          " s; on a host agentty cannot see whether it reads its terminal, so this is a guess: "
          "check output or screen for its prompt before you write";
 }

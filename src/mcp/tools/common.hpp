@@ -117,12 +117,9 @@ boost::asio::awaitable<WaitEnd> wait_until(
 // execute: the program has been waiting for input (blocked reading the
 // terminal, quiet) for kAnswerQuiet: nothing will happen until someone types,
 // so waiting out the rest of yield_ms would only stall the agent. On a host
-// there is no /proc to ask: a program that stopped mid-line (the cursor is
-// after text: ">>> ", "Password: ", "[y/N] ") and has been quiet for
-// kRemoteAnswerQuiet is taken to wait; quiet at the start of a line (sleep, a
-// build between lines) is not, and the answer says it is a guess.
+// waiting_for_input is the Execution's guess (stopped mid-line, quiet for
+// kGuessedInputQuiet), and the answer says it is a guess.
 constexpr std::chrono::milliseconds kAnswerQuiet{500};
-constexpr std::chrono::milliseconds kRemoteAnswerQuiet{2000};
 constexpr std::chrono::milliseconds kAnswerRecheck{100};
 bool awaits_answer(session::Execution& execution);
 // Why awaits_answer holds, for the answer's message ("It waits for input (...)").

@@ -14,11 +14,14 @@ using namespace std::chrono;
 
 constexpr std::size_t kMatchWindow = 4 << 20;  // text searched for `match`, newest bytes
 
-constexpr const char* kRemoteInputGuess =
-    "On a host agentty cannot see whether the program reads its terminal (no /proc there): "
-    "waiting_for_input only means no output for 1 s, so a busy program looks the same. Check "
-    "the output or screen for its prompt before you write; if it is still working, wait with "
-    "until=\"match\" for the prompt instead.";
+const std::string kRemoteInputGuess =
+    "On a host agentty cannot see whether the program reads its terminal (no /proc there), so "
+    "waiting_for_input is a guess: it stopped mid-line (the cursor after text, as at a prompt) "
+    "and has printed nothing for " +
+    std::to_string(session::Execution::kGuessedInputQuiet.count() / 1000) +
+    " s. A busy program that printed half a line looks the same: check the output or screen "
+    "for its prompt before you write; if it is still working, wait with until=\"match\" for "
+    "the prompt instead.";
 
 // The log position just past the line on which `found` ends in the text of
 // `raw` (which starts at seq `begin`): where the next search starts, so a
@@ -209,8 +212,8 @@ ToolDefinition make_wait_tool(const ToolConfig& config) {
              "tail_lines, when given; cursorless: never before the end of "
              "the "
              "line of the match it last reported, which a capped page may leave ahead of the "
-             "cursor). input: the program waits for input (on a host: only that it has been "
-             "quiet for 1 s; check the output or screen for its prompt). "
+             "cursor). input: the program waits for input (on a host a guess: it stopped "
+             "mid-line and has been quiet for 2 s; check the output or screen for its prompt). "
              "released: a human released a takeover."}}},
           {"pattern",
            {{"type", "string"},
