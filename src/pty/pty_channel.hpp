@@ -64,6 +64,9 @@ class PtyChannel {
   virtual void resize(TerminalSize size) = 0;
   // Sends `signo` to the program's whole process group.
   virtual void send_signal(int signo) = 0;
+  // Where send_signal(signo) cannot deliver `signo` as such: what it does
+  // instead and why, in words for the agent; nullopt when delivered.
+  virtual std::optional<std::string> signal_note(int /*signo*/) const { return std::nullopt; }
   // The OS pid of the program (local), if known.
   virtual std::optional<int> process_id() const = 0;
   virtual InputState input_state() const = 0;

@@ -88,6 +88,9 @@ void SshChannel::resize(TerminalSize size) {
 void SshChannel::send_signal(int signo) {
   connection_->channel_signal(state_, signo);
 }
+std::optional<std::string> SshChannel::signal_note(int signo) const {
+  return connection_->signal_note(signo);
+}
 void SshChannel::close() {
   connection_->channel_close(state_);
 }
@@ -358,6 +361,7 @@ void SshConnection::channel_signal(const std::shared_ptr<SshChannelState>& chann
     return end_channel(*channel, {});
   }
   if (channel->channel == nullptr || channel->remote_closed) return;
+  if (signals_refused()) return signal_through_terminal(channel, signo);
   const std::string name = signal_name(signo);
   if (!name.starts_with("SIG")) {
     spdlog::warn("ssh: cannot send unnamed {} over SSH", name);
@@ -365,11 +369,52 @@ void SshConnection::channel_signal(const std::shared_ptr<SshChannelState>& chann
   }
   ssh_channel_request_send_signal(channel->channel, name.c_str() + 3);  // "INT", no "SIG"
   after_call(false);
-  // Servers may ignore signal requests: OpenSSH does for a root login, which
-  // runs without privilege separation. A hang-up is what closing the channel
-  // does to the remote terminal (its session gets SIGHUP), and SIGKILL cannot
-  // be refused, so both also close the channel.
+  // A server may ignore a signal request (it has no reply). A hang-up is what
+  // closing the channel does to the remote terminal (its session gets
+  // SIGHUP), and SIGKILL cannot be refused, so both also close the channel.
   if (signo == SIGKILL || signo == SIGHUP) channel_close(channel);
+}
+
+bool SshConnection::signals_refused() const {
+  // OpenSSH's sshd keeps no privilege separation after a root login, and
+  // without it refuses every signal request ("session signalling requires
+  // privilege separation"). description_ starts with the login's user.
+  return description_.starts_with("root@");
+}
+
+std::optional<std::string> SshConnection::interrupt_key(int signo) {
+  if (signo == SIGINT) return "\x03";   // ctrl-c
+  if (signo == SIGQUIT) return "\x1c";  // ctrl-\ (backslash)
+  return std::nullopt;
+}
+
+void SshConnection::signal_through_terminal(const std::shared_ptr<SshChannelState>& channel,
+                                            int signo) {
+  // The remote terminal sends SIGINT and SIGQUIT to its foreground job when
+  // their keys arrive, as for a person at ssh; anything else can only be the
+  // hang-up that closing the channel is (SIGHUP to the terminal's session).
+  if (auto key = interrupt_key(signo)) return channel_write(channel, *key);
+  channel_close(channel);
+}
+
+std::optional<std::string> SshConnection::signal_note(int signo) const {
+  if (!signals_refused()) return std::nullopt;
+  const std::string name = signal_name(signo);
+  const std::string why =
+      "on a root login OpenSSH refuses signal requests (sshd keeps no privilege separation "
+      "after a root login; its log says \"session signalling requires privilege "
+      "separation\")";
+  if (interrupt_key(signo)) {
+    return name + " was sent as its key (" + (signo == SIGINT ? "ctrl-c" : "ctrl-\\") +
+           ") through the remote terminal, which signals the foreground job unless it reads "
+           "raw keys: " +
+           why + "; the hang-up (SIGHUP) follows after force_after_ms if it still runs.";
+  }
+  if (signo == SIGHUP || signo == SIGKILL) return std::nullopt;  // the hang-up, as anywhere
+  return name + " cannot reach the program: " + why +
+         ". Its terminal was hung up at once instead (SIGHUP to its session, as when ssh "
+         "disconnects), which was the next stage. Log in as another user for signals, or "
+         "write keys=[\"ctrl-c\"] to interrupt.";
 }
 
 void SshConnection::channel_close(const std::shared_ptr<SshChannelState>& channel) {

@@ -11,9 +11,13 @@
 // that ended normally has no failure_reason.
 //
 // Remote limits: send_signal() asks the server to signal the session's
-// program (OpenSSH delivers it to the top process only; servers may ignore
-// it); SIGKILL also hangs up (close()), so a stop that escalates always ends. Writing "\x03"
-// reaches the foreground job through the remote terminal instead. Servers usually refuse `env`
+// program (OpenSSH signals the process group of the command's shell; servers
+// may ignore it); SIGHUP and SIGKILL also hang up (close()), so a stop that
+// escalates always ends. OpenSSH refuses signal requests on a root login, so
+// there SIGINT and SIGQUIT are typed as their keys (the remote terminal
+// signals its foreground job) and any other signal hangs up at once;
+// signal_note() says so. Writing "\x03" reaches the foreground job through
+// the remote terminal too. Servers usually refuse `env`
 // requests (OpenSSH accepts only AcceptEnv names); in exec mode refused variables are passed by
 // running `env K='V' "$SHELL" -c 'command'`, in shell mode they are listed in refused_env().
 //
@@ -54,6 +58,7 @@ class SshChannel final : public PtyChannel {
   void write(std::string_view bytes) override;
   void resize(TerminalSize size) override;
   void send_signal(int signo) override;
+  std::optional<std::string> signal_note(int signo) const override;
   std::optional<int> process_id() const override { return std::nullopt; }
   InputState input_state() const override { return InputState::unknown; }
   std::optional<bool> echo_enabled() const override;

@@ -128,6 +128,8 @@ class SshConnection : public std::enable_shared_from_this<SshConnection> {
   void channel_write(const std::shared_ptr<SshChannelState>& channel, std::string_view bytes);
   void channel_resize(const std::shared_ptr<SshChannelState>& channel, TerminalSize size);
   void channel_signal(const std::shared_ptr<SshChannelState>& channel, int signo);
+  // How channel_signal delivers `signo` when not as asked (see SshChannel).
+  std::optional<std::string> signal_note(int signo) const;
   void channel_close(const std::shared_ptr<SshChannelState>& channel);
   void channel_detach(const std::shared_ptr<SshChannelState>& channel);
   void channel_login_input(const std::shared_ptr<SshChannelState>& channel, std::string_view bytes);
@@ -179,6 +181,10 @@ class SshConnection : public std::enable_shared_from_this<SshConnection> {
   // The refusal of a session channel, with the likely reason when others are open.
   SshError session_refused(int rc, const SshChannelState& refused);
   std::string launch_command(const SshLaunch& launch, const SshChannelState& channel) const;
+  // The server ignores signal requests (a root login on OpenSSH).
+  bool signals_refused() const;
+  static std::optional<std::string> interrupt_key(int signo);
+  void signal_through_terminal(const std::shared_ptr<SshChannelState>& channel, int signo);
 
   boost::asio::io_context& io_;
   SshOptions options_;

@@ -364,6 +364,10 @@ Expected<void> Execution::stop(int signo, milliseconds force_after, InputSource 
   return {};
 }
 
+std::optional<std::string> Execution::signal_note(int signo) const {
+  return channel_ ? channel_->signal_note(signo) : std::nullopt;
+}
+
 void Execution::kill_now() {
   if (finished() || !channel_) return;
   stop_requested_ = true;

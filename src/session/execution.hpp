@@ -191,6 +191,9 @@ class Execution : public std::enable_shared_from_this<Execution> {
   // Lifecycle. stop(): `signo` to the process group now, SIGKILL after
   // `force_after` unless it ended. Refused for the agent while held.
   Expected<void> stop(int signo, std::chrono::milliseconds force_after, InputSource source);
+  // How `signo` reaches the program where the backend cannot send it as such
+  // (a root login over SSH), in words for the agent; nullopt when it can.
+  std::optional<std::string> signal_note(int signo) const;
   // Ends the process group without ceremony (shutdown, destructor).
   void kill_now();
 

@@ -95,3 +95,52 @@ test('execute(host, stdin): the shell\'s messages name the command\'s own line n
   r = await run('cat\nno-such-cmd-8a\necho "at $LINENO"', { stdin: 'one\ntwo\nthree\n' });
   assert.equal(r.output.replace(/\r/g, ''), 'one\ntwo\nthree\nbash: line 2: no-such-cmd-8a: command not found\nat 3\n');
 });
+
+// OpenSSH refuses signal requests on a root login ("session signalling
+// requires privilege separation", and sshd keeps none after a root login):
+// stop(SIGTERM) sent one, nothing happened, and the stop waited out the
+// whole force_after_ms before its hang-up ended the program, without a word.
+test('stop(SIGTERM) on a root login: the hang-up comes at once, and the answer says why', { skip }, async (t) => {
+  const id = await background(t, 'trap "echo got-TERM" TERM; echo ready; while :; do sleep 0.2; done');
+  await agent.call('wait', { execution_id: id, pattern: 'ready', timeout_ms: 20000 });
+  const startedAt = Date.now();
+  const s = await agent.call('stop', { execution_id: id, signal: 'SIGTERM', force_after_ms: 40000 });
+  assert.ok(Date.now() - startedAt < 20000, `stop took ${Date.now() - startedAt} ms`);
+  assert.equal(s.status, 'stopped', JSON.stringify({ ...s, raw: undefined }));
+  assert.equal(s.stopped, true);
+  assert.equal(s.signal, 'SIGHUP');
+  assert.match(s.message, /SIGTERM cannot reach the program/);
+  assert.match(s.message, /root login/);
+  assert.match(s.message, /privilege separation/);
+});
+
+// SIGINT has a key: the remote terminal sends it to its foreground job, as
+// when a person presses ctrl-c at ssh, so the graceful stage works on root.
+test('stop(SIGINT) on a root login is ctrl-c through the remote terminal', { skip }, async (t) => {
+  const id = await background(t, 'trap "echo got-INT; exit 4" INT; echo ready; while :; do sleep 0.2; done');
+  await agent.call('wait', { execution_id: id, pattern: 'ready', timeout_ms: 20000 });
+  const startedAt = Date.now();
+  const s = await agent.call('stop', { execution_id: id, signal: 'SIGINT', force_after_ms: 40000 });
+  assert.ok(Date.now() - startedAt < 20000, `stop took ${Date.now() - startedAt} ms`);
+  assert.equal(s.status, 'stopped', JSON.stringify({ ...s, raw: undefined }));
+  assert.equal(s.exit_code, 4);
+  assert.match(s.message, /ctrl-c/);
+  const r = await agent.call('read', { execution_id: id, since_seq: 1 });
+  assert.match(r.output, /got-INT/);
+});
+
+// Another account's login keeps privilege separation: signals arrive as sent.
+test('stop(SIGTERM) on a non-root login reaches the program', { skip }, async (t) => {
+  const host = `${user.name}@127.0.0.1:${sshd.port}`;
+  const r = await agent.call('execute', {
+    host, command: 'trap "echo got-TERM; exit 3" TERM; echo ready; while :; do sleep 0.2; done',
+    side_effects: ['NONE'], yield_ms: 0,
+  });
+  assert.equal(r.isError, false, JSON.stringify(r));
+  t.after(() => agent.call('stop', { execution_id: r.execution_id, signal: 'SIGKILL' }));
+  await agent.call('wait', { execution_id: r.execution_id, pattern: 'ready', timeout_ms: 20000 });
+  const s = await agent.call('stop', { execution_id: r.execution_id, signal: 'SIGTERM', force_after_ms: 40000 });
+  assert.equal(s.status, 'stopped', JSON.stringify({ ...s, raw: undefined }));
+  assert.equal(s.exit_code, 3);
+  assert.equal(s.message, undefined);
+});

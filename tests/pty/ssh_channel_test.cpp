@@ -77,16 +77,28 @@ TEST_F(SshChannelTest, CtrlCThroughTheTerminalInterrupts) {
 }
 
 // OpenSSH refuses signal requests for root logins ("session signalling
-// requires privilege separation"), as servers may: the request must not
-// disturb the channel, and close() is the caller's fallback.
-TEST_F(SshChannelTest, IgnoredSignalLeavesTheChannelUsable) {
-  SshRun r = run("echo ready; read line; echo after-$line");
+// requires privilege separation"), and the fixture logs in as root: a signal
+// with no key can only be the hang-up, at once (a stop used to wait out its
+// whole grace for it), and signal_note says why.
+TEST_F(SshChannelTest, SigtermOnARootLoginHangsUpAtOnce) {
+  SshRun r = run("trap 'echo got-TERM' TERM; echo ready; read line; echo after-$line");
   ASSERT_TRUE(r.wait_output(io_, "ready"));
+  ASSERT_TRUE(r.channel->signal_note(SIGTERM));
+  EXPECT_NE(r.channel->signal_note(SIGTERM)->find("privilege separation"), std::string::npos);
   r.channel->send_signal(SIGTERM);
-  r.channel->write("x\n");
   ASSERT_TRUE(r.wait_exit(io_, 20s));
-  EXPECT_EQ(r.exit->code, 0);
-  EXPECT_NE(r.output.find("after-x"), std::string::npos) << r.output;
+  EXPECT_EQ(r.exit->signal, SIGHUP) << r.exit->describe();
+  EXPECT_EQ(r.output.find("after-"), std::string::npos) << r.output;
+}
+
+// SIGINT has a key: the remote terminal signals its foreground job with it.
+TEST_F(SshChannelTest, SigintOnARootLoginIsCtrlC) {
+  SshRun r = run("trap 'echo got-INT; exit 4' INT; echo ready; while :; do sleep 0.2; done");
+  ASSERT_TRUE(r.wait_output(io_, "ready"));
+  r.channel->send_signal(SIGINT);
+  ASSERT_TRUE(r.wait_exit(io_, 20s));
+  EXPECT_EQ(r.exit->code, 4) << r.exit->describe();
+  EXPECT_NE(r.output.find("got-INT"), std::string::npos) << r.output;
 }
 
 TEST_F(SshChannelTest, SigkillHangsUpEvenWhenTheServerIgnoresSignals) {

@@ -19,6 +19,8 @@ boost::asio::awaitable<ToolResult> stop(ToolContext& ctx, const json& args,
   int signo = pty::signal_number(name).value_or(SIGTERM);
   auto grace = milliseconds(args.value("force_after_ms", ctx.config.default_stop_grace_ms));
   bool was_running = !execution->finished();
+  // A host may not take the signal as such (a root login on OpenSSH).
+  auto delivery = was_running ? execution->signal_note(signo) : std::nullopt;
   const json not_stopped = {{"stopped", false}};  // a named json: GCC rejects a braced one here
   if (auto early = co_await signal_and_wait(ctx, *execution, signo, grace, not_stopped))
     co_return std::move(*early);
@@ -27,6 +29,10 @@ boost::asio::awaitable<ToolResult> stop(ToolContext& ctx, const json& args,
   if (!was_running) result["message"] = "The execution had already ended; nothing was signalled.";
   if (!execution->finished()) {
     result["message"] = "Signalled, but the process group has not ended yet; wait with until=exit.";
+  }
+  if (delivery) {
+    std::string message = result.value("message", "");
+    result["message"] = *delivery + (message.empty() ? "" : " " + message);
   }
   co_return ToolResult{std::move(result)};
 }
