@@ -82,6 +82,9 @@ void SshChannel::start(ChannelEvents events) {
 void SshChannel::write(std::string_view bytes) {
   connection_->channel_write(state_, bytes);
 }
+std::size_t SshChannel::queued_input_bytes() const {
+  return connection_->channel_queued_input(*state_);
+}
 void SshChannel::resize(TerminalSize size) {
   connection_->channel_resize(state_, size);
 }
@@ -259,6 +262,8 @@ asio::awaitable<SshExpected<bool>> SshConnection::launch_channel(
   }
   if (rc != SSH_OK) co_return channel_error(rc, "start the command");
   channel->launched = true;
+  // OpenSSH opens the window once the command starts, before its reply.
+  if (channel->channel) channel->full_window = ssh_channel_window_size(channel->channel);
   co_return true;
 }
 
@@ -274,7 +279,10 @@ void SshConnection::free_channel(SshChannelState& channel) {
 void SshConnection::flush_outboxes() {
   constexpr std::size_t kMaxWrite = 1 << 20;
   for (auto& channel : channels_) {
-    if (channel->channel == nullptr || !channel->launched || channel->outbox.empty()) continue;
+    if (channel->channel == nullptr || !channel->launched) continue;
+    channel->full_window =
+        std::max(channel->full_window, ssh_channel_window_size(channel->channel));
+    if (channel->outbox.empty()) continue;
     const auto size = static_cast<uint32_t>(std::min(channel->outbox.size(), kMaxWrite));
     int written = ssh_channel_write(channel->channel, channel->outbox.data(), size);
     if (written > 0) {
@@ -342,6 +350,18 @@ void SshConnection::channel_write(const std::shared_ptr<SshChannelState>& channe
   if (channel->awaiting_login) return channel_login_input(channel, bytes);
   channel->outbox.append(bytes);  // kept until the command runs
   if (state_ == State::ready) after_call(/*deliver_now=*/false);
+}
+
+std::size_t SshConnection::channel_queued_input(SshChannelState& channel) const {
+  // Consumed input a server may not have acknowledged yet: OpenSSH's session
+  // channels adjust the window once 3 packets of 32 KiB have arrived.
+  constexpr std::uint32_t kUnacknowledgedSlack = 3 * 32 * 1024;
+  std::size_t queued = channel.outbox.size();
+  if (channel.channel == nullptr || !channel.launched || channel.remote_closed) return queued;
+  const std::uint32_t window = ssh_channel_window_size(channel.channel);
+  channel.full_window = std::max(channel.full_window, window);
+  const std::uint32_t in_flight = channel.full_window - window;
+  return queued + (in_flight > kUnacknowledgedSlack ? in_flight - kUnacknowledgedSlack : 0);
 }
 
 void SshConnection::channel_resize(const std::shared_ptr<SshChannelState>& channel,

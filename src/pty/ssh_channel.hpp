@@ -56,6 +56,12 @@ class SshChannel final : public PtyChannel {
 
   void start(ChannelEvents events) override;
   void write(std::string_view bytes) override;
+  // Input not yet taken by the remote terminal: what waits for the channel
+  // window here, plus what the server holds unacknowledged past the part a
+  // server may consume before it says so (OpenSSH acknowledges consumed
+  // input once 3 packets' worth has arrived). A lower bound: the remote
+  // terminal's own buffer is not seen.
+  std::size_t queued_input_bytes() const override;
   void resize(TerminalSize size) override;
   void send_signal(int signo) override;
   std::optional<std::string> signal_note(int signo) const override;

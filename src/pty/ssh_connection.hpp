@@ -80,6 +80,10 @@ struct SshChannelState {
   bool closed_locally = false;  // we sent CLOSE (close())
   std::string inbox;            // output received, not yet delivered
   std::string outbox;           // input the channel window has not taken yet
+  // The server's receive window with nothing in flight (its largest size
+  // seen): what the window lacks of it is input sent that the server has not
+  // yet passed to the remote terminal (or not yet acknowledged).
+  std::uint32_t full_window = 0;
   std::optional<int> exit_code;
   std::optional<int> exit_signal;
   std::optional<std::string> failure_reason;
@@ -126,6 +130,7 @@ class SshConnection : public std::enable_shared_from_this<SshConnection> {
   // For SshChannel.
   void channel_started(const std::shared_ptr<SshChannelState>& channel);
   void channel_write(const std::shared_ptr<SshChannelState>& channel, std::string_view bytes);
+  std::size_t channel_queued_input(SshChannelState& channel) const;
   void channel_resize(const std::shared_ptr<SshChannelState>& channel, TerminalSize size);
   void channel_signal(const std::shared_ptr<SshChannelState>& channel, int signo);
   // How channel_signal delivers `signo` when not as asked (see SshChannel).

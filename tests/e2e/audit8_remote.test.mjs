@@ -144,3 +144,23 @@ test('stop(SIGTERM) on a non-root login reaches the program', { skip }, async (t
   assert.equal(s.exit_code, 3);
   assert.equal(s.message, undefined);
 });
+
+// libssh takes input into the channel's window at once and sshd holds what
+// the remote terminal does not take, so write's input_pending_bytes read 0
+// over SSH even for a program that read nothing.
+test('write on a host says how much input the remote program has not read', { skip }, async (t) => {
+  const id = await background(t, 'stty raw -echo; echo ready; sleep 600');
+  await agent.call('wait', { execution_id: id, pattern: 'ready', timeout_ms: 20000 });
+  const first = await agent.call('write', { execution_id: id, input: 'y'.repeat(1 << 20), yield_ms: 0 });
+  assert.equal(first.ok, true, first.error);
+  assert.ok(first.input_pending_bytes > 512 * 1024, JSON.stringify({ ...first, raw: undefined }));
+  assert.match(first.message, /has not read \d+ bytes of the input typed so far/);
+  // A program that reads its input leaves nothing pending once it has.
+  const reader = await background(t, 'stty raw -echo; echo ready; cat > /dev/null');
+  await agent.call('wait', { execution_id: reader, pattern: 'ready', timeout_ms: 20000 });
+  let w = await agent.call('write', { execution_id: reader, input: 'z'.repeat(1 << 20), yield_ms: 0 });
+  assert.equal(w.ok, true);
+  for (let i = 0; i < 100 && w.input_pending_bytes !== undefined; ++i)
+    w = await agent.call('write', { execution_id: reader, input: 'z', yield_ms: 100 });
+  assert.equal(w.input_pending_bytes, undefined, JSON.stringify({ ...w, raw: undefined }));
+});
