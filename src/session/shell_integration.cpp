@@ -168,6 +168,8 @@ void ShellIntegration::on_exit() {
 
 void ShellIntegration::apply(const ShellMark& mark) {
   ++marks_seen_;
+  if (hook_line_seq_ && hook_end_seq_ == 0)
+    hook_end_seq_ = std::max(mark.begin_seq, *hook_line_seq_);
   switch (mark.kind) {
     case 'B':
       on_prompt_drawn(mark);
@@ -340,6 +342,9 @@ std::string ShellIntegration::agent_text(std::string_view bytes, std::uint64_t s
                        "[exit " + std::to_string(*command.exit_code) + "]\n"});
     }
   }
+  if (hook_line_seq_ && hook_end_seq_ > start_seq && *hook_line_seq_ < end_seq) {
+    edits.push_back({std::max(*hook_line_seq_, start_seq), std::min(hook_end_seq_, end_seq), ""});
+  }
   if (edits.empty()) return to_text(bytes);
   std::stable_sort(edits.begin(), edits.end(),
                    [](const Edit& a, const Edit& b) { return a.seq < b.seq; });
@@ -347,7 +352,7 @@ std::string ShellIntegration::agent_text(std::string_view bytes, std::uint64_t s
   std::uint64_t pos = start_seq;
   for (const auto& edit : edits) {
     if (edit.seq > pos) out += to_text(bytes.substr(pos - start_seq, edit.seq - pos));
-    if (!out.empty() && out.back() != '\n') out += '\n';
+    if (!edit.note.empty() && !out.empty() && out.back() != '\n') out += '\n';
     out += edit.note;
     pos = std::max(pos, edit.resume);
   }

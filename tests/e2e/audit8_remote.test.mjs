@@ -164,3 +164,31 @@ test('write on a host says how much input the remote program has not read', { sk
     w = await agent.call('write', { execution_id: reader, input: 'z', yield_ms: 100 });
   assert.equal(w.input_pending_bytes, undefined, JSON.stringify({ ...w, raw: undefined }));
 });
+
+// open(host) types agentty's prompt hook into the login shell: its long line
+// (hundreds of characters, rows of the screen) stayed on the screen, in the
+// terminal page and in the agent's output, where a person who logged in with
+// ssh sees only what the login printed and a prompt.
+test('open(host): the typed prompt hook is not shown; what the login printed is', { skip }, async (t) => {
+  writeFileSync(path.join(userHome, '.bash_profile'), 'echo "welcome-8a from the profile"\nPS1="prompt-8a\\$ "\n');
+  const o = await agent.call('open', { host: `${user.name}@127.0.0.1:${sshd.port}`, cols: 80, rows: 24 });
+  assert.equal(o.prompt_ready, true, JSON.stringify({ ...o, raw: undefined }));
+  t.after(() => agent.call('close', { execution_id: o.execution_id }));
+  assert.doesNotMatch(o.output, /__agentty/, o.output);
+  assert.match(o.output, /welcome-8a from the profile/);
+  let s = await agent.call('screen', { execution_id: o.execution_id });
+  let text = s.lines.join('\n');
+  assert.doesNotMatch(text, /__agentty/, text);
+  assert.match(text, /welcome-8a from the profile/);
+  assert.equal(text.match(/prompt-8a\$/g)?.length, 1, text);
+  assert.equal(s.lines[s.cursor.row], 'prompt-8a$', text);
+  const all = await agent.call('read', { execution_id: o.execution_id, since_seq: 1 });
+  assert.doesNotMatch(all.output, /__agentty/, all.output);
+  assert.match(all.output, /welcome-8a from the profile/);
+  // The session works as usual afterwards.
+  const r = await agent.call('execute', { session: o.execution_id, command: 'echo "in $PWD"', side_effects: ['NONE'] });
+  assert.equal(r.output, `in ${userHome}\n`, JSON.stringify({ ...r, raw: undefined }));
+  s = await agent.call('screen', { execution_id: o.execution_id });
+  text = s.lines.join('\n');
+  assert.match(text, /welcome-8a from the profile\nprompt-8a\$ echo "in \$PWD"\nin \//, text);
+});

@@ -149,6 +149,27 @@ TEST(ShellIntegration, HumanCommandIsAnnotatedInTheAgentText) {
   EXPECT_EQ(f.shell.agent_text(rest.substr(2), typed_from), "[human] $ ls\nfile\n[exit 2]\n$ ");
 }
 
+// open(host) types the hook at the login shell's prompt: that prompt's line,
+// the echo and what the line printed (its own erasing of them) are not the
+// agent's text once the hook's first mark shows it took; before that mark
+// (a hook that failed) everything shows.
+TEST(ShellIntegration, TypedHookIsLeftOutOfTheAgentText) {
+  Feeder f;
+  const std::string login = "Welcome\r\nuser@host:~$ ";
+  f.out(login);
+  f.shell.hide_typed_hook(1 + std::string("Welcome\r\n").size());
+  const std::string echo = " __agentty_n=x; printf '\\e[2F\\e[J'\r\n\x1b[2F\x1b[J";
+  f.out(echo);
+  EXPECT_NE(f.shell.agent_text(login + echo, 1).find("user@host:~$  __agentty_n=x;"),
+            std::string::npos);
+  const std::string prompt = mark("D;0") + mark("A") + "user@host:~$ " + mark("B");
+  f.out(prompt);
+  EXPECT_TRUE(f.shell.prompt_ready());
+  EXPECT_EQ(f.shell.agent_text(login + echo + prompt, 1), "Welcome\nuser@host:~$ ");
+  // A page that starts inside the hidden part.
+  EXPECT_EQ(f.shell.agent_text(echo.substr(3) + prompt, 1 + login.size() + 3), "user@host:~$ ");
+}
+
 // Enter at the prompt: not ready until the shell starts the line or draws a
 // prompt again; a line left open (continuation prompt) stays not ready.
 TEST(ShellIntegration, ALineEnteredAtThePromptIsPendingUntilItStartsOrAPromptComes) {

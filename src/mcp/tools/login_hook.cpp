@@ -71,6 +71,37 @@ std::string start_state(session::Execution& execution) {
   return line;
 }
 
+// `line` followed by a command that moves the cursor from below its echo
+// back to the start of the prompt's row and erases from there (CPL, ED):
+// typed at a prompt that ends at `prompt_col` of a `cols`-wide terminal, the
+// prompt and the echo take this many rows. The line is made never to end
+// exactly at the margin, where terminals differ on when they wrap. Unchanged
+// when it holds a byte whose width on the screen is not one column.
+std::string erasing_its_echo(const std::string& line, int prompt_col, int cols) {
+  const bool plain =
+      std::all_of(line.begin(), line.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
+  if (!plain || cols <= 0 || prompt_col < 0) return line;
+  const auto col = static_cast<std::size_t>(prompt_col);
+  const auto width = static_cast<std::size_t>(cols);
+  for (std::size_t rows = 1; rows < 10000; ++rows) {
+    std::string erasing = line + "; printf '\\e[" + std::to_string(rows) + "F\\e[J'";
+    if ((col + erasing.size()) % width == 0) erasing += ' ';
+    // Enter moves below the echo's last row.
+    if ((col + erasing.size()) / width + 1 == rows) return erasing;
+  }
+  return line;
+}
+
+// Where the cursor's line starts in the log: after the newest newline.
+std::uint64_t cursor_line_start(const session::OutputLog& log) {
+  constexpr std::uint64_t kLookBack = 4096;
+  const auto end = log.latest_seq();
+  const auto begin = std::max(log.first_retained_seq(), end > kLookBack ? end - kLookBack : 1);
+  const std::string tail = log.copy_range(begin, end);
+  const auto newline = tail.rfind('\n');
+  return newline == std::string::npos ? begin : begin + newline + 1;
+}
+
 }  // namespace
 
 bool shows_secret_prompt(session::Execution& execution) {
@@ -93,10 +124,15 @@ bool type_hook(session::Execution& execution) {
   auto* shell = execution.shell();
   if (shell == nullptr) return false;
   shell->rearming();
+  // A person who logs in with ssh sees no hook: its echo is erased from the
+  // screen and left out of the agent's text.
+  const std::string line =
+      erasing_its_echo(start_state(execution) + session::bash_hook_line(shell->nonce()),
+                       execution.screen().cursor().col, execution.size().cols);
+  const auto line_seq = cursor_line_start(execution.log());
   // ctrl-u first: nothing half-typed is prepended to the hook line.
-  auto typed = execution.write(
-      "\x15" + start_state(execution) + session::bash_hook_line(shell->nonce()) + "\r",
-      session::InputSource::agent);
+  auto typed = execution.write("\x15" + line + "\r", session::InputSource::agent);
+  if (typed) shell->hide_typed_hook(line_seq);
   return static_cast<bool>(typed);
 }
 
