@@ -103,14 +103,18 @@ TEST(SshStandardInputTest, EveryByteArrivesInEachShell) {
   EXPECT_FALSE(with_standard_input("cat", std::string(kMaxRemoteCommandBytes, 'x')));
 }
 
-// The command keeps its own line numbers (in errors, $LINENO) whatever lines
-// the data has, as `$SHELL -c COMMAND` would run it without stdin.
+// The command keeps its own line numbers (in the shell's messages) whatever
+// lines the data has, as `$SHELL -c COMMAND` would run it without stdin.
 TEST(SshStandardInputTest, CommandLinesKeepTheirNumbers) {
-  auto line = with_standard_input("echo \"$LINENO\"\necho \"$LINENO\"; cat", "a\nb\n\nc\n");
+  auto line = with_standard_input("true\nno-such-cmd-8a 2>&1; cat", "a\nb\n\nc\n");
   ASSERT_TRUE(line);
-  for (const std::string shell : {"/bin/sh", "/bin/bash", "/usr/bin/zsh"}) {
+  const std::vector<std::pair<std::string, std::string>> shells = {
+      {"/bin/sh", "/bin/sh: 2: no-such-cmd-8a: not found\n"},
+      {"/bin/bash", "/bin/bash: line 2: no-such-cmd-8a: command not found\n"},
+      {"/usr/bin/zsh", "zsh:2: command not found: no-such-cmd-8a\n"}};
+  for (const auto& [shell, message] : shells) {
     if (::access(shell.c_str(), X_OK) != 0) continue;
-    EXPECT_EQ(run_shell(shell, *line), "1\n2\na\nb\n\nc\n") << shell;
+    EXPECT_EQ(run_shell(shell, *line), message + "a\nb\n\nc\n") << shell;
   }
 }
 
