@@ -192,3 +192,19 @@ test('open(host): the typed prompt hook is not shown; what the login printed is'
   text = s.lines.join('\n');
   assert.match(text, /welcome-8a from the profile\nprompt-8a\$ echo "in \$PWD"\nin \//, text);
 });
+
+// open(host) types a bash hook into the account's login shell. When that
+// shell is not bash (sh here) the hook is a syntax error and no marked
+// prompt ever comes: open said only "a slow rc file, or the hook could not
+// be installed" and execute(session=) then failed the same way, with no hint
+// that the login shell was the cause or what to use instead.
+test('open(host) on a login shell that is not bash says so and points to execute(host)', { skip }, async (t) => {
+  const shUser = createPasswordUser({ home: mkdtempSync(path.join(tmpdir(), 'agentty-audit8-sh-')), shell: '/bin/sh', suffix: 's' });
+  t.after(() => shUser.remove());
+  const o = await agent.call('open', { host: `${shUser.name}@127.0.0.1:${sshd.port}` });
+  t.after(() => agent.call('close', { execution_id: o.execution_id }));
+  assert.equal(o.prompt_ready, false, JSON.stringify({ ...o, raw: undefined }));
+  assert.match(o.output, /Syntax error/);
+  assert.match(o.message, /login shell is not bash/);
+  assert.match(o.message, /execute\(host=/);
+});

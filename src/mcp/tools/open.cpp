@@ -42,6 +42,13 @@ std::string join(const std::vector<std::string>& argv) {
   return out;
 }
 
+// On a host the hook is typed into the account's login shell, whatever it is.
+constexpr const char* kNotBashHint =
+    " On a host the hook is bash's, typed into the account's login shell: if the login shell is "
+    "not bash (sh, zsh, fish; its error is in output), no marked prompt will come. Run "
+    "commands with execute(host=...) instead, or type bash with write and then "
+    "write(action=\"rearm\").";
+
 // open(host) when no key logged in: the session is held until a person
 // types the password on the web page. Answered at once, so the agent can
 // tell someone and wait(until="released").
@@ -152,6 +159,8 @@ boost::asio::awaitable<ToolResult> open(ToolContext& ctx, const json& args) {
         "No prompt within 10 s (a slow rc file, or the hook could not be installed). The session "
         "is "
         "open: read it, and use write(action=\"rearm\") at a bash prompt to install the hook.";
+    if (!execution->spec().host.empty())
+      result["message"] = result["message"].get<std::string>() + kNotBashHint;
   }
   co_return ToolResult{std::move(result)};
 }

@@ -172,9 +172,10 @@ export async function startSshd({
 
 // A throwaway local user with a known password (useradd + chpasswd; root
 // only), for password logins and for a login shell without this machine's
-// rc files (`home` is chowned to it); remove() deletes it.
-export function createPasswordUser({ home = '/tmp', shell = '/bin/bash' } = {}) {
-  const name = `agtpw${process.pid}`;
+// rc files (`home` is chowned to it); remove() deletes it. `suffix` tells
+// apart two accounts of one test process.
+export function createPasswordUser({ home = '/tmp', shell = '/bin/bash', suffix = '' } = {}) {
+  const name = `agtpw${process.pid}${suffix}`;
   const password = `Pw-${process.pid}-e2e`;
   try { execFileSync('userdel', [name], { stdio: 'ignore' }); } catch { /* none left over */ }
   execFileSync('useradd', ['-M', '-d', home, '-s', shell, name]);
