@@ -207,4 +207,8 @@ test('open(host) on a login shell that is not bash says so and points to execute
   assert.match(o.output, /Syntax error/);
   assert.match(o.message, /login shell is not bash/);
   assert.match(o.message, /execute\(host=/);
+  const r = await agent.call('execute', { session: o.execution_id, command: 'echo hi', side_effects: ['NONE'] });
+  assert.equal(r.isError, true, JSON.stringify({ ...r, raw: undefined }));
+  assert.match(r.error, /did not show a prompt/);
+  assert.match(r.error, /login shell is not bash/);
 });

@@ -42,13 +42,6 @@ std::string join(const std::vector<std::string>& argv) {
   return out;
 }
 
-// On a host the hook is typed into the account's login shell, whatever it is.
-constexpr const char* kNotBashHint =
-    " On a host the hook is bash's, typed into the account's login shell: if the login shell is "
-    "not bash (sh, zsh, fish; its error is in output), no marked prompt will come. Run "
-    "commands with execute(host=...) instead, or type bash with write and then "
-    "write(action=\"rearm\").";
-
 // open(host) when no key logged in: the session is held until a person
 // types the password on the web page. Answered at once, so the agent can
 // tell someone and wait(until="released").
@@ -160,7 +153,7 @@ boost::asio::awaitable<ToolResult> open(ToolContext& ctx, const json& args) {
         "is "
         "open: read it, and use write(action=\"rearm\") at a bash prompt to install the hook.";
     if (!execution->spec().host.empty())
-      result["message"] = result["message"].get<std::string>() + kNotBashHint;
+      result["message"] = result["message"].get<std::string>() + kHookNeedsBash;
   }
   co_return ToolResult{std::move(result)};
 }

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "mcp/tools/common.hpp"
+#include "mcp/tools/login_hook.hpp"
 #include "session/policy.hpp"
 #include "session/shell_integration.hpp"
 #include "session/text_view.hpp"
@@ -269,10 +270,10 @@ boost::asio::awaitable<ToolResult> execute_in_session(ToolContext& ctx, const js
     }
     heuristic = true;  // the foreground program reads the terminal: a nested shell or REPL
   } else if (!shell->prompt_ready() && !co_await wait_for_prompt(ctx, *execution, kPromptWait)) {
-    co_return refuse(
-        *execution, ctx,
-        "session: the shell did not show a prompt within 10 s; read the session to see "
-        "why, or write(action=\"flush\") and try again.");
+    co_return refuse(*execution, ctx,
+                     "session: the shell did not show a prompt within 10 s; read the session "
+                     "to see why, or write(action=\"flush\") and try again." +
+                         std::string(execution->spec().host.empty() ? "" : kHookNeedsBash));
   }
 
   auto submitted_at = steady_clock::now();
