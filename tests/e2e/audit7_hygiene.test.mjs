@@ -4,7 +4,6 @@
 // starts), so an orphan anywhere on the machine is seen.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import http from 'node:http';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
@@ -12,6 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { agenttyBin, startAgentty } from './lib/mcp-client.mjs';
 import { eventually } from './lib/web-helpers.mjs';
+import { rawAgentty } from './lib/raw-agentty.mjs';
 
 // ---- /proc ----
 
@@ -332,42 +332,6 @@ test('an execute cancelled while its program starts sends no answer and leaks no
 
 // ---- protocol abuse (raw lines on stdin) ----
 
-// agentty on raw stdio: `send` writes a line (string or object), `reply(id)`
-// waits for the response with that id (or one with a null id).
-function rawAgentty(t, env = {}) {
-  const stateDir = mkdtempSync(path.join(tmpdir(), 'agentty-audit7-'));
-  const child = spawn(agenttyBin, ['mcp', '--state-dir', stateDir, '--no-web'], {
-    stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, AGENTTY_LOG_LEVEL: 'warn', ...env },
-  });
-  t.after(() => child.kill('SIGKILL'));
-  let buffer = '';
-  const messages = [];
-  const waiters = [];
-  child.stdout.setEncoding('utf8');
-  child.stdout.on('data', (data) => {
-    buffer += data;
-    for (let nl; (nl = buffer.indexOf('\n')) >= 0;) {
-      messages.push(JSON.parse(buffer.slice(0, nl)));
-      buffer = buffer.slice(nl + 1);
-    }
-    for (const w of waiters.splice(0)) w();
-  });
-  const reply = async (id, timeout = 10000) => {
-    const deadline = Date.now() + timeout;
-    for (;;) {
-      const found = messages.findIndex((m) => m.id === id || (m.id === null && 'error' in m));
-      if (found >= 0) return messages.splice(found, 1)[0];
-      if (Date.now() > deadline) return undefined;
-      await new Promise((resolve) => { waiters.push(resolve); setTimeout(resolve, 200); });
-    }
-  };
-  const send = (line) => child.stdin.write(Buffer.isBuffer(line) ? Buffer.concat([line, Buffer.from('\n')])
-    : `${typeof line === 'string' ? line : JSON.stringify(line)}\n`);
-  send({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
-  send({ jsonrpc: '2.0', method: 'notifications/initialized' });
-  return { child, send, reply };
-}
-
 test('text that is not Unicode (a lone surrogate, bytes that are not UTF-8) is refused naming the argument', async (t) => {
   // What a JavaScript client sends when it cuts a string inside an emoji.
   const agent = await markedAgentty(t);
@@ -393,7 +357,7 @@ test('text that is not Unicode (a lone surrogate, bytes that are not UTF-8) is r
 });
 
 test('a broken or oversized request is answered with its own id, and the server reads on', async (t) => {
-  const raw = rawAgentty(t, { AGENTTY_MAX_REQUEST_BYTES: String(1 << 20) });
+  const raw = rawAgentty(t, { env: { AGENTTY_MAX_REQUEST_BYTES: String(1 << 20) } });
   assert.equal((await raw.reply(0)).id, 0);
   raw.send('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ps",}}');
   const broken = await raw.reply(1);

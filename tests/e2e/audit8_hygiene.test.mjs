@@ -5,12 +5,12 @@
 // explore after eviction.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { agenttyBin, startAgentty } from './lib/mcp-client.mjs';
 import { eventually } from './lib/web-helpers.mjs';
+import { rawAgentty } from './lib/raw-agentty.mjs';
 
 function rssBytes(pid) {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -41,39 +41,6 @@ async function agentFor(t, options) {
   const agent = await startAgentty(options);
   t.after(() => agent.client.close().catch(() => {}));
   return agent;
-}
-
-// agentty on raw stdio: `send` writes a line, `messages` collects every
-// message it answers, `waitFor(pred)` waits until one matches.
-function rawAgentty(t, { env = {}, stateDir } = {}) {
-  stateDir ??= mkdtempSync(path.join(tmpdir(), 'agentty-audit8-'));
-  const child = spawn(agenttyBin, ['mcp', '--state-dir', stateDir, '--no-web'], {
-    stdio: ['pipe', 'pipe', 'ignore'], env: { ...process.env, AGENTTY_LOG_LEVEL: 'warn', ...env },
-  });
-  t.after(() => child.kill('SIGKILL'));
-  let buffer = '';
-  const messages = [];
-  const waiters = [];
-  child.stdout.setEncoding('utf8');
-  child.stdout.on('data', (data) => {
-    buffer += data;
-    for (let nl; (nl = buffer.indexOf('\n')) >= 0;) {
-      messages.push(JSON.parse(buffer.slice(0, nl)));
-      buffer = buffer.slice(nl + 1);
-    }
-    for (const w of waiters.splice(0)) w();
-  });
-  const waitFor = async (predicate, timeout = 15000) => {
-    const deadline = Date.now() + timeout;
-    while (!predicate()) {
-      if (Date.now() > deadline) throw new Error(`timed out; got ${JSON.stringify(messages).slice(0, 2000)}`);
-      await new Promise((resolve) => { waiters.push(resolve); setTimeout(resolve, 200); });
-    }
-  };
-  const send = (message) => child.stdin.write(`${typeof message === 'string' ? message : JSON.stringify(message)}\n`);
-  send({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
-  send({ jsonrpc: '2.0', method: 'notifications/initialized' });
-  return { child, send, messages, waitFor, stateDir };
 }
 
 // ---- 1. a request id reused while its request runs ----
