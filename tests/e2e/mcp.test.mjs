@@ -2,8 +2,14 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import Ajv from 'ajv';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import {
+  chmodSync, closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { startAgentty, agenttyBin } from './lib/mcp-client.mjs';
+import { eventually } from './lib/web-helpers.mjs';
 
 let agent;
 let tools;
@@ -193,6 +199,47 @@ test('stop and timeout_ms end the whole process group', async () => {
   const t = await call('execute', { command: "trap '' TERM; sleep 300", side_effects: ['NONE'], timeout_ms: 300, yield_ms: 20000 });
   assert.equal(t.status, 'timed_out');
   assert.throws(() => process.kill(-t.process_id, 0), /ESRCH/);
+});
+
+test('a script is checked off the event loop: other calls are answered meanwhile, and a cancelled check is killed', async (t) => {
+  // A bash whose `-n` waits for a gate (a FIFO): the check takes as long as the test says.
+  const dir = mkdtempSync(path.join(tmpdir(), 'agentty-slow-check-'));
+  const gate = path.join(dir, 'gate');
+  const pidFile = path.join(dir, 'checking.pid');
+  execFileSync('mkfifo', [gate]);
+  const bash = path.join(dir, 'bash');
+  writeFileSync(bash, `#!/bin/sh\nif [ "$1" = -n ]; then echo $$ > ${pidFile}; read line < ${gate}; fi\nexec /bin/bash "$@"\n`);
+  chmodSync(bash, 0o755);
+  const slow = await startAgentty({ env: { AGENTTY_SHELL: bash } });
+  t.after(() => slow.client.close());
+  let settled = false;
+  const pending = slow.call('execute', { script: 'echo checked-ok', side_effects: ['NONE'] }).finally(() => { settled = true; });
+  await eventually(() => existsSync(pidFile), { what: 'bash -n to start' });
+  // Opened read-write, a FIFO never blocks the opener: the waiting reader gets the line.
+  const openGate = () => { const fd = openSync(gate, 'r+'); writeSync(fd, 'go\n'); closeSync(fd); };
+  let listed;
+  let settledDuringPs;
+  try {
+    listed = await slow.call('ps', {}, { timeout: 5000 });
+    settledDuringPs = settled;
+  } finally {
+    openGate();
+  }
+  assert.equal(listed.isError, false);
+  assert.equal(settledDuringPs, false, 'ps was answered while the check still ran');
+  const r = await pending;
+  assert.equal(r.status, 'completed', JSON.stringify(r));
+  assert.equal(r.output, 'checked-ok\n');
+  // Cancelled while checking: the checking bash is killed, nothing runs.
+  rmSync(pidFile);
+  const controller = new AbortController();
+  const cancelled = slow.client.callTool({ name: 'execute', arguments: { script: 'echo never', side_effects: ['NONE'] } },
+    undefined, { signal: controller.signal });
+  await eventually(() => existsSync(pidFile), { what: 'the second bash -n to start' });
+  const pid = Number(readFileSync(pidFile, 'utf8'));
+  controller.abort();
+  await assert.rejects(cancelled);
+  await eventually(() => { try { process.kill(pid, 0); return false; } catch { return true; } }, { what: 'the cancelled check to be killed' });
 });
 
 test('a cancelled wait returns at once and the process keeps running', async () => {

@@ -171,8 +171,8 @@ boost::asio::awaitable<ToolResult> execute(ToolContext& ctx, const json& args) {
     spec.command_text = args["script"].get<std::string>();
     // Checked and run by one bash: --shell (which may be sh) is for command.
     const std::string bash = is_bash(ctx.config.default_shell) ? ctx.config.default_shell : "bash";
-    auto checked = check_bash_syntax(spec.command_text, ctx.config.state_dir, bash,
-                                     ctx.registry.state_file_name(""));
+    auto checked = co_await check_bash_syntax(spec.command_text, ctx.config.state_dir, bash,
+                                              ctx.registry.state_file_name(""));
     if (!checked) co_return failed_to_start("script: " + checked.error());
     spec.script_file = std::move(checked.value());
     spec.argv = {bash, spec.script_file->path().string()};

@@ -1,9 +1,14 @@
 #include "mcp/tools/script_check.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 
 #include "base/errno_message.hpp"
 #include "base/random_id.hpp"
@@ -35,17 +40,41 @@ Expected<std::shared_ptr<const OwnedPath>> write_script(const std::string& scrip
   return file;
 }
 
+// The checking bash, killed and reaped if the check is left before it
+// ended (the call was cancelled).
+class CheckingProcess {
+ public:
+  explicit CheckingProcess(pid_t pid) : pid_(pid) {}
+  CheckingProcess(const CheckingProcess&) = delete;
+  CheckingProcess& operator=(const CheckingProcess&) = delete;
+  ~CheckingProcess() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGKILL);
+    wait();
+  }
+  // Its wait status. Called once its output has ended: it is exiting.
+  int wait() {
+    int status = 0;
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    pid_ = 0;
+    return status;
+  }
+
+ private:
+  pid_t pid_;
+};
+
 }  // namespace
 
-Expected<std::shared_ptr<const OwnedPath>> check_bash_syntax(const std::string& script,
-                                                             const std::filesystem::path& state_dir,
-                                                             const std::string& bash,
-                                                             const std::string& name_prefix) {
+boost::asio::awaitable<Expected<std::shared_ptr<const OwnedPath>>> check_bash_syntax(
+    const std::string& script, const std::filesystem::path& state_dir, const std::string& bash,
+    const std::string& name_prefix) {
   auto file = write_script(script, state_dir, name_prefix);
-  if (!file) return file;
+  if (!file) co_return file;
   const std::string path = file.value()->path().string();
   int pipe_fds[2];
-  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return make_error(errno_message("pipe2"));
+  if (::pipe2(pipe_fds, O_CLOEXEC | O_NONBLOCK) != 0) co_return make_error(errno_message("pipe2"));
   UniqueFd read_end(pipe_fds[0]), write_end(pipe_fds[1]);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
@@ -56,23 +85,29 @@ Expected<std::shared_ptr<const OwnedPath>> check_bash_syntax(const std::string& 
   pid_t pid = 0;
   int rc = posix_spawnp(&pid, bash.c_str(), &actions, nullptr, const_cast<char**>(argv), environ);
   posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) return make_error(errno_message("posix_spawn bash", rc));
+  if (rc != 0) co_return make_error(errno_message("posix_spawn bash", rc));
+  CheckingProcess checking(pid);
   write_end.reset();
+  // Read on the loop: a large script takes bash -n most of a second, and
+  // the loop serves every other call and viewer meanwhile.
+  boost::asio::posix::stream_descriptor output(co_await boost::asio::this_coro::executor,
+                                               read_end.release());
   std::string diagnostics;
   char buffer[4096];
-  for (ssize_t n; (n = ::read(read_end.get(), buffer, sizeof buffer)) != 0;) {
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) break;
-    if (diagnostics.size() < 8192) diagnostics.append(buffer, static_cast<std::size_t>(n));
+  for (;;) {
+    auto [ec, n] = co_await output.async_read_some(
+        boost::asio::buffer(buffer), boost::asio::as_tuple(boost::asio::use_awaitable));
+    if (ec == boost::asio::error::operation_aborted)
+      co_return make_error("the call was cancelled while bash -n checked it; nothing was run.");
+    if (ec) break;  // end of file: bash is done
+    if (diagnostics.size() < 8192) diagnostics.append(buffer, n);
   }
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return file;
+  int status = checking.wait();
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) co_return file;
   // bash names the temp file; show the line numbers without it.
   for (std::size_t at; (at = diagnostics.find(path)) != std::string::npos;)
     diagnostics.replace(at, path.size(), "script");
-  return make_error(
+  co_return make_error(
       "bash -n found a syntax error; nothing was run. Fix the script and try again:\n" +
       diagnostics);
 }
