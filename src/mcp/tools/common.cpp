@@ -5,8 +5,6 @@
 #include "pty/exit_status.hpp"
 #include "pty/ssh_target.hpp"
 #include "session/policy.hpp"
-#include "session/shell_integration.hpp"
-#include "session/text_view.hpp"
 
 namespace agentty::mcp::tools {
 
@@ -347,123 +345,6 @@ Expected<void> check_start_limits(ToolContext& ctx) {
   if (auto ok = policy.check_live_limit(ctx.registry.live_count()); !ok) return ok;
   const auto spool_budget = policy.config().max_total_spool_bytes;
   return policy.check_total_spool(ctx.registry.reclaim_spool(spool_budget));
-}
-
-ReadRequest read_request(const ToolContext& ctx, const json& args) {
-  ReadRequest request;
-  if (args.contains("since_seq")) request.since_seq = args["since_seq"].get<std::uint64_t>();
-  if (args.contains("tail_lines")) request.tail_lines = args["tail_lines"].get<std::size_t>();
-  request.max_bytes = args.value("max_output_bytes", ctx.config.default_max_output_bytes);
-  request.max_bytes = std::min(request.max_bytes, ctx.config.max_output_bytes);
-  request.raw = args.value("format", "text") == "raw";
-  return request;
-}
-
-std::string rendered(session::Execution& execution, const ReadRequest& request,
-                     const std::string& bytes, std::uint64_t start_seq) {
-  if (request.raw) return bytes;
-  return execution.shell() ? execution.shell()->agent_text(bytes, start_seq)  // + [human] lines
-                           : session::to_text(bytes);
-}
-
-std::optional<session::LogPage> output_tail(const session::OutputLog& log, std::uint64_t from,
-                                            std::uint64_t to, std::size_t max_bytes) {
-  // A quarter of the page, at most 4 KiB: the start keeps most of it.
-  const std::size_t budget = std::min<std::size_t>(max_bytes / 4, 4096);
-  if (budget < 256 || to <= from || to - from <= max_bytes) return std::nullopt;
-  session::LogPage tail;
-  tail.start_seq = std::max({from, to - budget, log.first_retained_seq()});
-  tail.bytes = log.copy_range(tail.start_seq, to);
-  // Start after a line feed: a whole line, a whole character and escape sequence.
-  auto line_start = tail.bytes.find('\n');
-  if (line_start == std::string::npos || line_start + 1 == tail.bytes.size()) return std::nullopt;
-  tail.bytes.erase(0, line_start + 1);
-  tail.start_seq += line_start + 1;
-  tail.next_seq = to;
-  return tail;
-}
-
-std::string add_output_tail(json& out, session::Execution& execution, const ReadRequest& request,
-                            const session::LogPage& tail, std::uint64_t shown_to) {
-  out["output_tail"] = rendered(execution, request, tail.bytes, tail.start_seq);
-  out["output_tail_seq"] = tail.start_seq;
-  return "The output is longer than max_output_bytes: output holds its start (to byte " +
-         std::to_string(shown_to) + ") and output_tail its last lines (from byte " +
-         std::to_string(tail.start_seq) + "); the " + std::to_string(tail.start_seq - shown_to) +
-         " bytes in between are not shown. Call read with execution_id=\"" + execution.id() +
-         "\" to page through them (the cursor is at byte " + std::to_string(shown_to) +
-         "), or explore to search them.";
-}
-
-json read_fields(session::Execution& execution, const ReadRequest& request) {
-  auto& log = execution.log();
-  session::LogPage page;
-  std::optional<session::LogPage> tail;
-  bool cursorless = !request.since_seq && !request.tail_lines;
-  if (request.tail_lines) {
-    page = log.tail_lines(*request.tail_lines, request.max_bytes);
-  } else {
-    auto from = request.since_seq.value_or(execution.cursor());
-    page = log.read(from, request.max_bytes);
-    // An ended execution's output no longer grows: show its end too.
-    if (page.capped && request.tail_preview && execution.finished())
-      tail = output_tail(log, from, log.latest_seq(), request.max_bytes);
-    if (tail) page = log.read(from, request.max_bytes - tail->bytes.size());
-    if (tail && page.next_seq > tail->start_seq) {  // a single sequence longer than the page
-      tail.reset();
-      page = log.read(from, request.max_bytes);
-    }
-  }
-  if (cursorless) execution.advance_cursor(page.next_seq);
-  json out = {
-      {"output", rendered(execution, request, page.bytes, page.start_seq)},
-      {"start_seq", page.start_seq},
-      {"next_seq", page.next_seq},
-      {"latest_seq", log.latest_seq()},
-      {"capped", page.capped},
-      {"evicted", page.evicted},
-  };
-  std::string hint;
-  if (auto frozen = log.spool_frozen_at()) {
-    out["spool_limited"] =
-        "The total output budget of all executions (AGENTTY_MAX_TOTAL_SPOOL_BYTES) ran out at "
-        "byte " +
-        std::to_string(frozen) + ": from there on this execution keeps only its newest " +
-        std::to_string(log.latest_seq() - log.first_retained_seq()) +
-        " bytes and older ones are evicted (evicted=true). The program keeps running. Read more "
-        "often, use tail_lines or explore, or cleanup ended executions.";
-  }
-  if (page.evicted) {
-    hint = "Output before byte " + std::to_string(page.start_seq) +
-           " is gone for good (past the spool cap" +
-           (log.spool_frozen_at() ? std::string(" or the total budget, see spool_limited") : "") +
-           "); this page starts there. Read more often, use explore, or raise "
-           "AGENTTY_MAX_SPOOL_BYTES. ";
-  }
-  if (page.capped && request.tail_lines) {
-    // A tail page is cut at its start: nothing more is waiting after it.
-    hint += "The newest " + std::to_string(*request.tail_lines) +
-            " line(s) hold more than max_output_bytes, so this page is only their last " +
-            std::to_string(page.next_seq - page.start_seq) + " bytes (from byte " +
-            std::to_string(page.start_seq) +
-            "). Raise max_output_bytes, or page them with explore op=\"read\" line_offset=-" +
-            std::to_string(*request.tail_lines) + " (execution_id=\"" + execution.id() + "\").";
-  } else if (tail) {
-    hint += add_output_tail(out, execution, request, *tail, page.next_seq);
-  } else if (page.capped) {
-    hint += "More output is waiting (" + std::to_string(log.latest_seq() - page.next_seq) +
-            " bytes). Call read with execution_id=\"" + execution.id() + "\"" +
-            (cursorless ? "" : " and since_seq=" + std::to_string(page.next_seq)) +
-            " to continue, or use tail_lines / explore to look without paging.";
-  }
-  if (request.since_seq && *request.since_seq > log.latest_seq()) {
-    hint += "since_seq=" + std::to_string(*request.since_seq) +
-            " is past the end of the output (latest_seq " + std::to_string(log.latest_seq()) +
-            "), so nothing is returned. Pass a next_seq from an earlier response, since_seq=1 "
-            "to re-read from the start, or no since_seq to continue from the cursor.";
-  }
-  if (!hint.empty()) out["hint"] = hint;
-  return out;
 }
 
 json status_fields(session::Execution& execution, const ToolContext& ctx) {
