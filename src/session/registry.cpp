@@ -59,11 +59,6 @@ std::shared_ptr<Execution> Registry::make_execution(ExecutionSpec spec) {
   if (options_.secrets) {
     execution->set_text_redaction([secrets = std::shared_ptr<const SecretSet>(options_.secrets)](
                                       std::string_view text) { return secrets->redact(text); });
-  } else if (!options_.redact_values.empty()) {
-    execution->set_text_redaction([values = options_.redact_values](std::string_view text) {
-      Redactor redactor(values);
-      return redactor.process(text) + redactor.finish();
-    });
   }
   return execution;
 }
@@ -126,8 +121,6 @@ void Registry::adopt(const std::shared_ptr<Execution>& execution,
   if (options_.secrets) {
     options_.secrets->add_matching(execution->spec().env);
     redactor = std::make_unique<Redactor>(std::shared_ptr<const SecretSet>(options_.secrets));
-  } else if (!options_.redact_values.empty()) {
-    redactor = std::make_unique<Redactor>(options_.redact_values);
   }
   executions_.emplace(execution->id(), execution);
   order_.push_back(execution->id());

@@ -35,11 +35,10 @@ struct RegistryOptions {
   std::filesystem::path state_dir;  // spool files live under state_dir/spool
   Execution::Options execution;
   std::size_t max_live = 64;
-  std::chrono::milliseconds retention{3600000};      // terminal records older than this are pruned
-  std::size_t max_retained = 200;                    // terminal records kept at most
-  std::map<std::string, std::string> redact_values;  // name -> secret value (>= 8 chars)
-  // Server-wide secrets (snapshot + env overlays); when set, redact_values is
-  // unused and matching entries of each spec.env are added to it.
+  std::chrono::milliseconds retention{3600000};  // terminal records older than this are pruned
+  std::size_t max_retained = 200;                // terminal records kept at most
+  // Server-wide secrets (snapshot + env overlays): matching entries of each
+  // spec.env are added to it. None: nothing is redacted.
   std::shared_ptr<SecretSet> secrets;
   bool record = true;  // an asciicast v2 recording per execution under state_dir/recordings
   RecordingLimits recordings;
