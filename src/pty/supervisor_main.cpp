@@ -414,7 +414,12 @@ int main(int argc, char** argv) {
   bool spare = maker || (argc == 2 && std::strcmp(argv[1], kSpareFlag) == 0);
   bool direct = argc >= 3 && std::strcmp(argv[1], kModeFlag) == 0;
   if ((!spare && !direct) || ::fcntl(kStatusFd, F_GETFD) < 0) usage();
-  if (maker) make_spares();  // returns in a spare, its pid already sent
+  if (maker) {
+    make_spares();  // returns in a spare, its pid already sent
+    // Shown as a spare in ps (/proc/PID/cmdline), not as a second maker.
+    std::memset(argv[1], 0, std::strlen(argv[1]));
+    std::memcpy(argv[1], kSpareFlag, std::strlen(kSpareFlag));
+  }
   // The program's copy closes on exec, which is how agentty learns it ran.
   ::fcntl(kStatusFd, F_SETFD, FD_CLOEXEC);
   if (::getsid(0) != ::getpid()) fail(Stage::setsid, EPERM);
