@@ -95,6 +95,16 @@ constexpr std::array kPeerArguments = {
     PeerArgument{"wait", "regex", "pattern (PCRE2)"},
     PeerArgument{"wait", "for", "until (exit, idle, match, input or released)"},
     PeerArgument{"stop", "force", "signal=\"SIGKILL\" (or force_after_ms to escalate later)"},
+    PeerArgument{"explore", "action", "op (stat, grep or read)"},
+    PeerArgument{"explore", "mode", "op (stat, grep or read)"},
+    PeerArgument{"explore", "query", "pattern (PCRE2, with op=grep)"},
+    PeerArgument{"explore", "regex", "pattern (PCRE2, with op=grep)"},
+    PeerArgument{"explore", "search", "op=grep with pattern"},
+    PeerArgument{"explore", "offset", "line_offset (with op=read; -N counts from the end)"},
+    PeerArgument{"explore", "context", "before and after (lines around each grep match)"},
+    PeerArgument{"explore", "case_insensitive", "ignore_case"},
+    PeerArgument{"wait", "ignore_case", "(?i) at the start of pattern"},
+    PeerArgument{"wait", "case_insensitive", "(?i) at the start of pattern"},
 };
 
 bool lists(std::string_view tools, std::string_view tool) {

@@ -120,11 +120,30 @@ std::string with_description(std::string problem, const json& property, const st
   return problem;
 }
 
+// An argument the tool does not take, named with the accepted ones: checked
+// before what is missing, since a misnamed argument (action for op) is most
+// often why a required one is missing.
+std::optional<std::string> check_unknown(const json& schema, const json& value,
+                                         const json& properties, const std::string& path) {
+  auto additional = schema.find("additionalProperties");
+  if (additional == schema.end() || !additional->is_boolean() || additional->get<bool>())
+    return std::nullopt;
+  for (const auto& [key, item] : value.items()) {
+    if (properties.contains(key)) continue;
+    std::string known;
+    for (const auto& [k, _] : properties.items()) known += (known.empty() ? "" : ", ") + k;
+    return (path.empty() ? key : path + "." + key) +
+           ": unknown argument; the accepted ones are: " + known;
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> check_object(const json& schema, const json& value,
                                         const std::string& path) {
   if (!value.is_object()) return std::nullopt;
   const json empty = json::object();
   const json& properties = schema.contains("properties") ? schema["properties"] : empty;
+  if (auto problem = check_unknown(schema, value, properties, path)) return problem;
   if (auto required = schema.find("required"); required != schema.end()) {
     for (const auto& name : *required) {
       if (!value.contains(name.get<std::string>())) {
@@ -143,10 +162,6 @@ std::optional<std::string> check_object(const json& schema, const json& value,
     std::string full = path.empty() ? key : path + "." + key;
     if (auto p = properties.find(key); p != properties.end()) {
       if (auto problem = validate(*p, item, full)) return with_description(*problem, *p, full);
-    } else if (additional != schema.end() && additional->is_boolean() && !additional->get<bool>()) {
-      std::string known;
-      for (const auto& [k, _] : properties.items()) known += (known.empty() ? "" : ", ") + k;
-      return full + ": unknown argument; the accepted ones are: " + known;
     } else if (additional != schema.end() && additional->is_object()) {
       if (auto problem = validate(*additional, item, full)) return problem;
     }

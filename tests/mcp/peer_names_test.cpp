@@ -22,6 +22,8 @@ TEST(PeerNames, ACommonlyGuessedNameSaysWhatToUse) {
   problem = with_peer_argument_advice("read",
                                       "id: unknown argument; the accepted ones are: execution_id");
   EXPECT_NE(problem.find("instead: execution_id"), std::string::npos) << problem;
+  problem = with_peer_argument_advice("explore", "action: unknown argument; the accepted ones: op");
+  EXPECT_NE(problem.find("instead: op"), std::string::npos) << problem;
 }
 
 TEST(PeerNames, OtherProblemsAndOtherToolsAreLeftAlone) {
