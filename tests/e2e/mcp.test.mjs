@@ -207,6 +207,11 @@ test('a script is checked off the event loop: other calls are answered meanwhile
   const gate = path.join(dir, 'gate');
   const pidFile = path.join(dir, 'checking.pid');
   execFileSync('mkfifo', [gate]);
+  // Held open read-write for the whole test: the line written stays in the
+  // FIFO until bash reads it, even when bash opens the gate after the write
+  // (a FIFO whose last opener closes drops what it holds).
+  const gateFd = openSync(gate, 'r+');
+  t.after(() => closeSync(gateFd));
   const bash = path.join(dir, 'bash');
   writeFileSync(bash, `#!/bin/sh\nif [ "$1" = -n ]; then echo $$ > ${pidFile}; read line < ${gate}; fi\nexec /bin/bash "$@"\n`);
   chmodSync(bash, 0o755);
@@ -215,8 +220,7 @@ test('a script is checked off the event loop: other calls are answered meanwhile
   let settled = false;
   const pending = slow.call('execute', { script: 'echo checked-ok', side_effects: ['NONE'] }).finally(() => { settled = true; });
   await eventually(() => existsSync(pidFile), { what: 'bash -n to start' });
-  // Opened read-write, a FIFO never blocks the opener: the waiting reader gets the line.
-  const openGate = () => { const fd = openSync(gate, 'r+'); writeSync(fd, 'go\n'); closeSync(fd); };
+  const openGate = () => writeSync(gateFd, 'go\n');
   let listed;
   let settledDuringPs;
   try {
