@@ -46,9 +46,27 @@ boost::asio::awaitable<void> readable(int fd) {
 
 }  // namespace
 
+// Counts a launch in progress; the last one to finish makes a deferred refill.
+class PtyLauncher::Launching {
+ public:
+  explicit Launching(PtyLauncher& launcher) : alive_(launcher.self_) { ++launcher.launching_; }
+  ~Launching() {
+    PtyLauncher* launcher = *alive_;
+    if (!launcher || --launcher->launching_ > 0 || !launcher->refill_deferred_) return;
+    launcher->refill_deferred_ = false;
+    launcher->prepare_spare();
+  }
+  Launching(const Launching&) = delete;
+  Launching& operator=(const Launching&) = delete;
+
+ private:
+  std::shared_ptr<PtyLauncher*> alive_;
+};
+
 boost::asio::awaitable<Expected<std::unique_ptr<PtyProcess>>> PtyLauncher::launch(
     SpawnOptions options) {
   auto alive = self_;  // this launcher, while it exists
+  const Launching launching(*this);
   if (auto spare = std::exchange(spare_, std::nullopt)) {
     if (auto ran = co_await run_in(std::move(*spare), options)) co_return std::move(*ran);
     if (!*alive) co_return make_error(kShuttingDown);
@@ -131,6 +149,10 @@ void PtyLauncher::prepare_spare() {
 void PtyLauncher::refill() {
   refill_scheduled_ = false;
   if (spare_) return;
+  if (launching_ > 0) {
+    refill_deferred_ = true;
+    return;
+  }
   if (!maker_ && !maker_failed_) {
     if (auto made = SpareMaker::start()) {
       maker_.emplace(std::move(made.value()));

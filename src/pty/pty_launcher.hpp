@@ -64,6 +64,7 @@ class PtyLauncher {
   std::optional<pid_t> maker_pid() const;
 
  private:
+  class Launching;
   void refill();
   // Runs the program in `spare`; nullopt if the spare had ended (nothing ran).
   boost::asio::awaitable<std::optional<Expected<std::unique_ptr<PtyProcess>>>> run_in(
@@ -82,6 +83,12 @@ class PtyLauncher {
   bool maker_failed_ = false;  // then spares are exec'd, as without one
   std::optional<SpareSupervisor> spare_;
   bool refill_scheduled_ = false;
+  // Launches in progress. A refill due meanwhile waits for them to finish:
+  // when a call arrives before the refill ran (the client answered fast), the
+  // launch forks its own spare, and a second fork at once would compete with
+  // its program for the CPU.
+  int launching_ = 0;
+  bool refill_deferred_ = false;
   std::shared_ptr<PtyLauncher*> self_;  // cleared on destruction, for posted refills
 };
 

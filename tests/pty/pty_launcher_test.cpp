@@ -297,6 +297,35 @@ TEST_F(PtyLauncherTest, SparesAreForkedByTheMakerAsOurOwnChildren) {
   EXPECT_EQ(children_of_test(true), std::vector<int>{});
 }
 
+// A call that arrives before the refill due for an ended program has run
+// forks a spare of its own; the refill waits until that launch is done
+// instead of forking a second spare that competes with the program starting.
+TEST_F(PtyLauncherTest, ARefillDueDuringALaunchWaitsUntilTheLaunchIsDone) {
+  ready_spare();
+  SpawnOptions holder_options;
+  holder_options.argv = {"cat"};
+  auto holder = launch_now(io, launcher, holder_options);  // takes the spare
+  ASSERT_TRUE(holder) << holder.error();
+  ASSERT_FALSE(launcher.spare_pid().has_value());
+
+  std::optional<Expected<std::unique_ptr<PtyProcess>>> answer;
+  SpawnOptions options;
+  options.argv = {"true"};
+  test_support::spawn_with_result(io, launcher.launch(options),
+                                  [&](auto got) { answer.emplace(std::move(got)); });
+  launcher.prepare_spare();  // due before the launch has run
+  auto deadline = std::chrono::steady_clock::now() + kDeadline;
+  while (!answer && std::chrono::steady_clock::now() < deadline) {
+    io.restart();
+    io.run_one_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(answer.has_value());
+  ASSERT_TRUE(*answer) << answer->error();
+  EXPECT_FALSE(launcher.spare_pid().has_value()) << "a second spare was forked during the launch";
+  settle();
+  EXPECT_TRUE(launcher.spare_pid().has_value()) << "the deferred refill was not made";
+}
+
 TEST_F(PtyLauncherTest, AMakerKilledFromOutsideIsDroppedAndProgramsStillRun) {
   ready_spare();
   pid_t maker = launcher.maker_pid().value_or(-1);
