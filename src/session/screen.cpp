@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "session/escape_scanner.hpp"
+#include "session/wide_stand_ins.hpp"
 
 namespace agentty::session {
 namespace {
@@ -23,6 +24,9 @@ constexpr std::uint32_t kWidePlaceholder = 0xFFFFFFFF;
 // long strings itself); mode probes then wait until the parser is clean.
 constexpr std::size_t kMaxHeldBytes = 64 * 1024;
 constexpr std::size_t kMaxWriteBytes = 32 * 1024;
+// Titles xterm keeps on its stack (CSI 22 t); a program pushing more loses
+// the oldest.
+constexpr std::size_t kMaxSavedTitles = 10;
 
 // Length of an unfinished UTF-8 character at the end of `data`.
 std::size_t incomplete_utf8_tail(std::string_view data) {
@@ -66,7 +70,7 @@ void append_cell_text(std::string& out, const VTermScreenCell& cell) {
     return;
   }
   for (int i = 0; i < VTERM_MAX_CHARS_PER_CELL && cell.chars[i] != 0; ++i) {
-    append_utf8(out, cell.chars[i]);
+    append_utf8(out, without_wide_stand_in(cell.chars[i]));
   }
 }
 
@@ -153,6 +157,7 @@ struct Screen::Impl {
   std::size_t scrollback_limit = 0;
   bool capture_scrollback = true;
   std::string title;
+  std::vector<std::string> saved_titles;  // CSI 22 t pushes, CSI 23 t pops
   bool alt_screen = false;
   bool cursor_visible = true;
 
@@ -224,7 +229,8 @@ struct Screen::Impl {
       keep = data.size();
       clean = false;
     }
-    write(data.substr(0, keep));
+    std::string widened;
+    write(with_wide_stand_ins(data.substr(0, keep), widened));
     held.assign(data.substr(keep));
     parser_clean = clean;
   }
@@ -242,7 +248,7 @@ struct Screen::Impl {
         self->cursor_visible = value->boolean != 0;
         break;
       case VTERM_PROP_TITLE:
-        self->title = value->string ? value->string : "";
+        self->title = without_wide_stand_ins(value->string ? value->string : "");
         break;
       default:
         break;
@@ -256,6 +262,28 @@ struct Screen::Impl {
   }
   static int on_sb_popline(int, VTermScreenCell*, void*) { return 0; }
 
+  // XTWINOPS title stack, which libvterm 0.1 leaves to its user: CSI 22;Ps t
+  // saves and CSI 23;Ps t restores the window title (Ps 0: with the icon
+  // name, 2: alone, 1: the icon name only, which is not modelled).
+  static int on_unrecognised_csi(const char* leader, const long args[], int argcount,
+                                 const char* intermed, char command, void* user) {
+    if (command != 't' || leader || intermed || argcount < 1) return 0;
+    long op = CSI_ARG(args[0]);
+    long which = argcount > 1 && !CSI_ARG_IS_MISSING(args[1]) ? CSI_ARG(args[1]) : 0;
+    if ((op != 22 && op != 23) || which == 1) return 0;
+    auto* self = static_cast<Impl*>(user);
+    if (op == 22) {
+      self->saved_titles.push_back(self->title);
+      if (self->saved_titles.size() > kMaxSavedTitles) {
+        self->saved_titles.erase(self->saved_titles.begin());
+      }
+    } else if (!self->saved_titles.empty()) {
+      self->title = std::move(self->saved_titles.back());
+      self->saved_titles.pop_back();
+    }
+    return 1;
+  }
+
   static constexpr VTermScreenCallbacks kCallbacks = {
       .damage = nullptr,
       .moverect = nullptr,
@@ -265,6 +293,15 @@ struct Screen::Impl {
       .resize = nullptr,
       .sb_pushline = &on_sb_pushline,
       .sb_popline = &on_sb_popline,
+  };
+  static constexpr VTermParserCallbacks kFallbacks = {
+      .text = nullptr,
+      .control = nullptr,
+      .escape = nullptr,
+      .csi = &on_unrecognised_csi,
+      .osc = nullptr,
+      .dcs = nullptr,
+      .resize = nullptr,
   };
 };
 
@@ -280,6 +317,7 @@ Screen::Screen(pty::TerminalSize size, std::size_t scrollback_limit)
   impl_->state = vterm_obtain_state(vt);
   vterm_screen_enable_altscreen(impl_->vscreen, 1);
   vterm_screen_set_callbacks(impl_->vscreen, &Impl::kCallbacks, impl_.get());
+  vterm_screen_set_unrecognised_fallbacks(impl_->vscreen, &Impl::kFallbacks, impl_.get());
   vterm_screen_reset(impl_->vscreen, 1);
 }
 

@@ -51,6 +51,7 @@ struct TerminalView {
   int cursor_row = 0;
   int cursor_col = 0;
   bool alt_screen = false;
+  std::string title;
 };
 
 // One tmux server on a private socket that cats a file into an 80x24 pane
@@ -79,6 +80,13 @@ class TmuxRun {
     int alt = 0;
     std::sscanf(cursor.c_str(), "%d %d %d", &view_.cursor_col, &view_.cursor_row, &alt);
     view_.alt_screen = alt != 0;
+    // A pane no program titled shows the host name, as the model's "" does.
+    view_.title = run_command(tmux + " display -p '#{pane_title}'");
+    if (!view_.title.empty() && view_.title.back() == '\n') view_.title.pop_back();
+    std::array<char, 256> host{};
+    if (gethostname(host.data(), host.size() - 1) == 0 && view_.title == host.data()) {
+      view_.title.clear();
+    }
     tmux_ = tmux;
   }
   ~TmuxRun() {
@@ -104,6 +112,7 @@ TerminalView agentty_view(ScreenFeeder& feeder) {
   view.cursor_row = snap.cursor.row;
   view.cursor_col = snap.cursor.col;
   view.alt_screen = snap.modes.alt_screen;
+  view.title = snap.title;
   return view;
 }
 
@@ -122,6 +131,7 @@ void expect_same_as_tmux(const std::string& bytes, int cols = 80, int rows = 24)
   EXPECT_EQ(ours.cursor_row, theirs.cursor_row);
   EXPECT_EQ(ours.cursor_col, theirs.cursor_col);
   EXPECT_EQ(ours.alt_screen, theirs.alt_screen);
+  EXPECT_EQ(ours.title, theirs.title);
 }
 
 std::string numbered_lines(int count) {
@@ -171,6 +181,48 @@ TEST(ScreenDiff, WideCharacters) {
   for (int i = 0; i < 30; ++i) bytes += cjk;              // 180 columns: wraps twice
   bytes += "\r\n" + std::string(79, '-') + cjk + "\r\n";  // a wide char cannot split
   bytes += "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e: \xed\x95\x9c\xea\xb5\xad\xec\x96\xb4\r\n";
+  expect_same_as_tmux(bytes);
+}
+
+// Emoji of Unicode 9..15 (U+1F7E2 green circle, U+1F972, U+1F9D1 person):
+// two columns for wcwidth, tmux and the program, one in libvterm 0.1's table.
+TEST(ScreenDiff, NewerEmojiTakeTwoColumns) {
+  std::string green = "\xf0\x9f\x9f\xa2";
+  std::string smiling = "\xf0\x9f\xa5\xb2";
+  std::string person = "\xf0\x9f\xa7\x91";
+  std::string bytes = green + "X|" + smiling + "Y|" + person + "Z\r\n";
+  bytes += green + "\x1b[6GQ\r\n";                          // a column counted after it
+  for (int i = 0; i < 45; ++i) bytes += person;             // 90 columns: wraps after 40
+  bytes += "\r\n" + std::string(79, '-') + green + "\r\n";  // cannot split: wraps whole
+  bytes += "\x1b]2;" + green + " build\x07" + person + "$ ";
+  expect_same_as_tmux(bytes);
+}
+
+// vim saves the title (CSI 22;2 t), sets its own, and on exit sets "Thanks
+// for flying Vim" then restores the saved one (CSI 23;2 t).
+TEST(ScreenDiff, TitleStackRestoresTheSavedTitle) {
+  expect_same_as_tmux(
+      "\x1b]2;shell\x07\x1b[22;2t\x1b]2;file.txt - VIM\x07\x1b]2;Thanks for flying "
+      "Vim\x07\x1b[23;2t$ ");
+  // Saved twice, restored once: the inner title comes back.
+  expect_same_as_tmux(
+      "\x1b]0;one\x07\x1b[22;0t\x1b]0;two\x07\x1b[22;0t\x1b]0;three\x07\x1b[23;0t$ ");
+}
+
+// Insert/delete characters and lines, erase and repeat characters, scrolling
+// inside a region, combining marks: what ncurses and readline redraw with.
+TEST(ScreenDiff, EditingSequences) {
+  std::string bytes = "\x1b[H\x1b[2J";
+  for (int i = 1; i <= 24; ++i) bytes += "row " + std::to_string(i) + " abcdefghij\r\n";
+  bytes +=
+      "\x1b[2;5H\x1b[3@INS"  // ICH 3, then text into the gap
+      "\x1b[3;5H\x1b[4P"     // DCH 4
+      "\x1b[4;1H\x1b[2L"     // IL 2
+      "\x1b[8;1H\x1b[3M"     // DL 3
+      "\x1b[10;3H\x1b[5X"    // ECH 5
+      "\x1b[11;1H=\x1b[20b"  // REP 20
+      "\x1b[12;20r\x1b[14;1H\x1b[2L\x1b[16;1H\x1b[M\x1b[2S\x1b[T\x1b[r"
+      "\x1b[22;1He\xcc\x81 n\xcc\x83o a\xcc\x8a\xcc\x81 \xe4\xb8\xad\xcc\x81 end";
   expect_same_as_tmux(bytes);
 }
 

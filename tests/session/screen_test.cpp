@@ -42,6 +42,26 @@ TEST(Screen, WideCharactersAppearOnceAndTakeTwoColumns) {
   EXPECT_EQ(snap.cursor.col, 7);
 }
 
+// libvterm 0.1 draws U+1F7E2 one column wide; it is fed as a wide stand-in,
+// which must never show: every way text leaves the screen gives the emoji.
+TEST(Screen, NewerEmojiAreTwoColumnsAndReadBackAsThemselves) {
+  const std::string green = "\xf0\x9f\x9f\xa2";  // U+1F7E2
+  Screen screen(pty::TerminalSize{10, 3}, 100);
+  screen.feed("\x1b]2;" + green + " title\x07" + green + "ab\r\n");
+  screen.feed(green.substr(0, 2));  // split across reads
+  screen.feed(green.substr(2) + "\x1b[5GX\r\n\r\n\r\n");
+  auto snap = screen.snapshot(10);
+  ASSERT_EQ(snap.scrollback.size(), 2u);
+  EXPECT_EQ(snap.scrollback[0], green + "ab");
+  EXPECT_EQ(snap.scrollback[1], green + "  X");  // X at column 5, as the program put it
+  EXPECT_EQ(snap.title, green + " title");
+  screen.feed(green + green + green + green + green + "!");  // ten columns, then a wrap
+  snap = screen.snapshot();
+  EXPECT_EQ(snap.lines[1], green + green + green + green + green);
+  EXPECT_EQ(snap.lines[2], "!");
+  EXPECT_NE(screen.render_ansi().find(green + green), std::string::npos);
+}
+
 TEST(Screen, Utf8SplitAcrossFeedsIsJoined) {
   Screen screen(k80x24);
   screen.feed("a\xe4");

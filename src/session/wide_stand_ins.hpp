@@ -1,0 +1,36 @@
+// Wide stand-ins: make libvterm give newer emoji the two columns every other
+// terminal gives them.
+//
+// libvterm 0.1's width table predates Unicode 9, so it draws emoji such as
+// U+1F7E2 (green circle), U+1F9D1 (person) or U+1F972 one column wide, while
+// glibc's wcwidth (which the program, tmux and xterm use) says two. The
+// program then places everything after such a character one column further
+// right than the screen model does, and `screen` shows a shifted line.
+//
+// libvterm's width cannot be changed, so each such codepoint is fed as a
+// stand-in that libvterm does draw two columns wide: the same offset into
+// U+34000..U+3DFFF, an unassigned part of plane 3 (libvterm draws all of
+// plane 3 wide). Text read back from cells (lines, scrollback, the snapshot
+// for a viewer, the title) maps stand-ins back. A program that prints an
+// unassigned plane-3 codepoint itself would see it read back as the emoji.
+//
+// Pure functions; any thread.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace agentty::session {
+
+// `bytes` with every too-narrow codepoint replaced by its stand-in; returns
+// `bytes` itself (no copy) when there is none. `storage` backs the result.
+std::string_view with_wide_stand_ins(std::string_view bytes, std::string& storage);
+
+// The codepoint a cell character stands for (itself unless a stand-in).
+std::uint32_t without_wide_stand_in(std::uint32_t codepoint);
+
+// UTF-8 text with every stand-in mapped back.
+std::string without_wide_stand_ins(std::string_view text);
+
+}  // namespace agentty::session
