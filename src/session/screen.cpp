@@ -134,6 +134,12 @@ bool looks_default(const VTermScreenCell& c) {
          VTERM_COLOR_IS_DEFAULT_BG(&c.bg);
 }
 
+// No attribute and the default colours: text drawn with a reset pen.
+bool looks_plain(const VTermScreenCell& c) {
+  return looks_default(c) && !c.attrs.bold && !c.attrs.italic && !c.attrs.blink &&
+         VTERM_COLOR_IS_DEFAULT_FG(&c.fg);
+}
+
 std::string cup(int row, int col) {
   return "\x1b[" + std::to_string(row + 1) + ";" + std::to_string(col + 1) + "H";
 }
@@ -165,6 +171,19 @@ struct Screen::Impl {
     VTermScreenCell cell{};
     vterm_screen_get_cell(vscreen, VTermPos{row, col}, &cell);
     return cell;
+  }
+
+  // The last column of `row` that shows anything (text, or a background,
+  // underline or reverse video on a blank); -1 for a blank row. Cells after
+  // it need not be drawn.
+  int last_shown_col(int row, int cols) const {
+    int last = cols - 1;
+    while (last >= 0) {
+      auto cell = cell_at(row, last);
+      if ((cell.chars[0] != 0 && cell.chars[0] != ' ') || !looks_default(cell)) break;
+      --last;
+    }
+    return last;
   }
 
   void push_scrollback(std::string line) {
@@ -394,13 +413,7 @@ std::string Screen::render_ansi() const {
     out += '\x07';
   }
   for (int row = 0; row < size.rows; ++row) {
-    // Cells after the last one that shows anything need not be drawn.
-    int last = size.cols - 1;
-    while (last >= 0) {
-      auto cell = impl_->cell_at(row, last);
-      if ((cell.chars[0] != 0 && cell.chars[0] != ' ') || !looks_default(cell)) break;
-      --last;
-    }
+    int last = impl_->last_shown_col(row, size.cols);
     if (last < 0) continue;
     out += cup(row, 0);
     VTermScreenCell pen{};
@@ -438,6 +451,32 @@ std::string Screen::render_ansi() const {
   out += cup(pos.row, pos.col);
   if (!impl_->cursor_visible) out += "\x1b[?25l";
   return out;
+}
+
+std::vector<std::string> Screen::styled_lines() const {
+  auto size = this->size();
+  std::vector<std::string> rows;
+  rows.reserve(static_cast<std::size_t>(size.rows));
+  for (int row = 0; row < size.rows; ++row) {
+    int last = impl_->last_shown_col(row, size.cols);
+    std::string line;
+    bool styled = false;  // the pen is not the default one
+    VTermScreenCell pen{};
+    for (int col = 0; col <= last; ++col) {
+      auto cell = impl_->cell_at(row, col);
+      if (cell.chars[0] == kWidePlaceholder) continue;
+      bool plain = looks_plain(cell);
+      if (plain ? styled : (!styled || !same_look(cell, pen))) {
+        line += plain ? "\x1b[0m" : sgr_for(cell.attrs, cell.fg, cell.bg);
+        styled = !plain;
+        pen = cell;
+      }
+      append_cell_text(line, cell);
+    }
+    if (styled) line += "\x1b[0m";
+    rows.push_back(std::move(line));
+  }
+  return rows;
 }
 
 bool Screen::plain_text_scrolls_simply() const {

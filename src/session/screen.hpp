@@ -64,6 +64,12 @@ class Screen {
   ScreenModes modes() const;
   ScreenCursor cursor() const;
   const std::string& title() const;
+  // The visible rows with SGR sequences where the look changes (bold,
+  // italic, underline, blink, reverse video, strike, 256 and RGB colours),
+  // each from a reset pen and back to it at its end; trailing blanks that
+  // show nothing left out. What `tmux capture-pane -e` gives: the
+  // selected item of a menu drawn in reverse video, a highlighted match.
+  std::vector<std::string> styled_lines() const;
   // Escape sequences that redraw the current screen on a fresh terminal
   // (reset, rows with SGR, cursor, modes): what a new browser viewer gets.
   std::string render_ansi() const;

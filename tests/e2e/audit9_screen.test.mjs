@@ -101,3 +101,45 @@ test('vim with its title set: while it runs the title is vim\'s; after :q! the o
   assert.equal(after.alt_screen, false);
   assert.equal(after.title, 'before vim');
 });
+
+// A curses menu that marks the selected item by reverse video alone, as
+// whiptail, mc and many prompts do: the text cannot tell which one it is.
+const menuProgram = [
+  'import curses',
+  'def main(s):',
+  '    curses.curs_set(0)',
+  '    curses.use_default_colors()',
+  '    items, sel = ["apple", "banana", "cherry"], 0',
+  '    while True:',
+  '        s.erase()',
+  '        s.addstr(0, 0, "Pick a fruit:", curses.A_BOLD)',
+  '        for i, item in enumerate(items):',
+  '            s.addstr(2 + i, 2, item, curses.A_REVERSE if i == sel else curses.A_NORMAL)',
+  '        s.refresh()',
+  '        key = s.getch()',
+  '        if key == ord("j"): sel = (sel + 1) % len(items)',
+  '        elif key == ord("q"): return',
+  'curses.wrapper(main)',
+].join('\n');
+
+test('screen(attributes: true): styled_lines show the menu item drawn in reverse video', async (t) => {
+  const r = await start(t, { argv: ['python3', '-c', menuProgram], cols: 40, rows: 10, yield_ms: 300 });
+  const id = r.execution_id;
+  assert.equal((await waitFor(id, 'match', { pattern: 'cherry', since_seq: 1 })).wait_result, 'matched');
+  await waitFor(id, 'input');
+  const first = await call('screen', { execution_id: id, attributes: true });
+  assert.equal(first.isError, false, first.error);
+  assert.deepEqual(first.lines.slice(0, 5), ['Pick a fruit:', '', '  apple', '  banana', '  cherry']);
+  assert.equal(first.styled_lines.length, 10);
+  assert.deepEqual(first.styled_lines.slice(0, 5), [
+    '\x1b[0;1mPick a fruit:\x1b[0m', '', '  \x1b[0;7mapple\x1b[0m', '  banana', '  cherry']);
+
+  await call('write', { execution_id: id, input: 'j' });
+  await waitFor(id, 'input');
+  const moved = await call('screen', { execution_id: id, attributes: true });
+  assert.deepEqual(moved.styled_lines.slice(2, 5), ['  apple', '  \x1b[0;7mbanana\x1b[0m', '  cherry']);
+  const plain = await call('screen', { execution_id: id });
+  assert.equal(plain.styled_lines, undefined, 'only when asked for');
+  await call('write', { execution_id: id, input: 'q' });
+  assert.equal((await waitFor(id, 'exit')).wait_result, 'exited');
+});

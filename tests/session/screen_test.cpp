@@ -252,6 +252,26 @@ TEST(Screen, RenderAnsiReproducesTextAttributesCursorAndModes) {
   EXPECT_TRUE(snap.modes.mouse);
 }
 
+TEST(Screen, StyledLinesShowWhereTheLookChanges) {
+  Screen screen(k80x24);
+  screen.feed(
+      "  \x1b[7mapple\x1b[0m\r\n"  // a selected menu item
+      "  \x1b[31mbanana\x1b[0m plain \x1b[1;4mbold\x1b[22m under\x1b[0m\r\n"
+      "\x1b[38;5;208m256\x1b[38;2;1;2;3mrgb\x1b[0m\r\n"
+      "\x1b[44m  \x1b[0m\r\n"  // blanks on a blue background show
+      "\x1b[1m  \x1b[0m\r\n"   // bold blanks do not
+      "\xe4\xb8\xad\x1b[7m\xe6\x96\x87\x1b[0m\r\n");
+  auto styled = screen.styled_lines();
+  ASSERT_EQ(styled.size(), 24u);
+  EXPECT_EQ(styled[0], "  \x1b[0;7mapple\x1b[0m");
+  EXPECT_EQ(styled[1], "  \x1b[0;31mbanana\x1b[0m plain \x1b[0;1;4mbold\x1b[0;4m under\x1b[0m");
+  EXPECT_EQ(styled[2], "\x1b[0;38;5;208m256\x1b[0;38;2;1;2;3mrgb\x1b[0m");
+  EXPECT_EQ(styled[3], "\x1b[0;44m  \x1b[0m");
+  EXPECT_EQ(styled[4], "");
+  EXPECT_EQ(styled[5], "\xe4\xb8\xad\x1b[0;7m\xe6\x96\x87\x1b[0m");
+  EXPECT_EQ(styled[6], "");
+}
+
 TEST(Screen, RenderAnsiReproducesAltScreen) {
   Screen screen(k80x24);
   screen.feed("main\x1b[?1049h\x1b[H\x1b[2J\x1b[5;5H\x1b[32mfull screen app");

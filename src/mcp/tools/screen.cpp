@@ -18,6 +18,7 @@ boost::asio::awaitable<ToolResult> screen(ToolContext& ctx, const json& args,
                       {"visible", snapshot.cursor.visible}};
   result["alt_screen"] = snapshot.modes.alt_screen;
   result["title"] = snapshot.title;
+  if (args.value("attributes", false)) result["styled_lines"] = execution->screen().styled_lines();
   co_return ToolResult{std::move(result)};
 }
 
@@ -32,6 +33,12 @@ ToolDefinition make_screen_tool(const ToolConfig&) {
         {"maximum", 10000},
         {"description",
          "Also return up to this many lines that scrolled off the top (default 0)."}}},
+      {"attributes",
+       {{"type", "boolean"},
+        {"description",
+         "Also return styled_lines: the rows with SGR escape sequences for bold, underline, "
+         "reverse video and colours, as tmux capture-pane -e shows them (default false). Use it "
+         "when the text alone does not say which item is selected or what is highlighted."}}},
   };
   json output = status_output_properties();
   output["cols"] = {{"type", "integer"}};
@@ -40,6 +47,13 @@ ToolDefinition make_screen_tool(const ToolConfig&) {
                      {"items", {{"type", "string"}}},
                      {"description", "Visible rows, top to bottom, trailing blanks trimmed."}};
   output["scrollback"] = {{"type", "array"}, {"items", {{"type", "string"}}}};
+  output["styled_lines"] = {
+      {"type", "array"},
+      {"items", {{"type", "string"}}},
+      {"description",
+       "With attributes: true, the visible rows with SGR sequences (ESC[0;7m reverse video, "
+       "ESC[0;1;31m bold red, ESC[0;38;5;Nm / 38;2;R;G;Bm 256 and RGB colours; ESC[0m back to "
+       "plain) where the look changes."}};
   output["cursor"] = {{"type", "object"},
                       {"properties",
                        {{"row", {{"type", "integer"}}},
