@@ -71,8 +71,11 @@ ToolDefinition make_screen_tool(const ToolConfig&) {
       "it for full-screen "
       "and interactive programs (vim, less, top, menus, prompts drawn with cursor movement) where "
       "the output stream "
-      "is hard to read; use read for line-oriented output. Works on ended executions too (the last "
-      "screen). Errors: an unknown execution_id (use the id from execute/open; ps lists them).",
+      "is hard to read; use read for line-oriented output. With attributes: true it also returns "
+      "styled_lines (the rows with SGR: bold, reverse video, colours), which show a menu's "
+      "selected "
+      "item or a highlighted match. Works on ended executions too (the last screen). Errors: an "
+      "unknown execution_id (use the id from execute/open; ps lists them).",
       object_schema(properties, {"execution_id"}),
       {{"type", "object"}, {"properties", output}},
       annotations(true, false, true, false),
