@@ -416,7 +416,9 @@ boost::asio::awaitable<ToolResult> session_action(ToolContext& ctx, session::Exe
   auto sent_at = steady_clock::now();
   auto done = [&] {
     if (execution.finished()) return true;
-    if (action == "rearm") return shell->prompt_ready();
+    // Back at a marked prompt after the hook's line: a shell already at its
+    // prompt is ready before it has even read that line.
+    if (action == "rearm") return shell->prompt_ready() && !shell->line_entered();
     auto quiet = execution.idle().value_or(milliseconds::max());
     return execution.log().latest_seq() > before && quiet >= milliseconds(150) &&
            steady_clock::now() - sent_at >= milliseconds(150);
@@ -429,13 +431,13 @@ boost::asio::awaitable<ToolResult> session_action(ToolContext& ctx, session::Exe
   result["yield_ms"] = yield.count();
   note_capped_timer(result, ctx, args, "yield_ms", "yield_ms");
   if (action == "rearm") {
-    result["armed"] = shell->prompt_ready();
-    result["message"] = shell->prompt_ready()
-                            ? "The prompt hook is installed in the foreground shell; "
-                              "execute(session=) has exact boundaries again."
-                            : "No marked prompt appeared: the foreground program may not be bash "
-                              "(rearm only knows bash). "
-                              "Commands keep heuristic boundaries.";
+    const bool armed = shell->prompt_ready() && !shell->line_entered();
+    result["armed"] = armed;
+    result["message"] = armed ? "The prompt hook is installed in the foreground shell; "
+                                "execute(session=) has exact boundaries again."
+                              : "No marked prompt appeared: the foreground program may not be bash "
+                                "(rearm only knows bash). "
+                                "Commands keep heuristic boundaries.";
   } else {
     result["message"] = shell->prompt_ready() || end == WaitEnd::condition
                             ? "Sent ctrl-c at the shell prompt (drops typed-ahead input and the "

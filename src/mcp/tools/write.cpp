@@ -292,6 +292,11 @@ ToolDefinition make_write_tool(const ToolConfig& config) {
       merged(resize_inputs(), read_inputs(config)));
   json output = merged(status_output_properties(), read_output_properties());
   output["ok"] = {{"type", "boolean"}, {"description", "True when the input was written."}};
+  output["armed"] = {
+      {"type", "boolean"},
+      {"description",
+       "action=rearm: the foreground shell is back at a prompt with the hook's marks, so "
+       "execute(session=) has exact boundaries."}};
   output["input_pending_bytes"] = {
       {"type", "integer"},
       {"description",
