@@ -13,6 +13,7 @@
 #include "mcp/mcp_server.hpp"
 #include "mcp/message_salvage.hpp"
 #include "mcp/stdio_transport.hpp"
+#include "pty/ssh_target.hpp"
 #include "session/audit_log.hpp"
 #include "session/policy.hpp"
 #include "session/redactor.hpp"
@@ -177,6 +178,22 @@ std::string self_path() {
   return ec ? std::string("agentty") : path.string();
 }
 
+// The MCP client config serve prints: JSON that parses whatever the paths hold.
+std::string client_config(const std::string& program, const std::vector<std::string>& args) {
+  std::string list;
+  for (const auto& arg : args) list += (list.empty() ? "" : ", ") + nlohmann::json(arg).dump();
+  return "{\"mcpServers\": {\"agentty\": {\"command\": " + nlohmann::json(program).dump() +
+         ", \"args\": [" + list + "]}}}";
+}
+
+// A word a POSIX shell reads back as itself: quoted only when it must be.
+std::string shell_word(const std::string& word) {
+  const bool plain = !word.empty() && word.find_first_not_of(
+                                          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                          "0123456789_-./=:@%+,") == std::string::npos;
+  return plain ? word : pty::shell_quote(word);
+}
+
 }  // namespace
 
 int run_mcp_server(AppOptions options) {
@@ -226,6 +243,12 @@ int run_mcp_server(AppOptions options) {
 }
 
 int run_web_only(AppOptions options) {
+  if (!options.web_enabled) {
+    std::cerr << "agentty: serve runs the web dashboard, so --no-web (or AGENTTY_NO_WEB) leaves "
+                 "it nothing to do. Drop --no-web, or run `agentty mcp` (what an MCP client "
+                 "starts) to serve MCP without the web terminal.\n";
+    return 2;
+  }
   auto made = make_server(options, "serve");
   if (!made) {
     std::cerr << "agentty: " << made.error() << "\n";
@@ -238,14 +261,16 @@ int run_web_only(AppOptions options) {
   });
   std::signal(SIGPIPE, SIG_IGN);
   if (server.web) {
+    std::string claude_command;
+    for (const auto& arg : options.mcp_args) claude_command += " " + shell_word(arg);
     std::cout
         << "agentty " << AGENTTY_VERSION << " is running.\n\n"
         << "  Dashboard (watch and take over executions):\n    " << server.web->dashboard_url()
         << "\n\n"
         << "  Connect an MCP client (it starts its own agentty over stdio), e.g. in its config:\n"
-        << "    {\"mcpServers\": {\"agentty\": {\"command\": \"" << self_path()
-        << "\", \"args\": [\"mcp\"]}}}\n"
-        << "    or: claude mcp add agentty -- " << self_path() << " mcp\n\n"
+        << "    " << client_config(self_path(), options.mcp_args) << "\n"
+        << "    or: claude mcp add agentty -- " << shell_word(self_path()) << claude_command
+        << "\n\n"
         << "  Each MCP client starts its own agentty server, with its own dashboard. Your\n"
         << "  agents' servers appear on this dashboard under \"Agentty servers on this\n"
         << "  machine\", each with a link to its dashboard (same user and state directory:\n"

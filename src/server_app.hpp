@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "mcp/tool.hpp"
 #include "session/registry.hpp"
@@ -20,6 +21,9 @@ struct AppOptions {
   std::string audit_log;  // empty: state_dir/audit.jsonl
   std::size_t max_request_bytes = 4 << 20;
   std::uint32_t shutdown_grace_ms = 2000;
+  // The arguments serve tells an MCP client to start agentty with: "mcp",
+  // plus --state-dir when it is not the default, so the dashboard lists it.
+  std::vector<std::string> mcp_args = {"mcp"};
 };
 
 // `agentty mcp`: MCP over stdio until stdin closes or SIGTERM/SIGINT.
