@@ -3,9 +3,12 @@
 // variable) and hands over to server_app.
 #include <CLI/CLI.hpp>
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <sstream>
 
 #include "agentty_version.hpp"
 #include "base/log.hpp"
@@ -21,6 +24,32 @@ std::filesystem::path default_state_dir() {
   if (const char* home = std::getenv("HOME"); home && *home)
     return std::filesystem::path(home) / ".local/state/agentty";
   return std::filesystem::temp_directory_path() / "agentty";
+}
+
+// --shell must name a program that can run: found in PATH like execvp does,
+// or a path to an executable file. Empty when it can.
+std::string program_problem(const std::string& program) {
+  auto runnable = [](const std::filesystem::path& path) {
+    std::error_code ec;
+    return std::filesystem::is_regular_file(path, ec) && ::access(path.c_str(), X_OK) == 0;
+  };
+  if (program.find('/') != std::string::npos) {
+    if (runnable(program)) return {};
+    return "'" + program +
+           "' is not an executable file; give the path of a shell such as /bin/bash";
+  }
+  const char* path = std::getenv("PATH");
+  std::istringstream dirs(path ? path : "/usr/bin:/bin");
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    if (runnable(std::filesystem::path(dir.empty() ? "." : dir) / program)) return {};
+  }
+  return "'" + program + "' is not found in PATH; give the path of a shell such as /bin/bash";
+}
+
+// CLI11's NonNegativeNumber names a 300-digit maximum; and an unsigned
+// option would take "-1" as its largest value.
+std::string negative_problem(const std::string& value) {
+  return value.starts_with('-') ? "must be 0 or more (got " + value + ")" : std::string();
 }
 
 std::string policy_variables_help() {
@@ -43,6 +72,8 @@ void add_server_options(CLI::App& command, agentty::AppOptions& options, agentty
       .add_option("--log-level", log.level,
                   "trace, debug, info, warn, error, off (logs go to stderr)")
       ->envname("AGENTTY_LOG_LEVEL")
+      // spdlog reads a name it does not know as "off": a typo would silence every log.
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}))
       ->capture_default_str();
   command.add_option("--log-file", log.file, "Also write logs to this file")
       ->envname("AGENTTY_LOG_FILE");
@@ -60,6 +91,8 @@ void add_server_options(CLI::App& command, agentty::AppOptions& options, agentty
       .add_option("--default-timeout-ms", tools.default_timeout_ms,
                   "execute's run time limit when none is given (0 = none)")
       ->envname("AGENTTY_DEFAULT_TIMEOUT_MS")
+      // execute's timeout_ms maximum (7 days); a negative value wrapped around.
+      ->check(CLI::Range(0, 604800000))
       ->capture_default_str();
   command
       .add_option("--default-output-bytes", tools.default_max_output_bytes,
@@ -83,17 +116,22 @@ void add_server_options(CLI::App& command, agentty::AppOptions& options, agentty
       .add_option("--retention-ms", options.registry.retention,
                   "Ended executions are pruned after this long")
       ->envname("AGENTTY_RETENTION_MS")
+      ->check(CLI::Validator(negative_problem, "NONNEGATIVE"))
       ->capture_default_str();
   command
       .add_option("--max-retained", options.registry.max_retained, "Ended executions kept at most")
       ->envname("AGENTTY_MAX_RETAINED")
+      ->check(CLI::Validator(negative_problem, "NONNEGATIVE"))
       ->capture_default_str();
   command
       .add_option("--default-cwd", tools.default_cwd,
                   "Working directory when a call gives none (default: the server's)")
-      ->envname("AGENTTY_DEFAULT_CWD");
+      ->envname("AGENTTY_DEFAULT_CWD")
+      // Else every execute without cwd fails, blaming a cwd the agent never gave.
+      ->check(CLI::ExistingDirectory);
   command.add_option("--shell", tools.default_shell, "Shell that runs `command` strings")
       ->envname("AGENTTY_SHELL")
+      ->check(CLI::Validator(program_problem, "PROGRAM"))
       ->capture_default_str();
   command
       .add_option("--web-listen", options.web_listen,
@@ -129,7 +167,8 @@ int main(int argc, char** argv) {
 
   agentty::AppOptions options;
   agentty::LogOptions log;
-  std::string state_dir = default_state_dir().string();
+  const std::string default_dir = default_state_dir().string();
+  std::string state_dir = default_dir;
 
   auto* mcp = app.add_subcommand("mcp", "Serve MCP over stdio (what an MCP client launches)");
   add_server_options(*mcp, options, log, state_dir);
@@ -157,6 +196,12 @@ int main(int argc, char** argv) {
   }
   options.web_token = std::getenv("AGENTTY_WEB_TOKEN") ? std::getenv("AGENTTY_WEB_TOKEN") : "";
   options.registry.state_dir = state_dir;
+  // What serve tells a client to run: an `agentty mcp` that shares its state
+  // directory (absolute: the client starts it elsewhere), so the dashboard lists it.
+  if (state_dir != default_dir) {
+    options.mcp_args.insert(options.mcp_args.end(),
+                            {"--state-dir", std::filesystem::absolute(state_dir).string()});
+  }
   options.tools.state_dir = state_dir;
   agentty::init_logging(log);
   if (mcp->parsed()) return agentty::run_mcp_server(options);

@@ -1,0 +1,134 @@
+// End-to-end: a new user who believes the docs. What `agentty serve` (make
+// run) prints must work when copied, every option of `agentty mcp --help`
+// must refuse a value it cannot use at start-up (naming the option), and a
+// tool's answer must be what its description and outputSchema promise.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { agenttyBin, openSession, startAgentty } from './lib/mcp-client.mjs';
+import { httpGet } from './lib/web-helpers.mjs';
+
+const scratch = mkdtempSync(path.join(tmpdir(), 'agentty-audit9-'));
+
+// Starts `agentty serve ARGS` and resolves with its start-up text once complete.
+function startServe(t, args, env = {}) {
+  const child = spawn(agenttyBin, ['serve', '--web-listen', '127.0.0.1:0', ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, AGENTTY_LOG_LEVEL: 'warn', ...env },
+  });
+  t.after(async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
+  });
+  return new Promise((resolve, reject) => {
+    let output = '';
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (chunk) => {
+      output += chunk;
+      if (output.includes('Stop with Ctrl-C')) resolve({ child, output });
+    });
+    child.on('exit', (code) => reject(new Error(`agentty serve exited (${code}): ${output}`)));
+  });
+}
+
+test("serve's MCP client snippet starts a server its dashboard lists, with --state-dir too", async (t) => {
+  const stateDir = mkdtempSync(path.join(scratch, 'state dir "quoted" '));
+  // A default state dir elsewhere: a snippet without --state-dir lands there.
+  const home = mkdtempSync(path.join(scratch, 'xdg-'));
+  const env = { XDG_STATE_HOME: home };
+  const serve = await startServe(t, ['--state-dir', stateDir], env);
+  const line = serve.output.split('\n').find((l) => l.includes('mcpServers'));
+  const snippet = JSON.parse(line.trim());  // copy-pasteable JSON, whatever the path holds
+  const { command, args } = snippet.mcpServers.agentty;
+  assert.equal(command, agenttyBin);
+  assert.deepEqual(args, ['mcp', '--state-dir', stateDir]);
+
+  const client = new Client({ name: 'audit9', version: '1' });
+  await client.connect(new StdioClientTransport({
+    command, args: [...args, '--web-listen', '127.0.0.1:0'],
+    env: { ...process.env, ...env, AGENTTY_LOG_LEVEL: 'warn' }, stderr: 'pipe',
+  }));
+  t.after(() => client.close());
+  const dashboard = serve.output.match(/http:\/\/127\.0\.0\.1:\d+\/#token=[0-9a-f]+/)[0];
+  const url = new URL(dashboard);
+  const listed = await httpGet(`${url.origin}/api/servers`, { 'X-Agentty-Token': url.hash.slice('#token='.length) });
+  const kinds = JSON.parse(listed.body).servers.map((s) => s.kind).sort();
+  assert.deepEqual(kinds, ['mcp', 'serve']);
+});
+
+test("serve's snippet for the default state directory is the plain one the README shows", async (t) => {
+  const home = mkdtempSync(path.join(scratch, 'xdg-'));
+  const serve = await startServe(t, [], { XDG_STATE_HOME: home });
+  assert.ok(
+    serve.output.includes(`{"mcpServers": {"agentty": {"command": "${agenttyBin}", "args": ["mcp"]}}}`),
+    serve.output);
+  assert.ok(serve.output.includes(`claude mcp add agentty -- ${agenttyBin} mcp\n`), serve.output);
+});
+
+function startup(args, env = {}) {
+  return spawnSync(agenttyBin, args, {
+    env: { ...process.env, ...env }, input: '', encoding: 'utf8', timeout: 20000,
+  });
+}
+
+test('serve with --no-web (or AGENTTY_NO_WEB) is refused instead of running silently with nothing to serve', () => {
+  const stateDir = mkdtempSync(path.join(scratch, 'noweb-'));
+  for (const [args, env] of [[['--no-web'], {}], [[], { AGENTTY_NO_WEB: '1' }]]) {
+    const r = startup(['serve', '--state-dir', stateDir, ...args], env);
+    assert.equal(r.signal, null, 'serve kept running with nothing to do');
+    assert.notEqual(r.status, 0);
+    assert.match(r.stderr, /--no-web/);
+    assert.match(r.stderr, /agentty mcp/);
+  }
+});
+
+test('every mcp option refuses a value it cannot use at start-up, naming the option', () => {
+  const stateDir = mkdtempSync(path.join(scratch, 'options-'));
+  const refused = [
+    [['--log-level', 'verbose'], /--log-level/],
+    [['--default-timeout-ms', '-1'], /--default-timeout-ms/],
+    [['--default-timeout-ms', '999999999999'], /--default-timeout-ms/],
+    [['--retention-ms', '-5'], /--retention-ms/],
+    [['--max-retained', '-1'], /--max-retained/],
+    [['--default-cwd', path.join(scratch, 'missing')], /--default-cwd/],
+    [['--shell', path.join(scratch, 'no-such-shell')], /--shell/],
+    [['--shell', 'no-such-shell-in-path'], /--shell/],
+  ];
+  for (const [args, message] of refused) {
+    const r = startup(['mcp', '--state-dir', stateDir, '--no-web', ...args]);
+    assert.notEqual(r.status, 0, `${args.join(' ')} was accepted: ${r.stderr}`);
+    assert.match(r.stderr, message, args.join(' '));
+  }
+  const env = startup(['mcp', '--state-dir', stateDir, '--no-web'], { AGENTTY_LOG_LEVEL: 'loud' });
+  assert.notEqual(env.status, 0);
+  assert.match(env.stderr, /--log-level/);
+  // What the help lists still starts.
+  for (const args of [['--log-level', 'off'], ['--shell', 'sh'], ['--default-cwd', scratch],
+    ['--default-timeout-ms', '0'], ['--retention-ms', '0'], ['--max-retained', '0']]) {
+    const r = startup(['mcp', '--state-dir', stateDir, '--no-web', ...args]);
+    assert.equal(r.status, 0, `${args.join(' ')}: ${r.stderr}`);
+  }
+});
+
+test('write action=rearm at a ready prompt answers once the shell is back at it, so execute(session=) works next', async (t) => {
+  const agent = await startAgentty();
+  const { tools } = await agent.client.listTools();  // the SDK then checks answers against outputSchema
+  const write = tools.find((tool) => tool.name === 'write');
+  assert.equal(write.outputSchema.properties.armed?.type, 'boolean');
+  const session = await openSession(agent.call, t);
+  t.after(() => agent.client.close());  // after the session's close (hooks run in order)
+  const rearmed = await agent.call('write', { execution_id: session, action: 'rearm' });
+  assert.equal(rearmed.isError, false, rearmed.error);
+  assert.equal(rearmed.armed, true);
+  assert.equal(rearmed.prompt_ready, true, JSON.stringify(rearmed));
+  const next = await agent.call('execute', { session, command: 'echo after-rearm', side_effects: ['NONE'] });
+  assert.equal(next.isError, false, next.error);
+  assert.equal(next.output, 'after-rearm\n');
+});
