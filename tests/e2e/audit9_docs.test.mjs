@@ -132,3 +132,21 @@ test('write action=rearm at a ready prompt answers once the shell is back at it,
   assert.equal(next.isError, false, next.error);
   assert.equal(next.output, 'after-rearm\n');
 });
+
+test("a clamped yield_ms hint names wait to wait longer, never calling execute again (which would run it twice)", async (t) => {
+  const agent = await startAgentty();
+  t.after(() => agent.client.close());
+  const ended = await agent.call('execute', { command: 'true', side_effects: ['NONE'], yield_ms: 60000 });
+  assert.equal(ended.status, 'completed');
+  assert.match(ended.hint, /yield_ms 60000 is above the cap of 55000 ms/);
+  assert.doesNotMatch(ended.hint, /call again|wait longer/);
+  // A program that reads its terminal answers at once, still running (closing
+  // the client ends it).
+  const running = await agent.call('execute', { command: 'read line', side_effects: ['NONE'], yield_ms: 60000 });
+  assert.equal(running.status, 'backgrounded', JSON.stringify(running));
+  assert.doesNotMatch(running.hint, /call again/);
+  assert.ok(running.hint.includes(`call wait with execution_id="${running.execution_id}"`), running.hint);
+  const waited = await agent.call('wait', { execution_id: running.execution_id, timeout_ms: 200 });
+  assert.equal(waited.isError, false, waited.error);
+  assert.equal(waited.wait_result, 'deadline_reached');
+});

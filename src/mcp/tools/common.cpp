@@ -494,10 +494,17 @@ void note_capped_timer(json& result, const ToolContext& ctx, const json& args,
                        const std::string& name, const std::string& reported_in) {
   auto cap = ctx.config.max_yield_ms;
   if (!args.contains(name) || args[name].get<std::uint64_t>() <= cap) return;
-  add_hint(result, name + " " + std::to_string(args[name].get<std::uint64_t>()) +
-                       " is above the cap of " + std::to_string(cap) + " ms, so " +
-                       std::to_string(cap) + " ms applied (" + reported_in +
-                       " reports it); call again to wait longer.");
+  std::string text = name + " " + std::to_string(args[name].get<std::uint64_t>()) +
+                     " is above the cap of " + std::to_string(cap) + " ms, so " +
+                     std::to_string(cap) + " ms applied (" + reported_in + " reports it)";
+  // The follow-up is wait whatever was called: execute or write again would
+  // run the command or type the input a second time. Nothing to wait for once it ended.
+  const std::string status = result.value("status", "");
+  if ((status == "running" || status == "backgrounded") && result.contains("execution_id")) {
+    text += "; to wait longer, call wait with execution_id=\"" +
+            result["execution_id"].get<std::string>() + "\"";
+  }
+  add_hint(result, text + ".");
 }
 
 }  // namespace agentty::mcp::tools

@@ -152,7 +152,8 @@ std::uint32_t effective_timer(const ToolContext& ctx, const json& args, const st
                               std::uint32_t fallback);
 std::uint32_t effective_yield(const ToolContext& ctx, const json& args, std::uint32_t fallback);
 // Appends to result["hint"] when args[name] was above the cap: what was asked,
-// what applied, and where the response reports it (`reported_in`).
+// what applied, where the response reports it (`reported_in`) and, while the
+// execution runs, the wait call that waits longer.
 void note_capped_timer(json& result, const ToolContext& ctx, const json& args,
                        const std::string& name, const std::string& reported_in);
 // Appends `text` to result["hint"] (a hint may say several things).
