@@ -194,6 +194,13 @@ int main(int argc, char** argv) {
     if (const char* token = std::getenv("AGENTTY_WEB_TOKEN")) attach_options.token = token;
     return agentty::web::run_attach(attach_options);
   }
+  if (options.tools.default_max_output_bytes > options.tools.max_output_bytes) {
+    // Else the tools would promise a default their own maximum refuses.
+    std::cerr << "--default-output-bytes " << options.tools.default_max_output_bytes
+              << " is above --max-output-bytes " << options.tools.max_output_bytes
+              << ": lower the default or raise the maximum.\n";
+    return 2;
+  }
   options.web_token = std::getenv("AGENTTY_WEB_TOKEN") ? std::getenv("AGENTTY_WEB_TOKEN") : "";
   options.registry.state_dir = state_dir;
   // What serve tells a client to run: an `agentty mcp` that shares its state

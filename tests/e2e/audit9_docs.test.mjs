@@ -100,6 +100,7 @@ test('every mcp option refuses a value it cannot use at start-up, naming the opt
     [['--default-cwd', path.join(scratch, 'missing')], /--default-cwd/],
     [['--shell', path.join(scratch, 'no-such-shell')], /--shell/],
     [['--shell', 'no-such-shell-in-path'], /--shell/],
+    [['--default-output-bytes', '100000', '--max-output-bytes', '2000'], /--default-output-bytes 100000 is above --max-output-bytes 2000/],
   ];
   for (const [args, message] of refused) {
     const r = startup(['mcp', '--state-dir', stateDir, '--no-web', ...args]);
