@@ -149,9 +149,10 @@ void add_server_options(CLI::App& command, agentty::AppOptions& options, agentty
           "Do not keep a PTY and its supervisor started ahead of the next local program "
           "(saves a process and a PTY; each execute then starts ~2 ms slower)")
       ->envname("AGENTTY_NO_SPARE_TERMINAL");
-  command.footer(policy_variables_help() +
-                 "\nAlso read: AGENTTY_WEB_TOKEN (fixed web secret instead of a random one),\n"
-                 "AGENTTY_SSH_KNOWN_HOSTS, AGENTTY_SSH_ACCEPT_NEW=1 (remote hosts).\n");
+  command.footer(
+      policy_variables_help() +
+      "\nAlso read: AGENTTY_WEB_TOKEN (fixed web secret instead of a random one),\n"
+      "AGENTTY_SSH_KNOWN_HOSTS, AGENTTY_SSH_CONFIG, AGENTTY_SSH_ACCEPT_NEW=1 (remote hosts).\n");
 }
 
 }  // namespace

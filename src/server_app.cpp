@@ -141,8 +141,18 @@ Expected<std::unique_ptr<Server>> make_server(AppOptions& options, const char* k
     options.registry.ssh.known_hosts = it->second;
   if (auto it = env.find("AGENTTY_SSH_CONFIG"); it != env.end())
     options.registry.ssh.config_file = it->second;
-  if (auto it = env.find("AGENTTY_SSH_ACCEPT_NEW"); it != env.end())
-    options.registry.ssh.accept_new = it->second == "1" || it->second == "yes";
+  if (auto it = env.find("AGENTTY_SSH_ACCEPT_NEW"); it != env.end()) {
+    // "true" read as no would leave every new host refused with no hint why.
+    const std::string& value = it->second;
+    if (value == "1" || value == "yes" || value == "true" || value == "on") {
+      options.registry.ssh.accept_new = true;
+    } else if (!value.empty() && value != "0" && value != "no" && value != "false" &&
+               value != "off") {
+      return make_error("AGENTTY_SSH_ACCEPT_NEW='" + value +
+                        "': use 1 to accept and record the keys of hosts not yet known, or 0 "
+                        "(or unset it) to refuse them.");
+    }
+  }
   std::string audit_path = options.audit_log.empty()
                                ? (options.registry.state_dir / "audit.jsonl").string()
                                : options.audit_log;

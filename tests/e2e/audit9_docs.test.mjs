@@ -110,6 +110,13 @@ test('every mcp option refuses a value it cannot use at start-up, naming the opt
   const env = startup(['mcp', '--state-dir', stateDir, '--no-web'], { AGENTTY_LOG_LEVEL: 'loud' });
   assert.notEqual(env.status, 0);
   assert.match(env.stderr, /--log-level/);
+  const acceptNew = startup(['mcp', '--state-dir', stateDir, '--no-web'], { AGENTTY_SSH_ACCEPT_NEW: 'sure' });
+  assert.notEqual(acceptNew.status, 0);
+  assert.match(acceptNew.stderr, /AGENTTY_SSH_ACCEPT_NEW='sure': use 1/);
+  for (const value of ['1', 'true', '0', 'false', '']) {
+    const r = startup(['mcp', '--state-dir', stateDir, '--no-web'], { AGENTTY_SSH_ACCEPT_NEW: value });
+    assert.equal(r.status, 0, `AGENTTY_SSH_ACCEPT_NEW=${value}: ${r.stderr}`);
+  }
   // What the help lists still starts.
   for (const args of [['--log-level', 'off'], ['--shell', 'sh'], ['--default-cwd', scratch],
     ['--default-timeout-ms', '0'], ['--retention-ms', '0'], ['--max-retained', '0']]) {
