@@ -158,3 +158,15 @@ test("a clamped yield_ms hint names wait to wait longer, never calling execute a
   assert.equal(waited.isError, false, waited.error);
   assert.equal(waited.wait_result, 'deadline_reached');
 });
+
+test("execute's description states the server's default yield_ms, as --default-yield-ms set it", async (t) => {
+  for (const [args, text] of [[[], '(default 30 s)'], [['--default-yield-ms', '2500'], '(default 2500 ms)']]) {
+    const agent = await startAgentty({ args });
+    t.after(() => agent.client.close());
+    const { tools } = await agent.client.listTools();
+    const execute = tools.find((tool) => tool.name === 'execute');
+    assert.ok(execute.description.includes(`If it ends within \`yield_ms\` ${text}`), execute.description.slice(0, 300));
+    const yieldDefault = args.length ? args[1] : '30000';
+    assert.match(execute.inputSchema.properties.yield_ms.description, new RegExp(`\\(default ${yieldDefault}\\)`));
+  }
+});

@@ -255,6 +255,13 @@ boost::asio::awaitable<ToolResult> execute(ToolContext& ctx, const json& args) {
   co_return ToolResult{std::move(result)};
 }
 
+namespace {
+// "30 s", or "2500 ms" when not whole seconds: --default-yield-ms sets it.
+std::string duration_text(std::uint32_t ms) {
+  return ms % 1000 == 0 ? std::to_string(ms / 1000) + " s" : std::to_string(ms) + " ms";
+}
+}  // namespace
+
 ToolDefinition make_execute_tool(const ToolConfig& config) {
   return ToolDefinition{
       "execute",
@@ -262,27 +269,33 @@ ToolDefinition make_execute_tool(const ToolConfig& config) {
       "Run a command under a real terminal (PTY) and return its output. Give exactly one of "
       "`command` (shell line), `argv` (no shell) or `script` (multi-line bash, syntax-checked "
       "first), and "
-      "`side_effects` (required). If it ends within `yield_ms` (default 30 s) you get "
-      "status=completed with "
-      "`exit_code` and `output`; otherwise status=backgrounded with an `execution_id`: follow it "
-      "with `read`/`wait`, "
-      "answer prompts with `write`, end it with `stop`. The output is the terminal's text (colours "
-      "removed, progress "
-      "bars collapsed); a capped response says capped=true and the `hint` names the call that "
-      "continues it (an ended command's capped answer also has its last lines in "
-      "`output_tail`). "
-      "`waiting_for_input`=true means the program is waiting for you to type: a program that "
-      "waits for input (a prompt, a REPL) returns status=backgrounded with it at once instead of "
-      "after yield_ms (on a host, a guess: it stopped mid-line and was quiet for 2 s); answer "
-      "with `write`. Errors: "
-      "status=failed_to_start means "
-      "nothing ran (the message names the argument or the policy rule and the fix); timed_out "
-      "means timeout_ms "
-      "ended it. Programs behave as on a person's terminal (colours, prompts, pagers are set to "
-      "cat). The execution runs until its whole process group has ended: a job left in the "
-      "background (`server &`, nohup) keeps it running (status backgrounded) until that job "
-      "ends; start a long-lived server as its own execute (it backgrounds after yield_ms) and "
-      "stop it when done. Use open for state that must persist (cd, export) between commands.",
+      "`side_effects` (required). If it ends within `yield_ms` (default " +
+          duration_text(config.default_yield_ms) +
+          ") you get "
+          "status=completed with "
+          "`exit_code` and `output`; otherwise status=backgrounded with an `execution_id`: follow "
+          "it "
+          "with `read`/`wait`, "
+          "answer prompts with `write`, end it with `stop`. The output is the terminal's text "
+          "(colours "
+          "removed, progress "
+          "bars collapsed); a capped response says capped=true and the `hint` names the call that "
+          "continues it (an ended command's capped answer also has its last lines in "
+          "`output_tail`). "
+          "`waiting_for_input`=true means the program is waiting for you to type: a program that "
+          "waits for input (a prompt, a REPL) returns status=backgrounded with it at once instead "
+          "of "
+          "after yield_ms (on a host, a guess: it stopped mid-line and was quiet for 2 s); answer "
+          "with `write`. Errors: "
+          "status=failed_to_start means "
+          "nothing ran (the message names the argument or the policy rule and the fix); timed_out "
+          "means timeout_ms "
+          "ended it. Programs behave as on a person's terminal (colours, prompts, pagers are set "
+          "to "
+          "cat). The execution runs until its whole process group has ended: a job left in the "
+          "background (`server &`, nohup) keeps it running (status backgrounded) until that job "
+          "ends; start a long-lived server as its own execute (it backgrounds after yield_ms) and "
+          "stop it when done. Use open for state that must persist (cd, export) between commands.",
       input_schema(config),
       output_schema(),
       annotations(false, true, false, true),
