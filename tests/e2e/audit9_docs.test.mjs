@@ -170,3 +170,15 @@ test("execute's description states the server's default yield_ms, as --default-y
     assert.match(execute.inputSchema.properties.yield_ms.description, new RegExp(`\\(default ${yieldDefault}\\)`));
   }
 });
+
+test('input_pending_bytes is described as the lower bound it is: the terminal buffer took some of the input', async (t) => {
+  const agent = await startAgentty();
+  t.after(() => agent.client.close());
+  const { tools } = await agent.client.listTools();
+  const write = tools.find((tool) => tool.name === 'write');
+  assert.match(write.outputSchema.properties.input_pending_bytes.description, /a lower bound/);
+  const asleep = await agent.call('execute', { command: 'sleep 60', side_effects: ['NONE'], yield_ms: 0 });
+  const typed = await agent.call('write', { execution_id: asleep.execution_id, input: 'x'.repeat(70000), yield_ms: 0 });
+  assert.equal(typed.isError, false, typed.error);
+  assert.ok(typed.input_pending_bytes > 0 && typed.input_pending_bytes < 70000, String(typed.input_pending_bytes));
+});

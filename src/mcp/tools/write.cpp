@@ -301,7 +301,8 @@ ToolDefinition make_write_tool(const ToolConfig& config) {
       {"type", "integer"},
       {"description",
        "Input the program has not read yet (it does not read its terminal now), still queued "
-       "for it; past 16 MiB a write is refused."}};
+       "for it; a lower bound: what the terminal's own input buffer (a few KiB) or, on a host, "
+       "the SSH window already took is not counted. Past 16 MiB a write is refused."}};
   output["refused_line"] = {
       {"type", "string"},
       {"description", "The submitted line the command rules refused (nothing was written)."}};
