@@ -61,7 +61,13 @@ std::optional<std::string> check_enum(const json& schema, const json& value,
     if (allowed == value) return std::nullopt;
   std::string list;
   for (const auto& allowed : *values) list += (list.empty() ? "" : ", ") + allowed.dump();
-  return name_of(path) + ": " + describe(value) + " is not one of the allowed values: " + list;
+  std::string problem =
+      name_of(path) + ": " + describe(value) + " is not one of the allowed values: " + list;
+  // What to do when the wanted value is not in the list (a key with no name:
+  // its bytes in input) is in the schema's own description.
+  if (auto description = schema.find("description"); description != schema.end())
+    problem += ". " + description->get<std::string>();
+  return problem;
 }
 
 std::optional<std::string> check_bounds(const json& schema, const json& value,
@@ -109,7 +115,7 @@ std::optional<std::string> check_bounds(const json& schema, const json& value,
 
 // A wrong type or an empty value says what to give: the property's own
 // description (e.g. execution_id given as the numeric process_id, an empty
-// side_effects list). Bounds and enums already name the fix.
+// side_effects list). Bounds already name the fix; enums add their own.
 std::string with_description(std::string problem, const json& property, const std::string& path) {
   auto description = property.find("description");
   if (description == property.end()) return problem;

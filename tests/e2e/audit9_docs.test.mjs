@@ -182,3 +182,16 @@ test('input_pending_bytes is described as the lower bound it is: the terminal bu
   assert.equal(typed.isError, false, typed.error);
   assert.ok(typed.input_pending_bytes > 0 && typed.input_pending_bytes < 70000, String(typed.input_pending_bytes));
 });
+
+test('a key write cannot name says how to send it, and that way works', async (t) => {
+  const agent = await startAgentty();
+  t.after(() => agent.client.close());
+  const shown = await agent.call('execute', { command: 'cat -v', side_effects: ['NONE'], yield_ms: 0 });
+  const refused = await agent.call('write', { execution_id: shown.execution_id, keys: ['alt-x'] });
+  assert.equal(refused.isError, true);
+  assert.match(refused.error, /^keys\[0\]: "alt-x" is not one of the allowed values: /);
+  assert.ok(refused.error.includes('input="\\u001bx" for alt-x'), refused.error);
+  const typed = await agent.call('write', { execution_id: shown.execution_id, input: '\u001bx', newline: true });
+  assert.equal(typed.isError, false, typed.error);
+  assert.match(typed.output, /\^\[x\n/);
+});

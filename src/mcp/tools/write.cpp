@@ -266,7 +266,12 @@ ToolDefinition make_write_tool(const ToolConfig& config) {
           {"keys",
            {{"type", "array"},
             {"maxItems", 256},
-            {"items", {{"type", "string"}, {"enum", session::key_names()}}},
+            {"items",
+             {{"type", "string"},
+              {"enum", session::key_names()},
+              {"description",
+               "A key with no name here (alt-x, ctrl-shift-...) is sent as its bytes in input, "
+               "e.g. input=\"\\u001bx\" for alt-x."}}},
             {"description",
              "Keys pressed after input, in order, encoded as a real terminal would (e.g. "
              "[\"ctrl-c\"], [\"up\", \"enter\"]; every ctrl-a..ctrl-z, shift-tab, insert; "
