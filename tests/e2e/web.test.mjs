@@ -89,6 +89,42 @@ test('the terminal page links back to the dashboard, secret included', async () 
   await context.close();
 });
 
+// Emoji are two columns for the program (glibc's wcwidth) and for the screen
+// model; xterm.js's default table made them one, shifting the rest of the
+// line left in the browser. Checked live (the terminal echoing typed text)
+// and from the snapshot a page gets when it opens.
+test('the browser draws emoji in the columns the program gave them, as the screen model does', async () => {
+  const line = '\u2705a\u{1F680}b\u{1F9D1}c\u{1F972}d\u{1FAE0}e\u4E2Df';
+  const expected = { cursor: 18, at: { a: 2, b: 5, c: 8, d: 11, e: 14, f: 17 } };  // 6 wide, 6 narrow
+  const r = await agent.call('execute', { command: 'cat', side_effects: ['NONE'], yield_ms: 300 });
+  const context = await browser.newContext();
+  try {
+    const columns = (page) => page.evaluate(() => {
+      const buffer = window.__agentty.term.buffer.active;
+      const row = buffer.getLine(buffer.baseY + buffer.cursorY);
+      const at = {};
+      for (let x = 0; x < row.length; x++) {
+        const chars = row.getCell(x).getChars();
+        if (/^[a-f]$/.test(chars)) at[chars] = x;
+      }
+      return { cursor: buffer.cursorX, at };
+    });
+    const live = await openTerminal(context, r.terminal_url);
+    await agent.call('write', { execution_id: r.execution_id, input: line });
+    const screen = await agent.call('screen', { execution_id: r.execution_id });
+    assert.equal(screen.cursor.col, expected.cursor, JSON.stringify(screen));
+    await waitForText(live.page, 'f');
+    assert.deepEqual(await columns(live.page), expected, 'live');
+    const opened = await openTerminal(context, r.terminal_url);
+    await waitForText(opened.page, 'f');
+    assert.deepEqual(await columns(opened.page), expected, 'snapshot');
+    assert.deepEqual([...live.problems, ...opened.problems], []);
+  } finally {
+    await context.close();
+    await agent.call('stop', { execution_id: r.execution_id, signal: 'SIGKILL' });
+  }
+});
+
 test('terminal page: live output, takeover, held refusals, release, reload, vim', async () => {
   mkdirSync(artifacts, { recursive: true });
   const context = await browser.newContext();

@@ -10,6 +10,7 @@ import { FitAddon } from "@xterm/addon-fit";
 import "@xterm/xterm/css/xterm.css";
 import "./terminal.css";
 import * as P from "./protocol";
+import { useProgramWidths } from "./unicode_widths";
 
 // Flow control (as ttyd's client does): bytes handed to term.write whose
 // callback has not fired yet. Above HIGH we ask the server to pause, below LOW
@@ -42,7 +43,9 @@ const term = new Terminal({
   fontFamily: '"DejaVu Sans Mono", "Liberation Mono", monospace',
   fontSize: FONT_SIZE,
   disableStdin: true,
+  allowProposedApi: true, // term.unicode, for the program's character widths
 });
+useProgramWidths(term);
 const fit = new FitAddon();
 term.loadAddon(fit);
 term.open(byId("terminal"));
