@@ -27,6 +27,7 @@ constexpr std::string_view kMaxSessionsVar = "AGENTTY_MAX_SESSIONS";
 constexpr std::string_view kMaxSpoolVar = "AGENTTY_MAX_SPOOL_BYTES";
 constexpr std::string_view kMaxTotalSpoolVar = "AGENTTY_MAX_TOTAL_SPOOL_BYTES";
 constexpr std::string_view kMaxRequestVar = "AGENTTY_MAX_REQUEST_BYTES";
+constexpr std::uint64_t kMinRequestBytes = 64 << 10;
 constexpr std::string_view kMaxRecordingBytesVar = "AGENTTY_MAX_RECORDING_BYTES";
 constexpr std::string_view kMaxRecordingsVar = "AGENTTY_MAX_RECORDINGS";
 
@@ -143,6 +144,13 @@ Expected<std::vector<std::string>> parse_roots(std::string_view value) {
       return make_error(std::string(kAllowedCwdsVar) + ": '" + std::string(entry) +
                         "' is not an absolute path; list absolute directories separated by ':'.");
     }
+    // A root that is not there allows nothing, silently: every cwd under it
+    // would be refused later, naming a directory the agent did not choose.
+    std::error_code error;
+    if (!std::filesystem::is_directory(std::string(entry), error)) {
+      return make_error(std::string(kAllowedCwdsVar) + ": '" + std::string(entry) +
+                        "' is not an existing directory; create it or remove it from the list.");
+    }
     roots.emplace_back(entry);
   }
   return roots;
@@ -251,6 +259,11 @@ Expected<PolicyConfig> PolicyConfig::from_environment(
     auto parsed = parse_count(count.name, *value, count.bytes);
     if (!parsed) return make_error(parsed.error());
     *count.target = *parsed;
+  }
+  if (config.max_request_bytes < kMinRequestBytes) {
+    return make_error(std::string(kMaxRequestVar) + "=" + std::to_string(config.max_request_bytes) +
+                      " is below the minimum of 64KiB: even initialize would be refused; raise "
+                      "it or unset it (default 4MiB).");
   }
   config.max_live_executions = static_cast<std::size_t>(live);
   config.max_sessions = static_cast<std::size_t>(sessions);
@@ -435,8 +448,8 @@ Expected<void> Policy::check_text(std::string_view text, const std::string& refu
 Expected<void> Policy::check_live_limit(std::size_t live) const {
   if (live < config_.max_live_executions) return {};
   return make_error("Refused before anything started: " + std::to_string(live) +
-                    " executions are running and the limit is " +
-                    std::to_string(config_.max_live_executions) +
+                    (live == 1 ? " execution is" : " executions are") +
+                    " running and the limit is " + std::to_string(config_.max_live_executions) +
                     ". Stop executions you no longer need (see `ps`, then `stop` or `close`) or "
                     "wait for them to finish, then retry; `cleanup` prunes finished records. An "
                     "operator can raise " +
@@ -446,7 +459,8 @@ Expected<void> Policy::check_live_limit(std::size_t live) const {
 Expected<void> Policy::check_session_limit(std::size_t sessions) const {
   if (sessions < config_.max_sessions) return {};
   return make_error("Refused before anything started: " + std::to_string(sessions) +
-                    " sessions are open and the limit is " + std::to_string(config_.max_sessions) +
+                    (sessions == 1 ? " session is" : " sessions are") + " open and the limit is " +
+                    std::to_string(config_.max_sessions) +
                     ". Reuse an open session with execute(session=...), or `close` one you no "
                     "longer need (see `ps`), then retry. An operator can raise " +
                     std::string(kMaxSessionsVar) + ".");

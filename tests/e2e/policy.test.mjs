@@ -153,7 +153,7 @@ test('refusal order: side effects, then cwd, then command rules, then limits', a
   assert.match(refused(await s.call('execute', call)), /deny pattern AGENTTY_DENY_COMMAND_REGEX/);
   call.command = 'echo fine';
   const limit = refused(await s.call('execute', call));
-  assert.match(limit, /1 executions are running and the limit is 1/);
+  assert.match(limit, /1 execution is running and the limit is 1/);
   assert.match(limit, /AGENTTY_MAX_EXECUTIONS/);
   assert.match(refused(await s.call('open', { cwd: work })), /AGENTTY_MAX_EXECUTIONS/);
   await s.call('stop', { execution_id: sleeper.execution_id, signal: 'SIGKILL' });
@@ -166,7 +166,7 @@ test('limits: sessions, and total spool (oldest ended dropped first, then refusa
   const one = await s.call('open', { cwd: work });
   assert.equal(one.prompt_ready, true);
   const two = refused(await s.call('open', { cwd: work }));
-  assert.match(two, /1 sessions are open and the limit is 1/);
+  assert.match(two, /1 session is open and the limit is 1/);
   assert.match(two, /AGENTTY_MAX_SESSIONS/);
   await s.call('close', { execution_id: one.execution_id });
 

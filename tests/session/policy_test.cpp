@@ -187,6 +187,16 @@ TEST(PolicyConfigEnv, VariableTableListsEveryVariableWithDefaults) {
   }
 }
 
+TEST(PolicyConfigEnv, AMissingAllowedCwdOrATinyRequestLimitFailsAtStartUp) {
+  auto missing = PolicyConfig::from_environment({{"AGENTTY_ALLOWED_CWDS", "/tmp:/no/such/root"}});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_CONTAINS(missing.error(), "'/no/such/root' is not an existing directory");
+  auto tiny = PolicyConfig::from_environment({{"AGENTTY_MAX_REQUEST_BYTES", "10"}});
+  ASSERT_FALSE(tiny.ok());
+  EXPECT_CONTAINS(tiny.error(), "AGENTTY_MAX_REQUEST_BYTES=10 is below the minimum");
+  EXPECT_TRUE(PolicyConfig::from_environment({{"AGENTTY_MAX_REQUEST_BYTES", "64K"}}).ok());
+}
+
 TEST(PolicyConfigEnv, RelativeAllowedCwdFails) {
   auto config = PolicyConfig::from_environment({{"AGENTTY_ALLOWED_CWDS", "/tmp:work"}});
   ASSERT_FALSE(config.ok());
