@@ -160,6 +160,11 @@ void ShellIntegration::on_input(std::string_view bytes, InputSource source) {
   if (prompt_ready() && bytes.find_first_of("\r\n") != std::string_view::npos) line_entered_ = true;
 }
 
+void ShellIntegration::hide_typed_hook(std::uint64_t line_seq) {
+  if (hidden_hooks_.size() == kMaxHiddenHooks) hidden_hooks_.erase(hidden_hooks_.begin());
+  hidden_hooks_.push_back({line_seq, 0});
+}
+
 void ShellIntegration::on_exit() {
   exited_ = true;
   prompt_ready_ = false;
@@ -168,8 +173,8 @@ void ShellIntegration::on_exit() {
 
 void ShellIntegration::apply(const ShellMark& mark) {
   ++marks_seen_;
-  if (hook_line_seq_ && hook_end_seq_ == 0)
-    hook_end_seq_ = std::max(mark.begin_seq, *hook_line_seq_);
+  if (!hidden_hooks_.empty() && hidden_hooks_.back().end_seq == 0)
+    hidden_hooks_.back().end_seq = std::max(mark.begin_seq, hidden_hooks_.back().line_seq);
   switch (mark.kind) {
     case 'B':
       on_prompt_drawn(mark);
@@ -342,8 +347,9 @@ std::string ShellIntegration::agent_text(std::string_view bytes, std::uint64_t s
                        "[exit " + std::to_string(*command.exit_code) + "]\n"});
     }
   }
-  if (hook_line_seq_ && hook_end_seq_ > start_seq && *hook_line_seq_ < end_seq) {
-    edits.push_back({std::max(*hook_line_seq_, start_seq), std::min(hook_end_seq_, end_seq), ""});
+  for (const auto& hook : hidden_hooks_) {
+    if (hook.end_seq > start_seq && hook.line_seq < end_seq)
+      edits.push_back({std::max(hook.line_seq, start_seq), std::min(hook.end_seq, end_seq), ""});
   }
   if (edits.empty()) return to_text(bytes);
   std::stable_sort(edits.begin(), edits.end(),

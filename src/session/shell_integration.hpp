@@ -126,13 +126,14 @@ class ShellIntegration {
   // prepare: the new shell's first D mark names it (and a rearm that reached
   // no shell leaves the running command running).
   void rearming() {}
-  // The agent typed the prompt hook into a shell that had none (open on a
-  // host), at a prompt whose line starts at log position `line_seq`: that
-  // line, the hook's echo and what the shell printed before its first mark
-  // are left out of the agent's text, as the hook erases them from the
-  // screen (a person at ssh sees neither). Nothing is left out until that
-  // mark arrives: a hook that failed shows why.
-  void hide_typed_hook(std::uint64_t line_seq) { hook_line_seq_ = line_seq; }
+  // The agent typed the prompt hook into a shell (open on a host, rearm),
+  // at a prompt whose line starts at log position `line_seq`: that line,
+  // the hook's echo and what the shell printed before its first mark are
+  // left out of the agent's text, as the hook erases them from the screen (a
+  // person at ssh sees neither). Nothing is left out until that mark
+  // arrives: a hook that failed shows why. Each typing is hidden (the newest
+  // kMaxHiddenHooks).
+  void hide_typed_hook(std::uint64_t line_seq);
   // Shells known to be running one inside the other (1: no nesting).
   std::size_t shell_depth() const { return shells_.size(); }
   const ShellCommand* find(std::uint64_t id) const;
@@ -180,9 +181,13 @@ class ShellIntegration {
   std::uint64_t last_prompt_begin_ = 0;  // the last A mark
   std::uint64_t last_end_mark_ = 0;
   std::uint64_t marks_seen_ = 0;
-  std::size_t sh_echo_lines_left_ = 0;          // sh: LFs of the typed line still to come
-  std::optional<std::uint64_t> hook_line_seq_;  // hide_typed_hook
-  std::uint64_t hook_end_seq_ = 0;              // its first mark (0: not yet)
+  std::size_t sh_echo_lines_left_ = 0;  // sh: LFs of the typed line still to come
+  struct HiddenHook {
+    std::uint64_t line_seq = 0;  // where its prompt's line starts
+    std::uint64_t end_seq = 0;   // its first mark (0: not yet)
+  };
+  static constexpr std::size_t kMaxHiddenHooks = 64;
+  std::vector<HiddenHook> hidden_hooks_;  // hide_typed_hook
 };
 
 }  // namespace agentty::session

@@ -171,6 +171,13 @@ test('rearm re-installs the hook in a nested bash; flush clears the line', async
   assert.match(heur.output, /inner/);
   const armed = await call('write', { execution_id: id, action: 'rearm' });
   assert.equal(armed.armed, true, JSON.stringify(armed));
+  // The hook line (~800 bytes) is erased from the screen and left out of the
+  // answer, as for open(host); so is a second rearm's.
+  const again = await call('write', { execution_id: id, action: 'rearm' });
+  assert.equal(again.armed, true, JSON.stringify(again));
+  for (const answer of [armed, again]) assert.doesNotMatch(answer.output, /__agentty/);
+  const screen = await call('screen', { execution_id: id });
+  assert.doesNotMatch(screen.lines.join('\n'), /__agentty/);
   r = await run(id, 'echo nested; (exit 6)');
   assert.equal(r.output, 'nested\n');
   assert.equal(r.exit_code, 6);

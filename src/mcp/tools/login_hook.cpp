@@ -120,20 +120,33 @@ bool can_type_hook(session::Execution& execution) {
          !shows_secret_prompt(execution);
 }
 
-bool type_hook(session::Execution& execution) {
+namespace {
+
+// Types `prefix` and the hook line; see type_hook.
+Expected<void> type_hook_line(session::Execution& execution, const std::string& prefix) {
   auto* shell = execution.shell();
-  if (shell == nullptr) return false;
+  if (shell == nullptr) return make_error("this execution has no shell integration");
   shell->rearming();
   // A person who logs in with ssh sees no hook: its echo is erased from the
   // screen and left out of the agent's text.
-  const std::string line =
-      erasing_its_echo(start_state(execution) + session::bash_hook_line(shell->nonce()),
-                       execution.screen().cursor().col, execution.size().cols);
+  const std::string line = erasing_its_echo(prefix + session::bash_hook_line(shell->nonce()),
+                                            execution.screen().cursor().col, execution.size().cols);
   const auto line_seq = cursor_line_start(execution.log());
   // ctrl-u first: nothing half-typed is prepended to the hook line.
   auto typed = execution.write("\x15" + line + "\r", session::InputSource::agent);
-  if (typed) shell->hide_typed_hook(line_seq);
-  return static_cast<bool>(typed);
+  if (!typed) return make_error(typed.error());
+  shell->hide_typed_hook(line_seq);
+  return {};
+}
+
+}  // namespace
+
+bool type_hook(session::Execution& execution) {
+  return type_hook_line(execution, start_state(execution)).ok();
+}
+
+Expected<void> retype_hook(session::Execution& execution) {
+  return type_hook_line(execution, "");
 }
 
 void type_hook_after_login(boost::asio::io_context& io,

@@ -23,6 +23,8 @@
 #include <chrono>
 #include <memory>
 
+#include "base/expected.hpp"
+
 namespace agentty::session {
 class Execution;
 }
@@ -48,8 +50,13 @@ bool shows_secret_prompt(session::Execution& execution);
 // The hook may be typed now (see the top of this file).
 bool can_type_hook(session::Execution& execution);
 // Types ctrl-u, the hook line and Enter as the agent; false when refused
-// (held) or when the execution has no shell integration.
+// (held) or when the execution has no shell integration. On a host the line
+// first restores the session's env and cwd (a login shell starts without
+// them).
 bool type_hook(session::Execution& execution);
+// The same without restoring anything (rearm: the shell in the foreground
+// is another one, with its own directory); the write's error when refused.
+Expected<void> retype_hook(session::Execution& execution);
 // Once the login held by `execution` ends, types the hook (see above).
 // Returns at once.
 void type_hook_after_login(boost::asio::io_context& io,

@@ -391,7 +391,6 @@ boost::asio::awaitable<ToolResult> session_action(ToolContext& ctx, session::Exe
   if (auto held = held_refusal(execution, ctx, "nothing was written", session_fields(execution)))
     co_return std::move(*held);
   auto yield = milliseconds(effective_yield(ctx, args, 3000));
-  std::string bytes;
   if (action == "rearm") {
     if (asking_for_secret(execution)) {
       co_return refuse(
@@ -400,18 +399,18 @@ boost::asio::awaitable<ToolResult> session_action(ToolContext& ctx, session::Exe
           "Answer the prompt first (or ask a human with handoff), then rearm at the new "
           "shell's prompt.");
     }
-    // ctrl-u clears a partial line; the leading space keeps the hook out of
-    // history where HISTCONTROL ignores space-prefixed lines.
-    bytes = "\x15" + session::bash_hook_line(shell->nonce()) + "\r";
-    shell->rearming();
+    // Typed with ctrl-u first, erasing its echo (a person watching sees no
+    // hook line, and the agent's text leaves it out).
+    if (auto typed = retype_hook(execution); !typed)
+      co_return refuse(execution, ctx, typed.error());
   } else {
     // At the shell's prompt, ctrl-c: the terminal discards typed-ahead input
     // and readline drops the line. With a program running, only ctrl-u
     // (erase the line being typed), so the program is never interrupted.
-    bytes = shell->prompt_ready() ? "\x03" : "\x15";
+    const std::string bytes = shell->prompt_ready() ? "\x03" : "\x15";
+    if (auto ok = execution.write(bytes, session::InputSource::agent); !ok)
+      co_return refuse(execution, ctx, ok.error());
   }
-  if (auto ok = execution.write(bytes, session::InputSource::agent); !ok)
-    co_return refuse(execution, ctx, ok.error());
   auto before = execution.log().latest_seq();
   auto sent_at = steady_clock::now();
   auto done = [&] {
