@@ -134,8 +134,11 @@ void add_server_options(CLI::App& command, agentty::AppOptions& options, agentty
       ->check(CLI::Validator(program_problem, "PROGRAM"))
       ->capture_default_str();
   command
-      .add_option("--web-listen", options.web_listen,
-                  "Web terminal address (loopback; the next free port is used if taken)")
+      .add_option(
+          "--web-listen", options.web_listen,
+          "Web terminal address, loopback by default. Another address makes the pages reachable "
+          "from other machines (the secret is still required; with 0.0.0.0, only loopback Host "
+          "names are accepted). The next free port is used if taken")
       ->envname("AGENTTY_WEB_LISTEN")
       ->capture_default_str();
   // Flag callbacks, not "!" negations: CLI11's help shows those as "--no-web{false}".
