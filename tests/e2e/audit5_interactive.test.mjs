@@ -4,20 +4,13 @@
 // errors of write and screen.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { serverForFile } from './lib/mcp-client.mjs';
-
-// Generous: the suite runs on a loaded 2-core machine.
-const WAIT_MS = 30000;
+import { serverForFile, waiterFor, WAIT_MS } from './lib/mcp-client.mjs';
 
 const server = serverForFile();
 const call = server.call;
 const start = (t, args) => server.agent.startCommand(t, args);
 
-async function waitFor(id, until, extra = {}) {
-  const w = await call('wait', { execution_id: id, until, timeout_ms: WAIT_MS, ...extra });
-  assert.equal(w.isError, false, w.error);
-  return w;
-}
+const waitFor = waiterFor(call);
 
 test('text view: erase in line (ESC [K) after a carriage return clears the rest of the old text', async (t) => {
   // The way progress bars, spinners and pagers redraw a line with shorter text.

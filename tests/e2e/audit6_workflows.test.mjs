@@ -5,10 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { openSession, serverForFile } from './lib/mcp-client.mjs';
-
-// Generous: the suite runs on a loaded 2-core machine.
-const WAIT_MS = 30000;
+import { openSession, serverForFile, WAIT_MS } from './lib/mcp-client.mjs';
 
 const server = serverForFile();
 const call = server.call;

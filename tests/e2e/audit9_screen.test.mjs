@@ -8,22 +8,16 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
-import { serverForFile } from './lib/mcp-client.mjs';
+import { serverForFile, waiterFor, WAIT_MS } from './lib/mcp-client.mjs';
 import { Tmux } from './lib/web-helpers.mjs';
 
-// Generous: the suite runs on a loaded 2-core machine.
-const WAIT_MS = 30000;
 const UTF8 = { LANG: 'C.UTF-8' };
 
 const server = serverForFile();
 const call = server.call;
 const start = (t, args) => server.agent.startCommand(t, args);
 
-async function waitFor(id, until, extra = {}) {
-  const w = await call('wait', { execution_id: id, until, timeout_ms: WAIT_MS, ...extra });
-  assert.equal(w.isError, false, w.error);
-  return w;
-}
+const waitFor = waiterFor(call);
 
 // What tmux shows once `script` (bash) has run to its end in a cols x rows
 // pane with the same TERM and `env`: rows (trailing blanks trimmed), cursor,

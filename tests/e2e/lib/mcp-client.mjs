@@ -60,3 +60,16 @@ export async function openSession(call, t) {
   t.after(() => call('close', { execution_id: r.execution_id }));
   return r.execution_id;
 }
+
+// Generous: the suite runs on a loaded 2-core machine.
+export const WAIT_MS = 30000;
+
+// A waiter for `call` (a server's tool caller): wait(until) on an execution,
+// up to WAIT_MS, checked to have answered without error.
+export function waiterFor(call) {
+  return async (id, until, extra = {}) => {
+    const w = await call('wait', { execution_id: id, until, timeout_ms: WAIT_MS, ...extra });
+    assert.equal(w.isError, false, w.error);
+    return w;
+  };
+}
