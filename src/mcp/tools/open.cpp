@@ -149,9 +149,10 @@ boost::asio::awaitable<ToolResult> open(ToolContext& ctx, const json& args) {
   }
   if (!shell->prompt_ready()) {
     result["message"] =
-        "No prompt within 10 s (a slow rc file, or the hook could not be installed). The session "
-        "is "
-        "open: read it, and use write(action=\"rearm\") at a bash prompt to install the hook.";
+        "No prompt within 10 s: the shell is still starting (a slow rc file) or its rc file "
+        "left no marked prompt. The session is open: execute(session=) waits for the first "
+        "prompt, read shows what the shell printed, and at a bash prompt without marks "
+        "write(action=\"rearm\") installs the hook.";
     if (!execution->spec().host.empty())
       result["message"] = result["message"].get<std::string>() + kHookNeedsBash;
   }
