@@ -3,15 +3,13 @@
 // variable) and hands over to server_app.
 #include <CLI/CLI.hpp>
 
-#include <unistd.h>
-
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
-#include <sstream>
 
 #include "agentty_version.hpp"
 #include "base/log.hpp"
+#include "base/path_search.hpp"
 #include "server_app.hpp"
 #include "session/policy.hpp"
 #include "web/attach_client.hpp"
@@ -29,20 +27,12 @@ std::filesystem::path default_state_dir() {
 // --shell must name a program that can run: found in PATH like execvp does,
 // or a path to an executable file. Empty when it can.
 std::string program_problem(const std::string& program) {
-  auto runnable = [](const std::filesystem::path& path) {
-    std::error_code ec;
-    return std::filesystem::is_regular_file(path, ec) && ::access(path.c_str(), X_OK) == 0;
-  };
   if (program.find('/') != std::string::npos) {
-    if (runnable(program)) return {};
+    if (agentty::is_executable_file(program)) return {};
     return "'" + program +
            "' is not an executable file; give the path of a shell such as /bin/bash";
   }
-  const char* path = std::getenv("PATH");
-  std::istringstream dirs(path ? path : "/usr/bin:/bin");
-  for (std::string dir; std::getline(dirs, dir, ':');) {
-    if (runnable(std::filesystem::path(dir.empty() ? "." : dir) / program)) return {};
-  }
+  if (agentty::find_executable_in_path(program)) return {};
   return "'" + program + "' is not found in PATH; give the path of a shell such as /bin/bash";
 }
 

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "base/path_search.hpp"
 #include "base/unique_fd.hpp"
 
 namespace agentty::session {
@@ -57,14 +58,9 @@ std::optional<std::string> variable(const std::map<std::string, std::string>& en
   return std::nullopt;
 }
 
-bool executable_file(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
-}
-
 // An executable file that exec runs itself (not handed to a shell as a script).
 bool runnable_program(const std::string& path) {
-  if (!executable_file(path)) return false;
+  if (!is_executable_file(path)) return false;
   UniqueFd file(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   constexpr char kElf[] = {'\x7f', 'E', 'L', 'F'};
   char head[sizeof kElf] = {};
@@ -80,7 +76,7 @@ std::optional<std::string> find_in_path(const std::string& name, const std::stri
     std::string_view directory = rest.substr(0, colon);
     if (directory.empty() || directory.front() != '/') return std::nullopt;
     std::string candidate = std::string(directory) + "/" + name;
-    if (executable_file(candidate)) return candidate;
+    if (is_executable_file(candidate)) return candidate;
     if (colon == std::string_view::npos) return std::nullopt;
     rest.remove_prefix(colon + 1);
   }

@@ -2,10 +2,7 @@
 // agentty's prompt hook, and return once its first prompt is drawn. Over
 // SSH the hook is typed into the login shell; when a person must log in
 // first, open returns at once (held) and the hook follows the login.
-#include <unistd.h>
-
-#include <cstdlib>
-
+#include "base/path_search.hpp"
 #include "base/random_id.hpp"
 #include "mcp/tools/common.hpp"
 #include "mcp/tools/login_hook.hpp"
@@ -22,18 +19,7 @@ using namespace std::chrono;
 constexpr milliseconds kFirstPrompt{10000};
 
 std::string find_in_path(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "/usr/bin:/bin";
-  std::size_t from = 0;
-  while (from <= dirs.size()) {
-    auto at = dirs.find(':', from);
-    std::string dir = dirs.substr(from, at == std::string::npos ? std::string::npos : at - from);
-    from = at == std::string::npos ? dirs.size() + 1 : at + 1;
-    if (dir.empty()) continue;
-    std::string candidate = dir + "/" + name;
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
-  return {};
+  return find_executable_in_path(name).value_or("");
 }
 
 std::string join(const std::vector<std::string>& argv) {
