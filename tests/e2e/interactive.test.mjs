@@ -4,7 +4,7 @@
 // viewer, and the terminal size (given at start, and changed by a holder).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
@@ -237,6 +237,53 @@ test('vim -u NONE: alt_screen with the file on the visible rows; :q! brings the 
 
   await call('write', { execution_id: id, input: ':q!', newline: true });
   await assertBackOnMainScreen(id);
+});
+
+test('write(paste): bash takes a pasted block whole and runs it only at Enter', async (t) => {
+  const r = await start(t, { command: 'bash --norc --noprofile -i', yield_ms: 300 });
+  await waitForInput(r.execution_id);
+  const id = r.execution_id;
+  const pasted = await call('write', { execution_id: id, input: 'echo A$((1))\necho B$((2))\n', paste: true });
+  assert.equal(pasted.isError, false, pasted.error);
+  assert.equal(pasted.bracketed_paste, true, JSON.stringify(pasted));
+  // Typed, each line would have run at its newline; pasted, both wait for Enter.
+  assert.doesNotMatch(pasted.output, /^A1\r?$/m, JSON.stringify(pasted));
+  const ran = await call('write', { execution_id: id, keys: ['enter'] });
+  await waitFor(id, 'match', { pattern: '^B2', since_seq: ran.next_seq - ran.output.length });
+  const text = (await call('read', { execution_id: id, since_seq: 1 })).output;
+  assert.match(text, /^A1\r?\nB2\r?$/m, text);
+});
+
+test('write(paste): vim with autoindent keeps pasted indentation as it was', async (t) => {
+  const vim = findProgram('vim', 'vim.tiny', 'vi');
+  if (!vim) return t.skip('vim is not installed (scripts/install-deps installs vim-tiny)');
+  const file = path.join(dataDir, 'pasted.py');
+  const id = await startFullScreen(t, '"$0" -u NONE -N -c "set autoindent" "$1"', [vim, file], '~');
+  await call('write', { execution_id: id, input: 'i' });
+  const pasted = await call('write', { execution_id: id, input: 'if x:\r\n    y\n    z\n', paste: true });
+  assert.equal(pasted.bracketed_paste, true, JSON.stringify(pasted));
+  await call('write', { execution_id: id, keys: ['esc'], input: '' });
+  await call('write', { execution_id: id, input: ':wq', newline: true });
+  await waitForExit(id);
+  // Typed with autoindent, z would sit 8 columns in.
+  assert.equal(readFileSync(file, 'utf8'), 'if x:\n    y\n    z\n\n');
+});
+
+test('write(paste) to a program without bracketed paste types CR line ends; a paste end marker is refused', async (t) => {
+  const r = await start(t, { command: 'cat', yield_ms: 300 });
+  await waitForInput(r.execution_id);
+  const id = r.execution_id;
+  const refused = await call('write', { execution_id: id, input: 'a\u001b[201~b', paste: true });
+  assert.equal(refused.isError, true);
+  assert.match(refused.error, /input: .*ESC\[201~.*without paste: true/);
+  const pasted = await call('write', { execution_id: id, input: 'one\r\ntwo\n', paste: true });
+  assert.equal(pasted.bracketed_paste, false, JSON.stringify(pasted));
+  await call('write', { execution_id: id, eof: true });
+  await waitForExit(id);
+  // Each line echoed as typed and printed by cat (in either order): CRLF
+  // became one line end, so no empty line.
+  const text = (await call('read', { execution_id: id, since_seq: 1 })).output;
+  assert.deepEqual(text.replace(/\r/g, '').split('\n').sort(), ['', 'one', 'one', 'two', 'two']);
 });
 
 test('a cursor position query (DSR 6n) is answered without a viewer', async (t) => {

@@ -403,6 +403,13 @@ test('command rules for write: lines submitted at a shell prompt or to a nested 
   // newline:true, CR/LF inside input, and Enter pressed in a later write.
   refusedWrite(await s.call('write', { execution_id: id, input: `rm -rf ${victim}`, newline: true }), `rm -rf ${victim}`);
   refusedWrite(await s.call('write', { execution_id: id, input: `echo one\nrm -rf ${victim}\n` }), `rm -rf ${victim}`);
+  // A bracketed paste runs its lines at the next Enter: a line ended inside
+  // the paste is checked at once, the open last one at Enter.
+  refusedWrite(await s.call('write', { execution_id: id, input: `rm -rf ${victim}\necho two`, paste: true }), `rm -rf ${victim}`);
+  const pasted = await s.call('write', { execution_id: id, input: `echo one\nrm -rf ${victim}`, paste: true });
+  assert.equal(pasted.bracketed_paste, true, JSON.stringify(pasted));
+  refusedWrite(await s.call('write', { execution_id: id, keys: ['enter'] }), `rm -rf ${victim}`);
+  assert.equal((await s.call('write', { execution_id: id, keys: ['ctrl-c'] })).ok, true);
   assert.equal((await s.call('write', { execution_id: id, input: `rm -rf ${victim}` })).ok, true);
   refusedWrite(await s.call('write', { execution_id: id, keys: ['enter'] }), `rm -rf ${victim}`);
   assert.equal((await s.call('write', { execution_id: id, keys: ['ctrl-u'] })).ok, true);
@@ -439,7 +446,7 @@ test('command rules for write: lines submitted at a shell prompt or to a nested 
 
   // The refusals are audited like other refusals.
   const writes = auditRecords(s.stateDir).filter((r) => r.tool === 'write' && r.error);
-  assert.equal(writes.length, 5);
+  assert.equal(writes.length, 7);
   for (const r of writes) assert.match(r.error, /Input refused by policy; nothing was written/);
 
   // An allow list: commands must match it, answers need not.

@@ -103,8 +103,37 @@ std::optional<ToolResult> check_typed(ToolContext& ctx, session::Execution& exec
   return std::nullopt;
 }
 
+constexpr std::string_view kPasteStart = "\x1b[200~";
+constexpr std::string_view kPasteEnd = "\x1b[201~";
+
+// `text` as a terminal pastes it: line endings become CR (what Enter sends),
+// and when the program asked for bracketed paste (DECSET 2004) the text goes
+// between its markers, so a shell or an editor takes it as one block: nothing
+// runs mid-paste, and auto-indent does not indent the pasted indentation again.
+Expected<std::string> pasted(const std::string& text, bool bracketed) {
+  if (text.find(kPasteEnd) != std::string::npos) {
+    return make_error(
+        "input: holds ESC[201~, the end-of-paste marker, which would end the paste early and "
+        "type the rest as keys; send this text without paste: true.");
+  }
+  std::string out;
+  out.reserve(text.size() + kPasteStart.size() + kPasteEnd.size());
+  if (bracketed) out += kPasteStart;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\r' && i + 1 < text.size() && text[i + 1] == '\n') continue;  // CRLF: one CR
+    out += text[i] == '\n' ? '\r' : text[i];
+  }
+  if (bracketed) out += kPasteEnd;
+  return out;
+}
+
 Expected<std::string> compose_input(session::Execution& execution, const json& args) {
   std::string bytes = args.value("input", "");
+  if (args.value("paste", false)) {
+    auto as_pasted = pasted(bytes, execution.screen_modes().bracketed_paste);
+    if (!as_pasted) return as_pasted;
+    bytes = std::move(*as_pasted);
+  }
   if (args.value("newline", false)) bytes += "\r";
   if (args.contains("keys")) {
     auto modes = execution.screen_modes();
@@ -174,6 +203,8 @@ boost::asio::awaitable<ToolResult> write(ToolContext& ctx, const json& args,
     auto continued = execution->resume(session::InputSource::agent);
     if (!continued) co_return refusal(*execution, ctx, continued.error(), {{"ok", false}});
   }
+  // Read before typing: what the paste was wrapped for.
+  const bool bracketed = execution->screen_modes().bracketed_paste;
   auto bytes = compose_input(*execution, args);
   if (!bytes) co_return tool_error(bytes.error());
   // ok=true would say something was typed.
@@ -231,6 +262,7 @@ boost::asio::awaitable<ToolResult> write(ToolContext& ctx, const json& args,
                         " bytes of the input typed so far (it does not read its terminal "
                         "now); they stay queued for it, in order.";
   }
+  if (args.value("paste", false)) result["bracketed_paste"] = bracketed;
   result["yield_ms"] = yield;
   note_capped_timer(result, ctx, args, "yield_ms", "yield_ms");
   if (size) {
@@ -263,6 +295,15 @@ ToolDefinition make_write_tool(const ToolConfig& config) {
             {"description", "Text to type (raw: a NUL byte is ctrl-@)."}}},
           {"newline",
            {{"type", "boolean"}, {"description", "Press Enter after input (default false)."}}},
+          {"paste",
+           {{"type", "boolean"},
+            {"description",
+             "Send input as a terminal pastes it (default false): line endings become CR, and "
+             "if the program turned on bracketed paste (bash, zsh and vim do; python3 and node "
+             "REPLs do not) it goes between the paste markers, so the program takes it as one "
+             "block: a shell runs nothing until Enter (newline: true or keys: [\"enter\"]), "
+             "an editor does not auto-indent the pasted lines again. The answer's "
+             "bracketed_paste says which happened. Command rules check every pasted line."}}},
           {"keys",
            {{"type", "array"},
             {"maxItems", 256},
@@ -308,6 +349,11 @@ ToolDefinition make_write_tool(const ToolConfig& config) {
        "Input the program has not read yet (it does not read its terminal now), still queued "
        "for it; a lower bound: what the terminal's own input buffer (a few KiB) or, on a host, "
        "the SSH window already took is not counted. Past 16 MiB a write is refused."}};
+  output["bracketed_paste"] = {
+      {"type", "boolean"},
+      {"description",
+       "paste=true: the program had bracketed paste on, so the input went between the paste "
+       "markers; false: it was typed as a terminal pastes to a program that did not ask."}};
   output["refused_line"] = {
       {"type", "string"},
       {"description", "The submitted line the command rules refused (nothing was written)."}};
