@@ -47,6 +47,12 @@ std::string to_string(ShellKind kind);
 // (`write(action="rearm")`) or sourced. Idempotent: running it twice does not
 // wrap PROMPT_COMMAND twice.
 std::string bash_hook_line(std::string_view nonce);
+// The same for zsh (precmd/preexec functions), one line.
+std::string zsh_hook_line(std::string_view nonce);
+// What is typed into a shell of unknown kind (an SSH login shell, a shell
+// started inside a session, then rearmed): bash's hook in bash, zsh's in
+// zsh. Other shells (sh, fish) answer with a syntax error.
+std::string typed_hook_line(std::string_view nonce);
 
 // What to run and which variables to set for a shell whose startup files were
 // written under `dir`; `files` removes them once nobody holds it.

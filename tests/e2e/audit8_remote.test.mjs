@@ -193,22 +193,43 @@ test('open(host): the typed prompt hook is not shown; what the login printed is'
   assert.match(text, /welcome-8a from the profile\nprompt-8a\$ echo "in \$PWD"\nin \//, text);
 });
 
-// open(host) types a bash hook into the account's login shell. When that
-// shell is not bash (sh here) the hook is a syntax error and no marked
+// The hook typed into the login shell is bash's or zsh's, whichever reads
+// it: a zsh account gets a session with exact boundaries, and neither the
+// answers nor the screen show the hook.
+test('open(host) on a zsh login shell: exact boundaries, exit codes, no hook text', { skip }, async (t) => {
+  const zshHome = mkdtempSync(path.join(tmpdir(), 'agentty-audit8-zsh-'));
+  writeFileSync(path.join(zshHome, '.zshrc'), "PS1='%n@zsh-host %# '\n");  // no new-user wizard
+  const zshUser = createPasswordUser({ home: zshHome, shell: '/usr/bin/zsh', suffix: 'z' });
+  t.after(() => zshUser.remove());
+  const o = await agent.call('open', { host: `${zshUser.name}@127.0.0.1:${sshd.port}`, cwd: '/tmp', env: { GREETING: 'hi there' } });
+  t.after(() => agent.call('close', { execution_id: o.execution_id }));
+  assert.equal(o.prompt_ready, true, JSON.stringify({ ...o, raw: undefined }));
+  const r = await agent.call('execute', { session: o.execution_id, command: 'echo "$ZSH_NAME $PWD $GREETING"; (exit 3)', side_effects: ['NONE'] });
+  assert.equal(r.boundaries, 'exact', JSON.stringify({ ...r, raw: undefined }));
+  assert.equal(r.output, 'zsh /tmp hi there\n');
+  assert.equal(r.exit_code, 3);
+  const all = await agent.call('read', { execution_id: o.execution_id, since_seq: 1 });
+  const screen = await agent.call('screen', { execution_id: o.execution_id });
+  for (const text of [o.output, all.output, screen.lines.join('\n')]) assert.doesNotMatch(text, /__agentty|133;/);
+  assert.match(screen.lines.join('\n'), /@zsh-host % echo/);
+});
+
+// open(host) types a bash/zsh hook into the account's login shell. When that
+// shell is neither (sh here) the hook is a syntax error and no marked
 // prompt ever comes: open said only "a slow rc file, or the hook could not
 // be installed" and execute(session=) then failed the same way, with no hint
 // that the login shell was the cause or what to use instead.
-test('open(host) on a login shell that is not bash says so and points to execute(host)', { skip }, async (t) => {
+test('open(host) on a login shell that is neither bash nor zsh says so and points to execute(host)', { skip }, async (t) => {
   const shUser = createPasswordUser({ home: mkdtempSync(path.join(tmpdir(), 'agentty-audit8-sh-')), shell: '/bin/sh', suffix: 's' });
   t.after(() => shUser.remove());
   const o = await agent.call('open', { host: `${shUser.name}@127.0.0.1:${sshd.port}` });
   t.after(() => agent.call('close', { execution_id: o.execution_id }));
   assert.equal(o.prompt_ready, false, JSON.stringify({ ...o, raw: undefined }));
   assert.match(o.output, /Syntax error/);
-  assert.match(o.message, /login shell is not bash/);
+  assert.match(o.message, /login shell is neither/);
   assert.match(o.message, /execute\(host=/);
   const r = await agent.call('execute', { session: o.execution_id, command: 'echo hi', side_effects: ['NONE'] });
   assert.equal(r.isError, true, JSON.stringify({ ...r, raw: undefined }));
   assert.match(r.error, /did not show a prompt/);
-  assert.match(r.error, /login shell is not bash/);
+  assert.match(r.error, /login shell is neither/);
 });

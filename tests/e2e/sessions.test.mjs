@@ -192,6 +192,24 @@ test('rearm re-installs the hook in a nested bash; flush clears the line', async
   await call('close', { execution_id: id });
 });
 
+test('rearm in a zsh started inside a bash session installs zsh\'s hook; leaving it returns to bash', async () => {
+  const id = await open();
+  let r = await run(id, 'zsh -f', { yield_ms: 500 });
+  assert.equal(r.status, 'backgrounded');
+  const armed = await call('write', { execution_id: id, action: 'rearm' });
+  assert.equal(armed.armed, true, JSON.stringify(armed));
+  assert.doesNotMatch(armed.output, /__agentty|bad substitution/);
+  r = await run(id, 'echo "in $ZSH_NAME"; (exit 4)');
+  assert.equal(r.boundaries, 'exact');
+  assert.equal(r.output, 'in zsh\n');
+  assert.equal(r.exit_code, 4);
+  r = await run(id, 'exit 5', { yield_ms: 5000 });
+  assert.equal(r.exit_code, 5);
+  r = await run(id, 'echo "back in ${BASH_VERSION%%.*}"');
+  assert.equal(r.output, 'back in 5\n');
+  await call('close', { execution_id: id });
+});
+
 test('close is idempotent and refuses commands', async () => {
   const id = await open();
   const c1 = await call('close', { execution_id: id });

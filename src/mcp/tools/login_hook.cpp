@@ -129,7 +129,7 @@ Expected<void> type_hook_line(session::Execution& execution, const std::string& 
   shell->rearming();
   // A person who logs in with ssh sees no hook: its echo is erased from the
   // screen and left out of the agent's text.
-  const std::string line = erasing_its_echo(prefix + session::bash_hook_line(shell->nonce()),
+  const std::string line = erasing_its_echo(prefix + session::typed_hook_line(shell->nonce()),
                                             execution.screen().cursor().col, execution.size().cols);
   const auto line_seq = cursor_line_start(execution.log());
   // ctrl-u first: nothing half-typed is prepended to the hook line.

@@ -36,11 +36,11 @@ namespace agentty::mcp::tools {
 inline constexpr std::chrono::milliseconds kAfterLogin{30000};
 
 // Why a session on a host may never show a marked prompt, for open's and
-// execute(session=)'s answers: the hook typed is bash's, whatever the
-// account's login shell is.
+// execute(session=)'s answers: the hook typed is for bash or zsh, whatever
+// the account's login shell is.
 inline constexpr const char* kHookNeedsBash =
-    " On a host the hook is bash's, typed into the account's login shell: if the login shell is "
-    "not bash (sh, zsh, fish; its error is in output), no marked prompt will come. Run "
+    " On a host the hook is typed into the account's login shell and knows bash and zsh: if the "
+    "login shell is neither (sh, fish; its error is in output), no marked prompt will come. Run "
     "commands with execute(host=...) instead, or type bash with write and then "
     "write(action=\"rearm\").";
 

@@ -37,8 +37,10 @@ json shell_cwd(session::Execution& execution) {
 void describe_session(session::Execution& execution, json& item) {
   const auto& spec = execution.spec();
   auto* shell = execution.shell();
-  std::string name = shell ? session::to_string(shell->kind())
-                           : spec.command_text.substr(spec.command_text.rfind('/') + 1);
+  // On a host the hook knows bash and zsh; which one is the account's.
+  std::string name = !spec.host.empty() ? std::string("login shell")
+                     : shell            ? session::to_string(shell->kind())
+                             : spec.command_text.substr(spec.command_text.rfind('/') + 1);
   std::string command = name + " (session)";
   const auto* current = shell ? shell->current() : nullptr;
   bool running = shell && shell->command_running() && !execution.finished() && current;
