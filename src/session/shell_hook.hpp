@@ -43,16 +43,17 @@ enum class ShellKind { bash, zsh, sh };
 std::optional<ShellKind> parse_shell_kind(std::string_view name);
 std::string to_string(ShellKind kind);
 
-// The hook definitions for bash as one line that can be typed at a prompt
-// (`write(action="rearm")`) or sourced. Idempotent: running it twice does not
-// wrap PROMPT_COMMAND twice.
-std::string bash_hook_line(std::string_view nonce);
-// The same for zsh (precmd/preexec functions), one line.
-std::string zsh_hook_line(std::string_view nonce);
-// What is typed into a shell of unknown kind (an SSH login shell, a shell
-// started inside a session, then rearmed): bash's hook in bash, zsh's in
-// zsh. Other shells (sh, fish) answer with a syntax error.
-std::string typed_hook_line(std::string_view nonce);
+// The prompt hooks for bash and zsh as one line that either shell reads (each
+// runs its own part), written to their rc files and typed into a shell of
+// unknown kind (an SSH login shell, `write(action="rearm")`); other shells
+// (sh, fish) answer with a syntax error. Idempotent: running it twice does not
+// wrap PROMPT_COMMAND twice. It leaves ${#__agentty_k} = the lines the
+// expanded prompt has above its last one, so what follows it when typed can
+// erase a multi-line prompt whole (see kPromptLinesMark).
+std::string hook_line(std::string_view nonce);
+// The mark a typed hook line prints with that count (OSC 133;L;COUNT;n=NONCE):
+// the prompt's earlier lines are hidden from the agent's text with it.
+inline constexpr char kPromptLinesMark = 'L';
 
 // What to run and which variables to set for a shell whose startup files were
 // written under `dir`; `files` removes them once nobody holds it.

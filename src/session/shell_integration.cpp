@@ -160,9 +160,27 @@ void ShellIntegration::on_input(std::string_view bytes, InputSource source) {
   if (prompt_ready() && bytes.find_first_of("\r\n") != std::string_view::npos) line_entered_ = true;
 }
 
-void ShellIntegration::hide_typed_hook(std::uint64_t line_seq) {
+void ShellIntegration::hide_typed_hook(std::vector<std::uint64_t> line_starts) {
+  if (line_starts.empty()) return;
   if (hidden_hooks_.size() == kMaxHiddenHooks) hidden_hooks_.erase(hidden_hooks_.begin());
-  hidden_hooks_.push_back({line_seq, 0});
+  const auto line_seq = line_starts.front();
+  hidden_hooks_.push_back({line_seq, 0, std::move(line_starts)});
+}
+
+void ShellIntegration::close_hidden_hook(const ShellMark& mark) {
+  if (hidden_hooks_.empty() || hidden_hooks_.back().end_seq != 0) return;
+  auto& hook = hidden_hooks_.back();
+  if (mark.kind == kPromptLinesMark && !mark.fields.empty()) {
+    // The prompt's earlier lines: the shell draws them again with its next prompt.
+    std::size_t above = 0;
+    for (char c : mark.fields.front()) {
+      if (c < '0' || c > '9' || above > hook.line_starts.size()) break;
+      above = above * 10 + static_cast<std::size_t>(c - '0');
+    }
+    hook.line_seq = hook.line_starts[std::min(above, hook.line_starts.size() - 1)];
+  }
+  hook.end_seq = std::max(mark.begin_seq, hook.line_seq);
+  hook.line_starts = {};
 }
 
 void ShellIntegration::on_exit() {
@@ -173,8 +191,7 @@ void ShellIntegration::on_exit() {
 
 void ShellIntegration::apply(const ShellMark& mark) {
   ++marks_seen_;
-  if (!hidden_hooks_.empty() && hidden_hooks_.back().end_seq == 0)
-    hidden_hooks_.back().end_seq = std::max(mark.begin_seq, hidden_hooks_.back().line_seq);
+  close_hidden_hook(mark);
   switch (mark.kind) {
     case 'B':
       on_prompt_drawn(mark);

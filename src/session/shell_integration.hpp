@@ -127,13 +127,16 @@ class ShellIntegration {
   // no shell leaves the running command running).
   void rearming() {}
   // The agent typed the prompt hook into a shell (open on a host, rearm),
-  // at a prompt whose line starts at log position `line_seq`: that line,
-  // the hook's echo and what the shell printed before its first mark are
-  // left out of the agent's text, as the hook erases them from the screen (a
-  // person at ssh sees neither). Nothing is left out until that mark
+  // at a prompt whose line starts at log position `line_starts[0]`
+  // (line_starts[k]: the line k rows above): that line, the hook's echo and
+  // what the shell printed before its first mark are left out of the agent's
+  // text, as the hook erases them from the screen (a person at ssh sees
+  // neither). When that first mark is the hook's count of the prompt's
+  // earlier lines (kPromptLinesMark), those lines are left out too: the
+  // shell draws the whole prompt again. Nothing is left out until the mark
   // arrives: a hook that failed shows why. Each typing is hidden (the newest
   // kMaxHiddenHooks).
-  void hide_typed_hook(std::uint64_t line_seq);
+  void hide_typed_hook(std::vector<std::uint64_t> line_starts);
   // Shells known to be running one inside the other (1: no nesting).
   std::size_t shell_depth() const { return shells_.size(); }
   const ShellCommand* find(std::uint64_t id) const;
@@ -183,9 +186,11 @@ class ShellIntegration {
   std::uint64_t marks_seen_ = 0;
   std::size_t sh_echo_lines_left_ = 0;  // sh: LFs of the typed line still to come
   struct HiddenHook {
-    std::uint64_t line_seq = 0;  // where its prompt's line starts
-    std::uint64_t end_seq = 0;   // its first mark (0: not yet)
+    std::uint64_t line_seq = 0;              // where its prompt's line starts
+    std::uint64_t end_seq = 0;               // its first mark (0: not yet)
+    std::vector<std::uint64_t> line_starts;  // until then: lines above the prompt's
   };
+  void close_hidden_hook(const ShellMark& mark);
   static constexpr std::size_t kMaxHiddenHooks = 64;
   std::vector<HiddenHook> hidden_hooks_;  // hide_typed_hook
 };

@@ -198,7 +198,8 @@ test('open(host): the typed prompt hook is not shown; what the login printed is'
 // answers nor the screen show the hook.
 test('open(host) on a zsh login shell: exact boundaries, exit codes, no hook text', { skip }, async (t) => {
   const zshHome = mkdtempSync(path.join(tmpdir(), 'agentty-audit8-zsh-'));
-  writeFileSync(path.join(zshHome, '.zshrc'), "PS1='%n@zsh-host %# '\n");  // no new-user wizard
+  // A two-line prompt (and a .zshrc at all: no new-user wizard).
+  writeFileSync(path.join(zshHome, '.zshrc'), "PS1=$'%n@zsh-host\\n%# '\n");
   const zshUser = createPasswordUser({ home: zshHome, shell: '/usr/bin/zsh', suffix: 'z' });
   t.after(() => zshUser.remove());
   const o = await agent.call('open', { host: `${zshUser.name}@127.0.0.1:${sshd.port}`, cwd: '/tmp', env: { GREETING: 'hi there' } });
@@ -210,8 +211,12 @@ test('open(host) on a zsh login shell: exact boundaries, exit codes, no hook tex
   assert.equal(r.exit_code, 3);
   const all = await agent.call('read', { execution_id: o.execution_id, since_seq: 1 });
   const screen = await agent.call('screen', { execution_id: o.execution_id });
-  for (const text of [o.output, all.output, screen.lines.join('\n')]) assert.doesNotMatch(text, /__agentty|133;/);
-  assert.match(screen.lines.join('\n'), /@zsh-host % echo/);
+  // The prompt's first line, once per prompt: the hook erased the old one.
+  for (const text of [all.output, screen.lines.join('\n')]) {
+    assert.doesNotMatch(text, /__agentty|133;/);
+    assert.equal(text.match(/@zsh-host$/gm)?.length, 2, text);
+  }
+  assert.match(screen.lines.join('\n'), /@zsh-host\n% echo/);
 });
 
 // open(host) types a bash/zsh hook into the account's login shell. When that

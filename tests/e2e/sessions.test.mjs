@@ -171,7 +171,7 @@ test('rearm re-installs the hook in a nested bash; flush clears the line', async
   assert.match(heur.output, /inner/);
   const armed = await call('write', { execution_id: id, action: 'rearm' });
   assert.equal(armed.armed, true, JSON.stringify(armed));
-  // The hook line (~800 bytes) is erased from the screen and left out of the
+  // The hook line (~1.4 KB) is erased from the screen and left out of the
   // answer, as for open(host); so is a second rearm's.
   const again = await call('write', { execution_id: id, action: 'rearm' });
   assert.equal(again.armed, true, JSON.stringify(again));
@@ -189,6 +189,24 @@ test('rearm re-installs the hook in a nested bash; flush clears the line', async
   assert.equal(f.ok, true);
   r = await run(id, 'echo clean');
   assert.equal(r.output, 'clean\n');
+  await call('close', { execution_id: id });
+});
+
+test('rearm at a two-line prompt: the prompt shows once, on the screen and in the text', async () => {
+  const id = await open();
+  const before = await call('read', { execution_id: id, tail_lines: 1 });
+  let r = await run(id, "PS1='upper-line\\n\\$ ' bash --norc", { yield_ms: 500 });
+  assert.equal(r.status, 'backgrounded');
+  const armed = await call('write', { execution_id: id, action: 'rearm' });
+  assert.equal(armed.armed, true, JSON.stringify(armed));
+  r = await run(id, 'echo nested');
+  assert.equal(r.output, 'nested\n');
+  const text = (await call('read', { execution_id: id, since_seq: before.next_seq })).output;
+  const screen = (await call('screen', { execution_id: id })).lines.join('\n');
+  for (const shown of [text, screen]) {
+    assert.doesNotMatch(shown, /__agentty/);
+    assert.equal(shown.match(/^upper-line$/gm)?.length, 2, shown);  // before and after echo nested
+  }
   await call('close', { execution_id: id });
 });
 

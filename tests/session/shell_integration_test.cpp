@@ -157,7 +157,7 @@ TEST(ShellIntegration, TypedHookIsLeftOutOfTheAgentText) {
   Feeder f;
   const std::string login = "Welcome\r\nuser@host:~$ ";
   f.out(login);
-  f.shell.hide_typed_hook(1 + std::string("Welcome\r\n").size());
+  f.shell.hide_typed_hook({1 + std::string("Welcome\r\n").size(), 1});
   const std::string echo = " __agentty_n=x; printf '\\e[2F\\e[J'\r\n\x1b[2F\x1b[J";
   f.out(echo);
   EXPECT_NE(f.shell.agent_text(login + echo, 1).find("user@host:~$  __agentty_n=x;"),
@@ -168,6 +168,29 @@ TEST(ShellIntegration, TypedHookIsLeftOutOfTheAgentText) {
   EXPECT_EQ(f.shell.agent_text(login + echo + prompt, 1), "Welcome\nuser@host:~$ ");
   // A page that starts inside the hidden part.
   EXPECT_EQ(f.shell.agent_text(echo.substr(3) + prompt, 1 + login.size() + 3), "user@host:~$ ");
+}
+
+// A two-line prompt: the hook counts the prompt's earlier lines (the L
+// mark), erases them with the echo, and the shell draws the whole prompt
+// again; so the earlier line is left out of the text too, once, not twice.
+TEST(ShellIntegration, TypedHookAtAMultiLinePromptLeavesOutTheWholeOldPrompt) {
+  Feeder f;
+  const std::string login = "Welcome\r\nuser@host ~/src\r\n$ ";
+  f.out(login);
+  const std::uint64_t last_row = 1 + login.size() - 2;
+  const std::uint64_t first_row = 1 + std::string("Welcome\r\n").size();
+  f.shell.hide_typed_hook({last_row, first_row, 1});
+  const std::string echo = "case x; printf ...\r\n" + mark("L;1") + "\x1b[3F\x1b[J";
+  const std::string prompt = mark("D;0") + mark("A") + "user@host ~/src\r\n$ " + mark("B");
+  f.out(echo + prompt);
+  EXPECT_EQ(f.shell.agent_text(login + echo + prompt, 1), "Welcome\nuser@host ~/src\n$ ");
+  // A count larger than the lines known (the look-back's end) stops at the oldest.
+  Feeder g;
+  g.out(login);
+  g.shell.hide_typed_hook({last_row, first_row});
+  const std::string wild = "x\r\n" + mark("L;99999999999999999999");
+  g.out(wild + prompt);
+  EXPECT_EQ(g.shell.agent_text(login + wild + prompt, 1), "Welcome\nuser@host ~/src\n$ ");
 }
 
 // Enter at the prompt: not ready until the shell starts the line or draws a

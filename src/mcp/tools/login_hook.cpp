@@ -71,20 +71,27 @@ std::string start_state(session::Execution& execution) {
   return line;
 }
 
-// `line` followed by a command that moves the cursor from below its echo
-// back to the start of the prompt's row and erases from there (CPL, ED):
-// typed at a prompt that ends at `prompt_col` of a `cols`-wide terminal, the
-// prompt and the echo take this many rows. The line is made never to end
-// exactly at the margin, where terminals differ on when they wrap. Unchanged
-// when it holds a byte whose width on the screen is not one column.
-std::string erasing_its_echo(const std::string& line, int prompt_col, int cols) {
+// `line` (a typed hook line) followed by a command that moves the cursor
+// from below its echo back to the start of the prompt's first row and erases
+// from there (CPL, ED): typed at a prompt that ends at `prompt_col` of a
+// `cols`-wide terminal, the prompt's last row and the echo take `rows` rows;
+// the rows above for a multi-line prompt are counted by the shell, which
+// prints that count in a mark (session::kPromptLinesMark) first. The line is
+// made never to end exactly at the margin, where terminals differ on when
+// they wrap. Unchanged when it holds a byte whose width on the screen is not
+// one column.
+std::string erasing_its_echo(const std::string& line, int prompt_col, int cols,
+                             const std::string& nonce) {
   const bool plain =
       std::all_of(line.begin(), line.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
   if (!plain || cols <= 0 || prompt_col < 0) return line;
   const auto col = static_cast<std::size_t>(prompt_col);
   const auto width = static_cast<std::size_t>(cols);
+  const std::string mark =
+      std::string("\\e]133;") + session::kPromptLinesMark + ";%s;n=" + nonce + "\\a";
   for (std::size_t rows = 1; rows < 10000; ++rows) {
-    std::string erasing = line + "; printf '\\e[" + std::to_string(rows) + "F\\e[J'";
+    std::string erasing = line + "; printf '" + mark + "\\e[%sF\\e[J' ${#__agentty_k} $((" +
+                          std::to_string(rows) + "+${#__agentty_k}))";
     if ((col + erasing.size()) % width == 0) erasing += ' ';
     // Enter moves below the echo's last row.
     if ((col + erasing.size()) / width + 1 == rows) return erasing;
@@ -92,14 +99,26 @@ std::string erasing_its_echo(const std::string& line, int prompt_col, int cols) 
   return line;
 }
 
-// Where the cursor's line starts in the log: after the newest newline.
-std::uint64_t cursor_line_start(const session::OutputLog& log) {
+// Where the cursor's line starts in the log (after the newest newline), then
+// where each line above it starts, newest first: a multi-line prompt's rows.
+std::vector<std::uint64_t> cursor_line_starts(const session::OutputLog& log) {
   constexpr std::uint64_t kLookBack = 4096;
+  constexpr std::size_t kMaxLines = 16;
   const auto end = log.latest_seq();
   const auto begin = std::max(log.first_retained_seq(), end > kLookBack ? end - kLookBack : 1);
   const std::string tail = log.copy_range(begin, end);
-  const auto newline = tail.rfind('\n');
-  return newline == std::string::npos ? begin : begin + newline + 1;
+  std::vector<std::uint64_t> starts;
+  auto at = tail.size();  // the end of the line looked at (exclusive)
+  while (starts.size() < kMaxLines) {
+    const auto newline = at == 0 ? std::string::npos : tail.rfind('\n', at - 1);
+    if (newline == std::string::npos) break;
+    starts.push_back(begin + newline + 1);
+    at = newline;
+  }
+  // The log's first byte starts a line too; with no newline at all, the
+  // cursor's line is taken to start where the look-back does.
+  if (starts.size() < kMaxLines && (begin == 1 || starts.empty())) starts.push_back(begin);
+  return starts;
 }
 
 }  // namespace
@@ -129,13 +148,14 @@ Expected<void> type_hook_line(session::Execution& execution, const std::string& 
   shell->rearming();
   // A person who logs in with ssh sees no hook: its echo is erased from the
   // screen and left out of the agent's text.
-  const std::string line = erasing_its_echo(prefix + session::typed_hook_line(shell->nonce()),
-                                            execution.screen().cursor().col, execution.size().cols);
-  const auto line_seq = cursor_line_start(execution.log());
+  const std::string line =
+      erasing_its_echo(prefix + session::hook_line(shell->nonce()), execution.screen().cursor().col,
+                       execution.size().cols, shell->nonce());
+  auto line_starts = cursor_line_starts(execution.log());
   // ctrl-u first: nothing half-typed is prepended to the hook line.
   auto typed = execution.write("\x15" + line + "\r", session::InputSource::agent);
   if (!typed) return make_error(typed.error());
-  shell->hide_typed_hook(line_seq);
+  shell->hide_typed_hook(std::move(line_starts));
   return {};
 }
 
