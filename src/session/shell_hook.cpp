@@ -21,7 +21,8 @@ std::string replace_all(std::string text, std::string_view from, std::string_vie
 // is also typed into a shell of unknown kind (an SSH login shell, rearm). It
 // starts with a space: HISTCONTROL=ignorespace / HIST_IGNORE_SPACE keep it
 // out of the history. D marks carry the shell's $$ so nested shells are told
-// apart (see shell_integration.hpp). precmd runs first (it sees the command's
+// apart (see shell_integration.hpp), and its working directory (w=,
+// percent-encoded like E's text). precmd runs first (it sees the command's
 // $?, and hands it on unchanged); postcmd runs last and re-adds the marks to
 // PS1 (and PS0: bash prints the C mark from it; zsh's preexec prints E and C).
 // bash: PROMPT_COMMAND, a string or an array (bash >= 5.1), is wrapped once.
@@ -32,7 +33,9 @@ constexpr std::string_view kHook =
     R"( __agentty_n=NONCE; __agentty_C='\e]133;C;n=NONCE\a'; case ${ZSH_VERSION-} in )"
     R"('') __agentty_A='\[\e]133;A;n=NONCE\a\]'; __agentty_B='\[\e]133;B;n=NONCE\a\]';; )"
     R"(*) __agentty_A=$'%{\e]133;A;n=NONCE\a%}'; __agentty_B=$'%{\e]133;B;n=NONCE\a%}';; esac; )"
-    R"(__agentty_precmd() { local s=$?; printf '\e]133;D;%s;p=%s;n=%s\a' "$s" $$ "$__agentty_n"; return $s; }; )"
+    R"(__agentty_precmd() { local s=$? w=${PWD//\%/%25}; w=${w//;/%3B}; w=${w//$'\n'/%0A}; )"
+    R"(w=${w//$'\a'/%07}; w=${w//$'\e'/%1B}; )"
+    R"(printf '\e]133;D;%s;p=%s;w=%s;n=%s\a' "$s" $$ "$w" "$__agentty_n"; return $s; }; )"
     R"(__agentty_postcmd() { local s=$?; PS1=${PS1//"$__agentty_A"/}; PS1=${PS1//"$__agentty_B"/}; )"
     R"(PS1=$__agentty_A$PS1$__agentty_B; PS0=${PS0//"$__agentty_C"/}$__agentty_C; return $s; }; )"
     R"(case ${ZSH_VERSION-} in '') if [[ " ${PROMPT_COMMAND[*]} " != *__agentty_precmd* ]]; then )"

@@ -3,7 +3,10 @@
 //   ESC ] 133 ; A ; n=NONCE BEL          prompt starts
 //   ESC ] 133 ; B ; n=NONCE BEL          prompt ends (the shell reads a line)
 //   ESC ] 133 ; C ; n=NONCE BEL          the command's output starts
-//   ESC ] 133 ; D ; STATUS ; n=NONCE BEL the command ended with STATUS
+//   ESC ] 133 ; D ; STATUS ; p=PID ; w=DIR ; n=NONCE BEL
+//                                        the command ended with STATUS, in the
+//                                        shell PID, now in DIR (percent-encoded;
+//                                        bash and zsh; sh: no p, no w)
 //   ESC ] 133 ; E ; TEXT ; n=NONCE BEL   the command line (zsh only; TEXT is
 //                                        percent-encoded: %, ;, and C0 bytes)
 // The nonce is a per-session random string kept in an unexported shell

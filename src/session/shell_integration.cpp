@@ -259,6 +259,7 @@ std::size_t ShellIntegration::shell_of(const ShellMark& mark) {
   std::string key;
   for (const auto& field : mark.fields) {
     if (field.starts_with("p=")) key = field.substr(2);
+    if (field.starts_with("w=")) shell_cwd_ = percent_decode(std::string_view(field).substr(2));
   }
   for (std::size_t i = shells_.size(); i-- > 0;) {
     if (shells_[i].key == key) return i;

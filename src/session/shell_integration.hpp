@@ -104,6 +104,10 @@ class ShellIntegration {
   ShellKind kind() const { return kind_; }
   const std::string& nonce() const { return nonce_; }
   bool prompt_ready() const { return prompt_ready_ && !running(); }
+  // The working directory the newest D mark reported: that of the innermost
+  // marked shell (after `ssh` and rearm, the remote one), as of its last
+  // prompt. nullopt before one (or from sh, whose marks carry none).
+  const std::optional<std::string>& shell_cwd() const { return shell_cwd_; }
   // Enter was typed at the prompt (write, a person) and the shell has neither
   // started a command nor drawn its prompt since: it is about to start the
   // line, or reads the rest of it (an unclosed quote, a trailing backslash,
@@ -180,6 +184,7 @@ class ShellIntegration {
   bool exited_ = false;
   std::string echo_;  // bytes since the last prompt (the typed line)
   std::optional<std::string> e_text_;
+  std::optional<std::string> shell_cwd_;  // from D marks
   std::uint64_t last_prompt_end_ = 0;
   std::uint64_t last_prompt_begin_ = 0;  // the last A mark
   std::uint64_t last_end_mark_ = 0;

@@ -217,6 +217,11 @@ test('open(host) on a zsh login shell: exact boundaries, exit codes, no hook tex
     assert.equal(text.match(/@zsh-host$/gm)?.length, 2, text);
   }
   assert.match(screen.lines.join('\n'), /@zsh-host\n% echo/);
+  // ps knows where the remote shell is: its hook reports it at each prompt.
+  const listed = () => agent.call('ps', {}).then((p) => p.executions.find((e) => e.execution_id === o.execution_id));
+  assert.equal((await listed()).shell_cwd, '/tmp');
+  await agent.call('execute', { session: o.execution_id, command: 'cd /usr/share', side_effects: ['NONE'] });
+  assert.equal((await listed()).shell_cwd, '/usr/share');
 });
 
 // open(host) types a bash/zsh hook into the account's login shell. When that

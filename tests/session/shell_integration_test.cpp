@@ -193,6 +193,21 @@ TEST(ShellIntegration, TypedHookAtAMultiLinePromptLeavesOutTheWholeOldPrompt) {
   EXPECT_EQ(g.shell.agent_text(login + wild + prompt, 1), "Welcome\nuser@host ~/src\n$ ");
 }
 
+// Each D mark says where its shell is now (w=, percent-encoded): the newest
+// one wins, so a nested shell's directory shows while it runs, and the outer
+// one's once it exits.
+TEST(ShellIntegration, TheShellsDirectoryComesFromItsNewestDMark) {
+  Feeder f;
+  EXPECT_FALSE(f.shell.shell_cwd());
+  f.out(mark("D;0;p=10;w=/home/u") + mark("A") + "$ " + mark("B"));
+  EXPECT_EQ(f.shell.shell_cwd(), std::optional<std::string>("/home/u"));
+  f.out("bash\r\n" + mark("C") + mark("D;0;p=11;w=/tmp/a%3Bb%0Ac%25") + mark("A") + "$ " +
+        mark("B"));
+  EXPECT_EQ(f.shell.shell_cwd(), std::optional<std::string>("/tmp/a;b\nc%"));
+  f.out("exit\r\n" + mark("C") + mark("D;0;p=10;w=/home/u") + mark("A") + "$ " + mark("B"));
+  EXPECT_EQ(f.shell.shell_cwd(), std::optional<std::string>("/home/u"));
+}
+
 // Enter at the prompt: not ready until the shell starts the line or draws a
 // prompt again; a line left open (continuation prompt) stays not ready.
 TEST(ShellIntegration, ALineEnteredAtThePromptIsPendingUntilItStartsOrAPromptComes) {

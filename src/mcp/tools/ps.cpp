@@ -22,11 +22,16 @@ std::string iso8601(session::SystemTime time) {
   return out.str();
 }
 
-// Where a local session's shell is now: it cds, and spec.cwd is only where it
-// started. Unknown (null) on a host, or once the shell has ended.
+// Where a session's shell is now: it cds, and spec.cwd is only where it
+// started. The hook reports it at each prompt (from the innermost marked
+// shell: after `ssh` and rearm, the remote one); before a marked prompt, and
+// for sh, a local shell's /proc cwd. Null once the shell has ended.
 json shell_cwd(session::Execution& execution) {
+  if (execution.finished()) return nullptr;
+  if (const auto* shell = execution.shell(); shell && shell->shell_cwd())
+    return execution.redacted(*shell->shell_cwd());
   auto pid = execution.process_id();
-  if (!pid || !execution.spec().host.empty() || execution.finished()) return nullptr;
+  if (!pid || !execution.spec().host.empty()) return nullptr;
   std::error_code error;
   auto path = std::filesystem::read_symlink("/proc/" + std::to_string(*pid) + "/cwd", error);
   return error ? json(nullptr) : json(path.string());
@@ -133,8 +138,9 @@ ToolDefinition make_ps_tool(const ToolConfig&) {
   item["shell_cwd"] = {
       {"type", {"string", "null"}},
       {"description",
-       "Local sessions: the shell's current directory now (cwd is where it started); null on a "
-       "host or once the shell ended."}};
+       "Sessions: the shell's current directory (cwd is where it started), as the innermost "
+       "marked shell reported at its last prompt (on a host too; after ssh and rearm, the "
+       "remote one); null before a prompt on a host, or once the shell ended."}};
   item["latest_seq"] = {{"type", "integer"}};
   item["cursor_seq"] = {{"type", "integer"}};
   item["idle_ms"] = {{"type", {"integer", "null"}}};
