@@ -25,6 +25,7 @@ constexpr int invalid_request = -32600;
 constexpr int method_not_found = -32601;
 constexpr int invalid_params = -32602;
 constexpr int internal_error = -32603;
+constexpr int resource_not_found = -32002;  // MCP's code for resources/read
 }  // namespace rpc_error
 
 struct Request {

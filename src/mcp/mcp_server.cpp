@@ -73,7 +73,8 @@ McpServer::McpServer(boost::asio::io_context& io, session::Registry& registry, T
       config_(std::move(config)),
       policy_(policy),
       hooks_(std::move(hooks)),
-      tools_(make_tool_table(config_)) {}
+      tools_(make_tool_table(config_)),
+      resources_(make_resource_handlers()) {}
 
 McpServer::~McpServer() {
   *alive_ = false;
@@ -141,7 +142,10 @@ json McpServer::initialize(const json& params) {
       is_supported_protocol_version(requested) ? requested : kLatestProtocolVersion;
   return {
       {"protocolVersion", version},
-      {"capabilities", {{"tools", {{"listChanged", false}}}, {"logging", json::object()}}},
+      {"capabilities",
+       {{"tools", {{"listChanged", false}}},
+        {"resources", {{"listChanged", false}, {"subscribe", false}}},
+        {"logging", json::object()}}},
       {"serverInfo",
        {{"name", "agentty"}, {"title", "agentty terminal sessions"}, {"version", AGENTTY_VERSION}}},
       {"instructions", kInstructions},
@@ -198,9 +202,11 @@ void McpServer::handle_request(Request request) {
     }
     log_level_ = index;
     send(make_result(request.id, json::object()));
-  } else if (method == "resources/list" || method == "prompts/list") {
+  } else if (method.starts_with("resources/")) {
+    handle_resources(request);
+  } else if (method == "prompts/list") {
     send(make_error(request.id, rpc_error::method_not_found,
-                    "Method not found: " + method + " (agentty offers tools only)"));
+                    "Method not found: " + method + " (agentty offers tools and resources)"));
   } else {
     // A notification sent with an id is a request: say so, or "not found"
     // reads as if agentty did not know notifications/cancelled.
@@ -210,6 +216,38 @@ void McpServer::handle_request(Request request) {
                         (notification ? " as a request (it has an id); send notifications "
                                         "without an id, and they get no answer"
                                       : "")));
+  }
+}
+
+void McpServer::handle_resources(const Request& request) {
+  ToolContext ctx{registry_, config_, policy_, nullptr, hooks_.terminal_url, {}};
+  const std::string& method = request.method;
+  if (method == "resources/list") {
+    send(make_result(request.id, resources_.list(ctx)));
+  } else if (method == "resources/templates/list") {
+    send(make_result(request.id, resources_.templates()));
+  } else if (method == "resources/read") {
+    const json& params = request.params;
+    if (!params.is_object() || !params.contains("uri") || !params["uri"].is_string()) {
+      send(make_error(request.id, rpc_error::invalid_params,
+                      "Invalid params: resources/read needs a string \"uri\" "
+                      "(agentty://executions/ID/output or .../screen)"));
+      return;
+    }
+    auto contents = resources_.read(ctx, params["uri"].get<std::string>());
+    if (!contents) {
+      send(make_error(request.id, rpc_error::resource_not_found, contents.error()));
+      return;
+    }
+    if (hooks_.audit) {
+      hooks_.audit({{"kind", "resource"}, {"method", method}, {"uri", params["uri"]}});
+    }
+    send(make_result(request.id, std::move(*contents)));
+  } else {
+    send(make_error(request.id, rpc_error::method_not_found,
+                    "Method not found: " + method +
+                        " (agentty answers resources/list, resources/read and "
+                        "resources/templates/list; there are no subscriptions)"));
   }
 }
 

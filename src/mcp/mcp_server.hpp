@@ -60,6 +60,7 @@ class McpServer {
  private:
   void handle_request(Request request);
   void handle_notification(const Notification& notification);
+  void handle_resources(const Request& request);
   void call_tool(Request request);
   json initialize(const json& params);
   json list_tools() const;
@@ -76,6 +77,7 @@ class McpServer {
   session::Policy* policy_;
   Hooks hooks_;
   std::vector<ToolDefinition> tools_;
+  ResourceHandlers resources_;
   std::map<std::string, std::shared_ptr<boost::asio::cancellation_signal>>
       in_flight_;  // by request id (its JSON text)
   // Answers waiting for the call in flight with their id, in arrival order;

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "base/expected.hpp"
 #include "session/registry.hpp"
 
 namespace agentty::session {
@@ -71,5 +72,15 @@ struct ToolDefinition {
 };
 
 std::vector<ToolDefinition> make_tool_table(const ToolConfig& config);
+
+// MCP resources (resources/list, resources/read, resources/templates/list):
+// each execution's output and screen as text (see tools/resources.cpp).
+struct ResourceHandlers {
+  std::function<json(ToolContext&)> list;
+  // The resources/read result, or why `uri` names no resource.
+  std::function<Expected<json>(ToolContext&, const std::string& uri)> read;
+  std::function<json()> templates;
+};
+ResourceHandlers make_resource_handlers();
 
 }  // namespace agentty::mcp

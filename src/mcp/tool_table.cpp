@@ -16,6 +16,7 @@ ToolDefinition make_open_tool(const ToolConfig&);
 ToolDefinition make_close_tool(const ToolConfig&);
 ToolDefinition make_explore_tool(const ToolConfig&);
 ToolDefinition make_handoff_tool(const ToolConfig&);
+ResourceHandlers make_resource_handlers();
 }  // namespace tools
 
 std::vector<ToolDefinition> make_tool_table(const ToolConfig& config) {
@@ -27,6 +28,10 @@ std::vector<ToolDefinition> make_tool_table(const ToolConfig& config) {
       tools::make_explore_tool(config), tools::make_handoff_tool(config),
       tools::make_open_tool(config),    tools::make_close_tool(config),
   };
+}
+
+ResourceHandlers make_resource_handlers() {
+  return tools::make_resource_handlers();
 }
 
 }  // namespace agentty::mcp

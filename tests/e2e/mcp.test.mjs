@@ -352,3 +352,46 @@ test('invalid UTF-8 in output is replaced, never a crash', async () => {
   const raw = await call('execute', { command: "printf 'c\\xffd'", side_effects: ['NONE'], format: 'raw' });
   assert.equal(raw.status, 'completed');
 });
+
+// Resources: each execution's output and screen as text, for clients that
+// let a person attach them (Claude Code's @ mentions).
+test('resources: executions are listed; their output and screen read as text; unknown URIs are refused', async () => {
+  const caps = agent.client.getServerCapabilities();
+  assert.ok(caps.resources, JSON.stringify(caps));
+  const r = await agent.call('execute', { command: 'printf "alpha\\nbeta\\n"; echo "sum=$((40+2))"', side_effects: ['NONE'] });
+  assert.equal(r.status, 'completed');
+  const uri = `agentty://executions/${r.execution_id}/output`;
+  const listed = (await agent.client.listResources()).resources;
+  const entry = listed.find((e) => e.uri === uri);
+  assert.ok(entry, JSON.stringify(listed.slice(0, 3)));
+  assert.equal(entry.mimeType, 'text/plain');
+  assert.match(entry.title, /printf/);
+  assert.equal(listed[0].uri, uri, 'newest first');
+  const read = await agent.client.readResource({ uri });
+  assert.deepEqual(read.contents, [{ uri, mimeType: 'text/plain', text: 'alpha\nbeta\nsum=42\n' }]);
+  const screen = await agent.client.readResource({ uri: uri.replace(/output$/, 'screen') });
+  assert.match(screen.contents[0].text, /^alpha\nbeta\nsum=42\n/);
+  const templates = (await agent.client.listResourceTemplates()).resourceTemplates;
+  assert.deepEqual(templates.map((t) => t.uriTemplate).sort(),
+    ['agentty://executions/{execution_id}/output', 'agentty://executions/{execution_id}/screen']);
+  for (const [bad, why] of [['agentty://executions/nope/output', /no execution nope/],
+    [`agentty://executions/${r.execution_id}/stderr`, /output or screen/],
+    ['file:///etc/passwd', /agentty:\/\/executions\//]]) {
+    await assert.rejects(agent.client.readResource({ uri: bad }), (e) => e.code === -32002 && why.test(e.message));
+  }
+});
+
+test('resources: an output longer than the response cap reads as its newest part, saying what is left out', async () => {
+  const big = await startAgentty({ args: ['--max-output-bytes', '65536'] });
+  try {
+    const r = await big.call('execute', { command: 'seq 1 100000', side_effects: ['NONE'] });
+    assert.equal(r.status, 'completed');
+    const read = await big.client.readResource({ uri: `agentty://executions/${r.execution_id}/output` });
+    const text = read.contents[0].text;
+    assert.ok(text.length <= 65536 + 200, `${text.length} bytes`);
+    assert.match(text, /^\[the first \d+ bytes are left out: read with execution_id="[0-9a-f]+" and since_seq=1/);
+    assert.match(text, /\n99999\n100000\n$/);
+  } finally {
+    await big.client.close();
+  }
+});
