@@ -20,32 +20,44 @@ std::string replace_all(std::string text, std::string_view from, std::string_vie
 // whole and run their own parts of (ZSH_VERSION is unset in bash), since it
 // is also typed into a shell of unknown kind (an SSH login shell, rearm). It
 // starts with a space: HISTCONTROL=ignorespace / HIST_IGNORE_SPACE keep it
-// out of the history. D marks carry the shell's $$ so nested shells are told
-// apart (see shell_integration.hpp), and its working directory (w=,
-// percent-encoded like E's text). precmd runs first (it sees the command's
-// $?, and hands it on unchanged); postcmd runs last and re-adds the marks to
-// PS1 (and PS0: bash prints the C mark from it; zsh's preexec prints E and C).
-// bash: PROMPT_COMMAND, a string or an array (bash >= 5.1), is wrapped once.
-// It leaves __agentty_k holding a newline for each line the expanded prompt
-// has above its last one (see login_hook.cpp). [^...], not [!...]: `!$` is
-// history expansion.
+// out of the history.
+// - D marks carry the shell's $$ so nested shells are told apart (see
+//   shell_integration.hpp), and its working directory (w=, percent-encoded
+//   like E's text). The A mark, expanded in PS1, carries $? (bash restores
+//   it after PROMPT_COMMAND; zsh: %?) and $$ too: a user who assigns
+//   PROMPT_COMMAND or empties precmd_functions drops precmd, and the prompt
+//   still tells which shell came back and with what status.
+// - precmd runs first (it sees the command's $?, and hands it on unchanged);
+//   postcmd runs last and re-adds the marks to PS1 (and PS0: bash prints the
+//   C mark from it; zsh's preexec prints E and C). bash: PROMPT_COMMAND, a
+//   string or an array (bash >= 5.1), is wrapped once.
+// - Each hook's body, and in bash each call, runs in a group whose stderr is
+//   /dev/null: after `set -x` the shell would trace the hook's internals into
+//   every answer. The marks go to stdout.
+// - zsh: PROMPT_SP would print its filler between the command's output and
+//   the D mark (precmd runs after it), so it is turned off.
+// - It leaves __agentty_k holding a newline for each line the expanded
+//   prompt has above its last one (see login_hook.cpp). [^...], not [!...]:
+//   `!$` is history expansion.
 constexpr std::string_view kHook =
     R"( __agentty_n=NONCE; __agentty_C='\e]133;C;n=NONCE\a'; case ${ZSH_VERSION-} in )"
-    R"('') __agentty_A='\[\e]133;A;n=NONCE\a\]'; __agentty_B='\[\e]133;B;n=NONCE\a\]';; )"
-    R"(*) __agentty_A=$'%{\e]133;A;n=NONCE\a%}'; __agentty_B=$'%{\e]133;B;n=NONCE\a%}';; esac; )"
-    R"(__agentty_precmd() { local s=$? w=${PWD//\%/%25}; w=${w//;/%3B}; w=${w//$'\n'/%0A}; )"
-    R"(w=${w//$'\a'/%07}; w=${w//$'\e'/%1B}; )"
-    R"(printf '\e]133;D;%s;p=%s;w=%s;n=%s\a' "$s" $$ "$w" "$__agentty_n"; return $s; }; )"
-    R"(__agentty_postcmd() { local s=$?; PS1=${PS1//"$__agentty_A"/}; PS1=${PS1//"$__agentty_B"/}; )"
-    R"(PS1=$__agentty_A$PS1$__agentty_B; PS0=${PS0//"$__agentty_C"/}$__agentty_C; return $s; }; )"
+    R"('') __agentty_A='\[\e]133;A;s=$?;p=$$;n=NONCE\a\]'; __agentty_B='\[\e]133;B;n=NONCE\a\]';; )"
+    R"(*) __agentty_A=$'%{\e]133;A;s=%?;p='$$$';n=NONCE\a%}'; __agentty_B=$'%{\e]133;B;n=NONCE\a%}';; )"
+    R"(esac; __agentty_precmd() { { local s=$? w=${PWD//\%/%25}; w=${w//;/%3B}; )"
+    R"(w=${w//$'\n'/%0A}; w=${w//$'\a'/%07}; w=${w//$'\e'/%1B}; )"
+    R"(printf '\e]133;D;%s;p=%s;w=%s;n=%s\a' "$s" $$ "$w" "$__agentty_n"; return $s; } 2>/dev/null; }; )"
+    R"(__agentty_postcmd() { { local s=$?; PS1=${PS1//"$__agentty_A"/}; PS1=${PS1//"$__agentty_B"/}; )"
+    R"(PS1=$__agentty_A$PS1$__agentty_B; PS0=${PS0//"$__agentty_C"/}$__agentty_C; return $s; } )"
+    R"(2>/dev/null; }; )"
     R"(case ${ZSH_VERSION-} in '') if [[ " ${PROMPT_COMMAND[*]} " != *__agentty_precmd* ]]; then )"
     R"(if [[ ${PROMPT_COMMAND@a} == *a* ]]; then )"
-    R"(PROMPT_COMMAND=(__agentty_precmd "${PROMPT_COMMAND[@]}" __agentty_postcmd); )"
-    R"(else PROMPT_COMMAND=$'__agentty_precmd\n'"${PROMPT_COMMAND:-:}"$'\n__agentty_postcmd'; fi; fi; )"
+    R"(PROMPT_COMMAND=('{ __agentty_precmd; } 2>/dev/null' "${PROMPT_COMMAND[@]}" )"
+    R"('{ __agentty_postcmd; } 2>/dev/null'); else PROMPT_COMMAND=$'{ __agentty_precmd; } )"
+    R"(2>/dev/null\n'"${PROMPT_COMMAND-}"$'\n{ __agentty_postcmd; } 2>/dev/null'; fi; fi; )"
     R"(__agentty_k=${PS1@P};; )"
-    R"(*) __agentty_preexec() { local c=$1; c=${c//\%/%25}; c=${c//;/%3B}; c=${c//$'\n'/%0A}; )"
+    R"(*) __agentty_preexec() { { local c=$1; c=${c//\%/%25}; c=${c//;/%3B}; c=${c//$'\n'/%0A}; )"
     R"(c=${c//$'\r'/%0D}; c=${c//$'\e'/%1B}; c=${c//$'\a'/%07}; )"
-    R"(printf '\e]133;E;%s;n=%s\a' "$c" $__agentty_n; print -n $__agentty_C; }; )"
+    R"(printf '\e]133;E;%s;n=%s\a' "$c" $__agentty_n; print -n $__agentty_C; } 2>/dev/null; }; )"
     R"(precmd_functions=(__agentty_precmd ${precmd_functions:#__agentty_*} __agentty_postcmd); )"
     R"(preexec_functions=(${preexec_functions:#__agentty_*} __agentty_preexec); )"
     R"(unsetopt prompt_sp; __agentty_k=${(%%)PS1};; esac; )"

@@ -32,6 +32,14 @@ int hex_value(char c) {
   return -1;
 }
 
+// A status field: digits only (with promptvars off, bash leaves `$?` as is).
+std::optional<int> parse_status(std::string_view text) {
+  if (text.empty() || text.size() > 3 ||
+      text.find_first_not_of("0123456789") != std::string_view::npos)
+    return std::nullopt;
+  return std::atoi(std::string(text).c_str());
+}
+
 std::string percent_decode(std::string_view text) {
   std::string out;
   for (std::size_t i = 0; i < text.size(); ++i) {
@@ -206,7 +214,7 @@ void ShellIntegration::apply(const ShellMark& mark) {
       if (!mark.fields.empty()) e_text_ = percent_decode(mark.fields[0]);
       break;
     case 'A':
-      last_prompt_begin_ = mark.begin_seq;
+      on_prompt_start(mark);
       break;
     default:
       break;
@@ -254,6 +262,24 @@ void ShellIntegration::on_command_start(std::uint64_t c_mark_seq, std::uint64_t 
   while (commands_.size() > kMaxCommands) commands_.pop_front();
 }
 
+// The prompt starts. Normally a D mark came first; if the shell on top
+// runs a command and this prompt is its own (p=), its precmd no longer runs
+// (the user assigned PROMPT_COMMAND or emptied precmd_functions): the
+// command ended, with the status the prompt carries (s=). A prompt redrawn
+// before a pasted command starts, or another shell's, ends nothing.
+void ShellIntegration::on_prompt_start(const ShellMark& mark) {
+  last_prompt_begin_ = mark.begin_seq;
+  if (!running() || !shells_.back().key) return;
+  std::optional<int> status;
+  std::optional<std::string> key;
+  for (const auto& field : mark.fields) {
+    if (field.starts_with("s=")) status = parse_status(field.substr(2));
+    if (field.starts_with("p=")) key = field.substr(2);
+  }
+  if (!status || key != shells_.back().key) return;
+  end_commands(shells_.size() - 1, *status, mark.begin_seq, mark.begin_seq);
+}
+
 // Which shell of the stack printed a D mark, adding it when it is new.
 std::size_t ShellIntegration::shell_of(const ShellMark& mark) {
   std::string key;
@@ -276,15 +302,20 @@ void ShellIntegration::on_command_end(const ShellMark& mark) {
   last_end_mark_ = mark.end_seq;
   int status = mark.fields.empty() ? -1 : std::atoi(mark.fields[0].c_str());
   std::size_t level = shell_of(mark);
-  // Shells above `level` have exited: what ran in them, and the command in
-  // `level` that started them, ends here. A D with nothing running (an
-  // empty line, ctrl-c at the prompt) ends nothing.
+  end_commands(level, status, mark.begin_seq, mark.end_seq);
+}
+
+// Shells above `level` have exited: what ran in them, and the command in
+// `level` that started them, ends at output_end. Nothing running (an empty
+// line, ctrl-c at the prompt) ends nothing.
+void ShellIntegration::end_commands(std::size_t level, int status, std::uint64_t output_end,
+                                    std::uint64_t after_begin) {
   while (shells_.size() > level) {
     if (auto id = shells_.back().command) {
       if (ShellCommand* command = find_mutable(*id)) {
         command->exit_code = status;
-        command->output_end = mark.begin_seq;
-        command->after_begin = mark.end_seq;
+        command->output_end = output_end;
+        command->after_begin = after_begin;
       }
     }
     if (shells_.size() == level + 1) break;

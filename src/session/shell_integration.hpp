@@ -11,6 +11,8 @@
 //   B (prompt drawn)  -> the shell reads a line: prompt_ready.
 //   C (output starts) -> a command runs; its output starts after the mark.
 //   D;status          -> the running command ended; output ends at the mark.
+//   A;s=status;p=PID  -> a prompt starts; if no D came (a user's PROMPT_COMMAND
+//                        replaced the hook's), it ends the command as D would.
 // A D with no running command (empty line, ctrl-c at the prompt) is ignored.
 // A command is the agent's when execute(session=) submitted it; otherwise it
 // is a human's when a human typed since the previous prompt (its text is the
@@ -164,9 +166,12 @@ class ShellIntegration {
   const std::optional<std::uint64_t>& running() const { return shells_.back().command; }
   std::size_t shell_of(const ShellMark& mark);
   void apply(const ShellMark& mark);
+  void on_prompt_start(const ShellMark& mark);
   void on_prompt_drawn(const ShellMark& mark);
   void on_command_start(std::uint64_t c_mark_seq, std::uint64_t output_begin);
   void on_command_end(const ShellMark& mark);
+  void end_commands(std::size_t level, int status, std::uint64_t output_end,
+                    std::uint64_t after_begin);
   void sh_track_echo(std::string_view bytes, std::uint64_t start_seq);
   ShellCommand* find_mutable(std::uint64_t id);
 

@@ -239,6 +239,54 @@ std::string prompt(int status, int pid) {
          mark("B");
 }
 
+// A prompt whose precmd no longer runs (the user assigned PROMPT_COMMAND): no
+// D mark, only the A mark's status and pid.
+std::string bare_prompt(const std::string& status, int pid) {
+  return mark("A;s=" + status + ";p=" + std::to_string(pid)) + "$ " + mark("B");
+}
+
+TEST(ShellIntegration, APromptFromTheSameShellEndsACommandWhoseEndMarkNeverCame) {
+  Feeder f;
+  f.out(prompt(0, 100));
+  auto reset = f.shell.submit_agent_command("PROMPT_COMMAND=", f.seq, false);
+  f.out("PROMPT_COMMAND=\r\n" + mark("C"));
+  std::uint64_t end = f.seq;
+  f.out(bare_prompt("0", 100));
+  const auto* command = f.shell.find(reset);
+  ASSERT_TRUE(command->ended());
+  EXPECT_EQ(*command->exit_code, 0);
+  EXPECT_EQ(command->output_end, end);
+  EXPECT_EQ(command->after_begin, command->after_end);
+  EXPECT_EQ(command->prompt_end, f.seq);
+  EXPECT_TRUE(f.shell.prompt_ready());
+  EXPECT_EQ(f.shell.shell_depth(), 1u);
+
+  auto failing = f.shell.submit_agent_command("echo x; false", f.seq, false);
+  f.out("echo x; false\r\n" + mark("C") + "x\r\n" + bare_prompt("1", 100));
+  ASSERT_TRUE(f.shell.find(failing)->ended());
+  EXPECT_EQ(*f.shell.find(failing)->exit_code, 1);
+  EXPECT_TRUE(f.shell.prompt_ready());
+}
+
+TEST(ShellIntegration, APromptCarryingAStatusEndsNothingElse) {
+  Feeder f;
+  f.out(prompt(0, 100));
+  // Redrawn before a pasted command starts: nothing runs yet.
+  auto pasted = f.shell.submit_agent_command("echo a\necho b", f.seq, false);
+  f.out(bare_prompt("0", 100) + "echo a\r\necho b\r\n");
+  EXPECT_FALSE(f.shell.find(pasted)->ended());
+  f.out(mark("C") + "a\r\nb\r\n" + prompt(0, 100));
+  EXPECT_EQ(*f.shell.find(pasted)->exit_code, 0);
+  // Another shell's prompt (a nested bash that inherited an exported PS1),
+  // or one whose status bash left unexpanded (promptvars off).
+  auto nested = f.shell.submit_agent_command("bash", f.seq, false);
+  f.out(mark("C") + bare_prompt("0", 200));
+  f.out(mark("A;s=$?;p=$$") + "$ " + mark("B"));
+  EXPECT_FALSE(f.shell.find(nested)->ended());
+  f.out("exit\r\n" + prompt(0, 100));
+  EXPECT_TRUE(f.shell.find(nested)->ended());
+}
+
 TEST(ShellIntegration, NestedShellExitEndsTheInnerCommandAndTheOneThatStartedIt) {
   Feeder f;
   f.out(prompt(0, 100));

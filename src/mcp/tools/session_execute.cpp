@@ -391,6 +391,7 @@ boost::asio::awaitable<ToolResult> session_action(ToolContext& ctx, session::Exe
   if (auto held = held_refusal(execution, ctx, "nothing was written", session_fields(execution)))
     co_return std::move(*held);
   auto yield = milliseconds(effective_yield(ctx, args, 3000));
+  const auto typed_at = execution.log().latest_seq();
   if (action == "rearm") {
     if (asking_for_secret(execution)) {
       co_return refuse(
@@ -430,13 +431,16 @@ boost::asio::awaitable<ToolResult> session_action(ToolContext& ctx, session::Exe
   result["yield_ms"] = yield.count();
   note_capped_timer(result, ctx, args, "yield_ms", "yield_ms");
   if (action == "rearm") {
-    const bool armed = shell->prompt_ready() && !shell->line_entered();
+    // A prompt alone is not proof: one left from before (marks in PS1, a zsh
+    // that could not run the bash hook) comes without the hook's end mark.
+    const bool armed =
+        shell->prompt_ready() && !shell->line_entered() && shell->last_end_mark() > typed_at;
     result["armed"] = armed;
     result["message"] = armed ? "The prompt hook is installed in the foreground shell; "
                                 "execute(session=) has exact boundaries again."
-                              : "No marked prompt appeared: the foreground program may not be bash "
-                                "(rearm only knows bash). "
-                                "Commands keep heuristic boundaries.";
+                              : "The hook's line brought back no end mark: the foreground program "
+                                "may not be bash (rearm types bash's hook; output shows what it "
+                                "answered). execute(session=) boundaries stay as they were.";
   } else {
     result["message"] = shell->prompt_ready() || end == WaitEnd::condition
                             ? "Sent ctrl-c at the shell prompt (drops typed-ahead input and the "
