@@ -341,10 +341,12 @@ boost::asio::awaitable<ToolResult> execute_in_session(ToolContext& ctx, const js
     result["boundaries"] = "heuristic";
     result["exit_code"] = nullptr;
     result["message"] =
-        "Typed into the program running in the session (no prompt marks: a nested shell or REPL), "
+        "Typed into the program running in the session (no prompt marks: a nested shell or REPL, "
+        "or a prompt whose PS1 and PROMPT_COMMAND were both replaced), "
         "returned once its output went quiet and it waited for input; the output includes the "
         "echoed "
-        "line and the exit code is unknown. After ssh/su/bash into a bash, write(action=\"rearm\") "
+        "line and the exit code is unknown. After ssh/su/bash into a bash (or that reset), "
+        "write(action=\"rearm\") "
         "restores exact boundaries.";
   } else if (command && command->c_mark_seq == 0 && execution->waiting_for_input()) {
     result["status"] = "backgrounded";
@@ -357,7 +359,9 @@ boost::asio::awaitable<ToolResult> execute_in_session(ToolContext& ctx, const js
     result["message"] =
         "The command waits for input (" + awaits_answer_reason(*execution) +
         "), so this returned before yield_ms. Answer it with write, or keys [\"ctrl-c\"] to "
-        "interrupt it. A nested shell (bash, su, ssh to a bash): write(action=\"rearm\") gives "
+        "interrupt it. A nested shell (bash, su, ssh to a bash), or this shell after a command "
+        "replaced both its PS1 and PROMPT_COMMAND (output ends with its unmarked prompt): "
+        "write(action=\"rearm\") gives "
         "exact boundaries again; until then execute(session=) types into it heuristically.";
   } else {
     result["status"] = "backgrounded";
