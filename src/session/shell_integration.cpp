@@ -81,6 +81,8 @@ ShellMarkParser::ShellMarkParser(std::string nonce) : nonce_("n=" + std::move(no
 
 void ShellMarkParser::feed(std::string_view bytes, std::uint64_t start_seq,
                            std::vector<ShellMark>& out) {
+  const char before = last_byte_;
+  if (!bytes.empty()) last_byte_ = bytes.back();
   std::size_t i = 0;
   while (i < bytes.size()) {
     if (pending_.empty()) {
@@ -89,6 +91,7 @@ void ShellMarkParser::feed(std::string_view bytes, std::uint64_t start_seq,
       i = static_cast<const char*>(esc) - bytes.data();
       pending_.push_back('\x1b');
       pending_begin_ = start_seq + i;
+      pending_printed_ = (i > 0 ? bytes[i - 1] : before) == '\x01';
       ++i;
       continue;
     }
@@ -137,6 +140,7 @@ void ShellMarkParser::finish_mark(std::uint64_t end_seq, std::vector<ShellMark>&
   mark.kind = fields.front()[0];
   mark.fields.assign(fields.begin() + 1, fields.end() - 1);
   mark.begin_seq = pending_begin_;
+  mark.printed = pending_printed_;
   mark.end_seq = end_seq;
   out.push_back(std::move(mark));
 }
@@ -198,6 +202,7 @@ void ShellIntegration::on_exit() {
 }
 
 void ShellIntegration::apply(const ShellMark& mark) {
+  if (mark.printed) return;  // a command's output, not the shell's prompt
   ++marks_seen_;
   close_hidden_hook(mark);
   switch (mark.kind) {

@@ -54,6 +54,9 @@ struct ShellMark {
   std::vector<std::string> fields;  // between the kind and the nonce (D: status, p=PID; E: text)
   std::uint64_t begin_seq = 0;      // first byte of the mark
   std::uint64_t end_seq = 0;        // byte after the mark
+  // Right after SOH (readline's \[): a prompt string printed by a command
+  // (echo "${PS1@P}"), not drawn by the shell, which drops \[ and \].
+  bool printed = false;
 };
 
 class ShellMarkParser {
@@ -69,6 +72,8 @@ class ShellMarkParser {
   std::string nonce_;
   std::string pending_;  // a possible mark so far (starts with ESC)
   std::uint64_t pending_begin_ = 0;
+  bool pending_printed_ = false;
+  char last_byte_ = 0;  // of the previous feed
 };
 
 struct ShellCommand {

@@ -95,3 +95,12 @@ test('zsh: setopt xtrace traces the commands, never the prompt hooks', { skip: !
   assert.doesNotMatch(traced.output, /agentty|133;/, traced.output);
   assert.match(traced.output, /> echo traced\ntraced\n.*> false\n$/, traced.output);
 });
+
+test('a command that prints the expanded prompt (echo "${PS1@P}") is not taken for the prompt', async (t) => {
+  const session = await openClean(t);
+  const r = await run(session, 'echo "${PS1@P}"; sleep 0.2; echo more; (exit 2)');
+  assert.equal(r.status, 'completed', JSON.stringify(r));
+  assert.equal(r.exit_code, 2, JSON.stringify(r));
+  assert.match(r.output, /\nmore\n$/, JSON.stringify(r));
+  assertExact(await run(session, 'echo next'), 'next\n', 0);
+});

@@ -285,6 +285,16 @@ TEST(ShellIntegration, APromptCarryingAStatusEndsNothingElse) {
   EXPECT_FALSE(f.shell.find(nested)->ended());
   f.out("exit\r\n" + prompt(0, 100));
   EXPECT_TRUE(f.shell.find(nested)->ended());
+  // The prompt printed by a command (echo "${PS1@P}"): readline's \[ \] are
+  // still in it as SOH/STX, which the shell drops when it draws a prompt.
+  auto printing = f.shell.submit_agent_command("echo \"${PS1@P}\"; echo more", f.seq, false);
+  f.out(mark("C") + "\x01");
+  f.out(mark("A;s=0;p=100") + "\x02$ \x01" + mark("B") + "\x02\r\nmore\r\n");
+  EXPECT_FALSE(f.shell.find(printing)->ended());
+  EXPECT_TRUE(f.shell.command_running());
+  EXPECT_EQ(f.shell.shell_depth(), 1u);
+  f.out(prompt(0, 100));
+  EXPECT_TRUE(f.shell.find(printing)->ended());
 }
 
 TEST(ShellIntegration, NestedShellExitEndsTheInnerCommandAndTheOneThatStartedIt) {
