@@ -104,3 +104,13 @@ test('a command that prints the expanded prompt (echo "${PS1@P}") is not taken f
   assert.match(r.output, /\nmore\n$/, JSON.stringify(r));
   assertExact(await run(session, 'echo next'), 'next\n', 0);
 });
+
+test("a shell whose stdout goes to /dev/null (exec >/dev/null) still answers each command's exit code", async (t) => {
+  const session = await openClean(t);
+  // What a person sees: no output, the prompt (on stderr) after each command.
+  assertExact(await run(session, 'exec 3>&1 >/dev/null'), '', 0);
+  assertExact(await run(session, 'echo hidden; (exit 3)'), '', 3);
+  assertExact(await run(session, 'echo shown >&3; false'), 'shown\n', 1);
+  assertExact(await run(session, 'exec >&3 3>&-'), '', 0);
+  assertExact(await run(session, 'echo back'), 'back\n', 0);
+});
