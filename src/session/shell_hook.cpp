@@ -127,6 +127,11 @@ std::string hook_line(std::string_view nonce) {
   return replace_all(std::string(kHook), "NONCE", nonce);
 }
 
+std::string sh_rearm_line(std::string_view nonce, const std::filesystem::path& dir) {
+  return "case $PS1 in *" + std::string(nonce) + "*) ;; *) . '" + (dir / "shrc").string() +
+         "';; esac";
+}
+
 Expected<ShellLaunch> write_shell_startup(ShellKind kind, const std::string& program,
                                           std::string_view nonce,
                                           const std::filesystem::path& dir) {

@@ -58,6 +58,11 @@ std::string hook_line(std::string_view nonce);
 // the prompt's earlier lines are hidden from the agent's text with it.
 inline constexpr char kPromptLinesMark = 'L';
 
+// For rearm in an sh session whose own shell is in the foreground: the line
+// that puts its marked PS1 back (from the startup file under `dir`) unless
+// PS1 still has it. (bash and zsh read hook_line.)
+std::string sh_rearm_line(std::string_view nonce, const std::filesystem::path& dir);
+
 // What to run and which variables to set for a shell whose startup files were
 // written under `dir`; `files` removes them once nobody holds it.
 struct ShellLaunch {

@@ -67,15 +67,41 @@ test('a user who assigns or unsets PROMPT_COMMAND still gets each command\'s exi
   assertExact(await run(session, 'echo back; (exit 4)'), 'back\n', 4);
 });
 
-test('zsh: emptied precmd_functions keep exit codes exact, and rearm (a bash hook) does not claim it armed zsh', { skip: !hasZsh() }, async (t) => {
+test('zsh: emptied precmd_functions keep exit codes exact; after PS1 goes too, rearm puts the zsh hook back', { skip: !hasZsh() }, async (t) => {
   const session = await openClean(t, 'zsh');
   assertExact(await run(session, 'precmd_functions=()'), '', 0);
   assertExact(await run(session, 'echo z; (exit 5)'), 'z\n', 5);
+  await run(session, "PS1='%# '", { yield_ms: 2000 });  // no marks at all now
+  const rearmed = await server.call('write', { execution_id: session, action: 'rearm' });
+  assert.equal(rearmed.isError, false, rearmed.error);
+  assert.equal(rearmed.armed, true, JSON.stringify(rearmed));
+  assert.doesNotMatch(rearmed.output, /bad substitution|agentty/, rearmed.output);
+  assertExact(await run(session, 'echo still; false'), 'still\n', 1);
+});
+
+test('sh: after PS1 lost its marks, rearm puts them back', async (t) => {
+  const session = await openClean(t, 'sh');
+  await run(session, "PS1='$ '", { yield_ms: 2000 });
+  const rearmed = await server.call('write', { execution_id: session, action: 'rearm' });
+  assert.equal(rearmed.armed, true, JSON.stringify(rearmed));
+  const r = await run(session, 'echo s; (exit 6)');
+  assert.equal(r.status, 'completed', JSON.stringify(r));
+  assert.equal(r.exit_code, 6, JSON.stringify(r));
+  assert.equal(r.output, 's\n', JSON.stringify(r));
+  // At a marked prompt, rearm leaves one set of marks (not two).
+  assert.equal((await server.call('write', { execution_id: session, action: 'rearm' })).armed, true);
+  const twice = await run(session, 'echo t');
+  assert.equal(twice.output, 't\n', JSON.stringify(twice));
+});
+
+test('rearm whose hook line fails (a readonly PROMPT_COMMAND) says armed: false, even with marks left in PS1', async (t) => {
+  const session = await openClean(t);
+  assertExact(await run(session, 'PROMPT_COMMAND=; readonly PROMPT_COMMAND'), '', 0);
   const rearmed = await server.call('write', { execution_id: session, action: 'rearm' });
   assert.equal(rearmed.isError, false, rearmed.error);
   assert.equal(rearmed.armed, false, JSON.stringify(rearmed));
-  assert.match(rearmed.message, /may not be bash/);
-  assertExact(await run(session, 'echo still; false'), 'still\n', 1);
+  assert.match(rearmed.output, /readonly variable/, rearmed.output);
+  assertExact(await run(session, 'echo marks; (exit 2)'), 'marks\n', 2);  // from the prompt's marks
 });
 
 test("set -x in a session traces the agent's commands, never agentty's prompt hook", async (t) => {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <regex>
 
+#include "base/proc_stat.hpp"
 #include "pty/ssh_target.hpp"
 #include "session/execution.hpp"
 #include "session/shell_integration.hpp"
@@ -88,9 +89,9 @@ std::string erasing_its_echo(const std::string& line, int prompt_col, int cols,
   const auto col = static_cast<std::size_t>(prompt_col);
   const auto width = static_cast<std::size_t>(cols);
   const std::string mark =
-      std::string("\\e]133;") + session::kPromptLinesMark + ";%s;n=" + nonce + "\\a";
+      std::string("\\033]133;") + session::kPromptLinesMark + ";%s;n=" + nonce + "\\007";
   for (std::size_t rows = 1; rows < 10000; ++rows) {
-    std::string erasing = line + "; printf '" + mark + "\\e[%sF\\e[J' ${#__agentty_k} $((" +
+    std::string erasing = line + "; printf '" + mark + "\\033[%sF\\033[J' ${#__agentty_k} $((" +
                           std::to_string(rows) + "+${#__agentty_k}))";
     if ((col + erasing.size()) % width == 0) erasing += ' ';
     // Enter moves below the echo's last row.
@@ -141,22 +142,28 @@ bool can_type_hook(session::Execution& execution) {
 
 namespace {
 
-// Types `prefix` and the hook line; see type_hook.
-Expected<void> type_hook_line(session::Execution& execution, const std::string& prefix) {
+// Types `hook`, a line that (re)installs a prompt hook; see type_hook.
+Expected<void> type_line(session::Execution& execution, const std::string& hook) {
   auto* shell = execution.shell();
   if (shell == nullptr) return make_error("this execution has no shell integration");
   shell->rearming();
   // A person who logs in with ssh sees no hook: its echo is erased from the
   // screen and left out of the agent's text.
-  const std::string line =
-      erasing_its_echo(prefix + session::hook_line(shell->nonce()), execution.screen().cursor().col,
-                       execution.size().cols, shell->nonce());
+  const std::string line = erasing_its_echo(hook, execution.screen().cursor().col,
+                                            execution.size().cols, shell->nonce());
   auto line_starts = cursor_line_starts(execution.log());
   // ctrl-u first: nothing half-typed is prepended to the hook line.
   auto typed = execution.write("\x15" + line + "\r", session::InputSource::agent);
   if (!typed) return make_error(typed.error());
   shell->hide_typed_hook(std::move(line_starts));
   return {};
+}
+
+// Types `prefix` and the hook line (bash's or zsh's, whichever reads it).
+Expected<void> type_hook_line(session::Execution& execution, const std::string& prefix) {
+  auto* shell = execution.shell();
+  if (shell == nullptr) return make_error("this execution has no shell integration");
+  return type_line(execution, prefix + session::hook_line(shell->nonce()));
 }
 
 }  // namespace
@@ -166,6 +173,17 @@ bool type_hook(session::Execution& execution) {
 }
 
 Expected<void> retype_hook(session::Execution& execution) {
+  // An sh session's own shell in the foreground (its PS1 was reset) gets
+  // its marked PS1 back; anything else (bash, zsh, a shell started inside)
+  // reads the bash/zsh hook line.
+  auto* shell = execution.shell();
+  const auto& files = execution.spec().startup_files;
+  auto pid = execution.process_id();
+  if (shell != nullptr && shell->kind() == session::ShellKind::sh && files && pid) {
+    auto stat = read_proc_stat(*pid);
+    if (stat && stat->tpgid == *pid)
+      return type_line(execution, session::sh_rearm_line(shell->nonce(), files->path()));
+  }
   return type_hook_line(execution, "");
 }
 

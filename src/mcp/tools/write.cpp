@@ -327,7 +327,9 @@ ToolDefinition make_write_tool(const ToolConfig& config) {
            {{"type", "string"},
             {"enum", {"rearm", "flush", "resume"}},
             {"description",
-             "rearm (sessions): re-inject the prompt hook after switching into a new shell; "
+             "rearm (sessions): re-inject the prompt hook after switching into a new shell "
+             "(bash or zsh), or into the session's own shell after a command replaced its "
+             "PROMPT_COMMAND/PS1 (bash), precmd_functions/PS1 (zsh) or PS1 (sh); "
              "flush (sessions): drop typed-ahead input and clear the line; resume: continue a "
              "program stopped by ctrl-z that no shell will continue (suspended=true), as fg "
              "would, and return what it prints."}}},
