@@ -133,8 +133,14 @@ std::string sh_rearm_line(std::string_view nonce, const std::filesystem::path& d
 }
 
 Expected<ShellLaunch> write_shell_startup(ShellKind kind, const std::string& program,
-                                          std::string_view nonce,
-                                          const std::filesystem::path& dir) {
+                                          std::string_view nonce, const std::filesystem::path& dir,
+                                          const std::map<std::string, std::string>& user_env) {
+  // The user's value of a variable the launch replaces: open's, else the server's.
+  auto users = [&](const std::string& name) -> std::optional<std::string> {
+    if (auto given = user_env.find(name); given != user_env.end()) return given->second;
+    if (const char* value = std::getenv(name.c_str())) return value;
+    return std::nullopt;
+  };
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return make_error("cannot create " + dir.string() + ": " + ec.message());
@@ -155,16 +161,14 @@ Expected<ShellLaunch> write_shell_startup(ShellKind kind, const std::string& pro
         return make_error(ok.error());
       }
       launch.argv = {program, "-i"};
-      const char* user_zdotdir = std::getenv("ZDOTDIR");
-      if (user_zdotdir) launch.env["AGENTTY_USER_ZDOTDIR"] = user_zdotdir;
+      if (auto user_zdotdir = users("ZDOTDIR")) launch.env["AGENTTY_USER_ZDOTDIR"] = *user_zdotdir;
       launch.env["ZDOTDIR"] = dir.string();
       break;
     }
     case ShellKind::sh: {
       auto env_file = dir / "shrc";
       if (auto ok = write_file(env_file, sh_env(nonce)); !ok) return make_error(ok.error());
-      const char* user_env = std::getenv("ENV");
-      if (user_env) launch.env["AGENTTY_USER_ENV"] = user_env;
+      if (auto user_rc = users("ENV")) launch.env["AGENTTY_USER_ENV"] = *user_rc;
       launch.env["ENV"] = env_file.string();
       launch.argv = {program, "-i"};
       break;

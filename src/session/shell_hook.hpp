@@ -72,8 +72,11 @@ struct ShellLaunch {
 };
 
 // Writes the generated startup files for `kind` into `dir` (created) and
-// returns how to start that shell. `program` is the resolved shell path.
+// returns how to start that shell. `program` is the resolved shell path;
+// `user_env` the variables open adds, whose ZDOTDIR (zsh) or ENV (sh) name
+// the user's startup files ahead of the server's own.
 Expected<ShellLaunch> write_shell_startup(ShellKind kind, const std::string& program,
-                                          std::string_view nonce, const std::filesystem::path& dir);
+                                          std::string_view nonce, const std::filesystem::path& dir,
+                                          const std::map<std::string, std::string>& user_env = {});
 
 }  // namespace agentty::session

@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { serverForFile } from './lib/mcp-client.mjs';
@@ -139,4 +139,22 @@ test("a shell whose stdout goes to /dev/null (exec >/dev/null) still answers eac
   assertExact(await run(session, 'echo shown >&3; false'), 'shown\n', 1);
   assertExact(await run(session, 'exec >&3 3>&-'), '', 0);
   assertExact(await run(session, 'echo back'), 'back\n', 0);
+});
+
+test("open's env names the user's startup files: ZDOTDIR for zsh, ENV for sh", async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'agentty-audit10-rc-'));
+  writeFileSync(path.join(dir, '.zshrc'), 'alias from_zdotdir="echo zshrc loaded"\n');
+  writeFileSync(path.join(dir, 'envrc'), 'alias from_env="echo envrc loaded"\n');
+  const cases = [
+    { shell: 'sh', env: { ENV: path.join(dir, 'envrc') }, command: 'from_env', output: 'envrc loaded\n' },
+  ];
+  if (hasZsh()) cases.push({ shell: 'zsh', env: { ZDOTDIR: dir }, command: 'from_zdotdir; echo $ZDOTDIR', output: `zshrc loaded\n${dir}\n` });
+  for (const c of cases) {
+    const opened = await server.call('open', { shell: c.shell, env: { HOME: home, ...c.env } });
+    assert.equal(opened.prompt_ready, true, JSON.stringify(opened));
+    t.after(() => server.call('close', { execution_id: opened.execution_id }));
+    const r = await run(opened.execution_id, c.command);
+    assert.equal(r.exit_code, 0, `${c.shell}: ${JSON.stringify(r)}`);
+    assert.equal(r.output, c.output, `${c.shell}: ${JSON.stringify(r)}`);
+  }
 });

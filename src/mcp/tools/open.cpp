@@ -71,7 +71,7 @@ boost::asio::awaitable<ToolResult> open(ToolContext& ctx, const json& args) {
     auto dir = (ctx.config.state_dir.empty() ? std::filesystem::temp_directory_path()
                                              : ctx.config.state_dir) /
                "sessions" / ctx.registry.state_file_name(nonce);
-    auto launch = session::write_shell_startup(kind, program, nonce, dir);
+    auto launch = session::write_shell_startup(kind, program, nonce, dir, spec.env);
     if (!launch) co_return failed_to_start(launch.error());
     spec.argv = launch.value().argv;
     for (const auto& [key, value] : launch.value().env) spec.env[key] = value;
