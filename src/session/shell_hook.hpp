@@ -50,13 +50,15 @@ std::string to_string(ShellKind kind);
 // runs its own part), written to their rc files and typed into a shell of
 // unknown kind (an SSH login shell, `write(action="rearm")`); other shells
 // (sh, fish) answer with a syntax error. Idempotent: running it twice does not
-// wrap PROMPT_COMMAND twice. It leaves ${#__agentty_k} = the lines the
+// wrap PROMPT_COMMAND twice. It leaves ${#__atk} = the lines the
 // expanded prompt has above its last one, so what follows it when typed can
 // erase a multi-line prompt whole (see kPromptLinesMark).
 std::string hook_line(std::string_view nonce);
 // The mark a typed hook line prints with that count (OSC 133;L;COUNT;n=NONCE):
 // the prompt's earlier lines are hidden from the agent's text with it.
 inline constexpr char kPromptLinesMark = 'L';
+// The hook's variable whose length is that count.
+inline constexpr std::string_view kPromptLinesVar = "__atk";
 
 // For rearm in an sh session whose own shell is in the foreground: the line
 // that puts its marked PS1 back (from the startup file under `dir`) unless

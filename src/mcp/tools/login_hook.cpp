@@ -90,9 +90,10 @@ std::string erasing_its_echo(const std::string& line, int prompt_col, int cols,
   const auto width = static_cast<std::size_t>(cols);
   const std::string mark =
       std::string("\\033]133;") + session::kPromptLinesMark + ";%s;n=" + nonce + "\\007";
+  const std::string count = "${#" + std::string(session::kPromptLinesVar) + "}";
   for (std::size_t rows = 1; rows < 10000; ++rows) {
-    std::string erasing = line + "; printf '" + mark + "\\033[%sF\\033[J' ${#__agentty_k} $((" +
-                          std::to_string(rows) + "+${#__agentty_k}))";
+    std::string erasing = line + "; printf '" + mark + "\\033[%sF\\033[J' " + count + " $((" +
+                          std::to_string(rows) + "+" + count + "))";
     if ((col + erasing.size()) % width == 0) erasing += ' ';
     // Enter moves below the echo's last row.
     if ((col + erasing.size()) / width + 1 == rows) return erasing;
