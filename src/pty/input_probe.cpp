@@ -18,6 +18,7 @@
 
 #include "base/proc_stat.hpp"
 #include "base/unique_fd.hpp"
+#include "pty/wait_syscalls.hpp"
 
 namespace agentty::pty {
 
@@ -26,35 +27,11 @@ namespace {
 constexpr std::size_t kMaxProcesses = 256;
 constexpr std::size_t kMaxThreads = 64;
 
-// Syscall numbers as /proc/<tid>/syscall reports them, by where the calls
-// that wait for readiness keep their fds: a pollfd array (arg0, count
-// arg1), a read fd_set (arg1, highest fd + 1 in arg0), an epoll set (arg0).
-#if defined(__x86_64__)
-constexpr long kReadCalls[] = {0 /*read*/, 19 /*readv*/};
-constexpr long kPollCalls[] = {7 /*poll*/, 271 /*ppoll*/};
-constexpr long kSelectCalls[] = {23 /*select*/, 270 /*pselect6*/};
-constexpr long kEpollCalls[] = {232 /*epoll_wait*/, 281 /*epoll_pwait*/, 441 /*epoll_pwait2*/};
-constexpr bool kKnownArch = true;
-#elif defined(__aarch64__)
-constexpr long kReadCalls[] = {63 /*read*/, 65 /*readv*/};
-constexpr long kPollCalls[] = {73 /*ppoll*/};
-constexpr long kSelectCalls[] = {72 /*pselect6*/};
-constexpr long kEpollCalls[] = {22 /*epoll_pwait*/, 441 /*epoll_pwait2*/};
-constexpr bool kKnownArch = true;
-#else
-constexpr long kReadCalls[] = {-2};
-constexpr long kPollCalls[] = {-2};
-constexpr long kSelectCalls[] = {-2};
-constexpr long kEpollCalls[] = {-2};
-constexpr bool kKnownArch = false;
-#endif
-
 constexpr std::size_t kMaxPolledFds = 4096;
 constexpr std::size_t kMaxFdinfoBytes = 256 * 1024;
 
-template <std::size_t N>
-bool contains(const long (&calls)[N], long nr) {
-  return std::find(std::begin(calls), std::end(calls), nr) != std::end(calls);
+WaitCall wait_call(long nr) {
+  return classify_wait_call(local_arch(), nr).value_or(WaitCall::other);
 }
 
 // /proc files are small and generated on read: one read() gets them whole.
@@ -147,11 +124,11 @@ std::optional<std::string> read_whole_proc_file(const std::string& path, std::si
 
 // The fds a thread blocked in poll/select/epoll_wait waits to read, from
 // the call's arguments; nullopt when they cannot be read.
-std::optional<std::vector<long>> polled_for_reading(pid_t pid, long nr,
+std::optional<std::vector<long>> polled_for_reading(pid_t pid, WaitCall call,
                                                     const std::vector<unsigned long>& args) {
   std::vector<long> fds;
   if (args.size() < 2) return std::nullopt;
-  if (contains(kPollCalls, nr)) {
+  if (call == WaitCall::poll) {
     std::size_t count = std::min<std::size_t>(args[1], kMaxPolledFds);
     auto bytes = read_memory(pid, args[0], count * sizeof(pollfd));
     if (!bytes) return std::nullopt;
@@ -161,14 +138,14 @@ std::optional<std::vector<long>> polled_for_reading(pid_t pid, long nr,
       if (entry.fd >= 0 && (entry.events & (POLLIN | POLLPRI | POLLRDNORM)))
         fds.push_back(entry.fd);
     }
-  } else if (contains(kSelectCalls, nr)) {
+  } else if (call == WaitCall::select) {
     if (args[1] == 0) return fds;  // no read set
     std::size_t count = std::min<std::size_t>(args[0], kMaxPolledFds);
     auto bytes = read_memory(pid, args[1], (count + 7) / 8);
     if (!bytes) return std::nullopt;
     for (std::size_t fd = 0; fd < count; ++fd)  // fd_set: bit fd%8 of byte fd/8 (little-endian)
       if ((*bytes)[fd / 8] & (1 << (fd % 8))) fds.push_back(static_cast<long>(fd));
-  } else if (contains(kEpollCalls, nr)) {
+  } else if (call == WaitCall::epoll) {
     // "tfd:        5 events:       19 data: ..." per registered fd.
     auto info = read_whole_proc_file(
         "/proc/" + std::to_string(pid) + "/fdinfo/" + std::to_string(args[0]), kMaxFdinfoBytes);
@@ -195,16 +172,16 @@ bool thread_reads_terminal(pid_t pid, const std::string& task_dir, dev_t slave) 
   if (text.empty() || text[0] < '0' || text[0] > '9') return false;
   char* end = nullptr;
   long nr = std::strtol(text.c_str(), &end, 10);
-  if (contains(kReadCalls, nr)) return fd_is_slave(pid, std::strtol(end, nullptr, 16), slave);
-  if (!contains(kPollCalls, nr) && !contains(kSelectCalls, nr) && !contains(kEpollCalls, nr))
-    return false;
+  const WaitCall call = wait_call(nr);
+  if (call == WaitCall::read) return fd_is_slave(pid, std::strtol(end, nullptr, 16), slave);
+  if (call == WaitCall::other) return false;
   std::vector<unsigned long> args;
   for (const char* cursor = end; args.size() < 6; cursor = end) {
     unsigned long value = std::strtoul(cursor, &end, 16);
     if (end == cursor) break;
     args.push_back(value);
   }
-  if (auto fds = polled_for_reading(pid, nr, args)) {
+  if (auto fds = polled_for_reading(pid, call, args)) {
     return std::any_of(fds->begin(), fds->end(),
                        [&](long fd) { return fd_is_slave(pid, fd, slave); });
   }
@@ -236,7 +213,7 @@ std::optional<bool> probe_echo_enabled(int master_fd) {
 }
 
 InputState probe_input_state(const InputProbeTarget& target) {
-  if (!kKnownArch || ::access("/proc/self/syscall", R_OK) != 0) return InputState::unknown;
+  if (local_arch().empty() || ::access("/proc/self/syscall", R_OK) != 0) return InputState::unknown;
   auto group = probe_foreground_group(target.master_fd);
   if (!group) return InputState::busy;
 
