@@ -39,7 +39,7 @@ struct ChannelEvents {
 
 // What the program on the terminal is doing, as far as the backend can tell.
 enum class InputState {
-  unknown,        // the backend cannot tell (no /proc, remote host)
+  unknown,        // the backend cannot tell (no /proc, here or on the SSH host)
   reading_input,  // the foreground process is blocked reading the terminal
   busy,           // running, sleeping on something else, or not reading the terminal
   // The foreground process group is stopped (ctrl-z, SIGTSTP) and no
@@ -70,6 +70,14 @@ class PtyChannel {
   // The OS pid of the program (local), if known.
   virtual std::optional<int> process_id() const = 0;
   virtual InputState input_state() const = 0;
+  // The pid of the shell leading the terminal's session, as that shell
+  // reported it (a session's prompt hook: $$ in its marks). A remote
+  // terminal's probe finds the terminal by it; local ones know their own.
+  virtual void identify_session_shell(int /*pid*/) {}
+  // Called when input_state() may have changed with no output (a remote
+  // host's answer arrived), so waits look again; never after destruction.
+  // Backends that answer at once never call it.
+  virtual void on_input_state_change(std::function<void()> /*callback*/) {}
   // Continues the stopped processes of the terminal's foreground group (what
   // `fg` would do, for a program with no job-control shell above it); false
   // if none was stopped or the backend cannot tell.

@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <csignal>
 
+#include "base/random_id.hpp"
+#include "pty/remote_input_probe.hpp"
 #include "pty/ssh_connection.hpp"
 
 namespace agentty::pty {
@@ -18,8 +20,9 @@ namespace asio = boost::asio;
 namespace {
 
 // The callbacks only record; user code runs later, from deliver().
-int on_data(ssh_session, ssh_channel, void* data, uint32_t len, int, void* user) {
-  static_cast<SshChannelState*>(user)->inbox.append(static_cast<const char*>(data), len);
+int on_data(ssh_session, ssh_channel, void* data, uint32_t len, int is_stderr, void* user) {
+  auto* state = static_cast<SshChannelState*>(user);
+  if (!(is_stderr && state->probe)) state->inbox.append(static_cast<const char*>(data), len);
   return static_cast<int>(len);
 }
 
@@ -68,19 +71,42 @@ ExitStatus final_status(SshChannelState& state) {
 
 SshChannel::SshChannel(std::shared_ptr<SshConnection> connection,
                        std::shared_ptr<SshChannelState> state)
-    : connection_(std::move(connection)), state_(std::move(state)) {}
+    : connection_(std::move(connection)),
+      state_(std::move(state)),
+      probe_(std::make_shared<RemoteInputProbe>(connection_, state_->terminal_tag)) {}
 
 SshChannel::~SshChannel() {
+  probe_->detach();
   connection_->channel_detach(state_);
 }
 
 void SshChannel::start(ChannelEvents events) {
+  // Output starts a new quiet period for the probe: older answers are void.
+  events.on_output = [probe = probe_,
+                      output = std::move(events.on_output)](std::string_view bytes) {
+    probe->note_activity();
+    if (output) output(bytes);
+  };
   state_->events = std::move(events);
   connection_->channel_started(state_);
 }
 
 void SshChannel::write(std::string_view bytes) {
+  probe_->note_activity();
   connection_->channel_write(state_, bytes);
+}
+InputState SshChannel::input_state() const {
+  if (state_->finished || state_->awaiting_login) return InputState::busy;
+  return probe_->state();
+}
+void SshChannel::identify_session_shell(int pid) {
+  probe_->set_session_leader(pid);
+}
+bool SshChannel::resume_foreground() {
+  return !state_->finished && probe_->resume();
+}
+void SshChannel::on_input_state_change(std::function<void()> callback) {
+  probe_->set_on_answer(std::move(callback));
 }
 std::size_t SshChannel::queued_input_bytes() const {
   return connection_->channel_queued_input(*state_);
@@ -162,7 +188,8 @@ SshError SshConnection::channel_error(int rc, const std::string& what) {
 SshError SshConnection::session_refused(int rc, const SshChannelState& refused) {
   auto error = channel_error(rc, "open a session channel");
   auto open = std::count_if(channels_.begin(), channels_.end(), [&](const auto& channel) {
-    return channel.get() != &refused && channel->opened && channel->channel != nullptr;
+    return channel.get() != &refused && channel->opened && channel->channel != nullptr &&
+           !channel->probe;
   });
   // Servers cap channels per connection, and this one is shared by them all.
   if (state_ == State::ready && rc == SSH_ERROR && open > 0) {
@@ -177,16 +204,25 @@ SshError SshConnection::session_refused(int rc, const SshChannelState& refused) 
 
 std::string SshConnection::launch_command(const SshLaunch& launch,
                                           const SshChannelState& channel) const {
-  if (channel.refused_env.empty()) return *launch.command;
+  // The tag marks the command's processes for the host probe: in the shell's
+  // command line until it execs the last command, in the environment of
+  // everything it runs (remote_input_report.hpp). On the command's line, so
+  // the shell's messages keep their line numbers.
+  const std::string tag =
+      channel.terminal_tag.empty() ? "" : "AGENTTY_TERMINAL=" + channel.terminal_tag;
+  if (channel.refused_env.empty())
+    return tag.empty() ? *launch.command : "export " + tag + "; " + *launch.command;
   // The server would not set them: let the remote login shell do it.
   std::string command = "exec env";
+  if (!tag.empty()) command += " " + tag;
   for (const auto& [name, value] : launch.env) command += " " + name + "=" + shell_quote(value);
   return command + " \"$SHELL\" -c " + shell_quote(*launch.command);
 }
 
-std::shared_ptr<SshChannelState> SshConnection::new_channel_state(TerminalSize size) {
+std::shared_ptr<SshChannelState> SshConnection::new_channel_state(const SshLaunch& launch) {
   auto state = std::make_shared<SshChannelState>();
-  state->size = size;
+  state->size = launch.size;
+  if (launch.command && launch.pty) state->terminal_tag = random_hex(8);
   channels_.push_back(state);
   return state;
 }
@@ -198,7 +234,7 @@ asio::awaitable<SshExpected<std::unique_ptr<SshChannel>>> SshConnection::open_ch
   for (const auto& [name, value] : launch.env)
     if (!valid_env_name(name))
       co_return SshError{SshErrorKind::bad_target, "bad environment variable name '" + name + "'"};
-  auto state = new_channel_state(launch.size);
+  auto state = new_channel_state(launch);
   auto launched = co_await launch_channel(state, launch);
   if (!launched) {
     channel_detach(state);
@@ -211,7 +247,7 @@ SshExpected<std::unique_ptr<SshChannel>> SshConnection::open_pending_channel(Ssh
   for (const auto& [name, value] : launch.env)
     if (!valid_env_name(name))
       return SshError{SshErrorKind::bad_target, "bad environment variable name '" + name + "'"};
-  auto state = new_channel_state(launch.size);
+  auto state = new_channel_state(launch);
   state->pending_launch = std::move(launch);
   state->awaiting_login = true;
   login_had_channel_ = true;
@@ -224,14 +260,15 @@ SshExpected<std::unique_ptr<SshChannel>> SshConnection::open_pending_channel(Ssh
 // Every call re-reads channel->channel: a pending channel's owner may go away
 // (free_channel) while this waits.
 asio::awaitable<SshExpected<bool>> SshConnection::launch_channel(
-    std::shared_ptr<SshChannelState> channel, const SshLaunch& launch) {
+    std::shared_ptr<SshChannelState> channel, const SshLaunch& launch,
+    std::optional<Clock::time_point> reply_deadline) {
   auto self = shared_from_this();
   if (state_ != State::ready) co_return not_started(channel_error(SSH_ERROR, "open a channel"));
   channel->channel = ssh_channel_new(session_);
   if (channel->channel == nullptr)
     co_return not_started(channel_error(SSH_ERROR, "make a channel"));
   install_callbacks(channel);
-  const auto deadline = Clock::now() + options_.connect_timeout;
+  const auto deadline = reply_deadline.value_or(Clock::now() + options_.connect_timeout);
   auto step = [&](auto call) {
     return retry_channel_call(
         [&channel, call] { return channel->channel ? call(channel->channel) : SSH_ERROR; },
@@ -241,10 +278,12 @@ asio::awaitable<SshExpected<bool>> SshConnection::launch_channel(
   if (rc != SSH_OK) co_return not_started(session_refused(rc, *channel));
   channel->opened = true;
   const TerminalSize size = channel->size;  // a pending channel may have been resized
-  rc = co_await step([size](ssh_channel ch) {
-    return ssh_channel_request_pty_size(ch, "xterm-256color", size.cols, size.rows);
-  });
-  if (rc != SSH_OK) co_return not_started(channel_error(rc, "allocate a PTY"));
+  if (launch.pty) {
+    rc = co_await step([size](ssh_channel ch) {
+      return ssh_channel_request_pty_size(ch, "xterm-256color", size.cols, size.rows);
+    });
+    if (rc != SSH_OK) co_return not_started(channel_error(rc, "allocate a PTY"));
+  }
   for (const auto& [name, value] : launch.env) {
     rc = co_await step([&name, &value](ssh_channel ch) {
       return ssh_channel_request_env(ch, name.c_str(), value.c_str());

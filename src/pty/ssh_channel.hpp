@@ -44,6 +44,7 @@
 
 namespace agentty::pty {
 
+class RemoteInputProbe;
 class SshConnection;
 struct SshChannelState;
 
@@ -66,7 +67,15 @@ class SshChannel final : public PtyChannel {
   void send_signal(int signo) override;
   std::optional<std::string> signal_note(int signo) const override;
   std::optional<int> process_id() const override { return std::nullopt; }
-  InputState input_state() const override { return InputState::unknown; }
+  // Asked of the host's kernel (RemoteInputProbe): the last answer, never
+  // waiting for one; unknown where the host cannot tell.
+  InputState input_state() const override;
+  void identify_session_shell(int pid) override;
+  // SIGCONT to a foreground group the host showed stopped (a `kill` on an
+  // exec channel: signal requests reach only the shell, and not at all on
+  // a root login).
+  bool resume_foreground() override;
+  void on_input_state_change(std::function<void()> callback) override;
   std::optional<bool> echo_enabled() const override;
   TerminalSize size() const override;
   bool finished() const override;
@@ -89,6 +98,7 @@ class SshChannel final : public PtyChannel {
  private:
   std::shared_ptr<SshConnection> connection_;
   std::shared_ptr<SshChannelState> state_;
+  std::shared_ptr<RemoteInputProbe> probe_;
 };
 
 }  // namespace agentty::pty

@@ -89,6 +89,13 @@ struct SshChannelState {
   std::optional<std::string> failure_reason;
   TerminalSize size;
   std::vector<std::string> refused_env;
+  // A PTY channel's command exports AGENTTY_TERMINAL=<tag>, by which the
+  // host probe finds its processes (remote_input_report.hpp); empty for a
+  // login shell and for channels without a PTY.
+  std::string terminal_tag;
+  // run_command's (a probe of the host): no PTY, its output is stdout alone,
+  // and it is not one of the user's channels when a refusal counts them.
+  bool probe = false;
   // Login by a person (see SshConnection).
   std::optional<SshLaunch> pending_launch;  // started once the login succeeds
   bool awaiting_login = false;              // the prompt shows here; writes answer it
@@ -119,6 +126,18 @@ class SshConnection : public std::enable_shared_from_this<SshConnection> {
   SshExpected<std::unique_ptr<SshChannel>> open_pending_channel(SshLaunch launch);
   // Why a person is needed, for the execution's handoff reason.
   std::string login_reason() const;
+  // Runs `command` on a channel of its own without a PTY, with `input` as
+  // its stdin (then EOF), and returns its stdout once the server closes the
+  // channel. The channel is closed and freed on every path, also when the
+  // deadline (`timeout` from now) passes first or the connection fails.
+  // For probes of the host (ssh_command.cpp); never a program's channel.
+  boost::asio::awaitable<SshExpected<std::string>> run_command(std::string command,
+                                                               std::string input,
+                                                               std::chrono::milliseconds timeout);
+  // Session channels open on this connection (servers cap them: OpenSSH's
+  // MaxSessions, 10 by default).
+  std::size_t open_channel_count() const;
+  boost::asio::io_context& io() const { return io_; }
 
   State state() const { return state_; }
   const std::string& description() const { return description_; }
@@ -159,9 +178,11 @@ class SshConnection : public std::enable_shared_from_this<SshConnection> {
   void open_pending_channels();
   boost::asio::awaitable<void> open_pending(std::shared_ptr<SshChannelState> channel);
   void end_channel(SshChannelState& channel, std::string reason);
-  std::shared_ptr<SshChannelState> new_channel_state(TerminalSize size);
-  boost::asio::awaitable<SshExpected<bool>> launch_channel(std::shared_ptr<SshChannelState> channel,
-                                                           const SshLaunch& launch);
+  std::shared_ptr<SshChannelState> new_channel_state(const SshLaunch& launch);
+  // `deadline`: for the replies; the default is connect_timeout from now.
+  boost::asio::awaitable<SshExpected<bool>> launch_channel(
+      std::shared_ptr<SshChannelState> channel, const SshLaunch& launch,
+      std::optional<Clock::time_point> deadline = std::nullopt);
   // retry_while_again(call, SSH_AUTH_AGAIN, deadline), for ssh_login.cpp.
   boost::asio::awaitable<int> retry_auth(std::function<int()> call, Clock::time_point deadline);
   template <class Call>

@@ -53,6 +53,8 @@ struct SshOptions {
 struct SshLaunch {
   std::optional<std::string> command;  // nullopt: the login shell
   TerminalSize size;
+  // false: no PTY (SshConnection::run_command's helpers, never a program's channel).
+  bool pty = true;
   std::map<std::string, std::string> env;
 };
 

@@ -72,6 +72,7 @@ void Execution::attach(std::unique_ptr<pty::PtyChannel> channel,
       [this](std::string_view bytes) { on_output(bytes); },
       [this](pty::ExitStatus status) { on_exit(status); },
   });
+  channel_->on_input_state_change([this] { changed_.notify(); });  // waits for input look again
   arm_timeout();
   state_changed();
 }
@@ -159,7 +160,12 @@ void Execution::append_output(std::string_view bytes) {
   feeder_.on_output(bytes);
   std::string replies = feeder_.take_replies();
   if (!replies.empty() && channel_ && !channel_->finished()) channel_->write(replies);
-  if (shell_) shell_->on_output(bytes, start);
+  if (shell_) {
+    shell_->on_output(bytes, start);
+    // A remote terminal's probe finds the session by its shell's pid.
+    if (auto pid = shell_->session_shell_pid(); pid && channel_)
+      channel_->identify_session_shell(*pid);
+  }
   if (recorder_) recorder_->output(bytes);
   // A listener may remove itself while being called: iterate over a copy of the keys.
   for (auto it = listeners_.begin(); it != listeners_.end();) {

@@ -169,12 +169,15 @@ class Execution : public std::enable_shared_from_this<Execution> {
   // is checked too.
   const std::string& agent_typed_line() const { return agent_typed_line_; }
   void set_agent_typed_line(std::string line) { agent_typed_line_ = std::move(line); }
-  // The backend's input state (one /proc probe locally) once output and
-  // input have been quiet for quiet_for_input; busy before that, and once
-  // finished. waiting_for_input and suspended are read from it.
+  // The backend's input state once output and input have been quiet for
+  // quiet_for_input; busy before that, and once finished. Locally one /proc
+  // probe; on an SSH host the last answer of the host's /proc (a probe on
+  // its own exec channel, started when this asks: busy until the first
+  // answer of a quiet period). waiting_for_input and suspended are read from it.
   pty::InputState input_state() const;
   // Reading its terminal, per the backend. Where the backend cannot tell (a
-  // host: no /proc there) it is a guess: the program stopped mid-line (the
+  // host that is not Linux, lacks /proc or awk, or whose probe failed) it is
+  // a guess: the program stopped mid-line (the
   // cursor after text, as at ">>> ", "Password: ", "[y/N] ") and output and
   // input have been quiet for kGuessedInputQuiet; quiet at the start of a
   // line (sleep, a build between lines) is not waiting.

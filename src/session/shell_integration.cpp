@@ -1,6 +1,7 @@
 #include "session/shell_integration.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 
 #include "session/execution.hpp"
@@ -418,6 +419,15 @@ std::string ShellIntegration::agent_text(std::string_view bytes, std::uint64_t s
   }
   out += to_text(bytes.substr(pos - start_seq));
   return out;
+}
+
+std::optional<int> ShellIntegration::session_shell_pid() const {
+  const auto& key = shells_.front().key;
+  if (!key || key->empty()) return std::nullopt;
+  int pid = 0;
+  auto [end, error] = std::from_chars(key->data(), key->data() + key->size(), pid);
+  if (error != std::errc() || end != key->data() + key->size() || pid <= 0) return std::nullopt;
+  return pid;
 }
 
 }  // namespace agentty::session

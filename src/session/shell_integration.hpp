@@ -128,6 +128,9 @@ class ShellIntegration {
   // redraws a pasted multi-line command before running it), not a new prompt.
   std::uint64_t last_end_mark() const { return last_end_mark_; }
   std::uint64_t marks_seen() const { return marks_seen_; }
+  // The session's own shell's pid (the p= of its D marks, the bottom of the
+  // stack), once it has printed one; it leads the terminal's session.
+  std::optional<int> session_shell_pid() const;
 
   // The agent typed `text` at log position `seq`; returns the command's id.
   std::uint64_t submit_agent_command(std::string text, std::uint64_t seq, bool heuristic);

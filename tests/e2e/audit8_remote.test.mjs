@@ -67,13 +67,12 @@ test('a quiet remote program at the start of a line is not waiting for input', {
   assert.equal(listed.waiting_for_input, false);
 });
 
-test('a remote prompt left mid-line is waiting for input everywhere, and wait says it is a guess', { skip }, async (t) => {
+test('a remote prompt left mid-line is waiting for input everywhere, seen on the host', { skip }, async (t) => {
   const id = await background(t, 'printf "name? "; read -r name; echo "hello $name"');
   const w = await agent.call('wait', { execution_id: id, until: 'input', timeout_ms: 20000 });
   assert.equal(w.wait_result, 'waiting_for_input', JSON.stringify({ ...w, raw: undefined }));
-  assert.match(w.message, /guess/);
-  assert.match(w.message, /mid-line/);
-  assert.match(w.message, /2 s/);
+  // The host's /proc showed it reading: no guess to warn about.
+  assert.equal(w.message, undefined, JSON.stringify({ ...w, raw: undefined }));
   assert.equal((await agent.call('read', { execution_id: id })).waiting_for_input, true);
   const listed = (await agent.call('ps', {})).executions.find((e) => e.execution_id === id);
   assert.equal(listed.waiting_for_input, true);

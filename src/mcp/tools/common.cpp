@@ -416,13 +416,15 @@ bool awaits_answer(session::Execution& execution) {
 }
 
 std::string awaits_answer_reason(const session::Execution& execution) {
-  if (execution.spec().host.empty()) {
+  // Locally, and on a host whose kernel answered the probe, it was seen reading.
+  if (execution.spec().host.empty() || execution.input_state() != pty::InputState::unknown) {
     return "it reads the terminal and has printed nothing for " +
            std::to_string(kAnswerQuiet.count()) + " ms";
   }
   return "it stopped mid-line, a prompt?, and has printed nothing for " +
          std::to_string(session::Execution::kGuessedInputQuiet.count() / 1000) +
-         " s; on a host agentty cannot see whether it reads its terminal, so this is a guess: "
+         " s; this host cannot show whether it reads its terminal (not Linux, no /proc or awk, or "
+         "the probe failed), so this is a guess: "
          "check output or screen for its prompt before you write";
 }
 

@@ -116,9 +116,10 @@ boost::asio::awaitable<WaitEnd> wait_until(
 
 // execute: the program has been waiting for input (blocked reading the
 // terminal, quiet) for kAnswerQuiet: nothing will happen until someone types,
-// so waiting out the rest of yield_ms would only stall the agent. On a host
-// waiting_for_input is the Execution's guess (stopped mid-line, quiet for
-// kGuessedInputQuiet), and the answer says it is a guess.
+// so waiting out the rest of yield_ms would only stall the agent. On an SSH
+// host the host's /proc is asked (pty/remote_input_probe.hpp); where it
+// cannot tell, waiting_for_input is the Execution's guess (stopped mid-line,
+// quiet for kGuessedInputQuiet), and the answer says it is a guess.
 constexpr std::chrono::milliseconds kAnswerQuiet{500};
 constexpr std::chrono::milliseconds kAnswerRecheck{100};
 bool awaits_answer(session::Execution& execution);

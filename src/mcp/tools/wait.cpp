@@ -15,7 +15,8 @@ using namespace std::chrono;
 constexpr std::size_t kMatchWindow = 4 << 20;  // text searched for `match`, newest bytes
 
 const std::string kRemoteInputGuess =
-    "On a host agentty cannot see whether the program reads its terminal (no /proc there), so "
+    "This host cannot show whether the program reads its terminal (not Linux, no /proc or awk "
+    "there, or its probe failed), so "
     "waiting_for_input is a guess: it stopped mid-line (the cursor after text, as at a prompt) "
     "and has printed nothing for " +
     std::to_string(session::Execution::kGuessedInputQuiet.count() / 1000) +
@@ -93,6 +94,7 @@ boost::asio::awaitable<ToolResult> wait(ToolContext& ctx, const json& args,
   std::uint64_t found_line_end = 0;
 
   std::function<bool()> done;
+  bool guessed = false;  // until=input held by the guess (the backend could not tell)
   milliseconds recheck{0};
   std::optional<steady_clock::time_point> ended_at;
   if (until == "exit") {
@@ -110,7 +112,12 @@ boost::asio::awaitable<ToolResult> wait(ToolContext& ctx, const json& args,
     };
     recheck = milliseconds(25);
   } else if (until == "input") {
-    done = [&] { return execution->finished() || execution->waiting_for_input(); };
+    done = [&] {
+      const auto state = execution->input_state();
+      if (!execution->waiting_for_input(state)) return execution->finished();
+      guessed = state == pty::InputState::unknown;
+      return true;
+    };
     recheck = milliseconds(40);
   } else if (until == "released") {
     // A handoff not yet taken over is still waiting for its person.
@@ -172,8 +179,8 @@ boost::asio::awaitable<ToolResult> wait(ToolContext& ctx, const json& args,
   // make the field say false next to wait_result=waiting_for_input.
   if (result_name == "waiting_for_input") {
     result["waiting_for_input"] = true;
-    // No /proc on a host to see the program read its terminal: only quiet.
-    if (!execution->spec().host.empty()) result["message"] = kRemoteInputGuess;
+    // A host whose kernel could not be asked: only quiet and the cursor.
+    if (guessed && !execution->spec().host.empty()) result["message"] = kRemoteInputGuess;
   }
   result["waited_ms"] = duration_cast<milliseconds>(steady_clock::now() - start).count();
   result["max_wait_ms"] = budget;
@@ -212,8 +219,10 @@ ToolDefinition make_wait_tool(const ToolConfig& config) {
              "tail_lines, when given; cursorless: never before the end of "
              "the "
              "line of the match it last reported, which a capped page may leave ahead of the "
-             "cursor). input: the program waits for input (on a host a guess: it stopped "
-             "mid-line and has been quiet for 2 s; check the output or screen for its prompt). "
+             "cursor). input: the program waits for input (read from /proc, also on a Linux SSH "
+             "host; "
+             "where a host cannot tell, a guess: it stopped "
+             "mid-line and has been quiet for 2 s, and the answer's message says so). "
              "released: a human released a takeover."}}},
           {"pattern",
            {{"type", "string"},

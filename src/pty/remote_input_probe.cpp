@@ -1,0 +1,128 @@
+#include "pty/remote_input_probe.hpp"
+
+#include <spdlog/spdlog.h>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+
+#include <algorithm>
+#include <utility>
+
+#include "pty/remote_input_report.hpp"
+#include "pty/ssh_connection.hpp"
+
+namespace agentty::pty {
+
+namespace asio = boost::asio;
+
+RemoteInputProbe::RemoteInputProbe(std::shared_ptr<SshConnection> connection,
+                                   std::string terminal_tag)
+    : connection_(std::move(connection)), terminal_tag_(std::move(terminal_tag)) {}
+
+InputState RemoteInputProbe::state() {
+  if (disabled_ || detached_) return InputState::unknown;
+  const auto now = Clock::now();
+  if (answer_ && answer_->period == period_) {
+    if (now - answer_->at >= reuse_for(now)) start();
+    return answer_->state;  // nothing happened since: still the best answer
+  }
+  if (terminal_tag_.empty() && !leader_) return InputState::unknown;  // nothing to find it by
+  if (now < retry_at_ || !start()) return InputState::unknown;
+  return InputState::busy;  // until the host answers for this quiet period
+}
+
+void RemoteInputProbe::note_activity() {
+  ++period_;
+  period_start_ = Clock::now();
+}
+
+void RemoteInputProbe::set_session_leader(int pid) {
+  if (!leader_) leader_ = pid;
+}
+
+void RemoteInputProbe::detach() {
+  detached_ = true;
+  on_answer_ = nullptr;
+}
+
+RemoteInputProbe::Clock::duration RemoteInputProbe::reuse_for(Clock::time_point now) const {
+  // A program quiet for long is probed less often: at most every kMaxAge.
+  return std::clamp<Clock::duration>((now - period_start_) / 4, kMinAge, kMaxAge);
+}
+
+bool RemoteInputProbe::start() {
+  if (running_) {
+    wanted_again_ = true;
+    return true;
+  }
+  if (connection_->state() != SshConnection::State::ready ||
+      connection_->open_channel_count() >= kChannelHeadroom)
+    return false;
+  running_ = true;
+  wanted_again_ = false;
+  asio::co_spawn(connection_->io(), run(period_), asio::detached);
+  return true;
+}
+
+asio::awaitable<void> RemoteInputProbe::run(std::uint64_t period) {
+  auto self = shared_from_this();
+  const auto started = Clock::now();
+  auto output = co_await connection_->run_command(
+      "exec sh -s", remote_input_script(terminal_tag_, leader_), kTimeout);
+  running_ = false;
+  const auto now = Clock::now();
+  spdlog::debug("ssh: input probe on {} took {} ms", connection_->description(),
+                std::chrono::duration_cast<std::chrono::milliseconds>(now - started).count());
+  if (detached_) co_return;
+  if (!output) {
+    spdlog::debug("ssh: input probe on {} failed: {}", connection_->description(), output.error());
+    failed(now);
+  } else {
+    auto report = read_remote_input_report(output.value());
+    using Outcome = RemoteInputReport::Outcome;
+    if (report.outcome == Outcome::unsupported) {
+      spdlog::info(
+          "ssh: {} cannot tell whether a program reads its terminal ({}); "
+          "waiting_for_input is guessed there",
+          connection_->description(), report.detail);
+      disabled_ = true;
+    } else if (report.outcome != Outcome::answered) {
+      failed(now);
+    } else {
+      failures_ = 0;
+      if (report.leader) leader_ = report.leader;
+      stopped_group_ =
+          report.state == InputState::suspended ? report.foreground_group : std::nullopt;
+      if (period == period_) answer_ = Answer{report.state, period, now};
+    }
+  }
+  if (wanted_again_ && !disabled_ && now >= retry_at_) start();
+  if (on_answer_) on_answer_();
+}
+
+bool RemoteInputProbe::resume() {
+  if (detached_ || !stopped_group_ || !answer_ || answer_->period != period_ ||
+      answer_->state != InputState::suspended ||
+      connection_->state() != SshConnection::State::ready)
+    return false;
+  answer_.reset();  // continued: ask the host again
+  asio::co_spawn(connection_->io(), continue_group(*std::exchange(stopped_group_, std::nullopt)),
+                 asio::detached);
+  return true;
+}
+
+asio::awaitable<void> RemoteInputProbe::continue_group(int group) {
+  auto self = shared_from_this();
+  auto done =
+      co_await connection_->run_command("kill -CONT -- -" + std::to_string(group), "", kTimeout);
+  if (!done)
+    spdlog::warn("ssh: resuming a program on {} failed: {}", connection_->description(),
+                 done.error());
+  if (on_answer_ && !detached_) on_answer_();
+}
+
+void RemoteInputProbe::failed(Clock::time_point now) {
+  retry_at_ = now + kRetryAfter;
+  if (++failures_ >= kMaxFailures) disabled_ = true;
+}
+
+}  // namespace agentty::pty

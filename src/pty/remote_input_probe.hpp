@@ -1,0 +1,101 @@
+// RemoteInputProbe: SshChannel's input_state(), asked of the host's kernel.
+//
+// state() never blocks: it returns the last answer the host gave for the
+// current quiet period, and starts a probe (remote_input_report.hpp's script
+// on a PTY-less exec channel of the same connection, `sh -s`) when there is
+// none or it has aged. Output and input (note_activity) start a new quiet
+// period: answers from before say nothing about it. While the first probe
+// of a period runs the answer is `busy`, as a local program counts as busy
+// until it has been quiet for a moment: a remote guess ("stopped mid-line,
+// quiet for 2 s") there could call a program that prints half a line and
+// works on waiting. Each answer fires the on_answer callback, so waits
+// re-check at once.
+//
+// Cost: one channel (open, exec, a few KiB of script, close: ~2 round trips
+// and a fork of sh, awk and ls on the host) per probe; at most one at a time
+// per terminal, none while output flows, and answers are reused for
+// kMinAge, up to a quarter of the quiet period's age (at most kMaxAge).
+//
+// `unknown` (the caller's guess) when the host cannot tell: not Linux, no
+// /proc or awk, a terminal not found (another kind of SSH server, a session
+// whose prompt hook has not reported its shell yet), the server refusing the
+// channel, or kTimeout passing; failures are retried after kRetryAfter, and
+// after kMaxFailures in a row never again for this terminal. No probe is
+// started while kChannelHeadroom channels are open on the connection, so it
+// never takes the last of a server's default MaxSessions (10).
+//
+// Threading: the connection's event loop. The owner calls detach() before it
+// goes; a probe still running then ends by its deadline and frees its channel.
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "pty/pty_channel.hpp"
+
+namespace agentty::pty {
+
+class SshConnection;
+
+class RemoteInputProbe : public std::enable_shared_from_this<RemoteInputProbe> {
+ public:
+  using Clock = std::chrono::steady_clock;
+  static constexpr std::chrono::milliseconds kMinAge{250};
+  static constexpr std::chrono::milliseconds kMaxAge{2000};
+  static constexpr std::chrono::milliseconds kTimeout{5000};
+  static constexpr std::chrono::milliseconds kRetryAfter{5000};
+  static constexpr int kMaxFailures = 3;
+  static constexpr std::size_t kChannelHeadroom = 9;
+
+  // `terminal_tag`: what the channel's command exports (empty for a login shell).
+  RemoteInputProbe(std::shared_ptr<SshConnection> connection, std::string terminal_tag);
+
+  InputState state();
+  // Output arrived or input was sent: a new quiet period starts.
+  void note_activity();
+  // A session's shell reported its pid (the prompt hook's D mark): it leads
+  // the terminal's session.
+  void set_session_leader(int pid);
+  void set_on_answer(std::function<void()> callback) { on_answer_ = std::move(callback); }
+  // The host said the foreground group is stopped (suspended): sends it
+  // SIGCONT with `kill` on an exec channel, as `fg` would; false when the
+  // last answer was not suspended.
+  bool resume();
+  // The owner is going: no more callbacks or probes.
+  void detach();
+
+ private:
+  struct Answer {
+    InputState state;
+    std::uint64_t period;
+    Clock::time_point at;
+  };
+  bool start();
+  boost::asio::awaitable<void> run(std::uint64_t period);
+  boost::asio::awaitable<void> continue_group(int group);
+  void failed(Clock::time_point now);
+  Clock::duration reuse_for(Clock::time_point now) const;
+
+  std::shared_ptr<SshConnection> connection_;
+  std::string terminal_tag_;
+  std::optional<int> leader_;
+  std::optional<int> stopped_group_;  // the foreground group of a `suspended` answer
+  std::optional<Answer> answer_;
+  std::uint64_t period_ = 0;  // quiet periods so far (note_activity)
+  Clock::time_point period_start_ = Clock::now();
+  bool running_ = false;
+  bool wanted_again_ = false;  // asked for a newer period while one ran
+  bool disabled_ = false;
+  bool detached_ = false;
+  int failures_ = 0;
+  Clock::time_point retry_at_{};
+  std::function<void()> on_answer_;
+};
+
+}  // namespace agentty::pty

@@ -1,0 +1,63 @@
+// SshConnection::run_command: a command on a PTY-less channel of its own, for
+// probes of the host (remote_input_probe.hpp). Its channel is one of
+// channels_ but never started: deliver() skips it, the callbacks fill its
+// inbox, and this coroutine takes the output once the server has closed it.
+#include <boost/asio/use_awaitable.hpp>
+
+#include <algorithm>
+
+#include "pty/ssh_connection.hpp"
+
+namespace agentty::pty {
+
+namespace asio = boost::asio;
+
+namespace {
+
+// Frees the channel on every way out of run_command, including the
+// coroutine's frame being destroyed with the event loop.
+struct DetachOnExit {
+  std::shared_ptr<SshConnection> connection;
+  std::shared_ptr<SshChannelState> channel;
+  ~DetachOnExit() { connection->channel_detach(channel); }
+};
+
+}  // namespace
+
+std::size_t SshConnection::open_channel_count() const {
+  return static_cast<std::size_t>(std::count_if(
+      channels_.begin(), channels_.end(), [](const auto& channel) { return channel->opened; }));
+}
+
+asio::awaitable<SshExpected<std::string>> SshConnection::run_command(
+    std::string command, std::string input, std::chrono::milliseconds timeout) {
+  auto self = shared_from_this();
+  const auto deadline = Clock::now() + timeout;
+  if (state_ != State::ready) co_return channel_error(SSH_ERROR, "run a command");
+  SshLaunch launch;
+  launch.command = std::move(command);
+  launch.pty = false;
+  auto channel = new_channel_state(launch);
+  channel->probe = true;
+  DetachOnExit detach{self, channel};
+  auto launched = co_await launch_channel(channel, launch, deadline);
+  if (!launched) co_return launched.failure();
+  channel->outbox = std::move(input);
+  bool eof_sent = false;
+  for (;;) {
+    if (state_ != State::ready) co_return channel_error(SSH_ERROR, "run a command");
+    after_call(false);  // writes the input as the window allows
+    if (!eof_sent && channel->outbox.empty() && channel->channel != nullptr &&
+        !channel->remote_closed) {
+      ssh_channel_send_eof(channel->channel);  // `sh -s` reads its script up to here
+      eof_sent = true;
+      after_call(false);
+    }
+    if (channel->remote_closed) break;
+    if (Clock::now() >= deadline) co_return channel_error(SSH_AGAIN, "finish a command");
+    co_await wait_progress(deadline);
+  }
+  co_return std::move(channel->inbox);
+}
+
+}  // namespace agentty::pty

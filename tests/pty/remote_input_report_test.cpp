@@ -1,0 +1,242 @@
+// The SSH host probe: reading its output (what each line means for
+// input_state), and its script run for real on this machine's /proc against
+// a terminal of ours, as sshd would have it (a child of the probe's parent,
+// leading the terminal's session).
+#include "pty/remote_input_report.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <pty.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+namespace agentty::pty {
+namespace {
+
+using Outcome = RemoteInputReport::Outcome;
+
+std::string report(std::string_view body) {
+  return "agentty-probe 1\narch x86_64\nleader 100 tty /dev/pts/3 fg 100\n" + std::string(body) +
+         "end\n";
+}
+
+TEST(RemoteInputReport, PythonInPselectHoldingTheTerminalIsReading) {
+  auto r = read_remote_input_report(
+      report("p 100 S 012\nt 100 100 S 270 1 1 poll_schedule_timeout.constprop.0\n"));
+  EXPECT_EQ(r.outcome, Outcome::answered);
+  EXPECT_EQ(r.state, InputState::reading_input);
+  EXPECT_EQ(r.leader, 100);
+}
+
+TEST(RemoteInputReport, ReadOnTheTerminalIsReadingAndElsewhereIsNot) {
+  EXPECT_EQ(read_remote_input_report(report("p 100 S 012\nt 100 100 S 0 0 1 wait_woken\n")).state,
+            InputState::reading_input);
+  // read(3) where fd 3 is a pipe: a program reading its data, not the person.
+  EXPECT_EQ(read_remote_input_report(report("p 100 S 012\nt 100 100 S 0 3 0 pipe_read\n")).state,
+            InputState::busy);
+}
+
+TEST(RemoteInputReport, SleepingIsBusy) {
+  auto r = read_remote_input_report(report("p 100 S 012\nt 100 100 S 230 0 1 hrtimer_nanosleep\n"));
+  EXPECT_EQ(r.state, InputState::busy);
+}
+
+TEST(RemoteInputReport, ShellWaitingForItsReadingChildIsReading) {
+  auto r =
+      read_remote_input_report(report("p 100 S 012\nt 100 100 S 61 ffffffff 0 do_wait\n"
+                                      "p 101 S 012\nt 101 101 S 0 0 1 wait_woken\n"));
+  EXPECT_EQ(r.state, InputState::reading_input);
+}
+
+TEST(RemoteInputReport, EveryMemberStoppedIsSuspended) {
+  auto r = read_remote_input_report(report("p 100 T 012\nt 100 100 T - - - -\n"));
+  EXPECT_EQ(r.state, InputState::suspended);
+  EXPECT_EQ(r.foreground_group, 100);  // what resume sends SIGCONT
+}
+
+TEST(RemoteInputReport, NoForegroundMemberIsBusy) {
+  EXPECT_EQ(read_remote_input_report(report("")).state, InputState::busy);
+}
+
+TEST(RemoteInputReport, EpollCountsOnlyWithTheTerminalRegisteredForInput) {
+  // node at its prompt: fd 0 in the epoll set with EPOLLIN (events 0x19).
+  EXPECT_EQ(read_remote_input_report(report("p 100 S 012\n"
+                                            "e 100 100 0 19 1\ne 100 100 9 19 0\n"
+                                            "t 100 100 S 281 5 0 ep_poll\n"))
+                .state,
+            InputState::reading_input);
+  // node waiting on a timer, holding the terminal but not reading it.
+  EXPECT_EQ(read_remote_input_report(
+                report("p 100 S 012\ne 100 100 9 19 0\nt 100 100 S 281 5 0 ep_poll\n"))
+                .state,
+            InputState::busy);
+}
+
+TEST(RemoteInputReport, WithoutTheSyscallFileWchanDecides) {
+  // Yama's ptrace_scope >= 1: /proc/<tid>/syscall is not ours to read.
+  EXPECT_EQ(read_remote_input_report(report("p 100 S 012\nt 100 100 S - - - n_tty_read\n")).state,
+            InputState::reading_input);
+  EXPECT_EQ(read_remote_input_report(
+                report("p 100 S 012\nt 100 100 S - - - poll_schedule_timeout.constprop.0\n"))
+                .state,
+            InputState::reading_input);
+  EXPECT_EQ(read_remote_input_report(
+                report("p 100 S -\nt 100 100 S - - - poll_schedule_timeout.constprop.0\n"))
+                .state,
+            InputState::busy);
+  EXPECT_EQ(
+      read_remote_input_report(report("p 100 S 012\nt 100 100 S - - - hrtimer_nanosleep\n")).state,
+      InputState::busy);
+  // Neither file said anything: the caller guesses.
+  EXPECT_EQ(read_remote_input_report(report("p 100 S 012\nt 100 100 S - - - 0\n")).state,
+            InputState::unknown);
+}
+
+TEST(RemoteInputReport, UnknownArchitectureFallsBackToWchan) {
+  auto r = read_remote_input_report(
+      "agentty-probe 1\narch riscv64\nleader 7 tty /dev/pts/0 fg 7\np 7 S 012\n"
+      "t 7 7 S 63 0 1 n_tty_read\nend\n");
+  EXPECT_EQ(r.state, InputState::reading_input);
+}
+
+TEST(RemoteInputReport, RunningThreadIsNotReading) {
+  EXPECT_EQ(read_remote_input_report(report("p 100 R 012\nt 100 100 R - - - -\n")).state,
+            InputState::busy);
+}
+
+TEST(RemoteInputReport, HostsThatCannotTellSaySo) {
+  auto r = read_remote_input_report("agentty-probe 1\nunsupported FreeBSD\n");
+  EXPECT_EQ(r.outcome, Outcome::unsupported);
+  EXPECT_EQ(r.detail, "FreeBSD");
+  EXPECT_EQ(read_remote_input_report("agentty-probe 1\narch x86_64\nnotfound\n").outcome,
+            Outcome::not_found);
+}
+
+TEST(RemoteInputReport, WhatAnRcPrintedBeforeTheReportIsSkipped) {
+  auto r = read_remote_input_report("Welcome!\n" +
+                                    report("p 100 S 012\nt 100 100 S 0 0 1 wait_woken\n"));
+  EXPECT_EQ(r.outcome, Outcome::answered);
+  EXPECT_EQ(r.state, InputState::reading_input);
+}
+
+TEST(RemoteInputReport, CutShortOrForeignOutputIsMalformed) {
+  EXPECT_EQ(read_remote_input_report("").outcome, Outcome::malformed);
+  EXPECT_EQ(read_remote_input_report("Welcome to the host!\nagentty-probe 1\n").outcome,
+            Outcome::malformed);
+  // No "end": the host cut it off midway.
+  EXPECT_EQ(read_remote_input_report("agentty-probe 1\narch x86_64\nleader 5 tty /dev/pts/1 fg 5\n"
+                                     "p 5 S 012\n")
+                .outcome,
+            Outcome::malformed);
+  EXPECT_EQ(read_remote_input_report(report("p x S 012\n")).outcome, Outcome::malformed);
+}
+
+TEST(RemoteInputReport, ScriptCarriesTheTagOrTheLeader) {
+  EXPECT_TRUE(remote_input_script("0a1b", std::nullopt).starts_with("tag=0a1b leader=\n"));
+  EXPECT_TRUE(remote_input_script("", 4242).starts_with("tag= leader=4242\n"));
+}
+
+// ---- the script on this machine ----------------------------------------------
+
+// A program on a terminal of its own (forkpty: it leads the terminal's
+// session, as sshd's child does), a child of this test process.
+struct TerminalProgram {
+  pid_t pid = -1;
+  int master = -1;
+  explicit TerminalProgram(const char* command) {
+    pid = ::forkpty(&master, nullptr, nullptr, nullptr);
+    if (pid == 0) {
+      ::execl("/bin/bash", "bash", "-c", command, static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+  }
+  ~TerminalProgram() {
+    if (pid > 0) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+    if (master >= 0) ::close(master);
+  }
+};
+
+// Runs `sh -s` with the script on stdin, as a child of this process (the
+// probe's parent is the terminal program's, as on an SSH server).
+std::string run_script(const std::string& script) {
+  int in[2], out[2];
+  if (::pipe(in) != 0 || ::pipe(out) != 0) return "pipe failed";
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(in[0], 0);
+    ::dup2(out[1], 1);
+    ::close(in[0]), ::close(in[1]), ::close(out[0]), ::close(out[1]);
+    ::execl("/bin/sh", "sh", "-s", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(in[0]);
+  ::close(out[1]);
+  (void)!::write(in[1], script.data(), script.size());
+  ::close(in[1]);
+  std::string output;
+  char buffer[4096];
+  for (ssize_t n; (n = ::read(out[0], buffer, sizeof buffer)) > 0;) output.append(buffer, n);
+  ::close(out[0]);
+  ::waitpid(pid, nullptr, 0);
+  return output;
+}
+
+// Polls the script until it answers `wanted` (a program starting to read
+// has no event to await); the last report either way.
+RemoteInputReport probe_until(const std::string& tag, std::optional<int> leader,
+                              InputState wanted) {
+  RemoteInputReport last;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < deadline) {
+    last = read_remote_input_report(run_script(remote_input_script(tag, leader)));
+    if (last.outcome == Outcome::answered && last.state == wanted) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return last;
+}
+
+TEST(RemoteInputScript, FindsTheTaggedTerminalAndSeesASilentRead) {
+  TerminalProgram program("export AGENTTY_TERMINAL=feedc0de; read -s secret; echo got");
+  ASSERT_GT(program.pid, 0);
+  auto r = probe_until("feedc0de", std::nullopt, InputState::reading_input);
+  EXPECT_EQ(r.outcome, Outcome::answered);
+  EXPECT_EQ(r.state, InputState::reading_input);
+  EXPECT_EQ(r.leader, program.pid);
+}
+
+TEST(RemoteInputScript, SleepAfterExecIsBusyAndFoundByItsEnvironment) {
+  // bash execs the last command: only the environment still carries the tag.
+  TerminalProgram program("export AGENTTY_TERMINAL=beefcafe; printf working...; exec sleep 30");
+  ASSERT_GT(program.pid, 0);
+  auto r = probe_until("beefcafe", std::nullopt, InputState::busy);
+  EXPECT_EQ(r.outcome, Outcome::answered);
+  EXPECT_EQ(r.state, InputState::busy);
+  EXPECT_EQ(r.leader, program.pid);
+}
+
+TEST(RemoteInputScript, KnownLeaderNeedsNoTag) {
+  TerminalProgram program("read line");
+  ASSERT_GT(program.pid, 0);
+  auto r = probe_until("", program.pid, InputState::reading_input);
+  EXPECT_EQ(r.state, InputState::reading_input);
+}
+
+TEST(RemoteInputScript, AnotherTagIsNotFound) {
+  TerminalProgram program("export AGENTTY_TERMINAL=aaaa1111; read line");
+  ASSERT_GT(program.pid, 0);
+  EXPECT_EQ(
+      read_remote_input_report(run_script(remote_input_script("bbbb2222", std::nullopt))).outcome,
+      Outcome::not_found);
+}
+
+}  // namespace
+}  // namespace agentty::pty
