@@ -202,23 +202,6 @@ SshError SshConnection::session_refused(int rc, const SshChannelState& refused) 
   return error;
 }
 
-std::string SshConnection::launch_command(const SshLaunch& launch,
-                                          const SshChannelState& channel) const {
-  // The tag marks the command's processes for the host probe: in the shell's
-  // command line until it execs the last command, in the environment of
-  // everything it runs (remote_input_report.hpp). On the command's line, so
-  // the shell's messages keep their line numbers.
-  const std::string tag =
-      channel.terminal_tag.empty() ? "" : "AGENTTY_TERMINAL=" + channel.terminal_tag;
-  if (channel.refused_env.empty())
-    return tag.empty() ? *launch.command : "export " + tag + "; " + *launch.command;
-  // The server would not set them: let the remote login shell do it.
-  std::string command = "exec env";
-  if (!tag.empty()) command += " " + tag;
-  for (const auto& [name, value] : launch.env) command += " " + name + "=" + shell_quote(value);
-  return command + " \"$SHELL\" -c " + shell_quote(*launch.command);
-}
-
 std::shared_ptr<SshChannelState> SshConnection::new_channel_state(const SshLaunch& launch) {
   auto state = std::make_shared<SshChannelState>();
   state->size = launch.size;

@@ -1,7 +1,8 @@
-// SshConnection::run_command: a command on a PTY-less channel of its own, for
-// probes of the host (remote_input_probe.hpp). Its channel is one of
+// The command lines a connection sends: a PTY channel's (launch_command), and
+// SshConnection::run_command, a command on a PTY-less channel of its own for
+// probes of the host (remote_input_probe.hpp). That channel is one of
 // channels_ but never started: deliver() skips it, the callbacks fill its
-// inbox, and this coroutine takes the output once the server has closed it.
+// inbox, and the coroutine takes the output once the server has closed it.
 #include <boost/asio/use_awaitable.hpp>
 
 #include <algorithm>
@@ -23,6 +24,23 @@ struct DetachOnExit {
 };
 
 }  // namespace
+
+std::string SshConnection::launch_command(const SshLaunch& launch,
+                                          const SshChannelState& channel) const {
+  // The tag marks the command's processes for the host probe: in the shell's
+  // command line until it execs the last command, in the environment of
+  // everything it runs (remote_input_report.hpp). On the command's line, so
+  // the shell's messages keep their line numbers.
+  const std::string tag =
+      channel.terminal_tag.empty() ? "" : "AGENTTY_TERMINAL=" + channel.terminal_tag;
+  if (channel.refused_env.empty())
+    return tag.empty() ? *launch.command : "export " + tag + "; " + *launch.command;
+  // The server would not set them: let the remote login shell do it.
+  std::string command = "exec env";
+  if (!tag.empty()) command += " " + tag;
+  for (const auto& [name, value] : launch.env) command += " " + name + "=" + shell_quote(value);
+  return command + " \"$SHELL\" -c " + shell_quote(*launch.command);
+}
 
 std::size_t SshConnection::open_channel_count() const {
   return static_cast<std::size_t>(std::count_if(
