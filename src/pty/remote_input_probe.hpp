@@ -11,8 +11,12 @@
 // works on waiting. Each answer fires the on_answer callback, so waits
 // re-check at once.
 //
+// A `suspended` answer (the whole foreground group stopped) lets resume()
+// send it SIGCONT with `kill` on an exec channel, as `fg` would.
+//
 // Cost: one channel (open, exec, a few KiB of script, close: ~2 round trips
-// and a fork of sh, awk and ls on the host) per probe; at most one at a time
+// and a fork of sh, awk and ls on the host; ~100 ms on a loaded loopback
+// host, where `execute(host, "true")` took ~40-100 ms) per probe; at most one at a time
 // per terminal, none while output flows, and answers are reused for
 // kMinAge, up to a quarter of the quiet period's age (at most kMaxAge).
 //

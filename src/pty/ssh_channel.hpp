@@ -29,6 +29,11 @@
 // fires. A signal or close() before the command runs ends the channel with
 // that signal (nothing ran remotely).
 //
+// Input state: asked of the host's /proc by a RemoteInputProbe on exec
+// channels of the same connection; a command's line exports
+// AGENTTY_TERMINAL=<random tag> so the probe can find its processes (the
+// program sees it in its environment).
+//
 // Destruction sends EOF and CLOSE to the server (the remote PTY hangs up);
 // close() does the same but still reports on_exit when the server confirms.
 // Threading: the one event loop, like its connection.
