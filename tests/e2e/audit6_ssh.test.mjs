@@ -10,7 +10,7 @@ import { setTimeout } from 'node:timers/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startAgentty } from './lib/mcp-client.mjs';
-import { startSshd, sshdUsable, createPasswordUser } from './lib/sshd.mjs';
+import { startSshd, sshdUsable, createPasswordUser, sshClientEnv } from './lib/sshd.mjs';
 
 const skip = sshdUsable() ? false : 'needs root and /usr/sbin/sshd';
 const home = mkdtempSync(path.join(tmpdir(), 'agentty-audit6-home-'));  // no ~/.ssh keys or config
@@ -21,12 +21,7 @@ let agent;
 before(async () => {
   if (skip) return;
   sshd = await startSshd();
-  agent = await startAgentty({
-    env: {
-      HOME: home, SSH_AUTH_SOCK: '', AGENTTY_SSH_KNOWN_HOSTS: sshd.knownHosts,
-      AGENTTY_SSH_CONFIG: sshd.writeConfig(sshd.clientKey),
-    },
-  });
+  agent = await startAgentty({ env: sshClientEnv(sshd, home) });
 });
 
 after(async () => {

@@ -9,7 +9,7 @@ import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startAgentty, WAIT_MS } from './lib/mcp-client.mjs';
-import { startSshd, sshdUsable, createPasswordUser } from './lib/sshd.mjs';
+import { startSshd, sshdUsable, createPasswordUser, sshClientEnv } from './lib/sshd.mjs';
 
 const skip = sshdUsable() ? false : 'needs root and /usr/sbin/sshd';
 const home = mkdtempSync(path.join(tmpdir(), 'agentty-remote-input-home-'));  // no ~/.ssh keys or config
@@ -20,12 +20,7 @@ let agent;
 before(async () => {
   if (skip) return;
   sshd = await startSshd();
-  agent = await startAgentty({
-    env: {
-      HOME: home, SSH_AUTH_SOCK: '', AGENTTY_SSH_KNOWN_HOSTS: sshd.knownHosts,
-      AGENTTY_SSH_CONFIG: sshd.writeConfig(sshd.clientKey),
-    },
-  });
+  agent = await startAgentty({ env: sshClientEnv(sshd, home) });
 });
 
 after(async () => {

@@ -189,3 +189,13 @@ export function createPasswordUser({ home = '/tmp', shell = '/bin/bash', suffix 
     },
   };
 }
+
+// The environment of an agentty that reaches `sshd` with its client key and
+// nothing of the user's: `home` (no ~/.ssh keys or config), no ssh-agent,
+// sshd's known_hosts and a config naming the key.
+export function sshClientEnv(sshd, home) {
+  return {
+    HOME: home, SSH_AUTH_SOCK: '', AGENTTY_SSH_KNOWN_HOSTS: sshd.knownHosts,
+    AGENTTY_SSH_CONFIG: sshd.writeConfig(sshd.clientKey),
+  };
+}
