@@ -127,16 +127,18 @@ Expected<std::string> pasted(const std::string& text, bool bracketed) {
   return out;
 }
 
-Expected<std::string> compose_input(session::Execution& execution, const json& args) {
+// `modes`: the terminal's modes as the program set them (bracketed paste,
+// application cursor keys), read once before typing.
+Expected<std::string> compose_input(session::Execution& execution, const json& args,
+                                    const session::ScreenModes& modes) {
   std::string bytes = args.value("input", "");
   if (args.value("paste", false)) {
-    auto as_pasted = pasted(bytes, execution.screen_modes().bracketed_paste);
+    auto as_pasted = pasted(bytes, modes.bracketed_paste);
     if (!as_pasted) return as_pasted;
     bytes = std::move(*as_pasted);
   }
   if (args.value("newline", false)) bytes += "\r";
   if (args.contains("keys")) {
-    auto modes = execution.screen_modes();
     for (const auto& key : args["keys"]) {
       auto encoded = session::encode_key(key.get<std::string>(), modes);
       if (!encoded) return make_error("keys: unknown key '" + key.get<std::string>() + "'");
@@ -203,9 +205,8 @@ boost::asio::awaitable<ToolResult> write(ToolContext& ctx, const json& args,
     auto continued = execution->resume(session::InputSource::agent);
     if (!continued) co_return refusal(*execution, ctx, continued.error(), {{"ok", false}});
   }
-  // Read before typing: what the paste was wrapped for.
-  const bool bracketed = execution->screen_modes().bracketed_paste;
-  auto bytes = compose_input(*execution, args);
+  const auto modes = execution->screen_modes();
+  auto bytes = compose_input(*execution, args, modes);
   if (!bytes) co_return tool_error(bytes.error());
   // ok=true would say something was typed.
   const bool resumed = args.contains("action");  // other actions returned above
@@ -262,7 +263,7 @@ boost::asio::awaitable<ToolResult> write(ToolContext& ctx, const json& args,
                         " bytes of the input typed so far (it does not read its terminal "
                         "now); they stay queued for it, in order.";
   }
-  if (args.value("paste", false)) result["bracketed_paste"] = bracketed;
+  if (args.value("paste", false)) result["bracketed_paste"] = modes.bracketed_paste;
   result["yield_ms"] = yield;
   note_capped_timer(result, ctx, args, "yield_ms", "yield_ms");
   if (size) {
