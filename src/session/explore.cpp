@@ -87,8 +87,10 @@ struct Explorer::Impl {
   // After an eviction the first retained byte is most likely inside a line
   // (and maybe inside an escape sequence or a character): the text starts
   // after the first LF instead. With no LF retained, the cut line is kept.
+  // A cut that fell just after a LF left a whole line: it stays.
   void seek_first_line() {
     seeking_line = false;
+    if (log.retained_starts_a_line()) return;
     for (std::uint64_t seq = start_seq; seq < log.latest_seq();) {
       const std::uint64_t to = std::min<std::uint64_t>(log.latest_seq(), seq + kConvertBlock);
       log.copy_range(seq, to, raw_buffer);

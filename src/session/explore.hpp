@@ -15,7 +15,8 @@
 // When the log has evicted bytes the cache was built from (past the spool
 // cap), the cache is rebuilt from the first whole line retained (after the
 // first LF at or past first_retained_seq(): the line it cuts is dropped, as
-// are an escape sequence or character it cuts): line numbers are counted
+// are an escape sequence or character it cuts; a cut just after a LF keeps
+// the whole line after it): line numbers are counted
 // from there, so they shift after an eviction.
 //
 // grep: PCRE2 (UTF, multiline, JIT when available) runs over the whole

@@ -105,6 +105,10 @@ struct OutputLog::Impl {
   bool spool_closed = false;
   std::uint64_t spool_cap = 0;
   std::uint64_t spooled_seq = 1;
+  // The last byte each store overwrote: the one just before its first byte
+  // (ram_first_seq, spool_first()); see retained_starts_a_line.
+  char ram_before_first = 0;
+  char spool_before_first = 0;
   std::string spool_error;
   std::uint64_t frozen_at = 0;  // latest_seq at freeze_spool()
 
@@ -141,6 +145,15 @@ struct OutputLog::Impl {
       const std::uint64_t offset = (seq - 1) % spool_cap;
       const std::size_t chunk =
           static_cast<std::size_t>(std::min<std::uint64_t>(size, spool_cap - offset));
+      // The chunk's last byte replaces the one that will sit just before
+      // spool_first(); it is still in the file.
+      const std::uint64_t end = seq + chunk;
+      if (end - 1 > spool_cap &&
+          !read_all_at(spool_fd.get(), &spool_before_first, 1,
+                       static_cast<off_t>((end - spool_cap - 2) % spool_cap))) {
+        drop_spool(errno_message("pread"));
+        return;
+      }
       if (!write_all_at(spool_fd.get(), data, chunk, static_cast<off_t>(offset))) {
         drop_spool(errno_message("pwrite"));
         return;
@@ -219,6 +232,13 @@ void OutputLog::append(std::string_view bytes) {
   }
   // Only the newest `capacity` bytes can stay in RAM.
   const std::size_t skip = bytes.size() > capacity ? bytes.size() - capacity : 0;
+  const std::uint64_t end = latest_seq_ + bytes.size();
+  if (end - 1 > capacity) {  // keep the byte that will sit just before ram_first_seq
+    const std::uint64_t before_first = end - capacity - 1;
+    impl.ram_before_first = before_first >= latest_seq_
+                                ? bytes[before_first - latest_seq_]
+                                : impl.ring.data()[(before_first - 1) % capacity];
+  }
   std::uint64_t seq = latest_seq_ + skip;
   std::string_view rest = bytes.substr(skip);
   while (!rest.empty()) {
@@ -287,6 +307,13 @@ void OutputLog::mark_complete() {
 std::uint64_t OutputLog::first_retained_seq() const {
   if (!impl_->spool_active()) return impl_->ram_first_seq;
   return std::min(impl_->ram_first_seq, impl_->spool_first());
+}
+
+bool OutputLog::retained_starts_a_line() const {
+  const std::uint64_t first = first_retained_seq();
+  if (first == 1) return false;
+  const bool from_spool = impl_->spool_active() && impl_->spool_first() <= impl_->ram_first_seq;
+  return (from_spool ? impl_->spool_before_first : impl_->ram_before_first) == '\n';
 }
 
 std::string OutputLog::copy_range(std::uint64_t from, std::uint64_t to) const {

@@ -63,6 +63,10 @@ class OutputLog {
 
   std::uint64_t latest_seq() const { return latest_seq_; }  // just past the newest byte
   std::uint64_t first_retained_seq() const;
+  // After an eviction: the byte just before first_retained_seq() was a LF, so
+  // the retained output starts with a whole line (false when nothing was
+  // evicted). The log keeps that one byte as it overwrites it.
+  bool retained_starts_a_line() const;
   std::uint64_t total_bytes() const { return latest_seq_ - 1; }
 
   // Bytes from `since_seq` on, at most `max_bytes` (a single character or

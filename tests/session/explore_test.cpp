@@ -203,6 +203,22 @@ TEST(Explore, AfterAnEvictionLineOneIsTheFirstWholeLine) {
   EXPECT_EQ(stat.line_count, 5000u - std::stoul(one.substr(4)) + 1);
 }
 
+TEST(Explore, AnEvictionThatCutJustAfterALineEndKeepsTheLineAfterIt) {
+  OutputLog log({.ram_bytes = 4096, .spool_cap_bytes = 0, .spool_path = {}});
+  // 8-byte lines: the 4096-byte ring keeps exactly the newest 512, whole.
+  for (int i = 0; i < 1000; ++i) log.append("l" + std::to_string(100000 + i) + "\n");
+  Explorer explorer(log);
+  const ExploreStat stat = explorer.stat();
+  ASSERT_TRUE(stat.evicted);
+  ASSERT_EQ(stat.first_retained_seq, 8000u - 4096u + 1u);
+  EXPECT_FALSE(stat.first_line_cut);
+  EXPECT_EQ(stat.text_seq, stat.first_retained_seq);
+  EXPECT_EQ(stat.line_count, 512u);
+  auto first = explorer.read({.line_offset = 0, .limit = 1});
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(first->lines[0].text, "l100488");
+}
+
 TEST(Explore, AnEvictedLineWithNoEndLeftIsKeptAndSaidCut) {
   OutputLog log({.ram_bytes = 4096, .spool_cap_bytes = 0, .spool_path = {}});
   log.append(std::string(10000, 'x'));

@@ -268,6 +268,41 @@ TEST(OutputLog, PastTheSpoolCapTheOldestBytesAreGone) {
   EXPECT_FALSE(log.read(first, 100).evicted);
 }
 
+// Appends lines of random lengths in random pieces and checks, after each,
+// that the log knows whether the byte just before its first retained one
+// (already overwritten) was a LF. `data` is everything appended so far.
+void expect_known_line_start_after_each_cut(OutputLog& log, std::string& data) {
+  std::mt19937 random(7);
+  for (int piece = 0; piece < 3000; ++piece) {
+    std::string bytes;
+    const int size = std::uniform_int_distribution<int>(1, 900)(random);
+    for (int i = 0; i < size; ++i)
+      bytes += std::uniform_int_distribution<int>(0, 9)(random) == 0 ? '\n' : 'x';
+    log.append(bytes);
+    data += bytes;
+    const std::uint64_t first = log.first_retained_seq();
+    const bool expected = first > 1 && data[first - 2] == '\n';
+    ASSERT_EQ(log.retained_starts_a_line(), expected) << "piece " << piece << " first " << first;
+  }
+  EXPECT_GT(log.first_retained_seq(), 100000u);
+}
+
+TEST(OutputLog, ARamOnlyLogKnowsWhetherItsOldestByteStartsALine) {
+  OutputLog log({.ram_bytes = 4096, .spool_cap_bytes = 0, .spool_path = {}});
+  EXPECT_FALSE(log.retained_starts_a_line());  // nothing evicted
+  std::string data;
+  expect_known_line_start_after_each_cut(log, data);
+}
+
+TEST(OutputLog, ASpoolKnowsWhetherItsOldestByteStartsALine) {
+  const fs::path path = temp_spool("line-start");
+  OutputLog log({.ram_bytes = 4096, .spool_cap_bytes = 10000, .spool_path = path});
+  std::string data;
+  expect_known_line_start_after_each_cut(log, data);
+  log.freeze_spool();  // from here the spool keeps what it holds as a ring
+  expect_known_line_start_after_each_cut(log, data);
+}
+
 TEST(OutputLog, IncompleteUnitAtTheLiveEndIsHeldBack) {
   OutputLog log;
   log.append("ok \xe2\x9c");
