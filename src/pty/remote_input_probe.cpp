@@ -55,7 +55,7 @@ bool RemoteInputProbe::start() {
     return true;
   }
   if (connection_->state() != SshConnection::State::ready ||
-      connection_->open_channel_count() >= kChannelHeadroom)
+      connection_->open_channel_count() >= kChannelHeadroom || connection_->slot_wanted())
     return false;
   running_ = true;
   wanted_again_ = false;

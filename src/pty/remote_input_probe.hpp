@@ -26,7 +26,9 @@
 // channel, or kTimeout passing; failures are retried after kRetryAfter, and
 // after kMaxFailures in a row never again for this terminal. No probe is
 // started while kChannelHeadroom channels are open on the connection, so it
-// never takes the last of a server's default MaxSessions (10).
+// never takes the last of a server's default MaxSessions (10); under a lower
+// cap, a command's open refused while a probe holds a channel waits for it
+// and asks again (ssh_session_slot.cpp), and no probe starts meanwhile.
 //
 // Threading: the connection's event loop. The owner calls detach() before it
 // goes; a probe still running then ends by its deadline and frees its channel.

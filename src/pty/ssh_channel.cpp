@@ -176,6 +176,11 @@ asio::awaitable<int> SshConnection::retry_channel_call(Call call, Clock::time_po
   co_return rc;
 }
 
+asio::awaitable<int> SshConnection::retry_channel(std::function<int()> call,
+                                                  Clock::time_point deadline) {
+  co_return co_await retry_channel_call(std::move(call), deadline);
+}
+
 SshError SshConnection::channel_error(int rc, const std::string& what) {
   if (state_ == State::failed) return SshError{SshErrorKind::connection_lost, failure_->message};
   if (rc == SSH_AGAIN)
@@ -183,23 +188,6 @@ SshError SshConnection::channel_error(int rc, const std::string& what) {
                     "timed out waiting for " + description_ + " to " + what};
   return SshError{SshErrorKind::channel_failed,
                   description_ + " refused to " + what + ": " + ssh_get_error(session_)};
-}
-
-SshError SshConnection::session_refused(int rc, const SshChannelState& refused) {
-  auto error = channel_error(rc, "open a session channel");
-  auto open = std::count_if(channels_.begin(), channels_.end(), [&](const auto& channel) {
-    return channel.get() != &refused && channel->opened && channel->channel != nullptr &&
-           !channel->probe;
-  });
-  // Servers cap channels per connection, and this one is shared by them all.
-  if (state_ == State::ready && rc == SSH_ERROR && open > 0) {
-    error.message += "; " + std::to_string(open) +
-                     (open == 1 ? " other channel is" : " other channels are") +
-                     " open on this connection, and SSH servers cap them "
-                     "(OpenSSH: MaxSessions, 10 by default): wait for or stop one (ps lists "
-                     "them, close ends a session) and try again, or raise MaxSessions on the host";
-  }
-  return error;
 }
 
 std::shared_ptr<SshChannelState> SshConnection::new_channel_state(const SshLaunch& launch) {
@@ -257,7 +245,7 @@ asio::awaitable<SshExpected<bool>> SshConnection::launch_channel(
         [&channel, call] { return channel->channel ? call(channel->channel) : SSH_ERROR; },
         deadline);
   };
-  int rc = co_await step([](ssh_channel ch) { return ssh_channel_open_session(ch); });
+  int rc = co_await open_session(channel, deadline);
   if (rc != SSH_OK) co_return not_started(session_refused(rc, *channel));
   channel->opened = true;
   const TerminalSize size = channel->size;  // a pending channel may have been resized
@@ -472,6 +460,7 @@ void SshConnection::channel_detach(const std::shared_ptr<SshChannelState>& chann
   channel->events = {};
   free_channel(*channel);
   std::erase(channels_, channel);
+  if (channel->probe) progress_.cancel();  // an opener may wait for its slot
   if (state_ == State::ready) after_call(false);
   if (state_ == State::awaiting_login) login_wakeup_.cancel();  // maybe nobody waits any more
 }

@@ -137,6 +137,9 @@ class SshConnection : public std::enable_shared_from_this<SshConnection> {
   // Session channels open on this connection (servers cap them: OpenSSH's
   // MaxSessions, 10 by default).
   std::size_t open_channel_count() const;
+  // An opener waits for a probe's channel to close (ssh_session_slot.cpp):
+  // probes start none meanwhile.
+  bool slot_wanted() const { return slot_waiters_ > 0; }
   boost::asio::io_context& io() const { return io_; }
 
   State state() const { return state_; }
@@ -189,6 +192,8 @@ class SshConnection : public std::enable_shared_from_this<SshConnection> {
   boost::asio::awaitable<int> retry_while_again(Call call, int again, Clock::time_point deadline);
   template <class Call>
   boost::asio::awaitable<int> retry_channel_call(Call call, Clock::time_point deadline);
+  // retry_channel_call(call, deadline), for ssh_session_slot.cpp.
+  boost::asio::awaitable<int> retry_channel(std::function<int()> call, Clock::time_point deadline);
   boost::asio::awaitable<void> wait_socket(Clock::time_point deadline);
   boost::asio::awaitable<void> wait_progress(Clock::time_point deadline);
   boost::asio::awaitable<void> pump_loop();
@@ -204,6 +209,11 @@ class SshConnection : public std::enable_shared_from_this<SshConnection> {
   void free_channel(SshChannelState& channel);
   void install_callbacks(const std::shared_ptr<SshChannelState>& channel);
   SshError channel_error(int rc, const std::string& what);
+  // Opens channel's session channel; after a refusal while a probe holds a
+  // channel, once more when that one has closed (ssh_session_slot.cpp).
+  boost::asio::awaitable<int> open_session(std::shared_ptr<SshChannelState> channel,
+                                           Clock::time_point deadline);
+  bool probe_channel_open() const;
   // The refusal of a session channel, with the likely reason when others are open.
   SshError session_refused(int rc, const SshChannelState& refused);
   std::string launch_command(const SshLaunch& launch, const SshChannelState& channel) const;
@@ -238,6 +248,7 @@ class SshConnection : public std::enable_shared_from_this<SshConnection> {
   std::optional<std::string> login_abort_;  // why the person's login ended early
   bool delivering_ = false;
   bool deliver_posted_ = false;
+  std::size_t slot_waiters_ = 0;  // openers waiting for a probe's channel
 };
 
 class SshConnectionPool {

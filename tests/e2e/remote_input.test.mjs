@@ -186,3 +186,29 @@ test('a host that cannot tell (not Linux) falls back to the guess, and wait says
   const all = await agent.call('read', { execution_id: r.execution_id, since_seq: 1 });
   assert.match(all.output, /hello guessed/);
 });
+
+// A probe holds a channel of the connection for ~100 ms. Under a server's
+// MaxSessions of 2, a background command and a probe of it took both, and
+// an execute right then was refused ("1 other channel is open ... raise
+// MaxSessions"): a look at the host must not make a command fail. Nor may a
+// channel that just closed (OpenSSH frees its slot a moment later).
+test('under MaxSessions 2, a command started while a probe holds the second channel still runs', { skip }, async (t) => {
+  const capped = await startSshd({ maxSessions: 2 });
+  t.after(() => capped.stop());
+  const a = await startAgentty({ env: sshClientEnv(capped, home) });
+  t.after(() => a.client.close());
+  for (let round = 0; round < 4; ++round) {
+    const sleeper = await a.call('execute', { host: capped.host, command: 'sleep 600', side_effects: ['NONE'], yield_ms: 0 });
+    assert.equal(sleeper.status, 'backgrounded', brief(sleeper));
+    // Quiet: the answer's waiting_for_input starts the terminal's first probe.
+    const quiet = await a.call('wait', { execution_id: sleeper.execution_id, until: 'idle', idle_ms: 100 });
+    assert.equal(quiet.wait_result, 'idle', brief(quiet));
+    const r = await a.call('execute', { host: capped.host, command: 'echo ran', side_effects: ['NONE'] });
+    assert.equal(r.status, 'completed', `round ${round}: ${brief(r)}`);
+    assert.equal(r.output, 'ran\n');
+    const stopped = await a.call('stop', { execution_id: sleeper.execution_id, signal: 'SIGKILL' });
+    assert.equal(stopped.isError, false, brief(stopped));
+    const gone = await a.call('wait', { execution_id: sleeper.execution_id, until: 'exit', timeout_ms: WAIT_MS });
+    assert.equal(gone.wait_result, 'exited', brief(gone));
+  }
+});
