@@ -140,6 +140,58 @@ bool looks_plain(const VTermScreenCell& c) {
          VTERM_COLOR_IS_DEFAULT_FG(&c.fg);
 }
 
+// The last column of `cells` that shows anything (text, or a background,
+// underline or reverse video on a blank); -1 for a blank row.
+int last_shown_col(const VTermScreenCell* cells, int cols) {
+  int last = cols - 1;
+  while (last >= 0) {
+    const auto& cell = cells[last];
+    if ((cell.chars[0] != 0 && cell.chars[0] != ' ') || !looks_default(cell)) break;
+    --last;
+  }
+  return last;
+}
+
+// A row as text with SGR sequences where the look changes, from a reset pen
+// and back to it at its end (see Screen::styled_lines()).
+std::string cells_to_styled(const VTermScreenCell* cells, int cols) {
+  int last = last_shown_col(cells, cols);
+  std::string line;
+  bool styled = false;  // the pen is not the default one
+  const VTermScreenCell* pen = nullptr;
+  for (int col = 0; col <= last; ++col) {
+    const auto& cell = cells[col];
+    if (cell.chars[0] == kWidePlaceholder) continue;
+    bool plain = looks_plain(cell);
+    if (plain ? styled : (!styled || !same_look(cell, *pen))) {
+      line += plain ? "\x1b[0m" : sgr_for(cell.attrs, cell.fg, cell.bg);
+      styled = !plain;
+      pen = &cell;
+    }
+    append_cell_text(line, cell);
+  }
+  if (styled) line += "\x1b[0m";
+  return line;
+}
+
+// A styled line without its SGR sequences: the text cells_to_text() gives
+// (cell text never holds ESC, so every ESC starts one of ours).
+std::string without_sgr(std::string_view styled) {
+  std::string text;
+  text.reserve(styled.size());
+  for (std::size_t i = 0; i < styled.size(); ++i) {
+    if (styled[i] != '\x1b') {
+      text += styled[i];
+      continue;
+    }
+    auto end = styled.find('m', i);
+    if (end == std::string_view::npos) break;
+    i = end;
+  }
+  trim_trailing_blanks(text);
+  return text;
+}
+
 std::string cup(int row, int col) {
   return "\x1b[" + std::to_string(row + 1) + ";" + std::to_string(col + 1) + "H";
 }
@@ -158,8 +210,9 @@ struct Screen::Impl {
   EscapeScanner scanner;
   std::string held;
   bool parser_clean = true;
-  std::map<int, bool> mode_cache;  // answers from the last clean probe
-  std::deque<std::string> scrollback;
+  std::map<int, bool> mode_cache;      // answers from the last clean probe
+  std::deque<std::string> scrollback;  // styled (SGR), as styled_lines()
+  std::uint64_t scrolled_off = 0;      // lines ever pushed to it
   std::size_t scrollback_limit = 0;
   bool capture_scrollback = true;
   std::string title;
@@ -173,21 +226,30 @@ struct Screen::Impl {
     return cell;
   }
 
-  // The last column of `row` that shows anything (text, or a background,
-  // underline or reverse video on a blank); -1 for a blank row. Cells after
-  // it need not be drawn.
-  int last_shown_col(int row, int cols) const {
-    int last = cols - 1;
-    while (last >= 0) {
-      auto cell = cell_at(row, last);
-      if ((cell.chars[0] != 0 && cell.chars[0] != ' ') || !looks_default(cell)) break;
-      --last;
-    }
-    return last;
+  std::vector<VTermScreenCell> row_cells(int row, int cols) const {
+    std::vector<VTermScreenCell> cells(static_cast<std::size_t>(cols));
+    for (int col = 0; col < cols; ++col) cells[static_cast<std::size_t>(col)] = cell_at(row, col);
+    return cells;
   }
 
-  void push_scrollback(std::string line) {
-    scrollback.push_back(std::move(line));
+  // The pen programs draw with next.
+  VTermScreenCell pen() const {
+    VTermScreenCell pen{};
+    VTermValue v;
+    vterm_state_get_penattr(state, VTERM_ATTR_BOLD, &v), pen.attrs.bold = v.boolean;
+    vterm_state_get_penattr(state, VTERM_ATTR_ITALIC, &v), pen.attrs.italic = v.boolean;
+    vterm_state_get_penattr(state, VTERM_ATTR_UNDERLINE, &v), pen.attrs.underline = v.number;
+    vterm_state_get_penattr(state, VTERM_ATTR_BLINK, &v), pen.attrs.blink = v.boolean;
+    vterm_state_get_penattr(state, VTERM_ATTR_REVERSE, &v), pen.attrs.reverse = v.boolean;
+    vterm_state_get_penattr(state, VTERM_ATTR_STRIKE, &v), pen.attrs.strike = v.boolean;
+    vterm_state_get_penattr(state, VTERM_ATTR_FOREGROUND, &v), pen.fg = v.color;
+    vterm_state_get_penattr(state, VTERM_ATTR_BACKGROUND, &v), pen.bg = v.color;
+    return pen;
+  }
+
+  void push_scrollback(std::string styled_line) {
+    scrollback.push_back(std::move(styled_line));
+    ++scrolled_off;
     while (scrollback.size() > scrollback_limit) scrollback.pop_front();
   }
 
@@ -276,7 +338,7 @@ struct Screen::Impl {
   }
   static int on_sb_pushline(int cols, const VTermScreenCell* cells, void* user) {
     auto* self = static_cast<Impl*>(user);
-    if (self->capture_scrollback) self->push_scrollback(cells_to_text(cells, cols));
+    if (self->capture_scrollback) self->push_scrollback(cells_to_styled(cells, cols));
     return 1;
   }
   static int on_sb_popline(int, VTermScreenCell*, void*) { return 0; }
@@ -390,9 +452,9 @@ ScreenSnapshot Screen::snapshot(std::size_t scrollback_lines) const {
     for (int col = 0; col < size.cols; ++col) cells[col] = impl_->cell_at(row, col);
     snap.lines.push_back(cells_to_text(cells.data(), size.cols));
   }
-  const auto& sb = impl_->scrollback;
-  std::size_t take = std::min(scrollback_lines, sb.size());
-  snap.scrollback.assign(sb.end() - static_cast<std::ptrdiff_t>(take), sb.end());
+  for (auto& line : styled_scrollback(scrollback_lines)) {
+    snap.scrollback.push_back(without_sgr(line));
+  }
   snap.cursor = cursor();
   snap.modes = modes();
   snap.title = impl_->title;
@@ -413,13 +475,14 @@ std::string Screen::render_ansi() const {
     out += '\x07';
   }
   for (int row = 0; row < size.rows; ++row) {
-    int last = impl_->last_shown_col(row, size.cols);
+    auto cells = impl_->row_cells(row, size.cols);
+    int last = last_shown_col(cells.data(), size.cols);
     if (last < 0) continue;
     out += cup(row, 0);
     VTermScreenCell pen{};
     bool pen_known = false;
     for (int col = 0; col <= last; ++col) {
-      auto cell = impl_->cell_at(row, col);
+      const auto& cell = cells[static_cast<std::size_t>(col)];
       if (cell.chars[0] == kWidePlaceholder) continue;
       if (!pen_known || !same_look(cell, pen)) {
         out += sgr_for(cell.attrs, cell.fg, cell.bg);
@@ -431,16 +494,7 @@ std::string Screen::render_ansi() const {
     out += "\x1b[0m";
   }
   // The pen programs will draw with next.
-  VTermScreenCell pen{};
-  VTermValue v;
-  vterm_state_get_penattr(impl_->state, VTERM_ATTR_BOLD, &v), pen.attrs.bold = v.boolean;
-  vterm_state_get_penattr(impl_->state, VTERM_ATTR_ITALIC, &v), pen.attrs.italic = v.boolean;
-  vterm_state_get_penattr(impl_->state, VTERM_ATTR_UNDERLINE, &v), pen.attrs.underline = v.number;
-  vterm_state_get_penattr(impl_->state, VTERM_ATTR_BLINK, &v), pen.attrs.blink = v.boolean;
-  vterm_state_get_penattr(impl_->state, VTERM_ATTR_REVERSE, &v), pen.attrs.reverse = v.boolean;
-  vterm_state_get_penattr(impl_->state, VTERM_ATTR_STRIKE, &v), pen.attrs.strike = v.boolean;
-  vterm_state_get_penattr(impl_->state, VTERM_ATTR_FOREGROUND, &v), pen.fg = v.color;
-  vterm_state_get_penattr(impl_->state, VTERM_ATTR_BACKGROUND, &v), pen.bg = v.color;
+  auto pen = impl_->pen();
   out += sgr_for(pen.attrs, pen.fg, pen.bg);
 
   for (int mode : {1, 2004, 1000, 1002, 1003, 1005, 1006, 1015}) {
@@ -458,29 +512,26 @@ std::vector<std::string> Screen::styled_lines() const {
   std::vector<std::string> rows;
   rows.reserve(static_cast<std::size_t>(size.rows));
   for (int row = 0; row < size.rows; ++row) {
-    int last = impl_->last_shown_col(row, size.cols);
-    std::string line;
-    bool styled = false;  // the pen is not the default one
-    VTermScreenCell pen{};
-    for (int col = 0; col <= last; ++col) {
-      auto cell = impl_->cell_at(row, col);
-      if (cell.chars[0] == kWidePlaceholder) continue;
-      bool plain = looks_plain(cell);
-      if (plain ? styled : (!styled || !same_look(cell, pen))) {
-        line += plain ? "\x1b[0m" : sgr_for(cell.attrs, cell.fg, cell.bg);
-        styled = !plain;
-        pen = cell;
-      }
-      append_cell_text(line, cell);
-    }
-    if (styled) line += "\x1b[0m";
-    rows.push_back(std::move(line));
+    rows.push_back(cells_to_styled(impl_->row_cells(row, size.cols).data(), size.cols));
   }
   return rows;
 }
 
+std::uint64_t Screen::scrolled_off_lines() const {
+  return impl_->scrolled_off;
+}
+
+std::vector<std::string> Screen::styled_scrollback(std::size_t lines) const {
+  const auto& sb = impl_->scrollback;
+  std::size_t take = std::min(lines, sb.size());
+  return {sb.end() - static_cast<std::ptrdiff_t>(take), sb.end()};
+}
+
 bool Screen::plain_text_scrolls_simply() const {
   if (impl_->alt_screen || !impl_->parser_clean || !impl_->held.empty()) return false;
+  // Lines the feeder stores itself get the pen's colours (append_scrollback);
+  // a background, reverse video or underline would also show on blanks.
+  if (!looks_default(impl_->pen())) return false;
   // DECRQSS for DECSTBM: DCS 1 $ r top ; bottom r ST.
   std::string region = impl_->ask("\x1bP$qr\x1b\\");
   std::string full = "1$r1;" + std::to_string(size().rows) + "r";
@@ -493,7 +544,9 @@ void Screen::set_scrollback_capture(bool on) {
 }
 
 void Screen::append_scrollback(std::string line) {
-  impl_->push_scrollback(std::move(line));
+  auto pen = impl_->pen();
+  if (line.empty() || looks_plain(pen)) return impl_->push_scrollback(std::move(line));
+  impl_->push_scrollback(sgr_for(pen.attrs, pen.fg, pen.bg) + line + "\x1b[0m");
 }
 
 }  // namespace agentty::session

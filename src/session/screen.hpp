@@ -3,7 +3,9 @@
 // handed to the caller, who writes them to the PTY.
 //
 // Scrollback: lines that scroll off the top of the main screen are kept in
-// our own bounded store (libvterm keeps none) as trimmed UTF-8 text.
+// our own bounded store (libvterm keeps none) as styled lines (the SGR of
+// styled_lines()), so a viewer's history keeps the program's colours, as
+// tmux's does; snapshot() gives them as trimmed UTF-8 text.
 //
 // Modes (DECCKM, bracketed paste, mouse) are not exposed by libvterm 0.1, so
 // they are read by asking libvterm itself (DECRQM) with its replies diverted:
@@ -70,6 +72,13 @@ class Screen {
   // show nothing left out. What `tmux capture-pane -e` gives: the
   // selected item of a menu drawn in reverse video, a highlighted match.
   std::vector<std::string> styled_lines() const;
+  // The newest `lines` scrolled-off lines, oldest first, styled as
+  // styled_lines() (what a viewer puts in its history).
+  std::vector<std::string> styled_scrollback(std::size_t lines) const;
+  // Lines ever scrolled off (the store keeps the newest scrollback_limit):
+  // a viewer that saw the history up to N needs the newest
+  // scrolled_off_lines() - N lines.
+  std::uint64_t scrolled_off_lines() const;
   // Escape sequences that redraw the current screen on a fresh terminal
   // (reset, rows with SGR, cursor, modes): what a new browser viewer gets.
   std::string render_ansi() const;
@@ -77,12 +86,13 @@ class Screen {
   // --- For ScreenFeeder's bulk path (see screen_feeder.hpp). ---
   // True when printable ASCII, CR and LF behave as on a plain teletype:
   // main screen, scroll region = whole screen, autowrap on, no left/right
-  // margins. (Insert mode, newline mode and character sets are not
-  // queryable in libvterm 0.1; the feeder tracks those in the byte stream.)
+  // margins, a pen without background, reverse video or underline. (Insert mode, newline mode and
+  // character sets are not queryable in libvterm 0.1; the feeder tracks those in the byte stream.)
   bool plain_text_scrolls_simply() const;
   // While off, lines libvterm scrolls off are not stored (the feeder stores
   // its own, computed without libvterm).
   void set_scrollback_capture(bool on);
+  // A line of plain text drawn with the current pen (its colours are kept).
   void append_scrollback(std::string line);
 
  private:

@@ -51,6 +51,8 @@ void expect_same_as_direct(std::string_view bytes, pty::TerminalSize size, bool 
   EXPECT_EQ(got.cursor.col, want.cursor.col);
   EXPECT_EQ(got.scrollback.size(), want.scrollback.size());
   EXPECT_TRUE(got.scrollback == want.scrollback);
+  // With the program's colours too (what a viewer's history shows).
+  EXPECT_TRUE(feeder.screen().styled_scrollback(5000) == direct.styled_scrollback(5000));
   EXPECT_EQ(feeder.screen().render_ansi(), direct.render_ansi());
   EXPECT_EQ(feeder.stats().skip_mismatches, 0u);
   if (expect_skips) {
@@ -183,12 +185,19 @@ TEST(ScreenFeeder, SkipPathEqualsDirectFeedOnTinyAndWideScreens) {
 }
 
 TEST(ScreenFeeder, SkipPathAfterColouredAndWideOutput) {
-  // The run starts mid-line with a coloured pen (erased rows take its
-  // background) and stale wide characters on screen.
-  std::string bytes = "\x1b[44;33m\xe4\xb8\xad\xe6\x96\x87 wide\r\n\x1b[5;10Hpartial ";
+  // The run starts mid-line with a coloured, bold pen (the lines it stores
+  // keep it) and stale wide characters on screen.
+  std::string bytes = "\x1b[1;33m\xe4\xb8\xad\xe6\x96\x87 wide\r\n\x1b[5;10Hpartial ";
   bytes += random_plain_text(3 << 20, 80, 3);
   bytes += "\x1b[0mend\r\n\xe4\xb8\xad";
   expect_same_as_direct(bytes, k80x24, true);
+}
+
+TEST(ScreenFeeder, NoSkipWithABackgroundPen) {
+  // Erased rows take the pen's background: libvterm draws those lines.
+  std::string text = random_plain_text(512 << 10, 80, 4);
+  expect_same_as_direct("\x1b[44;33m\xe4\xb8\xad wide\r\n" + text, k80x24, false);
+  expect_same_as_direct("\x1b[7m" + text, k80x24, false);
 }
 
 TEST(ScreenFeeder, NoSkipOnAltScreenOrWithScrollRegion) {
@@ -247,6 +256,8 @@ void expect_carried_flood_exact(const std::vector<std::string>& pieces, const Fl
   ASSERT_EQ(got.cursor.row, want.cursor.row);
   ASSERT_EQ(got.cursor.col, want.cursor.col);
   ASSERT_TRUE(got.scrollback == want.scrollback);
+  ASSERT_TRUE(feeder.screen().styled_scrollback(c.scrollback) ==
+              direct.styled_scrollback(c.scrollback));
   ASSERT_EQ(feeder.screen().render_ansi(), direct.render_ansi());
   ASSERT_EQ(got_replies, direct.take_replies());
   ASSERT_EQ(feeder.stats().skip_mismatches, 0u);
@@ -256,7 +267,7 @@ void expect_carried_flood_exact(const std::vector<std::string>& pieces, const Fl
 // A flood split in two at every byte: the first part starts a skip (the batch
 // ends inside the run), the second goes on in the simulator.
 TEST(ScreenFeederFlood, SplitAtEveryByte) {
-  const std::string head = "\x1b[1;44mstart\r\n";
+  const std::string head = "\x1b[1;33mstart\r\n";  // the stored lines keep the pen
   const std::string text = random_plain_text(1500, 10, 21);
   for (std::size_t at = 0; at <= text.size(); ++at) {
     expect_carried_flood_exact({head, text.substr(0, at), text.substr(at), "\x1b[0m$ "}, {}, 0);

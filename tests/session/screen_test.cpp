@@ -185,12 +185,38 @@ TEST(Screen, ScrollbackKeepsLinesThatScrollOffOldestFirst) {
   EXPECT_TRUE(screen.snapshot().scrollback.empty());
 }
 
+TEST(Screen, ScrollbackKeepsTheProgramsColours) {
+  Screen screen(pty::TerminalSize{40, 3});
+  screen.feed("\x1b[31mred\x1b[0m plain\r\n\x1b[44m \x1b[0m\r\nplain   \r\n\r\n\r\n");
+  EXPECT_EQ(
+      screen.styled_scrollback(10),
+      (std::vector<std::string>{"\x1b[0;31mred\x1b[0m plain", "\x1b[0;44m \x1b[0m", "plain"}));
+  // The agent's view stays plain text.
+  EXPECT_EQ(screen.snapshot(10).scrollback, (std::vector<std::string>{"red plain", "", "plain"}));
+  EXPECT_EQ(screen.scrolled_off_lines(), 3u);
+  EXPECT_EQ(screen.styled_scrollback(1), (std::vector<std::string>{"plain"}));
+}
+
+TEST(Screen, AppendedScrollbackTakesThePen) {
+  Screen screen(pty::TerminalSize{40, 3});
+  screen.feed("\x1b[1;32m");
+  screen.append_scrollback("green");
+  screen.append_scrollback("");
+  screen.feed("\x1b[0m");
+  screen.append_scrollback("plain");
+  EXPECT_EQ(screen.styled_scrollback(10),
+            (std::vector<std::string>{"\x1b[0;1;32mgreen\x1b[0m", "", "plain"}));
+  EXPECT_EQ(screen.snapshot(10).scrollback, (std::vector<std::string>{"green", "", "plain"}));
+  EXPECT_EQ(screen.scrolled_off_lines(), 3u);
+}
+
 TEST(Screen, ScrollbackIsBounded) {
   Screen screen(pty::TerminalSize{40, 10}, 7);
   screen.feed(numbered_lines(1, 100));
   auto snap = screen.snapshot(1000);
   ASSERT_EQ(snap.scrollback.size(), 7u);
   EXPECT_EQ(snap.scrollback.back(), "line 91");
+  EXPECT_EQ(screen.scrolled_off_lines(), 91u);  // counts what the store let go of too
 }
 
 TEST(Screen, AltScreenDoesNotFillScrollback) {
