@@ -18,6 +18,11 @@ constexpr auto kInputRefusalInterval = std::chrono::seconds(1);
 // back through what a flood or a reconnect skipped, bounded per viewer.
 constexpr std::size_t kSnapshotScrollbackLines = 2000;
 constexpr std::size_t kSnapshotScrollbackBytes = 256 * 1024;
+// History added by a `keeps_history` snapshot (ten a second in a flood): the
+// newest lines that scrolled off since the last one, at most this much; a
+// line in the history says how many more scrolled by.
+constexpr std::size_t kFloodFrameLines = 1000;
+constexpr std::size_t kFloodFrameBytes = 64 * 1024;
 
 // Whether output switches back from the alternate screen (a sequence split
 // across two chunks is missed; the next snapshot repairs that).
@@ -28,16 +33,23 @@ bool leaves_alt_screen(std::string_view bytes) {
   return false;
 }
 
-// The screen's newest scrolled-off lines within the bounds above.
-std::vector<std::string> scrollback_tail(const session::Screen& screen) {
-  auto lines = screen.snapshot(kSnapshotScrollbackLines).scrollback;
+// The screen's newest scrolled-off lines (styled: the history keeps the
+// program's colours), at most `max_lines` and `max_bytes`.
+std::vector<std::string> scrollback_tail(const session::Screen& screen, std::size_t max_lines,
+                                         std::size_t max_bytes) {
+  auto lines = screen.styled_scrollback(max_lines);
   std::size_t first = lines.size();
   std::size_t bytes = 0;
-  while (first > 0 && bytes + lines[first - 1].size() + 2 <= kSnapshotScrollbackBytes) {
+  while (first > 0 && bytes + lines[first - 1].size() + 2 <= max_bytes) {
     bytes += lines[--first].size() + 2;
   }
   lines.erase(lines.begin(), lines.begin() + static_cast<std::ptrdiff_t>(first));
   return lines;
+}
+
+std::string skipped_lines_notice(std::uint64_t skipped) {
+  return "\x1b[0;2;3m[agentty: " + std::to_string(skipped) +
+         " more lines scrolled by here, too fast to show]\x1b[0m";
 }
 
 template <class... Fs>
@@ -165,8 +177,8 @@ void TerminalViewer::send_output(const std::shared_ptr<const std::string>& chunk
   if (end_seq <= next_seq_) return;  // already covered by the snapshot
   if (start_seq != next_seq_) {
     queue_.drop_output();  // a gap: only a snapshot can repair it
-  } else {
-    queue_.push_output(chunk);
+  } else if (queue_.push_output(chunk)) {
+    client_has_last_frame_ = false;
   }
   next_seq_ = end_seq;
   if (snapshot_in_alt_screen_ && leaves_alt_screen(*chunk)) {
@@ -187,16 +199,41 @@ void TerminalViewer::queue_snapshot() {
   const auto& screen = execution.screen();
   wire::Snapshot snapshot{screen.size(), execution.log().latest_seq()};
   std::string redraw = screen.render_ansi();
-  // The reset in every snapshot wipes the client's history, so each one
-  // carries it back; except during a flood (ten snapshots a second), whose
-  // last snapshot brings back everything the flood scrolled by.
-  if (!feed_->flooding()) {
-    snapshot.scrollback_bytes =
-        wire::insert_scrollback(redraw, scrollback_tail(screen), screen.size().rows);
+  bool alt_screen = screen.modes().alt_screen;
+  std::uint64_t scrolled_off = screen.scrolled_off_lines();
+  int rows = screen.size().rows;
+  // A client showing our last redraw, on the main screen, at the same size,
+  // is only told what changed: its history and scroll position stay. After
+  // a flood whose frames skipped lines, a full snapshot brings the newest
+  // history back whole.
+  bool continues = client_has_last_frame_ && !snapshot_in_alt_screen_ && !alt_screen &&
+                   frame_size_ == screen.size() && scrolled_off >= history_seen_ &&
+                   (feed_->flooding() || !history_skipped_);
+  if (continues) {
+    std::uint64_t fresh = scrolled_off - history_seen_;
+    auto lines =
+        scrollback_tail(screen, std::min<std::uint64_t>(fresh, kFloodFrameLines), kFloodFrameBytes);
+    if (lines.size() < fresh) {
+      lines.insert(lines.begin(), skipped_lines_notice(fresh - lines.size()));
+      history_skipped_ = true;
+    }
+    snapshot.keeps_history = true;
+    snapshot.scrollback_bytes = wire::continue_history(redraw, lines, rows);
+  } else if (feed_->flooding() && client_has_last_frame_) {
+    // Ten of these a second (the alternate screen, a resize): no history;
+    // the first snapshot after the flood brings it.
+    history_skipped_ = true;
+  } else {
+    auto lines = scrollback_tail(screen, kSnapshotScrollbackLines, kSnapshotScrollbackBytes);
+    snapshot.scrollback_bytes = wire::insert_scrollback(redraw, lines, rows);
+    history_skipped_ = false;
   }
   queue_.push_snapshot(wire::encode(snapshot), std::move(redraw));
   next_seq_ = snapshot.seq;
-  snapshot_in_alt_screen_ = screen.modes().alt_screen;
+  snapshot_in_alt_screen_ = alt_screen;
+  client_has_last_frame_ = true;
+  frame_size_ = screen.size();
+  history_seen_ = scrolled_off;
 }
 
 void TerminalViewer::pump() {

@@ -10,6 +10,10 @@
 // Writes: one in flight at a time (ViewerSocket); queued output is bounded
 // (ViewerQueue) and a viewer that falls behind, or paused (client flow
 // control) long enough to overflow, is resynced from a fresh snapshot.
+// Snapshots carry the history (styled, so it keeps its colours): a full one
+// resets the client and brings the newest scrolled-off lines; during a flood
+// the next ones keep the client's history and add the lines scrolled off
+// since, so a person can scroll back while it lasts.
 //
 // Threading: the one I/O event loop, like ViewerSocket.
 #pragma once
@@ -64,6 +68,12 @@ class TerminalViewer : public ViewerSocket {
   // is not in this viewer's terminal, so leaving the alternate screen needs a
   // fresh snapshot.
   bool snapshot_in_alt_screen_ = false;
+  // The client's terminal shows our last snapshot and no output since: the
+  // next snapshot may keep its history (wire::Snapshot::keeps_history).
+  bool client_has_last_frame_ = false;
+  pty::TerminalSize frame_size_{};
+  std::uint64_t history_seen_ = 0;  // Screen::scrolled_off_lines() at the last snapshot
+  bool history_skipped_ = false;    // the client's history lacks lines since its last full one
   bool paused_ = false;
   bool resync_posted_ = false;
   std::chrono::steady_clock::time_point last_input_refusal_{};

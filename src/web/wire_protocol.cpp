@@ -150,7 +150,8 @@ std::string encode(const Snapshot& snapshot) {
                    {"cols", snapshot.size.cols},
                    {"rows", snapshot.size.rows},
                    {"seq", snapshot.seq},
-                   {"scrollback_bytes", snapshot.scrollback_bytes}});
+                   {"scrollback_bytes", snapshot.scrollback_bytes},
+                   {"keeps_history", snapshot.keeps_history}});
 }
 
 std::string encode(const Refused& refused) {
@@ -176,7 +177,8 @@ Expected<ServerMessage> decode_server_message(std::string_view text) {
       if (!bytes->is_number_unsigned()) return make_error("snapshot: bad \"scrollback_bytes\"");
       scrollback = bytes->get<std::uint64_t>();
     }
-    return ServerMessage{Snapshot{*size, seq->get<std::uint64_t>(), scrollback}};
+    return ServerMessage{
+        Snapshot{*size, seq->get<std::uint64_t>(), scrollback, bool_or(j, "keeps_history")}};
   }
   if (type != kMessageState) return make_error("unknown message type \"" + type + "\"");
   ViewerState s;
@@ -201,12 +203,20 @@ namespace {
 constexpr std::string_view kReset =
     "\x1b"
     "c";
-}
+// What a `keeps_history` redraw starts with instead of the reset: what RIS
+// resets that a redraw may depend on (DECSTR, and explicitly for terminals
+// whose DECSTR does less: margins, origin, insert and wrap mode; the modes
+// render_ansi sets; pen, shown cursor), then the screen is cleared, the
+// history is not.
+constexpr std::string_view kKeepHistory =
+    "\x1b[!p\x1b[?69l\x1b[r\x1b[?6l\x1b[4l\x1b[?7h\x1b[?1l\x1b[?2004l\x1b[?1000l\x1b[?1002l"
+    "\x1b[?1003l\x1b[?1005l\x1b[?1006l\x1b[?1015l\x1b[?25h\x1b[0m\x1b[H\x1b[2J";
 
-std::uint64_t insert_scrollback(std::string& redraw, const std::vector<std::string>& lines,
-                                int rows) {
-  if (lines.empty() || rows < 1 || !redraw.starts_with(kReset)) return 0;
+// The lines, each ended by CR LF, then the line feeds that scroll them all
+// off the top of a blank screen of `rows` rows; empty without lines.
+std::string history_block(const std::vector<std::string>& lines, int rows) {
   std::string block;
+  if (lines.empty() || rows < 1) return block;
   for (const auto& line : lines) {
     block += line;
     block += "\r\n";
@@ -214,16 +224,33 @@ std::uint64_t insert_scrollback(std::string& redraw, const std::vector<std::stri
   // From wherever the lines left the cursor, rows - 1 line feeds scroll every
   // one of them off the top.
   block.append(static_cast<std::size_t>(rows - 1), '\n');
+  return block;
+}
+}  // namespace
+
+std::uint64_t insert_scrollback(std::string& redraw, const std::vector<std::string>& lines,
+                                int rows) {
+  if (!redraw.starts_with(kReset)) return 0;
+  std::string block = history_block(lines, rows);
   redraw.insert(kReset.size(), block);
   return block.size();
 }
 
+std::uint64_t continue_history(std::string& redraw, const std::vector<std::string>& lines,
+                               int rows) {
+  if (!redraw.starts_with(kReset)) return 0;
+  std::string block = history_block(lines, rows);
+  redraw.replace(0, kReset.size(), std::string(kKeepHistory) + block);
+  return block.size();
+}
+
 std::string without_scrollback(std::string_view redraw, std::uint64_t scrollback_bytes) {
-  if (scrollback_bytes == 0 || !redraw.starts_with(kReset) ||
-      redraw.size() - kReset.size() < scrollback_bytes) {
-    return std::string(redraw);
+  for (auto start : {kReset, kKeepHistory}) {
+    if (redraw.starts_with(start) && redraw.size() - start.size() >= scrollback_bytes) {
+      return std::string(kReset) + std::string(redraw.substr(start.size() + scrollback_bytes));
+    }
   }
-  return std::string(kReset) + std::string(redraw.substr(kReset.size() + scrollback_bytes));
+  return std::string(redraw);
 }
 
 }  // namespace agentty::web::wire

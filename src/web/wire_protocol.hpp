@@ -13,6 +13,12 @@
 //    them all into the client's scrollback before the screen is drawn (a
 //    fresh terminal has no history). A client whose terminal keeps its own
 //    history (attach) cuts them out with without_scrollback().
+//    A snapshot with `keeps_history` is sent to a client whose terminal shows
+//    the previous redraw and nothing since (during a flood, ten a second):
+//    the client does not reset, so its history and a person's scroll
+//    position stay; the redraw resets modes, margins and pen, clears the
+//    screen, then scrolls the `scrollback_bytes` of lines that scrolled off
+//    since into the history, then draws the screen.
 //  - binary frame, client -> server: keystrokes. Accepted only from the viewer
 //    that holds the execution; anyone else gets a `refused` message.
 //  - text frame, either way: one JSON object whose "type" is one of the
@@ -104,6 +110,7 @@ struct Snapshot {
   pty::TerminalSize size;
   std::uint64_t seq = 1;
   std::uint64_t scrollback_bytes = 0;  // history right after the redraw's reset
+  bool keeps_history = false;          // no reset: the lines add to the client's history
 };
 
 struct Refused {
@@ -126,7 +133,13 @@ Expected<ServerMessage> decode_server_message(std::string_view text);
 // snapshot's scrollback_bytes (0 when nothing was added).
 std::uint64_t insert_scrollback(std::string& redraw, const std::vector<std::string>& lines,
                                 int rows);
-// The redraw without its scrollback block.
+// Makes a redraw that starts with a reset into a `keeps_history` one that
+// first adds `lines` (oldest first, may be empty) to the client's history;
+// returns the snapshot's scrollback_bytes.
+std::uint64_t continue_history(std::string& redraw, const std::vector<std::string>& lines,
+                               int rows);
+// The redraw without its scrollback block (a `keeps_history` one becomes a
+// plain redraw with a reset).
 std::string without_scrollback(std::string_view redraw, std::uint64_t scrollback_bytes);
 
 }  // namespace agentty::web::wire

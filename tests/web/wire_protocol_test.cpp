@@ -132,6 +132,10 @@ TEST(WireProtocol, ServerMessagesRoundTrip) {
   auto older = decode_server_message(R"({"type":"snapshot","cols":80,"rows":24,"seq":5})");
   ASSERT_TRUE(older);
   EXPECT_EQ(std::get<Snapshot>(*older).scrollback_bytes, 0u);
+  EXPECT_FALSE(std::get<Snapshot>(*older).keeps_history);
+  auto keeping = decode_server_message(encode(Snapshot{{80, 24}, 7, 9, true}));
+  ASSERT_TRUE(keeping);
+  EXPECT_TRUE(std::get<Snapshot>(*keeping).keeps_history);
 
   auto refused = decode_server_message(encode(Refused{"take_over", "already held"}));
   ASSERT_TRUE(refused);
@@ -177,6 +181,42 @@ TEST(WireProtocol, ScrollbackInARedrawLandsInTheTerminalsHistory) {
   std::string not_a_redraw = "plain";
   EXPECT_EQ(insert_scrollback(not_a_redraw, {"x"}, 6), 0u);
   EXPECT_EQ(not_a_redraw, "plain");
+}
+
+// A terminal that shows an earlier redraw (and, from before it, history and
+// modes) takes a keeps_history redraw: its history gains the new lines after
+// the old ones, the screen and modes end up as the original's.
+TEST(WireProtocol, KeepsHistoryRedrawAddsToTheTerminalsHistory) {
+  for (int count : {0, 1, 3, 10, 25}) {
+    session::Screen original(pty::TerminalSize{40, 6});
+    original.feed("top\r\n\x1b[31mred\x1b[0m\r\n\x1b[4m$ ");
+    std::vector<std::string> lines;
+    for (int i = 0; i < count; ++i) lines.push_back("\x1b[0;32mnew line " + std::to_string(i));
+    std::string redraw = original.render_ansi();
+    auto bytes = continue_history(redraw, lines, 6);
+    EXPECT_FALSE(redraw.starts_with("\x1bc"));
+
+    session::Screen client(pty::TerminalSize{40, 6});
+    client.feed("old 1\r\nold 2\r\n\r\n\r\n\r\n\r\n\r\n");  // two lines of history
+    client.feed("\x1b[?2004h\x1b[?1h\x1b[2;4r\x1b[1;44mstale screen");
+    client.feed(redraw);
+    auto got = client.snapshot(1000);
+    std::vector<std::string> want_history{"old 1", "old 2"};
+    for (int i = 0; i < count; ++i) want_history.push_back("new line " + std::to_string(i));
+    EXPECT_EQ(got.scrollback, want_history) << count;
+    EXPECT_EQ(client.styled_scrollback(1000).back(),
+              count ? "\x1b[0;32mnew line " + std::to_string(count - 1) + "\x1b[0m" : "old 2");
+    EXPECT_EQ(got.lines, original.snapshot().lines) << count;
+    EXPECT_EQ(client.styled_lines(), original.styled_lines()) << count;
+    EXPECT_EQ(got.cursor.row, original.snapshot().cursor.row);
+    EXPECT_EQ(got.cursor.col, original.snapshot().cursor.col);
+    EXPECT_FALSE(got.modes.bracketed_paste);
+    EXPECT_FALSE(got.modes.application_cursor_keys);
+    EXPECT_EQ(client.render_ansi(), original.render_ansi()) << count;
+
+    // A client that keeps its own history (attach) gets a plain redraw.
+    EXPECT_EQ(without_scrollback(redraw, bytes), original.render_ansi());
+  }
 }
 
 }  // namespace

@@ -66,6 +66,8 @@ export interface Snapshot {
   seq: number;
   // The redraw brings the scrolled-off history first (see wire_protocol.hpp).
   scrollback_bytes: number;
+  // No reset: the redraw adds to this terminal's history (during a flood).
+  keeps_history?: boolean;
 }
 
 export interface Refused {

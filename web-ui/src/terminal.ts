@@ -4,7 +4,9 @@
 // Order of what arrives on the socket is the order of the terminal: a
 // `snapshot` message says the next binary frame is a full redraw (we reset
 // in-band with RIS, so stale bytes still in xterm's write queue are wiped, not
-// mixed in); every other binary frame is live output.
+// mixed in; unless it `keeps_history`: then the screen shows the previous
+// redraw, and the history and the scroll position stay); every other binary
+// frame is live output.
 import { Terminal } from "@xterm/xterm";
 import { FitAddon } from "@xterm/addon-fit";
 import "@xterm/xterm/css/xterm.css";
@@ -159,8 +161,8 @@ function onBinary(data: ArrayBuffer): void {
   const bytes = new Uint8Array(data);
   if (snapshotNext) {
     followServerSize(snapshotNext.cols, snapshotNext.rows);
+    if (!snapshotNext.keeps_history) writeOutput(RIS);
     snapshotNext = null;
-    writeOutput(RIS);
     document.body.dataset.snapshots = String(Number(document.body.dataset.snapshots ?? 0) + 1);
   }
   writeOutput(bytes);

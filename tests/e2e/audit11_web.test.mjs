@@ -1,0 +1,159 @@
+// End-to-end audit 11 of the web watch-and-takeover page as a person
+// supervising an agent uses it (real chromium through playwright-core, the
+// real binary driven through the official MCP SDK client).
+//
+// Each test names what a person ran into:
+// - a flood (a build log, `seq`, a runaway `yes`) left the page with no
+//   scrollback until it ended, and the history then brought back (or given
+//   to a page opened later) had lost the program's colours.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { agentAndBrowserForFile, eventually, watchPage, waitForLine } from './lib/web-helpers.mjs';
+
+const PROMPT = 'audit11$ ';
+const fixture = agentAndBrowserForFile(PROMPT, 'agentty-audit11-web-');
+
+const call = (name, args) => fixture.agent.call(name, args);
+
+async function openTerminal(context, url, { width = 1000, height = 600 } = {}) {
+  const page = await context.newPage();
+  // The page's CSP forbids eval: predicates call this instead of new Function.
+  await page.addInitScript(`window.__history = ${historyWithColours.toString()};`);
+  const problems = watchPage(page);
+  await page.setViewportSize({ width, height });
+  await page.goto(url);
+  await page.waitForSelector('body[data-connected="yes"]', { timeout: 15000 });
+  await page.waitForFunction(() => Number(document.body.dataset.snapshots ?? 0) >= 1, null,
+    { timeout: 15000 });
+  return { page, problems };
+}
+
+// In the page: the buffer's lines above the screen (history) as
+// [text, palette fg colour or -1], oldest first.
+function historyWithColours() {
+  const { term } = window.__agentty;
+  const buffer = term.buffer.active;
+  const rows = [];
+  for (let i = 0; i < buffer.length - term.rows; i++) {
+    const line = buffer.getLine(i);
+    const cell = line?.getCell(0);
+    const fg = cell && cell.isFgPalette() ? cell.getFgColor() : -1;
+    rows.push([line?.translateToString(true) ?? '', fg]);
+  }
+  return rows;
+}
+
+// The history once xterm.js has parsed everything the page got so far (the
+// snapshot counter moves when a redraw arrives, not when it is drawn).
+function settledHistory(page) {
+  return page.evaluate(async () => {
+    await new Promise((resolve) => window.__agentty.term.write('', resolve));
+    return { snapshots: Number(document.body.dataset.snapshots), history: window.__history() };
+  });
+}
+
+// ---- 1. floods: scrollback during the flood, colours kept ----
+
+test('during a flood the page can scroll back, and the history keeps the colours', async () => {
+  // A runaway program: green lines as fast as the PTY takes them, until
+  // stopped (long lines: many MB/s, a flood, even on a loaded machine).
+  const green = 'g'.repeat(2000);
+  const started = await call('execute', {
+    command: `printf '\\033[32m'; exec yes ${green}`, side_effects: ['NONE'], yield_ms: 100,
+  });
+  assert.equal(started.status, 'backgrounded', JSON.stringify(started));
+  const context = await fixture.browser.newContext();
+  try {
+    const { page, problems } = await openTerminal(context, started.terminal_url);
+    // Flood redraws arrive (ten a second), and meanwhile the history fills
+    // up with the program's green lines: a person scrolling up sees them.
+    const greenRows = (history) => history.filter(([text, fg]) => /^g+$/.test(text) && fg === 2);
+    await eventually(async () => greenRows((await settledHistory(page)).history).length >= 1000,
+      { timeout: 30000, interval: 100, what: '1000 green rows in the history' });
+    // Then, look after look while ten more redraws arrive: the history stays
+    // (before the fix each flood redraw wiped it until the flood ended).
+    const first = (await settledHistory(page)).snapshots;
+    const counts = [];
+    await eventually(async () => {
+      const { snapshots, history } = await settledHistory(page);
+      counts.push(greenRows(history).length);
+      return snapshots >= first + 10;
+    }, { timeout: 30000, interval: 50, what: 'ten flood redraws' });
+    assert.ok(counts.every((n) => n >= 1000), `green rows in the history, look by look: ${counts}`);
+    const listed = await call('ps', {});
+    assert.match(JSON.stringify(listed), new RegExp(`${started.execution_id}[^}]*running`));
+    assert.deepEqual(problems, []);
+  } finally {
+    await call('stop', { execution_id: started.execution_id });
+    await context.close();
+  }
+});
+
+test('after a flood the history the page gets back keeps the colours', async () => {
+  const opened = await call('open', { name: 'red-flood' });
+  assert.equal(opened.prompt_ready, true);
+  const id = opened.execution_id;
+  const context = await fixture.browser.newContext();
+  try {
+    const { page, problems } = await openTerminal(context, opened.terminal_url);
+    const r = await call('execute', {
+      session: id, side_effects: ['NONE'], max_output_bytes: 1000,
+      command: "printf '\\033[31m'; seq 1000000 1900000; printf '\\033[0m'; echo flood-$((6*7))",
+    });
+    assert.equal(r.exit_code, 0, JSON.stringify(r));
+    await waitForLine(page, 'flood-42', 60000);
+    await page.waitForFunction(() => {
+      const history = window.__history();
+      const at = history.findIndex(([text]) => text === '1899000');
+      return at >= 0 && history[at + 1]?.[0] === '1899001';
+    }, null, { timeout: 30000, polling: 100 });
+    assert.ok(Number(await page.getAttribute('body', 'data-snapshots')) >= 2, 'flood redraws');
+    const flooded = (await page.evaluate(() => window.__history()))
+      .filter(([text]) => /^1[89]\d{5}$/.test(text));
+    assert.ok(flooded.length >= 500, `history holds ${flooded.length} flooded lines`);
+    assert.deepEqual(flooded.filter(([, fg]) => fg !== 1).slice(0, 5), [],
+      'every flooded line is red, as the program drew it');
+    assert.deepEqual(problems, []);
+  } finally {
+    await context.close();
+    await call('close', { execution_id: id });
+  }
+});
+
+test('a page opened after coloured output scrolled by shows its history in colour', async () => {
+  const opened = await call('open', { name: 'red-history' });
+  const id = opened.execution_id;
+  const r = await call('execute', {
+    session: id, side_effects: ['NONE'],
+    command: "for i in $(seq 1 300); do printf '\\033[31mred-%d\\033[0m plain\\n' $i; done",
+  });
+  assert.equal(r.exit_code, 0, JSON.stringify(r));
+  const context = await fixture.browser.newContext();
+  try {
+    const { page, problems } = await openTerminal(context, opened.terminal_url);
+    await page.waitForFunction(() => window.__history().some(([text]) => text === 'red-1 plain'),
+      null, { timeout: 15000, polling: 50 });
+    const history = (await page.evaluate(() => window.__history()))
+      .filter(([text]) => /^red-\d+ plain$/.test(text));
+    assert.ok(history.length >= 250, `history holds ${history.length} red lines`);
+    assert.deepEqual(history.filter(([, fg]) => fg !== 1).slice(0, 5), []);
+    // Only the program's colours: the rest of the line is in the default colour.
+    const plainPart = await page.evaluate(() => {
+      const buffer = window.__agentty.term.buffer.active;
+      for (let i = 0; i < buffer.length; i++) {
+        const line = buffer.getLine(i);
+        if (line.translateToString(true) === 'red-1 plain') return line.getCell(7).isFgDefault();
+      }
+      return null;
+    });
+    assert.equal(plainPart, true);
+    // The agent's screen tool still reads plain text.
+    const screen = await call('screen', { execution_id: id, scrollback_lines: 400 });
+    assert.ok(screen.scrollback.includes('red-1 plain'), JSON.stringify(screen.scrollback.slice(0, 3)));
+    assert.ok(screen.scrollback.every((line) => !line.includes('\x1b')));
+    assert.deepEqual(problems, []);
+  } finally {
+    await context.close();
+    await call('close', { execution_id: id });
+  }
+});
