@@ -1,5 +1,7 @@
 #include "web/execution_summary.hpp"
 
+#include "session/display_command.hpp"
+
 namespace agentty::web {
 namespace {
 
@@ -21,13 +23,16 @@ json execution_summary(session::Execution& execution) {
   auto exit = execution.exit_status();
   auto idle = execution.idle();
   auto size = execution.size();
+  auto running = session::running_command(execution);
   return json{
       {"execution_id", execution.id()},
       {"kind", session::to_string(execution.kind())},
       // Secrets masked as in the agent's ps and the audit log.
       {"name", execution.redacted(spec.name)},
       {"purpose", execution.redacted(spec.purpose)},
-      {"command", execution.redacted(spec.command_text)},
+      // A session's is "bash (session) running: CMD", as in the agent's ps.
+      {"command", session::display_command(execution)},
+      {"running_command", running ? json(*running) : json(nullptr)},
       {"host", spec.host},
       {"cwd", execution.redacted(spec.cwd)},
       {"status", session::to_string(execution.status())},
@@ -85,7 +90,7 @@ wire::ViewerState viewer_state(session::Execution& execution, const std::string&
   state.size = execution.size();
   state.name = execution.redacted(spec.name);
   state.purpose = execution.redacted(spec.purpose);
-  state.command = execution.redacted(spec.command_text);
+  state.command = session::display_command(execution);
   return state;
 }
 

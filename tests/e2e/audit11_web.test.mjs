@@ -5,10 +5,19 @@
 // Each test names what a person ran into:
 // - a flood (a build log, `seq`, a runaway `yes`) left the page with no
 //   scrollback until it ended, and the history then brought back (or given
-//   to a page opened later) had lost the program's colours.
+//   to a page opened later) had lost the program's colours;
+// - the dashboard listed a session as "/usr/bin/bash" whatever ran in it,
+//   and never said on which host an execution runs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { agentAndBrowserForFile, eventually, watchPage, waitForLine } from './lib/web-helpers.mjs';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { startAgentty } from './lib/mcp-client.mjs';
+import { startSshd, sshdUsable, sshClientEnv } from './lib/sshd.mjs';
+import {
+  TOKEN, agentAndBrowserForFile, eventually, watchPage, waitForLine,
+} from './lib/web-helpers.mjs';
 
 const PROMPT = 'audit11$ ';
 const fixture = agentAndBrowserForFile(PROMPT, 'agentty-audit11-web-');
@@ -155,5 +164,70 @@ test('a page opened after coloured output scrolled by shows its history in colou
   } finally {
     await context.close();
     await call('close', { execution_id: id });
+  }
+});
+
+// ---- 6. the dashboard: what runs in a session, and where ----
+
+// The page's state for a dashboard row, as a person reads it.
+const rowText = (page, id) => page.locator(`tr[data-execution-id="${id}"]`).innerText();
+
+test('the dashboard says what runs in a session now, as the agent\'s ps does', async () => {
+  const opened = await call('open', { name: 'busy-session', purpose: 'dashboard' });
+  const id = opened.execution_id;
+  const context = await fixture.browser.newContext();
+  try {
+    const page = await context.newPage();
+    const problems = watchPage(page);
+    await page.goto(`${new URL(opened.terminal_url).origin}/${new URL(opened.terminal_url).hash}`);
+    await page.locator(`tr[data-execution-id="${id}"]`).waitFor({ timeout: 15000 });
+    // At its prompt: a bash session (not "/usr/bin/bash", the shell's path).
+    await page.waitForFunction((rowId) => document.querySelector(`tr[data-execution-id="${rowId}"] .command`)
+      ?.textContent === 'bash (session)', id, { timeout: 15000 });
+    const busy = await call('execute', {
+      session: id, command: 'sleep 60', side_effects: ['NONE'], yield_ms: 100,
+    });
+    assert.equal(busy.status, 'backgrounded', JSON.stringify(busy));
+    await page.waitForFunction((rowId) => document.querySelector(`tr[data-execution-id="${rowId}"] .command`)
+      ?.textContent === 'bash (session) running: sleep 60', id, { timeout: 15000 });
+    const listed = (await call('ps', {})).executions.find((e) => e.execution_id === id);
+    assert.equal(listed.command, 'bash (session) running: sleep 60');
+    // The terminal page's title says so too (the session has a name here).
+    assert.match(await rowText(page, id), /busy-session/);
+    await call('write', { execution_id: id, keys: ['ctrl-c'] });
+    await page.waitForFunction((rowId) => document.querySelector(`tr[data-execution-id="${rowId}"] .command`)
+      ?.textContent === 'bash (session)', id, { timeout: 15000 });
+    assert.deepEqual(problems, []);
+  } finally {
+    await context.close();
+    await call('close', { execution_id: id });
+  }
+});
+
+test('the dashboard says which host an execution runs on', {
+  skip: sshdUsable() ? false : 'needs root and /usr/sbin/sshd',
+}, async () => {
+  const sshd = await startSshd();
+  const home = mkdtempSync(path.join(tmpdir(), 'agentty-audit11-ssh-'));
+  const remote = await startAgentty({ env: { ...sshClientEnv(sshd, home), AGENTTY_WEB_TOKEN: TOKEN } });
+  const context = await fixture.browser.newContext();
+  try {
+    const started = await remote.call('execute', {
+      host: sshd.host, command: 'sleep 60', side_effects: ['NONE'], yield_ms: 100,
+    });
+    assert.equal(started.status, 'backgrounded', JSON.stringify(started));
+    const url = new URL(started.terminal_url);
+    const page = await context.newPage();
+    const problems = watchPage(page);
+    await page.goto(`${url.origin}/${url.hash}`);
+    await page.waitForFunction(([rowId, wanted]) => document.querySelector(
+      `tr[data-execution-id="${rowId}"] .command`)?.textContent === wanted,
+    [started.execution_id, `${sshd.host}: sleep 60`], { timeout: 15000 });
+    assert.deepEqual(problems, []);
+    await remote.call('stop', { execution_id: started.execution_id });
+  } finally {
+    await context.close();
+    await remote.client.close();
+    await sshd.stop();
   }
 });

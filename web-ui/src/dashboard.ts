@@ -72,7 +72,9 @@ function fillRow(row: HTMLTableRowElement, e: P.ExecutionSummary, elapsed: numbe
   setText(id, e.name ? e.execution_id : "");
   setText(status, statusText(e));
   setAttribute(status, "class", `status status-${e.status}`);
-  setText(command, e.command);
+  // Where it runs matters as much as what: "build1: make".
+  setText(command, e.host ? `${e.host}: ${e.command}` : e.command);
+  setAttribute(command, "title", e.host ? `on ${e.host}` : "on this machine");
   setText(purpose, e.purpose);
   const idleMs = e.status === "running" && e.idle_ms !== null ? e.idle_ms + elapsed : null;
   setText(idle, formatDuration(idleMs));

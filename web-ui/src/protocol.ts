@@ -81,8 +81,9 @@ export interface ExecutionSummary {
   kind: string;
   name: string;
   purpose: string;
-  command: string;
-  host: string;
+  command: string; // a session's: "bash (session) running: CMD"
+  running_command: string | null; // in a session, while one runs
+  host: string; // "" for this machine
   cwd: string;
   status: string;
   exit_code: number | null;

@@ -5,6 +5,7 @@
 
 #include "mcp/tools/common.hpp"
 #include "mcp/tools/session_execute.hpp"
+#include "session/display_command.hpp"
 #include "session/shell_integration.hpp"
 
 namespace agentty::mcp::tools {
@@ -40,19 +41,10 @@ json shell_cwd(session::Execution& execution) {
 // A session's command_text is the shell's path: say it is a session, and
 // what runs in it now (the command a person or the agent typed).
 void describe_session(session::Execution& execution, json& item) {
-  const auto& spec = execution.spec();
-  auto* shell = execution.shell();
-  // On a host the hook knows bash and zsh; which one is the account's.
-  std::string name = !spec.host.empty() ? std::string("login shell")
-                     : shell            ? session::to_string(shell->kind())
-                             : spec.command_text.substr(spec.command_text.rfind('/') + 1);
-  std::string command = name + " (session)";
-  const auto* current = shell ? shell->current() : nullptr;
-  bool running = shell && shell->command_running() && !execution.finished() && current;
-  if (running) command += " running: " + current->text;
-  item["command"] = execution.redacted(command);
-  item["shell_program"] = execution.redacted(spec.command_text);
-  item["running_command"] = running ? json(execution.redacted(current->text)) : json(nullptr);
+  item["command"] = session::display_command(execution);
+  item["shell_program"] = execution.redacted(execution.spec().command_text);
+  auto running = session::running_command(execution);
+  item["running_command"] = running ? json(*running) : json(nullptr);
   item["shell_cwd"] = shell_cwd(execution);
   item.update(session_fields(execution, false));
 }
