@@ -7,7 +7,11 @@
 //   scrollback until it ended, and the history then brought back (or given
 //   to a page opened later) had lost the program's colours;
 // - the dashboard listed a session as "/usr/bin/bash" whatever ran in it,
-//   and never said on which host an execution runs.
+//   and never said on which host an execution runs;
+// - keys typed right after pressing Take over, before the answer came, were
+//   dropped without a word;
+// - a second viewer typing while someone else held the terminal was not told
+//   why nothing happened.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
@@ -229,5 +233,89 @@ test('the dashboard says which host an execution runs on', {
     await context.close();
     await remote.client.close();
     await sshd.stop();
+  }
+});
+
+// ---- 5. keyboard: keys typed right after pressing Take over ----
+
+// Holds the page's incoming WebSocket messages while window.__held is an
+// array (a slow link: the takeover's answer is late); __deliver() lets them in.
+function holdIncomingMessages() {
+  const Native = window.WebSocket;
+  window.__held = null;
+  window.__deliver = () => {
+    const held = window.__held ?? [];
+    window.__held = null;
+    for (const deliver of held) deliver();
+  };
+  window.WebSocket = function HeldWebSocket(...args) {
+    const socket = new Native(...args);
+    let handler = null;
+    Object.defineProperty(socket, 'onmessage', { get: () => handler, set: (h) => { handler = h; } });
+    socket.addEventListener('message', (event) => {
+      if (window.__held) window.__held.push(() => handler?.(event));
+      else handler?.(event);
+    });
+    return socket;
+  };
+  window.WebSocket.prototype = Native.prototype;
+  for (const key of ['CONNECTING', 'OPEN', 'CLOSING', 'CLOSED']) window.WebSocket[key] = Native[key];
+}
+
+test('keys typed right after pressing Take over reach the program once it is granted', async () => {
+  const opened = await call('open', { name: 'early-keys' });
+  const id = opened.execution_id;
+  const context = await fixture.browser.newContext();
+  try {
+    const page = await context.newPage();
+    const problems = watchPage(page);
+    await page.addInitScript(holdIncomingMessages);
+    await page.goto(opened.terminal_url);
+    await page.waitForSelector('body[data-connected="yes"]', { timeout: 15000 });
+    await waitForLine(page, PROMPT.trimEnd());
+    await page.evaluate(() => { window.__held = []; });
+    await page.click('#take-over');
+    await page.keyboard.type('echo early-$((6*7))');
+    await page.keyboard.press('Enter');
+    await page.evaluate(() => window.__deliver());
+    await page.waitForSelector('body[data-held="you"]', { timeout: 15000 });
+    await waitForLine(page, 'early-42');
+    assert.equal(await page.locator('#message').isHidden(), true);
+    await page.click('#release');
+    await page.waitForSelector('body[data-held="no"]', { timeout: 15000 });
+    assert.deepEqual(problems, []);
+  } finally {
+    await context.close();
+    await call('close', { execution_id: id });
+  }
+});
+
+// ---- 3. several viewers ----
+
+test('a second viewer typing while another holds the terminal is told who holds it', async () => {
+  const opened = await call('open', { name: 'two-viewers' });
+  const id = opened.execution_id;
+  const contexts = [await fixture.browser.newContext(), await fixture.browser.newContext()];
+  try {
+    const [holder, watcher] = await Promise.all(contexts.map((c) => openTerminal(c, opened.terminal_url)));
+    await holder.page.click('#take-over');
+    await holder.page.waitForSelector('body[data-held="you"]', { timeout: 15000 });
+    await watcher.page.waitForSelector('body[data-held="other"]', { timeout: 15000 });
+    await watcher.page.click('#terminal');
+    await watcher.page.keyboard.type('echo from-watcher');
+    const message = watcher.page.locator('#message');
+    await message.waitFor({ state: 'visible', timeout: 5000 });
+    const holderName = (await call('ps', {})).executions.find((e) => e.execution_id === id).held_by;
+    assert.match(await message.innerText(), new RegExp(`Read-only: ${holderName} holds this terminal`));
+    assert.equal((await watcher.page.evaluate(() => window.__agentty.screenText())).includes('from-watcher'), false);
+    // Released: the hint goes, and the watcher may take over.
+    await holder.page.click('#release');
+    await watcher.page.waitForSelector('body[data-held="no"]', { timeout: 15000 });
+    await message.waitFor({ state: 'hidden', timeout: 5000 });
+    assert.equal(await watcher.page.locator('#take-over').isDisabled(), false);
+    assert.deepEqual([...holder.problems, ...watcher.problems], []);
+  } finally {
+    for (const c of contexts) await c.close();
+    await call('close', { execution_id: id });
   }
 });

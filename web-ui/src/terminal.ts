@@ -27,6 +27,9 @@ const FONT_SIZE = 14;
 const MIN_FONT_SIZE = 6;
 
 const READ_ONLY_HINT = "Read-only: press Take over to type into this terminal.";
+const heldByOtherHint = (holder: string | null | undefined) =>
+  `Read-only: ${holder ?? "another viewer"} holds this terminal, so only their keystrokes ` +
+  "reach it. Take over becomes possible when they release it or disconnect.";
 const TAKEOVER_ENDED =
   "Your takeover ended when this page lost its connection or was reloaded: agentty hands " +
   "the terminal back to the agent when its holder disconnects. Press Take over to type again.";
@@ -64,6 +67,13 @@ let connected = false;
 let everConnected = false;
 let reconnectDelayMs = 500;
 let fittedFontFor = "";
+// Take over pressed, no answer yet: what the person types meanwhile is kept
+// and sent once the takeover is granted (dropped if it is refused), so the
+// first keys after the click are not lost on a slow link.
+let takeoverAsked = false;
+let earlyInput: Uint8Array[] = [];
+let earlyInputBytes = 0;
+const MAX_EARLY_INPUT_BYTES = 64 * 1024;
 // Shown once connected again, until the next takeover.
 let takeoverEnded = sessionStorage.getItem(holdingKey) ? TAKEOVER_ENDED : "";
 sessionStorage.removeItem(holdingKey);
@@ -174,11 +184,16 @@ function onText(text: string): void {
     const held = holding();
     state = message;
     if (holding() && !held) {
+      endTakeoverRequest(true);
       takeoverEnded = "";
       sessionStorage.setItem(holdingKey, "1");
       showMessage("", "");
     } else if (held && !holding()) {
       sessionStorage.removeItem(holdingKey);
+    }
+    const hint = byId("message");
+    if (hint.dataset.hint === "held-by-other" && (!message.held || message.held_by_you)) {
+      showMessage("", "");  // the hint no longer holds
     }
     followServerSize(message.cols, message.rows);
     fitAndReport();
@@ -186,6 +201,7 @@ function onText(text: string): void {
   } else if (message.type === P.MESSAGE_SNAPSHOT) {
     snapshotNext = message;
   } else if (message.type === P.MESSAGE_REFUSED) {
+    if (message.action === P.MESSAGE_TAKE_OVER) endTakeoverRequest(false);
     showMessage(message.message, "refused");
   }
 }
@@ -217,6 +233,7 @@ function connect(): void {
   ws.onclose = () => {
     if (socket !== ws) return;
     socket = null;
+    endTakeoverRequest(false);
     const opened = connected;
     connected = false;
     if (holding()) {
@@ -266,9 +283,22 @@ async function explainRefusal(): Promise<void> {
   reconnectLater();
 }
 
+function endTakeoverRequest(granted: boolean): void {
+  const early = earlyInput;
+  takeoverAsked = false;
+  earlyInput = [];
+  earlyInputBytes = 0;
+  if (granted) for (const bytes of early) sendInput(bytes);
+}
+
 function sendInput(data: string | Uint8Array): void {
-  if (!holding() || socket?.readyState !== WebSocket.OPEN) return;
   const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
+  if (!holding() && takeoverAsked && earlyInputBytes + bytes.length <= MAX_EARLY_INPUT_BYTES) {
+    earlyInput.push(bytes);
+    earlyInputBytes += bytes.length;
+    return;
+  }
+  if (!holding() || socket?.readyState !== WebSocket.OPEN) return;
   for (let i = 0; i < bytes.length; i += INPUT_CHUNK_BYTES) {
     socket.send(bytes.subarray(i, i + INPUT_CHUNK_BYTES));
   }
@@ -281,7 +311,12 @@ term.attachCustomKeyEventHandler((event) => {
   if (event.type === "keydown" && typing && !event.ctrlKey && !event.metaKey && !event.altKey) {
     const element = byId("message");
     const canTakeOver = connected && state?.status === "running" && !state.held;
-    if (canTakeOver && element.hidden) showMessage(READ_ONLY_HINT, "notice");
+    if (canTakeOver && !takeoverAsked && element.hidden) showMessage(READ_ONLY_HINT, "notice");
+    const heldByOther = connected && state?.status === "running" && state.held && !state.held_by_you;
+    if (heldByOther && element.hidden) {
+      showMessage(heldByOtherHint(state?.held_by), "notice");
+      element.dataset.hint = "held-by-other";
+    }
   }
   return true;
 });
@@ -298,12 +333,16 @@ byId("take-over").addEventListener("click", () => {
     message.cols = Math.min(size.cols, P.MAX_COLS);
     message.rows = Math.min(size.rows, P.MAX_ROWS);
   }
+  if (socket?.readyState !== WebSocket.OPEN) return;
   send(message);
+  takeoverAsked = true;
+  render();
 });
 byId("release").addEventListener("click", () => send({ type: P.MESSAGE_RELEASE }));
 
 function showMessage(text: string, kind: string): void {
   const element = byId("message");
+  delete element.dataset.hint;
   element.textContent = text;
   element.dataset.kind = kind;
   element.hidden = text === "";
@@ -313,7 +352,7 @@ function render(): void {
   const s = state;
   const held = s?.held ? (s.held_by_you ? "you" : "other") : "no";
   document.body.dataset.held = held;
-  term.options.disableStdin = held !== "you";
+  term.options.disableStdin = held !== "you" && !takeoverAsked;
   byId("title").textContent = s ? s.name || s.command || s.execution_id : executionId;
   document.title = `${s?.handoff_reason && !s.held ? "(!) " : ""}${byId("title").textContent} — agentty`;
   byId("purpose").textContent = s?.purpose ?? "";
@@ -340,7 +379,7 @@ function render(): void {
   (byId("take-over") as HTMLButtonElement).hidden = held === "you";
   (byId("take-over") as HTMLButtonElement).disabled = !running || held === "other";
   (byId("release") as HTMLButtonElement).hidden = held !== "you";
-  if (held === "you") term.focus();
+  if (held === "you" || takeoverAsked) term.focus();
 }
 
 // For tests and debugging: the live terminal and the last state.
