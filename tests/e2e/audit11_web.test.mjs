@@ -11,7 +11,9 @@
 // - keys typed right after pressing Take over, before the answer came, were
 //   dropped without a word;
 // - a second viewer typing while someone else held the terminal was not told
-//   why nothing happened.
+//   why nothing happened;
+// - a session handed back with vim still open: the agent's next
+//   execute(session=) typed its command line into vim as keystrokes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
@@ -316,6 +318,34 @@ test('a second viewer typing while another holds the terminal is told who holds 
     assert.deepEqual([...holder.problems, ...watcher.problems], []);
   } finally {
     for (const c of contexts) await c.close();
+    await call('close', { execution_id: id });
+  }
+});
+
+// ---- 2. a session handed back with a full-screen program still open ----
+
+test('execute(session=) does not type a command line into a full-screen program left open', async () => {
+  const opened = await call('open', { name: 'vim-left-open' });
+  const id = opened.execution_id;
+  const file = path.join(fixture.home, 'notes.txt');
+  try {
+    const made = await call('execute', {
+      session: id, command: `printf 'keep me\\n' > ${file}`, side_effects: ['NONE'],
+    });
+    assert.equal(made.exit_code, 0);
+    // A person (or the agent) opened vim and handed the session back with it open.
+    const vim = await call('execute', { session: id, command: `vim -u NONE ${file}`, side_effects: ['NONE'] });
+    assert.equal(vim.alt_screen, true, JSON.stringify(vim));
+    const next = await call('execute', { session: id, command: 'make test', side_effects: ['NONE'] });
+    assert.equal(next.isError, true, JSON.stringify(next));
+    assert.match(next.error, /full-screen program .*vim/);
+    assert.match(next.error, /nothing was typed/);
+    // vim's buffer is as it was: quit without saving, and the file is intact.
+    await call('write', { execution_id: id, keys: ['escape'] });
+    await call('write', { execution_id: id, input: ':q!\r' });
+    const after = await call('execute', { session: id, command: `cat ${file}`, side_effects: ['NONE'] });
+    assert.equal(after.output, 'keep me\n', JSON.stringify(after));
+  } finally {
     await call('close', { execution_id: id });
   }
 });

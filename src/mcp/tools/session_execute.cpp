@@ -268,6 +268,17 @@ boost::asio::awaitable<ToolResult> execute_in_session(ToolContext& ctx, const js
                            "). wait(until=\"exit\") for it, write to answer "
                            "it, write keys [\"ctrl-c\"] to interrupt it, or open another session.");
     }
+    if (execution->screen_modes().alt_screen) {
+      // vim, less, top: a command line typed there is keys (vim would edit
+      // its buffer with it), whoever left the program open.
+      co_return refuse(
+          *execution, ctx,
+          "session: a full-screen program (" + execution->redacted(shell->current()->text) +
+              ") is open in this session and reads keys, not command lines: typing this "
+              "command into it would act as keystrokes. screen shows it; quit it with write "
+              "(vim: keys [\"escape\"] then input \":q\\r\"; less: input \"q\"), "
+              "or open another session; nothing was typed.");
+    }
     heuristic = true;  // the foreground program reads the terminal: a nested shell or REPL
   } else if (!shell->prompt_ready() && !co_await wait_for_prompt(ctx, *execution, kPromptWait)) {
     co_return refuse(*execution, ctx,
