@@ -7,6 +7,7 @@
 #include <set>
 #include <utility>
 
+#include "base/private_dir.hpp"
 #include "base/random_id.hpp"
 #include "pty/pty_process.hpp"
 #include "pty/ssh_channel.hpp"
@@ -23,10 +24,8 @@ Registry::Registry(boost::asio::io_context& io, RegistryOptions options)
       launcher_(io, options_.spare_terminal) {
   spool_budget_ = std::make_shared<SpoolBudget>(SpoolBudget{this});
   if (!options_.state_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(options_.state_dir / "spool", ec);
-    if (ec)
-      spdlog::warn("cannot create state dir {}: {}", options_.state_dir.string(), ec.message());
+    if (auto made = ensure_private_dir(options_.state_dir / "spool"); !made)
+      spdlog::warn("state dir {}: {}", options_.state_dir.string(), made.error());
     if (auto owner = StateDirOwner::acquire(options_.state_dir)) {
       owner_ = std::move(owner).value();
       owner_->sweep();  // what servers killed outright left behind
@@ -183,9 +182,9 @@ void Registry::attach_recorder(Execution& execution) {
   if (!options_.record || options_.state_dir.empty()) return;
   auto dir = options_.state_dir / "recordings";
   if (!recordings_dir_made_) {  // once: a stat per start shows in execute's latency
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    recordings_dir_made_ = !ec;
+    auto made = ensure_private_dir(dir);
+    if (!made) spdlog::warn("recordings: {}", made.error());
+    recordings_dir_made_ = made.ok();
   }
   // Room for this one; recordings of live executions are never pruned.
   recording_retention_.make_room([this] {

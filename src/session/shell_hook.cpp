@@ -2,7 +2,8 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
+
+#include "base/private_dir.hpp"
 
 namespace agentty::session {
 
@@ -86,14 +87,6 @@ unset AGENTTY_USER_ZDOTDIR __agentty_zdotdir
 [[ -f $ZDOTDIR/.zshrc ]] && source $ZDOTDIR/.zshrc
 )";
 
-Expected<void> write_file(const std::filesystem::path& path, std::string_view text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  out.close();
-  if (!out) return make_error("cannot write " + path.string() + ": " + std::strerror(errno));
-  return {};
-}
-
 std::string sh_env(std::string_view nonce) {
   std::string n(nonce);
   std::string text =
@@ -145,22 +138,24 @@ Expected<ShellLaunch> write_shell_startup(ShellKind kind, const std::string& pro
     if (const char* value = std::getenv(name.c_str())) return value;
     return std::nullopt;
   };
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return make_error("cannot create " + dir.string() + ": " + ec.message());
+  // A shell sources these files: nobody else may write them, whatever the umask.
+  if (auto made = ensure_private_dir(dir.parent_path()); !made) return make_error(made.error());
+  if (auto made = ensure_private_dir(dir); !made) return make_error(made.error());
   ShellLaunch launch;
   launch.files = std::make_shared<OwnedPath>(dir);  // also when a write fails
   switch (kind) {
     case ShellKind::bash: {
       auto rc = dir / "bashrc";
-      if (auto ok = write_file(rc, std::string(kBashRc) + hook_line(nonce) + "\n"); !ok)
+      if (auto ok = write_private_file(rc, std::string(kBashRc) + hook_line(nonce) + "\n"); !ok)
         return make_error(ok.error());
       launch.argv = {program, "--rcfile", rc.string(), "-i"};
       break;
     }
     case ShellKind::zsh: {
-      if (auto ok = write_file(dir / ".zshenv", kZshEnv); !ok) return make_error(ok.error());
-      if (auto ok = write_file(dir / ".zshrc", std::string(kZshRc) + hook_line(nonce) + "\n");
+      if (auto ok = write_private_file(dir / ".zshenv", kZshEnv); !ok)
+        return make_error(ok.error());
+      if (auto ok =
+              write_private_file(dir / ".zshrc", std::string(kZshRc) + hook_line(nonce) + "\n");
           !ok) {
         return make_error(ok.error());
       }
@@ -171,7 +166,7 @@ Expected<ShellLaunch> write_shell_startup(ShellKind kind, const std::string& pro
     }
     case ShellKind::sh: {
       auto env_file = dir / "shrc";
-      if (auto ok = write_file(env_file, sh_env(nonce)); !ok) return make_error(ok.error());
+      if (auto ok = write_private_file(env_file, sh_env(nonce)); !ok) return make_error(ok.error());
       if (auto user_rc = users("ENV")) launch.env["AGENTTY_USER_ENV"] = *user_rc;
       launch.env["ENV"] = env_file.string();
       launch.argv = {program, "-i"};

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/errno_message.hpp"
+#include "base/private_dir.hpp"
 #include "base/random_id.hpp"
 
 namespace agentty::session {
@@ -52,9 +53,7 @@ StateDirOwner::StateDirOwner(std::filesystem::path state_dir, std::string tag, U
 
 Expected<std::unique_ptr<StateDirOwner>> StateDirOwner::acquire(
     const std::filesystem::path& state_dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(state_dir / "owners", ec);
-  if (ec) return make_error("create " + (state_dir / "owners").string() + ": " + ec.message());
+  if (auto made = ensure_private_dir(state_dir / "owners"); !made) return make_error(made.error());
   const std::string tag = random_hex(kTagLength / 2);
   const auto temporary = state_dir / "owners" / ("." + tag + ".new");
   UniqueFd fd(::open(temporary.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));

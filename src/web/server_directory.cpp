@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "base/errno_message.hpp"
+#include "base/private_dir.hpp"
 #include "base/proc_stat.hpp"
 #include "base/unique_fd.hpp"
 
@@ -66,18 +67,6 @@ std::string argv0_name(int pid) {
 bool agentty_name(const std::string& name) {
   static const std::string own = exe_name("/proc/self/exe");
   return !name.empty() && (name == "agentty" || name == own);
-}
-
-Expected<void> ensure_private_dir(const fs::path& dir) {
-  std::error_code ec;
-  fs::create_directories(dir.parent_path(), ec);
-  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return make_error(errno_message("mkdir"));
-  struct stat st {};
-  if (::lstat(dir.c_str(), &st) != 0) return make_error(errno_message("lstat"));
-  if (!S_ISDIR(st.st_mode)) return make_error(dir.string() + " is not a directory");
-  if ((st.st_mode & 07777) != 0700 && ::chmod(dir.c_str(), 0700) != 0)
-    return make_error(errno_message("chmod"));
-  return {};
 }
 
 Expected<void> write_file_atomically(const fs::path& path, const std::string& text) {

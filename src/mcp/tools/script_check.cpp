@@ -11,6 +11,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "base/errno_message.hpp"
+#include "base/private_dir.hpp"
 #include "base/random_id.hpp"
 #include "base/unique_fd.hpp"
 
@@ -23,9 +24,13 @@ namespace {
 Expected<std::shared_ptr<const OwnedPath>> write_script(const std::string& script,
                                                         const std::filesystem::path& state_dir,
                                                         const std::string& name_prefix) {
-  std::error_code ec;
   auto dir = (state_dir.empty() ? std::filesystem::temp_directory_path() : state_dir) / "scripts";
-  std::filesystem::create_directories(dir, ec);
+  if (state_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+  } else if (auto made = ensure_private_dir(dir); !made) {
+    return make_error(made.error());
+  }
   auto path = dir / (name_prefix + "script-" + random_hex(8) + ".sh");
   UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
   if (!fd) return make_error(errno_message(("open " + path.string()).c_str()));

@@ -1,0 +1,88 @@
+#include "base/private_dir.hpp"
+
+#include "base/errno_message.hpp"
+#include "base/random_id.hpp"
+#include "base/unique_fd.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace agentty {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Makes the parents (mode as the umask says: they are not ours alone) and
+// `dir` itself with 0700; whether it was made.
+Expected<bool> make_dir(const fs::path& dir) {
+  std::error_code ec;
+  if (dir.has_parent_path()) fs::create_directories(dir.parent_path(), ec);
+  if (::mkdir(dir.c_str(), 0700) == 0) {
+    // The umask may have taken bits from 0700 too (077 is usual; 0277 is not).
+    if (::chmod(dir.c_str(), 0700) != 0) return make_error(errno_message("chmod"));
+    return true;
+  }
+  if (errno != EEXIST)
+    return make_error("cannot create " + dir.string() + ": " + errno_message("mkdir"));
+  return false;
+}
+
+}  // namespace
+
+Expected<void> ensure_private_dir(const fs::path& dir) {
+  auto made = make_dir(dir);
+  if (!made) return make_error(made.error());
+  if (*made) return {};
+  struct stat info {};
+  if (::lstat(dir.c_str(), &info) != 0) return make_error(errno_message("lstat"));
+  if (!S_ISDIR(info.st_mode)) return make_error(dir.string() + " is not a directory");
+  if (info.st_uid != ::geteuid()) {
+    return make_error(dir.string() + " belongs to another user (uid " +
+                      std::to_string(info.st_uid) + "); remove it or choose another --state-dir");
+  }
+  if ((info.st_mode & 07777) != 0700 && ::chmod(dir.c_str(), 0700) != 0) {
+    return make_error("cannot make " + dir.string() + " private: " + errno_message("chmod"));
+  }
+  return {};
+}
+
+Expected<bool> make_private_dir_if_missing(const fs::path& dir) {
+  auto made = make_dir(dir);
+  if (!made) return make_error(made.error());
+  if (*made) return false;
+  struct stat info {};
+  if (::stat(dir.c_str(), &info) != 0) return make_error(errno_message("stat"));
+  if (!S_ISDIR(info.st_mode)) return make_error(dir.string() + " is not a directory");
+  // Sticky (/tmp): others cannot replace what we put there.
+  return (info.st_mode & (S_IWGRP | S_IWOTH)) != 0 && (info.st_mode & S_ISVTX) == 0;
+}
+
+Expected<void> write_private_file(const fs::path& path, std::string_view text) {
+  auto temporary = path;
+  temporary += ".new-" + random_hex(8);
+  UniqueFd fd(
+      ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
+  if (!fd) return make_error("cannot write " + path.string() + ": " + errno_message("open"));
+  ::fchmod(fd.get(), 0600);  // the umask may have taken bits we need
+  std::size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n = ::write(fd.get(), text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      auto error = errno_message("write");
+      ::unlink(temporary.c_str());
+      return make_error("cannot write " + path.string() + ": " + error);
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::rename(temporary.c_str(), path.c_str()) != 0) {
+    auto error = errno_message("rename");
+    ::unlink(temporary.c_str());
+    return make_error("cannot write " + path.string() + ": " + error);
+  }
+  return {};
+}
+
+}  // namespace agentty

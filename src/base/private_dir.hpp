@@ -1,0 +1,32 @@
+// Private directories and files: what agentty keeps in its state directory
+// (session rc files a shell sources, spools, scripts it runs, recordings, the
+// web secret) must be neither readable nor writable by other users, whatever
+// the umask it was started with. A umask of 000 (some service managers and
+// containers) made every directory 0777 and every rc file 0666: another user
+// could rewrite a session's bashrc before bash sourced it.
+#pragma once
+
+#include <filesystem>
+#include <string_view>
+
+#include "base/expected.hpp"
+
+namespace agentty {
+
+// `dir` (its parents made as usual) as a directory of ours with mode 0700:
+// made so if missing, and an existing one with other bits is set back to
+// 0700; one of another user is refused. For directories agentty names itself
+// (STATE_DIR/spool, sessions ...).
+Expected<void> ensure_private_dir(const std::filesystem::path& dir);
+
+// `dir` made with mode 0700 if missing (parents as usual); an existing one
+// is left as it is: the operator chose it (a --state-dir may be a shared
+// directory). Returns whether other users may write into it, so the caller
+// can warn.
+Expected<bool> make_private_dir_if_missing(const std::filesystem::path& dir);
+
+// Writes `text` to `path` as a new 0600 file, replacing (by rename) whatever
+// was there: a file with looser permissions, a symlink.
+Expected<void> write_private_file(const std::filesystem::path& path, std::string_view text);
+
+}  // namespace agentty
