@@ -10,6 +10,7 @@
 #include <iostream>
 
 #include "agentty_version.hpp"
+#include "base/private_dir.hpp"
 #include "mcp/mcp_server.hpp"
 #include "mcp/message_salvage.hpp"
 #include "mcp/stdio_transport.hpp"
@@ -96,15 +97,27 @@ Expected<web::WebOptions> parse_web_listen(const std::string& listen) {
   return options;
 }
 
-// The dashboard URL carries the secret: it goes to a 0600 file, never to a log.
+// The dashboard URL carries the secret: it goes to a new 0600 file, never to a
+// log. Rewriting the old file in place kept its mode (0644 made by hand or an
+// older agentty) and followed a symlink planted there.
 void write_url_file(const std::filesystem::path& path, const std::string& url) {
-  std::error_code ec;
-  std::filesystem::create_directories(path.parent_path(), ec);
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return;
-  std::string line = url + "\n";
-  [[maybe_unused]] auto written = ::write(fd, line.data(), line.size());
-  ::close(fd);
+  if (auto written = write_private_file(path, url + "\n"); !written)
+    spdlog::warn("web-url: {}", written.error());
+}
+
+// STATE_DIR holds what a session's shell sources and the scripts agentty runs:
+// made 0700 whatever the umask. One the operator chose is left as it is, with
+// a warning if others may write into it.
+void prepare_state_dir(const std::filesystem::path& dir) {
+  auto made = make_private_dir_if_missing(dir);
+  if (!made) {
+    spdlog::warn("state dir: {}", made.error());
+  } else if (*made) {
+    spdlog::warn(
+        "state dir {} is writable by other users, who could replace what agentty keeps "
+        "there; chmod 700 it or choose another --state-dir",
+        dir.string());
+  }
 }
 
 // Publishes this server in STATE_DIR/servers so every dashboard lists it.
@@ -122,6 +135,7 @@ void publish_in_directory(Server& server, const std::filesystem::path& dir, cons
 
 Expected<std::unique_ptr<Server>> make_server(AppOptions& options, const char* kind) {
   auto server = std::make_unique<Server>();
+  if (!options.registry.state_dir.empty()) prepare_state_dir(options.registry.state_dir);
   auto env = environment();
   auto policy_config = session::PolicyConfig::from_environment(env);
   if (!policy_config) return make_error(policy_config.error());
