@@ -81,12 +81,14 @@ void HttpSession::do_read() {
   parser_->header_limit(kMaxHeaderBytes);
   parser_->body_limit(kMaxBodyBytes);
   stream_.expires_after(kRequestTimeout);
+  waiting_since_ = std::chrono::steady_clock::now();
   http::async_read(
       stream_, buffer_, *parser_,
       [self = self()](beast::error_code ec, std::size_t bytes) { self->on_read(ec, bytes); });
 }
 
 void HttpSession::on_read(beast::error_code ec, std::size_t) {
+  waiting_since_.reset();
   if (ec) {
     if (ec != http::error::end_of_stream && ec != beast::error::timeout &&
         ec != boost::asio::error::operation_aborted) {

@@ -37,6 +37,9 @@ class HttpSession : public Connection {
 
   void start();
   void shutdown() override;
+  std::optional<std::chrono::steady_clock::time_point> waiting_since() const override {
+    return waiting_since_;
+  }
 
  private:
   using Response = boost::beast::http::response<boost::beast::http::string_body>;
@@ -63,6 +66,7 @@ class HttpSession : public Connection {
   std::shared_ptr<WebContext> context_;
   std::string peer_;
   bool finished_ = false;
+  std::optional<std::chrono::steady_clock::time_point> waiting_since_;  // reading a request
 };
 
 }  // namespace agentty::web

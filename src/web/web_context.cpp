@@ -76,6 +76,24 @@ std::string WebContext::base_url() const {
   return "http://" + url_host_ + ":" + std::to_string(port_);
 }
 
+bool WebContext::make_room() {
+  if (connections_.size() < options_.max_connections) return true;
+  std::shared_ptr<Connection> longest_waiting;
+  std::chrono::steady_clock::time_point since;
+  for (auto& [raw, weak] : connections_) {
+    auto connection = weak.lock();
+    auto waiting = connection ? connection->waiting_since() : std::nullopt;
+    if (waiting && (!longest_waiting || *waiting < since)) {
+      longest_waiting = std::move(connection);
+      since = *waiting;
+    }
+  }
+  if (!longest_waiting) return false;
+  spdlog::debug("web: closed a connection that sent no request, to make room for a new one");
+  longest_waiting->shutdown();  // removes it
+  return connections_.size() < options_.max_connections;
+}
+
 void WebContext::add_connection(const std::shared_ptr<Connection>& connection) {
   connections_[connection.get()] = connection;
 }

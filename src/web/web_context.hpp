@@ -50,7 +50,12 @@ class WebContext : public std::enable_shared_from_this<WebContext> {
   std::string base_url() const;
   const std::string& secret() const { return secret_; }
 
-  bool at_capacity() const { return connections_.size() >= options_.max_connections; }
+  // Whether a new connection fits under max_connections, after closing the
+  // one that has waited longest for a request if it had to: connections that
+  // never send a request (a slowloris client, any local user: no secret is
+  // needed to connect) once took every place and locked the person out of
+  // watching and taking over. Viewers are never closed for it.
+  bool make_room();
   void add_connection(const std::shared_ptr<Connection>& connection);
   void remove_connection(Connection* connection);
 

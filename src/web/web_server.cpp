@@ -49,7 +49,7 @@ class Listener : public std::enable_shared_from_this<Listener> {
     if (ec == asio::error::operation_aborted || !acceptor_.is_open() || context_->stopped()) return;
     if (ec) {
       spdlog::warn("web: accept: {}", ec.message());
-    } else if (context_->at_capacity()) {
+    } else if (!context_->make_room()) {
       spdlog::warn("web: refused a connection: max_connections ({}) reached",
                    context_->options().max_connections);
     } else {
