@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include "base/random_id.hpp"
 #include "web/http_session.hpp"
@@ -14,6 +15,15 @@ using tcp = asio::ip::tcp;
 
 namespace {
 constexpr int kPortAttempts = 32;
+// Out of file descriptors: the pending connection stays in the backlog and
+// the acceptor stays readable, so accepting again at once failed again at
+// once: a busy loop that logged ~4 MB a second. Retry after a pause instead.
+constexpr auto kAcceptPause = std::chrono::milliseconds(100);
+
+bool out_of_resources(const boost::system::error_code& ec) {
+  return ec == asio::error::no_descriptors || ec == asio::error::no_buffer_space ||
+         ec == asio::error::no_memory || ec.value() == ENFILE;
+}
 
 // The host part of URLs we hand out: a loopback name unless the server listens
 // on one specific other address.
@@ -29,12 +39,15 @@ std::string url_host_for(const asio::ip::address& address) {
 class Listener : public std::enable_shared_from_this<Listener> {
  public:
   Listener(tcp::acceptor acceptor, std::shared_ptr<WebContext> context)
-      : acceptor_(std::move(acceptor)), context_(std::move(context)) {}
+      : acceptor_(std::move(acceptor)),
+        pause_(acceptor_.get_executor()),
+        context_(std::move(context)) {}
 
   void start() { do_accept(); }
   void stop() {
     boost::system::error_code ignored;
     acceptor_.close(ignored);
+    pause_.cancel();
   }
 
  private:
@@ -47,6 +60,11 @@ class Listener : public std::enable_shared_from_this<Listener> {
 
   void on_accept(boost::system::error_code ec, tcp::socket socket) {
     if (ec == asio::error::operation_aborted || !acceptor_.is_open() || context_->stopped()) return;
+    if (out_of_resources(ec)) return pause_accepting(ec);
+    if (failed_accepts_ > 0) {
+      spdlog::warn("web: accepting connections again after {} failed attempts", failed_accepts_);
+      failed_accepts_ = 0;
+    }
     if (ec) {
       spdlog::warn("web: accept: {}", ec.message());
     } else if (!context_->make_room()) {
@@ -59,8 +77,23 @@ class Listener : public std::enable_shared_from_this<Listener> {
     do_accept();
   }
 
+  void pause_accepting(const boost::system::error_code& ec) {
+    if (failed_accepts_++ == 0) {
+      spdlog::warn(
+          "web: accept: {}; retrying every {} ms meanwhile (raise `ulimit -n`, or end "
+          "executions)",
+          ec.message(), kAcceptPause.count());
+    }
+    pause_.expires_after(kAcceptPause);
+    pause_.async_wait([self = shared_from_this()](boost::system::error_code wait_ec) {
+      if (!wait_ec && self->acceptor_.is_open()) self->do_accept();
+    });
+  }
+
   tcp::acceptor acceptor_;
+  asio::steady_timer pause_;
   std::shared_ptr<WebContext> context_;
+  std::uint64_t failed_accepts_ = 0;  // in a row, out of resources
 };
 
 WebServer::WebServer(asio::io_context& io, session::Registry& registry, WebOptions options)
