@@ -54,6 +54,30 @@ std::string peer_of(const boost::asio::ip::tcp::socket& socket) {
 std::string dump(const nlohmann::json& j) {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
+
+// Refusals are logged at most kRefusalsLoggedPerSecond a second, then counted:
+// any local user can send refused requests as fast as it can connect, and
+// each was a warning line in the log (and in the MCP client's stderr capture).
+constexpr int kRefusalsLoggedPerSecond = 10;
+
+// How many refusals went unlogged before this one, or nullopt: do not log it.
+// The one I/O loop only.
+std::optional<std::uint64_t> may_log_refusal() {
+  static auto window_start = std::chrono::steady_clock::time_point{};
+  static int logged = 0;
+  static std::uint64_t unlogged = 0;
+  auto now = std::chrono::steady_clock::now();
+  if (now - window_start >= std::chrono::seconds(1)) {
+    window_start = now;
+    logged = 0;
+  }
+  if (logged >= kRefusalsLoggedPerSecond) {
+    ++unlogged;
+    return std::nullopt;
+  }
+  ++logged;
+  return std::exchange(unlogged, 0);
+}
 }  // namespace
 
 HttpSession::HttpSession(boost::asio::ip::tcp::socket&& socket, std::shared_ptr<WebContext> context)
@@ -201,9 +225,14 @@ HttpSession::Response HttpSession::serve_servers(const HttpRequest& request) {
 
 HttpSession::Response HttpSession::refusal(const HttpRequest& request,
                                            const GuardRefusal& refused) {
-  auto target = std::string(request.target().substr(0, 200));
-  spdlog::warn("web: refused {} {} from {}: {} check ({})", std::string(request.method_string()),
-               path_of(target), peer_, refused.check, refused.detail);
+  if (auto unlogged = may_log_refusal()) {
+    auto target = std::string(request.target().substr(0, 200));
+    spdlog::warn("web: refused {} {} from {}: {} check ({}){}",
+                 std::string(request.method_string()), path_of(target), peer_, refused.check,
+                 refused.detail,
+                 *unlogged ? " (" + std::to_string(*unlogged) + " earlier refusals not logged)"
+                           : std::string());
+  }
   // A missing or wrong secret looks exactly like a missing page.
   std::string body = refused.status == http::status::not_found
                          ? "not found\n"
