@@ -69,6 +69,11 @@ bool RequestGuard::origin_allowed(std::string_view origin, std::string_view host
 }
 
 std::optional<GuardRefusal> RequestGuard::check_site(const HttpRequest& request) const {
+  // One of each, as RFC 9112 requires: with two, the guard checked the first
+  // while whatever sits in front of the server (a proxy) may use the other.
+  if (request.count(http::field::host) > 1 || request.count(http::field::origin) > 1) {
+    return GuardRefusal{http::status::bad_request, "Host", "more than one Host or Origin header"};
+  }
   auto host = request[http::field::host];
   if (!host_allowed(host)) {
     return GuardRefusal{http::status::forbidden, "Host",

@@ -39,6 +39,20 @@ TEST(RequestGuard, RefusesOtherHostsAndPorts) {
   }
 }
 
+// Two Host headers, ours first: the guard read the first and accepted it,
+// while a proxy in front may route by the other.
+TEST(RequestGuard, RefusesTwoHostOrTwoOriginHeaders) {
+  auto g = guard();
+  auto two_hosts = request("127.0.0.1:7681");
+  two_hosts.insert(http::field::host, "evil.example");
+  auto refused = g.check_site(two_hosts);
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->check, "Host");
+  auto two_origins = request("127.0.0.1:7681", "http://127.0.0.1:7681");
+  two_origins.insert(http::field::origin, "http://evil.example");
+  EXPECT_TRUE(g.check_site(two_origins));
+}
+
 TEST(RequestGuard, ASpecificListenAddressIsAlsoAnAllowedHost) {
   RequestGuard g(kSecret, 9000, "192.168.7.5");
   EXPECT_FALSE(g.check_site(request("192.168.7.5:9000")));
