@@ -196,6 +196,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   options.web_token = std::getenv("AGENTTY_WEB_TOKEN") ? std::getenv("AGENTTY_WEB_TOKEN") : "";
+  // Every program agentty runs inherits its environment: `env` there printed
+  // the secret into the output, the recording and the agent's context.
+  ::unsetenv("AGENTTY_WEB_TOKEN");
   options.registry.state_dir = state_dir;
   // What serve tells a client to run: an `agentty mcp` that shares its state
   // directory (absolute: the client starts it elsewhere), so the dashboard lists it.
