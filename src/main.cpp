@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 
@@ -148,6 +149,19 @@ void add_server_options(CLI::App& command, agentty::AppOptions& options, agentty
       "AGENTTY_SSH_KNOWN_HOSTS, AGENTTY_SSH_CONFIG, AGENTTY_SSH_ACCEPT_NEW=1 (remote hosts).\n");
 }
 
+// `agentty attach URL#token=SECRET` has the secret in argv, which every user
+// of the machine can read (ps, /proc/PID/cmdline) for as long as attach runs:
+// overwritten in place once parsed (/proc shows the changed memory).
+void hide_secrets_in_arguments(int argc, char** argv) {
+  constexpr std::string_view kKey = "token=";
+  for (int i = 1; i < argc; ++i) {
+    for (char* at = std::strstr(argv[i], kKey.data()); at; at = std::strstr(at, kKey.data())) {
+      at += kKey.size();
+      for (; *at && *at != '&'; ++at) *at = '*';
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -185,6 +199,7 @@ int main(int argc, char** argv) {
 
   CLI11_PARSE(app, argc, argv);
   if (attach->parsed()) {
+    hide_secrets_in_arguments(argc, argv);
     if (const char* token = std::getenv("AGENTTY_WEB_TOKEN")) attach_options.token = token;
     return agentty::web::run_attach(attach_options);
   }
