@@ -48,8 +48,18 @@ TypedLines::Split TypedLines::split(std::string_view pending, std::string_view t
   std::string line(pending);
   for (char c : typed) {
     switch (c) {
+      case '\x05':  // ctrl-e: after ctrl-x, bash's edit-and-execute-command
+        if (line.empty() || line.back() != '\x18') {
+          line += c;
+          break;
+        }
+        line.pop_back();
+        out.lines.push_back(to_text(joined(line)));
+        line.clear();
+        break;
       case '\r':
       case '\n':
+      case '\x0f':  // ctrl-o: readline's operate-and-get-next, zsh's accept-line-and-down-history
         if (ends_in_continuation(line)) {
           line.pop_back();
           out.lines.push_back(to_text(joined(line)));

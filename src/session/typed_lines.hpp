@@ -1,6 +1,10 @@
 // TypedLines: the lines an agent's keystrokes submit to a shell, so `write`
 // can check them like commands. Typed bytes gather in a pending line until CR
-// or LF submits it; ctrl-c and ctrl-u clear it, backspace and DEL remove a
+// or LF submits it, or ctrl-o (bash and zsh run the line, as Enter does, and
+// recall the next one) or ctrl-x ctrl-e (bash hands the line to $EDITOR and
+// runs what the editor leaves: the line is checked as it goes in; what is
+// typed into the editor is a program's input, not checked); ctrl-c and ctrl-u
+// clear it, backspace and DEL remove a
 // character, ctrl-w a word (as readline would). A line is checked as its text
 // view (escape sequences such as arrow keys and other controls removed).
 // History recall, tab completion and cursor editing are not interpreted: the

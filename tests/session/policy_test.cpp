@@ -254,6 +254,22 @@ TEST(PolicyTypedLines, LinesEndAtCrOrLfAndThePartialLineCarriesOver) {
   EXPECT_TRUE(TypedLines::split("", "no enter yet").lines.empty());
 }
 
+// bash and zsh run the line on ctrl-o (operate-and-get-next) as on Enter, and
+// bash runs it after the editor on ctrl-x ctrl-e: `echo x` then ctrl-o ran a
+// denied command unchecked.
+TEST(PolicyTypedLines, CtrlOAndCtrlXCtrlESubmitTheLineLikeEnter) {
+  EXPECT_EQ(TypedLines::split("", "rm -rf x\x0f").lines, std::vector<std::string>{"rm -rf x"});
+  auto split = TypedLines::split("", "rm -rf x\x18");
+  EXPECT_TRUE(split.lines.empty());
+  split = TypedLines::split(split.pending, "\x05");
+  EXPECT_EQ(split.lines, std::vector<std::string>{"rm -rf x"});
+  EXPECT_EQ(split.pending, "");
+  // ctrl-e alone moves the cursor to the end of the line: nothing is submitted.
+  split = TypedLines::split("", "rm -rf\x05 x");
+  EXPECT_TRUE(split.lines.empty());
+  EXPECT_EQ(TypedLines::split(split.pending, "\r").lines, std::vector<std::string>{"rm -rf x"});
+}
+
 TEST(PolicyTypedLines, LineEditingKeysAndEscapesAreApplied) {
   // ctrl-u and ctrl-c clear, backspace/DEL erase a character (UTF-8 whole), ctrl-w a word.
   EXPECT_EQ(TypedLines::split("rm -rf /", "\x15ls\r").lines, std::vector<std::string>{"ls"});
