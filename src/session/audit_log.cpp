@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <ctime>
 
+#include <spdlog/spdlog.h>
+
 #include "base/errno_message.hpp"
 
 namespace agentty::session {
@@ -103,8 +105,10 @@ Expected<void> AuditLog::open_file() {
     return make_error("cannot use the audit log '" + path.string() +
                       "': " + errno_message("fstat"));
   }
-  // An existing file may have been created with looser permissions.
-  if ((info.st_mode & 0777) != 0600) ::fchmod(fd.get(), 0600);
+  // An existing file may have been created with looser permissions. Not a
+  // device (/dev/null) or someone else's file: chmod would change it for all.
+  if (S_ISREG(info.st_mode) && info.st_uid == ::geteuid() && (info.st_mode & 0777) != 0600)
+    ::fchmod(fd.get(), 0600);
   fd_ = std::move(fd);
   size_ = static_cast<std::uint64_t>(info.st_size);
   return {};
@@ -176,17 +180,54 @@ void AuditLog::record(const nlohmann::json& record) {
   const std::string line = format_line(record);
   std::lock_guard lock(mutex_);
   if (size_ > 0 && size_ + line.size() > options_.max_bytes) rotate();
-  if (!fd_) return;
-  std::string_view rest = line;
-  while (!rest.empty()) {
-    const ssize_t n = ::write(fd_.get(), rest.data(), rest.size());
+  if (!fd_) {
+    if (auto opened = open_file(); !opened) return note_failure(opened.error());
+  }
+  std::string text = line_open_ ? "\n" : "";
+  if (lost_records_ > 0) {
+    text += format_line(
+        {{"event", "audit_records_lost"}, {"lost_records", lost_records_}, {"error", last_error_}});
+  }
+  text += line;
+  if (auto written = write_whole(text); !written) return note_failure(written.error());
+  if (lost_records_ > 0) {
+    spdlog::warn("audit log {}: writing again; {} record(s) were lost (noted in the log)",
+                 options_.path.string(), lost_records_);
+  }
+  lost_records_ = 0;
+  line_open_ = false;
+}
+
+Expected<void> AuditLog::write_whole(std::string_view text) {
+  const auto start = size_;
+  while (!text.empty()) {
+    const ssize_t n = ::write(fd_.get(), text.data(), text.size());
+    if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
-      if (errno == EINTR) continue;
-      last_error_ = errno_message("write");
-      return;
+      auto error = errno_message("write");
+      if (size_ > start) {
+        if (::ftruncate(fd_.get(), static_cast<off_t>(start)) == 0) {
+          size_ = start;
+        } else {
+          line_open_ = true;
+        }
+      }
+      return make_error(error);
     }
-    rest.remove_prefix(static_cast<std::size_t>(n));
+    text.remove_prefix(static_cast<std::size_t>(n));
     size_ += static_cast<std::uint64_t>(n);
+  }
+  return {};
+}
+
+void AuditLog::note_failure(const std::string& error) {
+  last_error_ = error;
+  if (lost_records_++ == 0) {
+    spdlog::error(
+        "audit log {}: {}: tool calls and takeovers are not being recorded until it can be "
+        "written again (free space on its filesystem, or fix its permissions; "
+        "AGENTTY_AUDIT_LOG chooses another file); the gap will be noted in the log",
+        options_.path.string(), error);
   }
 }
 

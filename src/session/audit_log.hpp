@@ -23,8 +23,14 @@
 // renamed to PATH.1 (PATH.1 -> PATH.2 ..., keeping `keep_files` old files)
 // and a new one is started. Files are created 0600 with O_APPEND|O_CLOEXEC.
 //
-// Failure to write never fails the caller's operation: record() keeps going
-// and last_error() says what went wrong.
+// Failure to write never fails the caller's operation, but is never silent
+// either: the first failure of a run is logged as an error naming the file,
+// the cause and the fix (spdlog, stderr); a record cut short is taken back
+// (ftruncate), so every line stays whole JSON; and the first record written
+// afterwards is preceded by {event:"audit_records_lost", lost_records, error}
+// so the file itself shows the gap. last_error() says what went wrong last.
+// A file that is not a regular file of ours (/dev/null, a FIFO) is used as
+// it is: its permissions are not changed.
 //
 // Threading: record() may be called from any thread (the MCP handlers and
 // the web server); a mutex serialises writes and rotation.
@@ -102,12 +108,17 @@ class AuditLog {
   nlohmann::json redact_json(const nlohmann::json& value) const;
   std::string format_line(const nlohmann::json& record) const;
   bool contains_secret(std::string_view text) const;
+  // Writes all of `text` or nothing (a partial write is truncated away).
+  Expected<void> write_whole(std::string_view text);
+  void note_failure(const std::string& error);
 
   AuditLogOptions options_;  // secrets sorted longest first
   mutable std::mutex mutex_;
   UniqueFd fd_;
   std::uint64_t size_ = 0;
   std::string last_error_;
+  std::uint64_t lost_records_ = 0;  // since the last successful write
+  bool line_open_ = false;          // a cut record could not be taken back
 };
 
 }  // namespace agentty::session

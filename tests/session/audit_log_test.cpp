@@ -1,7 +1,11 @@
 #include "session/audit_log.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <filesystem>
 #include <fstream>
@@ -189,6 +193,64 @@ TEST_F(AuditLogTest, ConcurrentWritersProduceWholeLines) {
   a.join();
   b.join();
   EXPECT_EQ(parse_lines(path_).size(), 400u);
+}
+
+// Past RLIMIT_FSIZE a write fails (EFBIG) as on a full disk (ENOSPC): it
+// writes what fits, then fails.
+class FileSizeLimit {
+ public:
+  explicit FileSizeLimit(rlim_t bytes) {
+    ::getrlimit(RLIMIT_FSIZE, &saved_);
+    old_handler_ = std::signal(SIGXFSZ, SIG_IGN);
+    struct rlimit limited = saved_;
+    limited.rlim_cur = bytes;
+    ::setrlimit(RLIMIT_FSIZE, &limited);
+  }
+  ~FileSizeLimit() {
+    ::setrlimit(RLIMIT_FSIZE, &saved_);
+    std::signal(SIGXFSZ, old_handler_);
+  }
+
+ private:
+  struct rlimit saved_ {};
+  void (*old_handler_)(int) = nullptr;
+};
+
+// A full disk once lost records without a word (last_error() was never read)
+// and left half a JSON line that the next record was appended to.
+TEST_F(AuditLogTest, AFailedWriteLeavesWholeLinesAndTheGapIsRecorded) {
+  auto log = open();
+  ASSERT_TRUE(log);
+  log->record(json{{"n", 1}});
+  {
+    FileSizeLimit limit(fs::file_size(path_) + 20);  // room for part of the next line only
+    log->record(json{{"n", 2}, {"pad", std::string(100, 'x')}});
+    log->record(json{{"n", 3}, {"pad", std::string(100, 'x')}});
+    EXPECT_NE(log->last_error().find("File too large"), std::string::npos) << log->last_error();
+  }
+  log->record(json{{"n", 4}});
+  auto lines = parse_lines(path_);
+  ASSERT_EQ(lines.size(), 3u) << read_all(path_);
+  EXPECT_EQ(lines[0]["n"], 1);
+  EXPECT_EQ(lines[1]["event"], "audit_records_lost");
+  EXPECT_EQ(lines[1]["lost_records"], 2);
+  EXPECT_NE(lines[1]["error"].get<std::string>().find("File too large"), std::string::npos);
+  EXPECT_EQ(lines[2]["n"], 4);
+}
+
+// AGENTTY_AUDIT_LOG=/dev/null (no audit) must not chmod the device for everyone.
+TEST_F(AuditLogTest, ADeviceIsUsedAsItIsWithoutChangingItsMode) {
+  struct stat before {};
+  ASSERT_EQ(::stat("/dev/null", &before), 0);
+  AuditLogOptions options;
+  options.path = "/dev/null";
+  auto log = AuditLog::open(options);
+  ASSERT_TRUE(log.ok()) << log.error();
+  (*log)->record(json{{"n", 1}});
+  struct stat after {};
+  ASSERT_EQ(::stat("/dev/null", &after), 0);
+  EXPECT_EQ(after.st_mode, before.st_mode);
+  EXPECT_EQ((*log)->last_error(), "");
 }
 
 TEST_F(AuditLogTest, OpenFailureNamesThePath) {
