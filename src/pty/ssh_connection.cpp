@@ -280,8 +280,8 @@ SshExpected<bool> SshConnection::verify_host_key() {
                       "HOST KEY CHANGED for " + description_ + ": it now presents " + fingerprint +
                           ", which does not match " + file +
                           ". This can be an attack; refused. If the host was really reinstalled, "
-                          "remove the old key with: ssh-keygen -R '[" +
-                          host + "]:" + std::to_string(port) + "' -f " + file};
+                          "remove the old key with: ssh-keygen -R '" +
+                          known_hosts_name(host, port) + "' -f " + file};
     case SSH_KNOWN_HOSTS_ERROR:
     default:
       return SshError{SshErrorKind::connect_failed, "cannot check the host key of " + description_ +

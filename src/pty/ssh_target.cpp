@@ -150,6 +150,10 @@ const char* to_string(SshErrorKind kind) {
   return "unknown";
 }
 
+std::string known_hosts_name(const std::string& host, unsigned port) {
+  return port == 22 ? host : "[" + host + "]:" + std::to_string(port);
+}
+
 std::string shell_quote(std::string_view text) {
   std::string quoted = "'";
   for (char c : text) {

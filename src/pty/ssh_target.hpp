@@ -86,6 +86,10 @@ using SshExpected = Expected<T, SshError>;
 // Quotes `text` for a POSIX shell: 'it'\''s'.
 std::string shell_quote(std::string_view text);
 
+// How known_hosts names a host: bare on port 22, else [host]:port (what
+// `ssh-keygen -R` must be given to remove its key).
+std::string known_hosts_name(const std::string& host, unsigned port);
+
 // What a remote shell runs first when a cwd is asked for: enter it, or end
 // with the shell's own message (never run anything elsewhere). The caller
 // adds the separator.

@@ -209,6 +209,13 @@ TEST_F(SshConnectionTest, ChangedHostKeyIsRefused) {
   EXPECT_NE(r.open_error.find(sshd_->host_fingerprint()), std::string::npos);
 }
 
+// The changed-key refusal names the command that removes the old key: for
+// port 22 known_hosts has the bare name, and `-R '[host]:22'` removed nothing.
+TEST(SshKnownHostsName, BareOnPort22BracketedElsewhere) {
+  EXPECT_EQ(known_hosts_name("example.org", 22), "example.org");
+  EXPECT_EQ(known_hosts_name("127.0.0.1", 2222), "[127.0.0.1]:2222");
+}
+
 TEST_F(SshConnectionTest, WrongClientKeyIsRefusedClearly) {
   SshOptions options = fixture_options(*sshd_);
   options.identity_files = {sshd_->wrong_key()};
