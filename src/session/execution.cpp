@@ -1,6 +1,8 @@
 #include "session/execution.hpp"
 
+#include <algorithm>
 #include <csignal>
+#include <utility>
 
 #include "session/explore.hpp"
 #include "session/recorder.hpp"
@@ -385,6 +387,11 @@ Expected<void> Execution::take_over(const std::string& who, std::optional<pty::T
   if (held_by_ && *held_by_ != who) {
     return make_error("already held by " + *held_by_ + "; ask them to release it first.");
   }
+  if (!held_by_ && spec_.timeout.count() > 0 && !timed_out_) {
+    timeout_left_ = std::max<std::chrono::steady_clock::duration>(
+        timeout_timer_.expiry() - std::chrono::steady_clock::now(), {});
+    timeout_timer_.cancel();
+  }
   held_by_ = who;
   handoff_reason_.reset();
   if (recorder_) recorder_->marker("takeover by " + who);
@@ -397,6 +404,9 @@ Expected<void> Execution::release(const std::string& who) {
   if (!held_by_) return {};
   if (*held_by_ != who) return make_error("held by " + *held_by_ + ", not by " + who + ".");
   held_by_.reset();
+  if (auto left = std::exchange(timeout_left_, std::nullopt); left && !finished()) {
+    arm_timeout(*left);
+  }
   if (recorder_) recorder_->marker("released by " + who);
   if (!finished() && !(size() == agent_size_)) resize(agent_size_, InputSource::human);
   state_changed();
@@ -448,10 +458,14 @@ void Execution::set_recorder(std::unique_ptr<Recorder> recorder) {
 }
 
 void Execution::arm_timeout() {
-  if (spec_.timeout.count() <= 0) return;
-  timeout_timer_.expires_after(spec_.timeout);
+  if (spec_.timeout.count() > 0) arm_timeout(spec_.timeout);
+}
+
+void Execution::arm_timeout(std::chrono::steady_clock::duration after) {
+  timeout_timer_.expires_after(after);
   timeout_timer_.async_wait([this, self = weak_from_this()](boost::system::error_code ec) {
-    if (ec || self.expired() || finished()) return;
+    // Held: due at the takeover itself, it runs at the release (timeout_left_).
+    if (ec || self.expired() || finished() || held_by_) return;
     timed_out_ = true;
     channel_->send_signal(SIGTERM);
     arm_force_kill(options_.kill_grace);

@@ -200,7 +200,9 @@ class Execution : public std::enable_shared_from_this<Execution> {
   // Ends the process group without ceremony (shutdown, destructor).
   void kill_now();
 
-  // Human control.
+  // Human control. While a person holds it, the execution's timeout_ms
+  // does not run: a command they took over is not killed under their hands,
+  // and the time left resumes when they release it.
   bool held() const { return held_by_.has_value() || login_hold_; }
   const std::optional<std::string>& held_by() const { return held_by_; }
   Expected<void> take_over(const std::string& who, std::optional<pty::TerminalSize> size);
@@ -235,6 +237,7 @@ class Execution : public std::enable_shared_from_this<Execution> {
   void refeed_screen();
   void record_input(std::string_view bytes, InputSource source);
   void arm_timeout();
+  void arm_timeout(std::chrono::steady_clock::duration after);
   void arm_force_kill(std::chrono::milliseconds after);
   void arm_hangup_again();
   void state_changed();
@@ -280,6 +283,8 @@ class Execution : public std::enable_shared_from_this<Execution> {
   std::function<std::optional<std::string>()> failure_source_;
   pty::TerminalSize agent_size_;
   boost::asio::steady_timer timeout_timer_;
+  // While held: what was left of the timeout at the takeover.
+  std::optional<std::chrono::steady_clock::duration> timeout_left_;
   boost::asio::steady_timer force_kill_timer_;
   boost::asio::steady_timer hangup_again_timer_;
 };
