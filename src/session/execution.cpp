@@ -114,9 +114,9 @@ void Execution::advance_cursor(std::uint64_t next_seq) {
   if (next_seq > cursor_) cursor_ = next_seq;
 }
 
-Explorer& Execution::explorer() {
-  if (!explorer_) explorer_ = std::make_unique<Explorer>(log_);
-  return *explorer_;
+std::shared_ptr<Explorer> Execution::explorer() {
+  if (!explorer_) explorer_ = std::make_shared<Explorer>(log_);
+  return explorer_;
 }
 
 std::uint64_t Execution::text_cache_bytes() const {

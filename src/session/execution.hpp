@@ -136,7 +136,9 @@ class Execution : public std::enable_shared_from_this<Execution> {
   std::uint64_t match_floor() const { return match_floor_; }
   void raise_match_floor(std::uint64_t seq) { match_floor_ = std::max(match_floor_, seq); }
   // Looks inside the whole retained text (explore tool); created on first use.
-  Explorer& explorer();
+  // Shared: an explore call suspended between steps keeps it while a
+  // spool-budget drop (drop_text_cache) lets go of it here.
+  std::shared_ptr<Explorer> explorer();
   // The explorer's text cache (counted in the total spool budget), and
   // dropping it (the next explore rebuilds it from the log).
   std::uint64_t text_cache_bytes() const;
@@ -252,7 +254,7 @@ class Execution : public std::enable_shared_from_this<Execution> {
   InputSource last_input_source_ = InputSource::agent;
   std::unique_ptr<Recorder> recorder_;
   std::unique_ptr<ShellIntegration> shell_;
-  std::unique_ptr<Explorer> explorer_;
+  std::shared_ptr<Explorer> explorer_;
   std::function<std::string(std::string_view)> text_redaction_;
   OutputLog log_;
   ScreenFeeder feeder_;

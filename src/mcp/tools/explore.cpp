@@ -25,8 +25,8 @@ json lines_json(const std::vector<session::ExploreLine>& lines) {
 
 // Every answer says when the output's beginning is gone, and where line 1
 // now starts: line numbers count from there.
-void add_eviction(session::Execution& execution, json& out) {
-  const auto s = execution.explorer().stat();
+void add_eviction(const session::Explorer& explorer, json& out) {
+  const auto s = explorer.cached_stat();
   out["evicted"] = s.evicted;
   if (!s.evicted) return;
   out["first_retained_seq"] = s.first_retained_seq;
@@ -46,21 +46,27 @@ void add_eviction(session::Execution& execution, json& out) {
   out["message"] = message;
 }
 
-ToolResult stat(session::Execution& execution) {
-  auto s = execution.explorer().stat();
+// The ops below run their work in steps that yield to the event loop
+// (session::Explorer's *_async calls), so a 1 GB output does not stall
+// other calls and viewers while it is converted or searched.
+using Explorer = session::Explorer;
+
+boost::asio::awaitable<ToolResult> stat(session::Execution& execution, Explorer& explorer) {
+  auto s = co_await explorer.stat_async();
   json out = {{"op", "stat"},
               {"execution_id", execution.id()},
               {"size_bytes", s.size_bytes},
               {"line_count", s.line_count},
               {"max_line_bytes", s.max_line_bytes},
               {"raw_bytes", s.raw_bytes}};
-  add_eviction(execution, out);
-  return ToolResult{std::move(out)};
+  add_eviction(explorer, out);
+  co_return ToolResult{std::move(out)};
 }
 
-ToolResult grep(session::Execution& execution, const json& args, std::size_t max_bytes) {
+boost::asio::awaitable<ToolResult> grep(session::Execution& execution, Explorer& explorer,
+                                        const json& args, std::size_t max_bytes) {
   if (!args.contains("pattern"))
-    return tool_error("pattern: is required with op=\"grep\" (a PCRE2 regular expression).");
+    co_return tool_error("pattern: is required with op=\"grep\" (a PCRE2 regular expression).");
   session::GrepOptions options;
   options.pattern = args["pattern"];
   options.ignore_case = args.value("ignore_case", false);
@@ -69,8 +75,8 @@ ToolResult grep(session::Execution& execution, const json& args, std::size_t max
   options.limit = args.value("limit", 50);
   options.max_bytes = max_bytes;
   options.start_line = args.value("start_line", 1);
-  auto found = execution.explorer().grep(options);
-  if (!found) return tool_error(found.error());
+  auto found = co_await explorer.grep_async(options);
+  if (!found) co_return tool_error(found.error());
   json matches = json::array();
   for (const auto& match : found->matches) {
     json item = line_json(match.line);
@@ -84,7 +90,7 @@ ToolResult grep(session::Execution& execution, const json& args, std::size_t max
               {"capped", found->capped},
               {"lines_searched", found->lines_searched}};
   if (found->lines_searched == 0 && options.start_line > 1) {
-    const auto lines = execution.explorer().stat().line_count;
+    const auto lines = explorer.cached_stat().line_count;
     out["line_count"] = lines;
     out["hint"] = "start_line=" + std::to_string(options.start_line) +
                   " is past the end: the output has " + std::to_string(lines) +
@@ -95,18 +101,19 @@ ToolResult grep(session::Execution& execution, const json& args, std::size_t max
     out["hint"] = "More matches may follow: call explore op=grep again with start_line=" +
                   std::to_string(found->next_start_line) + ", or narrow the pattern.";
   }
-  add_eviction(execution, out);
-  return ToolResult{std::move(out)};
+  add_eviction(explorer, out);
+  co_return ToolResult{std::move(out)};
 }
 
-ToolResult read_lines(session::Execution& execution, const json& args, std::size_t max_bytes) {
+boost::asio::awaitable<ToolResult> read_lines(session::Execution& execution, Explorer& explorer,
+                                              const json& args, std::size_t max_bytes) {
   session::ExploreReadOptions options;
   options.line_offset = args.value("line_offset", 0LL);
   options.limit = args.value("limit", 100);
   options.max_bytes = max_bytes;
   options.byte_offset = args.value("byte_offset", 0ULL);
-  auto read = execution.explorer().read(options);
-  if (!read) return tool_error(read.error());
+  auto read = co_await explorer.read_async(options);
+  if (!read) co_return tool_error(read.error());
   json out = {{"op", "read"},
               {"execution_id", execution.id()},
               {"lines", lines_json(read->lines)},
@@ -116,7 +123,7 @@ ToolResult read_lines(session::Execution& execution, const json& args, std::size
   if (read->next_byte_offset) out["next_byte_offset"] = read->next_byte_offset;
   if (read->lines.empty() && options.line_offset >= 0) {
     // Past the end: say how long the output is, so the next call can aim right.
-    const auto lines = execution.explorer().stat().line_count;
+    const auto lines = explorer.cached_stat().line_count;
     out["line_count"] = lines;
     out["hint"] = "line_offset=" + std::to_string(options.line_offset) +
                   " is at or past the end: the output has " + std::to_string(lines) +
@@ -124,8 +131,8 @@ ToolResult read_lines(session::Execution& execution, const json& args, std::size
                   "). Use line_offset=-N for the last N lines" +
                   (execution.finished() ? "." : ", or wait for more output.");
   }
-  add_eviction(execution, out);
-  return ToolResult{std::move(out)};
+  add_eviction(explorer, out);
+  co_return ToolResult{std::move(out)};
 }
 
 // An argument the chosen op would ignore: refused, so a mixed-up call (grep
@@ -156,9 +163,16 @@ boost::asio::awaitable<ToolResult> explore(ToolContext& ctx, const json& args,
   std::size_t max_bytes =
       std::min<std::size_t>(args.value("max_bytes", 16384), ctx.config.max_output_bytes);
   if (auto problem = misplaced_argument(op, args)) co_return tool_error(*problem);
-  ToolResult result = op == "stat"   ? stat(*execution)
-                      : op == "grep" ? grep(*execution, args, max_bytes)
-                                     : read_lines(*execution, args, max_bytes);
+  // Held for the whole call: a budget drop of the cache meanwhile lets go
+  // of it only in the execution.
+  const std::shared_ptr<Explorer> explorer = execution->explorer();
+  ToolResult result;
+  if (op == "stat")
+    result = co_await stat(*execution, *explorer);
+  else if (op == "grep")
+    result = co_await grep(*execution, *explorer, args, max_bytes);
+  else
+    result = co_await read_lines(*execution, *explorer, args, max_bytes);
   // The text cache may have grown: it counts toward AGENTTY_MAX_TOTAL_SPOOL_BYTES.
   ctx.registry.account_text_cache(*execution);
   co_return result;
