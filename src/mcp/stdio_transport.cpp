@@ -1,6 +1,10 @@
 #include "mcp/stdio_transport.hpp"
 
+#include <fcntl.h>
+#include <poll.h>
 #include <spdlog/spdlog.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <boost/asio/post.hpp>
 
@@ -31,14 +35,36 @@ struct StdioTransport::Backlog {
   }
 };
 
+namespace {
+
+// A descriptor to wait on stdout becoming writable and how to write it
+// without blocking, or -1 (written blocking). A pipe is opened again with
+// O_NONBLOCK (a description of our own); a socket (node's child_process
+// stdio) is a dup written with MSG_DONTWAIT, which changes nothing for
+// whoever shares it.
+int open_stdout_for_queueing(bool& is_socket) {
+  struct stat st {};
+  if (::fstat(STDOUT_FILENO, &st) != 0) return -1;
+  is_socket = S_ISSOCK(st.st_mode);
+  if (is_socket) return ::fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+  if (!S_ISFIFO(st.st_mode)) return -1;
+  return ::open("/proc/self/fd/1", O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+}
+
+}  // namespace
+
 StdioTransport::StdioTransport(boost::asio::io_context& io, std::size_t max_line_bytes,
                                Handlers handlers)
     : io_(io),
       max_line_bytes_(max_line_bytes),
       handlers_(std::move(handlers)),
-      backlog_(std::make_shared<Backlog>()) {}
+      backlog_(std::make_shared<Backlog>()) {
+  if (const int fd = open_stdout_for_queueing(stdout_is_socket_); fd >= 0)
+    stdout_pipe_ = std::make_unique<boost::asio::posix::stream_descriptor>(io_, fd);
+}
 
 StdioTransport::~StdioTransport() {
+  drain_outbox_to(0);  // answers still queued (the loop has stopped)
   {
     std::lock_guard lock(backlog_->mutex);
     backlog_->closing = true;
@@ -74,6 +100,14 @@ void StdioTransport::start() {
 }
 
 void StdioTransport::send(const std::string& line) {
+  if (stdout_closed_) return;
+  if (stdout_pipe_) {
+    outbox_.append(line);
+    outbox_.push_back('\n');
+    write_outbox();
+    drain_outbox_to(kMaxQueuedAnswerBytes);
+    return;
+  }
   std::string framed = line + "\n";
   std::size_t done = 0;
   while (done < framed.size()) {
@@ -84,6 +118,58 @@ void StdioTransport::send(const std::string& line) {
       return;
     }
     done += static_cast<std::size_t>(n);
+  }
+}
+
+void StdioTransport::write_outbox() {
+  while (!stdout_closed_ && outbox_sent_ < outbox_.size()) {
+    const char* data = outbox_.data() + outbox_sent_;
+    const std::size_t size = outbox_.size() - outbox_sent_;
+    const int fd = stdout_pipe_->native_handle();
+    const ssize_t n = stdout_is_socket_ ? ::send(fd, data, size, MSG_DONTWAIT | MSG_NOSIGNAL)
+                                        : ::write(fd, data, size);
+    if (n > 0) {
+      outbox_sent_ += static_cast<std::size_t>(n);
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      // Keep the queue from growing at the front: drop what went out.
+      if (outbox_sent_ > (1u << 20) && outbox_sent_ * 2 > outbox_.size()) {
+        outbox_.erase(0, outbox_sent_);
+        outbox_sent_ = 0;
+      }
+      wait_writable();
+      return;
+    } else {
+      spdlog::debug("stdout closed: {}", std::strerror(errno));
+      stdout_closed_ = true;
+    }
+  }
+  outbox_sent_ = 0;
+  if (outbox_.capacity() > (1u << 20))
+    std::string().swap(outbox_);  // a big answer's buffer is not kept
+  else
+    outbox_.clear();
+}
+
+void StdioTransport::wait_writable() {
+  if (waiting_writable_) return;
+  waiting_writable_ = true;
+  // The handler may be run (aborted) after the transport is gone.
+  stdout_pipe_->async_wait(
+      boost::asio::posix::stream_descriptor::wait_write,
+      [this, alive = std::weak_ptr<const char>(alive_)](boost::system::error_code ec) {
+        if (ec == boost::asio::error::operation_aborted || alive.expired()) return;
+        waiting_writable_ = false;
+        write_outbox();
+      });
+}
+
+void StdioTransport::drain_outbox_to(std::size_t bytes) {
+  while (stdout_pipe_ && !stdout_closed_ && outbox_.size() - outbox_sent_ > bytes) {
+    pollfd writable{stdout_pipe_->native_handle(), POLLOUT, 0};
+    if (::poll(&writable, 1, -1) < 0 && errno != EINTR) return;
+    write_outbox();
   }
 }
 

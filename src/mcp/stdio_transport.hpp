@@ -10,9 +10,22 @@
 // answers) the reader stops reading stdin, so the pipe fills and the client's
 // writes wait. No line is dropped; memory stays bounded however fast a client
 // writes.
+//
+// Answers a client has not read yet wait in an outbox (up to
+// kMaxQueuedAnswerBytes, a few of the largest) while the loop goes on: a
+// blocking write of a 1 MiB page's answer (~3.5 MB of JSON) to a client that
+// read slowly, or not for a while, stopped every PTY read, web viewer and
+// other call until it had read it all. Past the bound send() blocks as before (the backpressure
+// above). Writing without blocking: setting O_NONBLOCK on stdout itself would change it for whoever
+// shares it, so a pipe is opened again
+// (/proc/self/fd/1, a description of our own) and a socket (what node's
+// child_process gives) is sent to with MSG_DONTWAIT. Stdout that is neither
+// (a file, a terminal) is written blocking, as before. What is still
+// queued at exit is written by the destructor.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
 
 #include <functional>
 #include <memory>
@@ -32,17 +45,24 @@ class StdioTransport {
 
   static constexpr std::size_t kMaxQueuedLines = 64;
   static constexpr std::size_t kMaxQueuedBytes = 8 << 20;
+  static constexpr std::size_t kMaxQueuedAnswerBytes = 16 << 20;
 
   StdioTransport(boost::asio::io_context& io, std::size_t max_line_bytes, Handlers handlers);
   ~StdioTransport();
 
   void start();
-  // Writes one message line (a newline is appended). Blocking, on the loop.
+  // Writes one message line (a newline is appended), on the loop; queued
+  // when the client is not reading (see above).
   void send(const std::string& line);
 
  private:
   struct Backlog;
   void read_loop();
+  // Writes what the pipe takes now; the rest waits for it to be writable.
+  void write_outbox();
+  void wait_writable();
+  // Blocking (poll) until the outbox holds at most `bytes`.
+  void drain_outbox_to(std::size_t bytes);
   // Posts `deliver` to the loop once the backlog has room for `bytes` more;
   // false when the transport is closing (nothing posted).
   bool post_when_room(std::size_t bytes, std::function<void()> deliver);
@@ -52,6 +72,13 @@ class StdioTransport {
   Handlers handlers_;
   std::shared_ptr<Backlog> backlog_;
   std::thread reader_;
+  std::unique_ptr<boost::asio::posix::stream_descriptor> stdout_pipe_;  // null: blocking writes
+  std::string outbox_;
+  std::size_t outbox_sent_ = 0;  // bytes at the outbox's front already written
+  bool waiting_writable_ = false;
+  bool stdout_closed_ = false;
+  bool stdout_is_socket_ = false;
+  std::shared_ptr<const char> alive_ = std::make_shared<const char>('\0');  // for late handlers
 };
 
 }  // namespace agentty::mcp

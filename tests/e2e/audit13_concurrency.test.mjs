@@ -6,10 +6,18 @@
 // Each test names what a user ran into:
 // - explore (stat, grep) on a few hundred MB of output held the event loop
 //   for seconds: a concurrent ping, execute or read, and every web viewer,
-//   waited until it was done (3.7 s for the first stat of 390 MB here).
+//   waited until it was done (3.7 s for the first stat of 390 MB here);
+// - a client slow to read a big answer (a 1 MiB page is ~3.5 MB of JSON)
+//   stopped everything: agentty blocked writing it to stdout, so no PTY was
+//   read, no viewer fed and no other call started until the client read it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { startAgentty } from './lib/mcp-client.mjs';
+import { rawAgentty } from './lib/raw-agentty.mjs';
+import { eventually } from './lib/web-helpers.mjs';
 
 // Generous for a loaded 2-core machine: a blocked loop shows as seconds.
 const LATENCY_BOUND_MS = 1000;
@@ -80,4 +88,33 @@ test('explore on a huge output does not hold the loop: concurrent pings and exec
   const found = await exploring;
   assert.deepEqual(found.matches.map((m) => m.line), [lines]);
   assert.ok(echoMs < 2 * LATENCY_BOUND_MS, `execute(echo hi) took ${echoMs} ms during an explore`);
+});
+
+test('a client that does not read a big answer yet does not stop programs and other calls', async (t) => {
+  const raw = rawAgentty(t);
+  const tool = (id, name, args) => raw.send({
+    jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: { side_effects: ['NONE'], ...args } },
+  });
+  tool(1, 'execute', { command: 'seq 1 400000', max_output_bytes: 256 });
+  const made = (await raw.reply(1, 30000)).result.structuredContent;
+  assert.equal(made.status, 'completed');
+
+  raw.child.stdout.pause(); // the client reads nothing for a while
+  raw.send({
+    jsonrpc: '2.0', id: 2, method: 'tools/call',
+    params: { name: 'read', arguments: { execution_id: made.execution_id, since_seq: 1, max_output_bytes: 1000000 } },
+  });
+  // A program with output to be read (more than a terminal buffers), then a
+  // file it makes: it gets there only if agentty keeps reading its terminal.
+  const done = path.join(mkdtempSync(path.join(tmpdir(), 'agentty-audit13-')), 'done');
+  tool(3, 'execute', { command: `seq 1 200000; touch ${done}`, yield_ms: 0 });
+  await eventually(() => existsSync(done), { timeout: 15000, what: 'the program to finish while the client does not read' });
+
+  raw.child.stdout.resume();
+  const page = (await raw.reply(2, 30000)).result.structuredContent;
+  assert.equal(page.start_seq, 1);
+  assert.ok(page.output.startsWith('1\n2\n3\n'), page.output.slice(0, 20));
+  assert.ok(page.output.length > 800000, `a page of ${page.output.length}`);
+  const started = await raw.reply(3, 30000);
+  assert.ok(started.result.structuredContent.execution_id, JSON.stringify(started).slice(0, 500));
 });

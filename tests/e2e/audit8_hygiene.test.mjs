@@ -124,12 +124,13 @@ test('stdin flooded by a client that does not read its answers: agentty stops re
   await raw.waitFor(() => raw.messages.some((m) => m.id === 0));
   raw.child.stdout.pause();  // the client reads nothing: agentty's answers fill the pipe
   const rssBefore = rssBytes(raw.child.pid);
-  const pad = 'x'.repeat(10000);
-  const total = 12000;  // ~120 MB of requests
+  const total = 12000;
   let sent = 0;
   let blocked = false;
+  // Answers of some size: agentty queues up to 16 MiB of answers unread
+  // (so it keeps serving programs and viewers), then stops reading.
   while (sent < total && !blocked) {
-    const ok = raw.child.stdin.write(`{"jsonrpc":"2.0","id":${1000 + sent},"method":"ping","params":{"pad":"${pad}"}}\n`);
+    const ok = raw.child.stdin.write(`{"jsonrpc":"2.0","id":${1000 + sent},"method":"tools/list"}\n`);
     sent++;
     if (!ok) {
       // Backpressure: agentty's reader must stop taking lines at some point.
@@ -140,7 +141,7 @@ test('stdin flooded by a client that does not read its answers: agentty stops re
     }
   }
   const grown = rssBytes(raw.child.pid) - rssBefore;
-  assert.ok(blocked, `agentty read all ${sent} requests (${sent * 10} KB) without reading its answers out`);
+  assert.ok(blocked, `agentty read all ${sent} requests without its answers being read`);
   assert.ok(grown < 60e6, `agentty grew by ${(grown / 1e6).toFixed(1)} MB while its client did not read`);
   // The client reads again: nothing was dropped.
   raw.child.stdout.resume();
