@@ -9,7 +9,10 @@
 //   waited until it was done (3.7 s for the first stat of 390 MB here);
 // - a client slow to read a big answer (a 1 MiB page is ~3.5 MB of JSON)
 //   stopped everything: agentty blocked writing it to stdout, so no PTY was
-//   read, no viewer fed and no other call started until the client read it.
+//   read, no viewer fed and no other call started until the client read it;
+// - one wait(pattern) on a flooding program searched the newest 4 MiB of
+//   text again at every wake (each 64 KiB read): the flood ran 14x slower
+//   (3.8 vs 52.8 MB in 5 s of `yes`) and other calls waited behind it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync } from 'node:fs';
@@ -117,4 +120,34 @@ test('a client that does not read a big answer yet does not stop programs and ot
   assert.ok(page.output.length > 800000, `a page of ${page.output.length}`);
   const started = await raw.reply(3, 30000);
   assert.ok(started.result.structuredContent.execution_id, JSON.stringify(started).slice(0, 500));
+});
+
+test('waits for a pattern on a flooding program do not slow the flood down', async (t) => {
+  const agent = await startAgentty();
+  t.after(() => agent.client.close());
+  const { call } = agent;
+  const lines = 2000000; // ~15 MB
+  const timed = async (waiters) => {
+    const started = Date.now();
+    const r = await call('execute', { command: `seq 1 ${lines}`, side_effects: ['NONE'], yield_ms: 0, max_output_bytes: 256 });
+    // Out-of-band (since_seq): cursorless waits share the cursor, and the
+    // first to report the match would move the others past it.
+    const waits = Array.from({ length: waiters }, () => call('wait', {
+      execution_id: r.execution_id, pattern: `^${lines}$`, since_seq: 1, timeout_ms: 55000, max_output_bytes: 256,
+    }));
+    let end = await call('wait', { execution_id: r.execution_id, until: 'exit', timeout_ms: 55000, max_output_bytes: 256 });
+    while (end.wait_result !== 'exited') {
+      end = await call('wait', { execution_id: r.execution_id, until: 'exit', timeout_ms: 55000, max_output_bytes: 256 });
+    }
+    const elapsed = Date.now() - started;
+    for (const w of await Promise.all(waits)) {
+      assert.equal(w.wait_result, 'matched', JSON.stringify(w).slice(0, 300));
+      assert.equal(w.match.text, String(lines));
+    }
+    return elapsed;
+  };
+  const alone = await timed(0);
+  const watched = await timed(5);
+  assert.ok(watched < 3 * alone + 3000,
+    `seq took ${watched} ms with 5 waits for a pattern on it, ${alone} ms without`);
 });
