@@ -151,3 +151,76 @@ test('waits for a pattern on a flooding program do not slow the flood down', asy
   assert.ok(watched < 3 * alone + 3000,
     `seq took ${watched} ms with 5 waits for a pattern on it, ${alone} ms without`);
 });
+
+// Checks of the promise that held (kept as guards): with one program
+// flooding, other executions answer, each wait wakes on its own match, a
+// cancelled wait leaves the others, and concurrent floods read back by
+// cursor pages lose nothing.
+test('while one program floods, 20 executes and 10 waits answer on their own, and a cancelled wait leaves the others', async (t) => {
+  const agent = await startAgentty();
+  const { call } = agent;
+  const started = [];
+  const start = async (args) => {
+    const r = await call('execute', { side_effects: ['NONE'], yield_ms: 0, max_output_bytes: 256, ...args });
+    assert.equal(r.isError, false, r.error);
+    started.push(r.execution_id);
+    return r.execution_id;
+  };
+  t.after(async () => {
+    for (const id of started) await call('stop', { execution_id: id, signal: 'SIGKILL' });
+    await agent.client.close();
+  });
+  await start({ command: 'yes flood' });
+  const echoes = await Promise.all(Array.from({ length: 20 }, (_, i) =>
+    call('execute', { command: `echo n${i}`, side_effects: ['NONE'] })));
+  echoes.forEach((r, i) => {
+    assert.equal(r.status, 'completed', JSON.stringify(r).slice(0, 300));
+    assert.equal(r.output.trim(), `n${i}`);
+  });
+
+  const readers = [];
+  for (let i = 0; i < 10; i++) {
+    readers.push(await start({ command: 'read x; echo got-$x; sleep 600' }));
+  }
+  const cancel = new AbortController();
+  const cancelled = agent.client.callTool({ name: 'wait', arguments: { execution_id: readers[0], pattern: 'never', timeout_ms: 55000 } },
+    undefined, { signal: cancel.signal }).then(() => 'answered', (e) => `rejected: ${e.name}`);
+  const waits = readers.map((id, i) => call('wait', { execution_id: id, pattern: `got-w${i}`, timeout_ms: 55000 }));
+  cancel.abort();
+  assert.match(await cancelled, /rejected/);
+  for (let i = readers.length - 1; i >= 0; i--) {
+    const w = await call('write', { execution_id: readers[i], input: `w${i}`, newline: true, yield_ms: 0 });
+    assert.equal(w.isError, false, w.error);
+  }
+  (await Promise.all(waits)).forEach((w, i) => {
+    assert.equal(w.wait_result, 'matched', JSON.stringify(w).slice(0, 300));
+    assert.match(JSON.stringify(w), new RegExp(`got-w${i}\\b`));
+  });
+  const ping = Date.now();
+  await agent.client.ping();
+  assert.ok(Date.now() - ping < LATENCY_BOUND_MS, 'a ping during the flood');
+});
+
+test('several floods at once, each read back by cursor pages, lose no byte', async (t) => {
+  const agent = await startAgentty();
+  t.after(() => agent.client.close());
+  const { call } = agent;
+  const lines = 300000;
+  let expected = '';
+  for (let i = 1; i <= lines; i++) expected += `${i}\n`;
+  const drain = async () => {
+    const r = await call('execute', { command: `seq 1 ${lines}`, side_effects: ['NONE'], yield_ms: 0, max_output_bytes: 4096 });
+    let text = r.output;
+    for (;;) {
+      const page = await call('read', { execution_id: r.execution_id, max_output_bytes: 65536 });
+      text += page.output;
+      if (page.status !== 'running' && page.next_seq >= page.latest_seq) return text;
+      if (!page.output) await call('wait', { execution_id: r.execution_id, until: 'idle', idle_ms: 50, timeout_ms: 2000, since_seq: page.next_seq, max_output_bytes: 256 });
+    }
+  };
+  const texts = await Promise.all([drain(), drain(), drain()]);
+  for (const text of texts) {
+    assert.equal(text.length, expected.length);
+    assert.ok(text === expected, 'the pages put together are the program\'s output');
+  }
+});
