@@ -64,7 +64,9 @@ StdioTransport::StdioTransport(boost::asio::io_context& io, std::size_t max_line
 }
 
 StdioTransport::~StdioTransport() {
-  drain_outbox_to(0);  // answers still queued (the loop has stopped)
+  // Answers still queued (the loop has stopped): a client that neither reads
+  // nor closes its end must not keep agentty from exiting.
+  drain_outbox_to(0, kExitDrainTimeout);
   {
     std::lock_guard lock(backlog_->mutex);
     backlog_->closing = true;
@@ -165,11 +167,21 @@ void StdioTransport::wait_writable() {
       });
 }
 
-void StdioTransport::drain_outbox_to(std::size_t bytes) {
+void StdioTransport::drain_outbox_to(std::size_t bytes,
+                                     std::optional<std::chrono::milliseconds> timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout.value_or(kExitDrainTimeout);
   while (stdout_pipe_ && !stdout_closed_ && outbox_.size() - outbox_sent_ > bytes) {
+    int wait_ms = -1;
+    if (timeout) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) return;
+      wait_ms = static_cast<int>(left.count());
+    }
     pollfd writable{stdout_pipe_->native_handle(), POLLOUT, 0};
-    if (::poll(&writable, 1, -1) < 0 && errno != EINTR) return;
-    write_outbox();
+    const int ready = ::poll(&writable, 1, wait_ms);
+    if (ready < 0 && errno != EINTR) return;
+    if (ready > 0) write_outbox();
   }
 }
 

@@ -15,20 +15,23 @@
 // kMaxQueuedAnswerBytes, a few of the largest) while the loop goes on: a
 // blocking write of a 1 MiB page's answer (~3.5 MB of JSON) to a client that
 // read slowly, or not for a while, stopped every PTY read, web viewer and
-// other call until it had read it all. Past the bound send() blocks as before (the backpressure
-// above). Writing without blocking: setting O_NONBLOCK on stdout itself would change it for whoever
-// shares it, so a pipe is opened again
-// (/proc/self/fd/1, a description of our own) and a socket (what node's
-// child_process gives) is sent to with MSG_DONTWAIT. Stdout that is neither
-// (a file, a terminal) is written blocking, as before. What is still
-// queued at exit is written by the destructor.
+// other call until it had read it all. Past the bound send() blocks as
+// before (the backpressure above). Writing without blocking: setting
+// O_NONBLOCK on stdout itself would change it for whoever shares it, so a
+// pipe is opened again (/proc/self/fd/1, a description of our own) and a
+// socket (what node's child_process gives) is sent to with MSG_DONTWAIT.
+// Stdout that is neither (a file, a terminal) is written blocking, as
+// before. What is still queued at exit is written by the destructor, for at
+// most kExitDrainTimeout.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 
+#include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -46,6 +49,7 @@ class StdioTransport {
   static constexpr std::size_t kMaxQueuedLines = 64;
   static constexpr std::size_t kMaxQueuedBytes = 8 << 20;
   static constexpr std::size_t kMaxQueuedAnswerBytes = 16 << 20;
+  static constexpr std::chrono::milliseconds kExitDrainTimeout{5000};
 
   StdioTransport(boost::asio::io_context& io, std::size_t max_line_bytes, Handlers handlers);
   ~StdioTransport();
@@ -61,8 +65,10 @@ class StdioTransport {
   // Writes what the pipe takes now; the rest waits for it to be writable.
   void write_outbox();
   void wait_writable();
-  // Blocking (poll) until the outbox holds at most `bytes`.
-  void drain_outbox_to(std::size_t bytes);
+  // Blocking (poll) until the outbox holds at most `bytes`, or `timeout`
+  // has passed (none: no limit).
+  void drain_outbox_to(std::size_t bytes,
+                       std::optional<std::chrono::milliseconds> timeout = std::nullopt);
   // Posts `deliver` to the loop once the backlog has room for `bytes` more;
   // false when the transport is closing (nothing posted).
   bool post_when_room(std::size_t bytes, std::function<void()> deliver);
