@@ -1,7 +1,5 @@
 // Explorer's grep (PCRE2 over the mapped cache, a window per step) and the
 // *_async calls that yield to the event loop between steps.
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -9,22 +7,11 @@
 
 #include <chrono>
 
+#include "base/pcre2_handles.hpp"
 #include "session/explore_impl.hpp"
 
 namespace agentty::session {
-namespace {
-
-struct CodeDeleter {
-  void operator()(pcre2_code* code) const { pcre2_code_free(code); }
-};
-struct MatchDataDeleter {
-  void operator()(pcre2_match_data* data) const { pcre2_match_data_free(data); }
-};
-struct MatchContextDeleter {
-  void operator()(pcre2_match_context* context) const { pcre2_match_context_free(context); }
-};
-
-}  // namespace
+namespace {}  // namespace
 
 namespace {
 
@@ -34,15 +21,14 @@ std::string pcre2_message(int code) {
   return reinterpret_cast<const char*>(message);
 }
 
-Expected<std::unique_ptr<pcre2_code, CodeDeleter>> compile(const GrepOptions& options) {
+Expected<Pcre2Code> compile(const GrepOptions& options) {
   int error_code = 0;
   PCRE2_SIZE error_offset = 0;
   // USE_OFFSET_LIMIT: a grep searches one window per step (GrepRun).
   const std::uint32_t flags = PCRE2_UTF | PCRE2_MULTILINE | PCRE2_USE_OFFSET_LIMIT |
                               (options.ignore_case ? PCRE2_CASELESS : 0u);
-  std::unique_ptr<pcre2_code, CodeDeleter> code(
-      pcre2_compile(reinterpret_cast<PCRE2_SPTR>(options.pattern.data()), options.pattern.size(),
-                    flags, &error_code, &error_offset, nullptr));
+  Pcre2Code code(pcre2_compile(reinterpret_cast<PCRE2_SPTR>(options.pattern.data()),
+                               options.pattern.size(), flags, &error_code, &error_offset, nullptr));
   if (!code) {
     return make_error("pattern: " + pcre2_message(error_code) + " at offset " +
                       std::to_string(error_offset) +
@@ -156,9 +142,9 @@ struct Explorer::GrepRun {
   const Impl& impl;
   const GrepOptions& options;
   const TextStore::View view;
-  std::unique_ptr<pcre2_code, CodeDeleter> code;
-  std::unique_ptr<pcre2_match_data, MatchDataDeleter> match_data;
-  std::unique_ptr<pcre2_match_context, MatchContextDeleter> match_context;
+  Pcre2Code code;
+  Pcre2MatchData match_data;
+  Pcre2MatchContext match_context;
   std::uint64_t first_line = 0;
   std::size_t pos = 0;  // text offset where the search goes on; a line's start
   std::size_t used = 0;

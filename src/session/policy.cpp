@@ -1,7 +1,5 @@
 #include "session/policy.hpp"
 
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -12,6 +10,7 @@
 #include <limits>
 
 #include "base/errno_message.hpp"
+#include "base/pcre2_handles.hpp"
 
 namespace agentty::session {
 
@@ -156,14 +155,7 @@ Expected<std::vector<std::string>> parse_roots(std::string_view value) {
   return roots;
 }
 
-struct CodeDeleter {
-  void operator()(pcre2_code* code) const { pcre2_code_free(code); }
-};
-using CodePtr = std::unique_ptr<pcre2_code, CodeDeleter>;
-
-struct MatchDataDeleter {
-  void operator()(pcre2_match_data* data) const { pcre2_match_data_free(data); }
-};
+using CodePtr = Pcre2Code;
 
 Expected<CodePtr> compile_pattern(std::string_view variable, const std::string& pattern) {
   int error_code = 0;
@@ -280,8 +272,7 @@ class Policy::Regex {
 
   // nullopt: PCRE2 could not decide (match or depth limit hit).
   std::optional<bool> search(std::string_view subject) const {
-    std::unique_ptr<pcre2_match_data, MatchDataDeleter> data(
-        pcre2_match_data_create_from_pattern(code_.get(), nullptr));
+    Pcre2MatchData data(pcre2_match_data_create_from_pattern(code_.get(), nullptr));
     if (!data) std::abort();
     const int rc = pcre2_match(code_.get(), reinterpret_cast<PCRE2_SPTR>(subject.data()),
                                subject.size(), 0, 0, data.get(), nullptr);

@@ -1,26 +1,17 @@
 #include "session/redactor.hpp"
 
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <utility>
 
+#include "base/pcre2_handles.hpp"
 #include "session/text_view.hpp"
 
 extern char** environ;
 
 namespace agentty::session {
 namespace {
-
-struct CodeDeleter {
-  void operator()(pcre2_code* code) const { pcre2_code_free(code); }
-};
-struct MatchDataDeleter {
-  void operator()(pcre2_match_data* data) const { pcre2_match_data_free(data); }
-};
 
 std::vector<Redactor::Secret> from_map(const std::map<std::string, std::string>& secrets) {
   std::vector<Redactor::Secret> list;
@@ -275,7 +266,7 @@ std::string Redactor::run_hidden(std::string_view chunk, bool final) {
 // ---------------------------------------------------------------------------
 
 struct SecretSet::Pattern {
-  std::unique_ptr<pcre2_code, CodeDeleter> code;
+  Pcre2Code code;
 };
 
 Expected<std::shared_ptr<SecretSet>> SecretSet::create(const std::string& name_regex) {
@@ -301,8 +292,7 @@ SecretSet::~SecretSet() = default;
 
 bool SecretSet::name_matches(std::string_view name) const {
   if (!pattern_) return false;
-  std::unique_ptr<pcre2_match_data, MatchDataDeleter> match(
-      pcre2_match_data_create_from_pattern(pattern_->code.get(), nullptr));
+  Pcre2MatchData match(pcre2_match_data_create_from_pattern(pattern_->code.get(), nullptr));
   if (!match) std::abort();
   return pcre2_match(pattern_->code.get(), reinterpret_cast<PCRE2_SPTR>(name.data()), name.size(),
                      0, 0, match.get(), nullptr) >= 0;

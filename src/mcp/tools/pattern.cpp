@@ -1,16 +1,14 @@
 #include "mcp/tools/pattern.hpp"
 
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
-
 #include <algorithm>
 #include <optional>
+
+#include "base/pcre2_handles.hpp"
 
 namespace agentty::mcp::tools {
 
 struct Pattern::Code {
-  pcre2_code* code = nullptr;
-  ~Code() { pcre2_code_free(code); }
+  Pcre2Code code;
 };
 
 Expected<Pattern> Pattern::compile(const std::string& pattern) {
@@ -30,15 +28,14 @@ Expected<Pattern> Pattern::compile(const std::string& pattern) {
   pcre2_jit_compile(code, PCRE2_JIT_COMPLETE);  // best effort: falls back to the interpreter
   Pattern result;
   result.code_ = std::make_shared<Code>();
-  result.code_->code = code;
+  result.code_->code.reset(code);
   return result;
 }
 
 std::optional<PatternMatch> Pattern::search(const std::string& text) const {
-  std::unique_ptr<pcre2_match_data, decltype(&pcre2_match_data_free)> data(
-      pcre2_match_data_create_from_pattern(code_->code, nullptr), pcre2_match_data_free);
-  int rc = pcre2_match(code_->code, reinterpret_cast<PCRE2_SPTR>(text.data()), text.size(), 0, 0,
-                       data.get(), nullptr);
+  Pcre2MatchData data(pcre2_match_data_create_from_pattern(code_->code.get(), nullptr));
+  int rc = pcre2_match(code_->code.get(), reinterpret_cast<PCRE2_SPTR>(text.data()), text.size(), 0,
+                       0, data.get(), nullptr);
   if (rc < 0) return std::nullopt;
   PCRE2_SIZE* ovector = pcre2_get_ovector_pointer(data.get());
   PatternMatch match;
