@@ -177,7 +177,12 @@ test('input_pending_bytes is described as the lower bound it is: the terminal bu
   const { tools } = await agent.client.listTools();
   const write = tools.find((tool) => tool.name === 'write');
   assert.match(write.outputSchema.properties.input_pending_bytes.description, /a lower bound/);
-  const asleep = await agent.call('execute', { command: 'sleep 60', side_effects: ['NONE'], yield_ms: 0 });
+  // Not canonical mode: there a full line's excess is discarded (accepted)
+  // as fast as the tty's worker runs, so on a loaded machine all of it could
+  // be taken. Without -icanon the terminal stops taking input once full.
+  const asleep = await agent.call('execute', { command: 'stty -icanon -echo; echo ready; sleep 60', side_effects: ['NONE'], yield_ms: 0 });
+  const ready = await agent.call('wait', { execution_id: asleep.execution_id, pattern: 'ready', timeout_ms: 30000 });
+  assert.equal(ready.wait_result, 'matched', JSON.stringify(ready));
   const typed = await agent.call('write', { execution_id: asleep.execution_id, input: 'x'.repeat(70000), yield_ms: 0 });
   assert.equal(typed.isError, false, typed.error);
   assert.ok(typed.input_pending_bytes > 0 && typed.input_pending_bytes < 70000, String(typed.input_pending_bytes));
