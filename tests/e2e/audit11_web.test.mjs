@@ -22,7 +22,7 @@ import path from 'node:path';
 import { startAgentty } from './lib/mcp-client.mjs';
 import { startSshd, sshdUsable, sshClientEnv } from './lib/sshd.mjs';
 import {
-  TOKEN, agentAndBrowserForFile, eventually, watchPage, waitForLine,
+  TOKEN, agentAndBrowserForFile, eventually, openTerminal as openViewer, watchPage, waitForLine,
 } from './lib/web-helpers.mjs';
 
 const PROMPT = 'audit11$ ';
@@ -30,18 +30,9 @@ const fixture = agentAndBrowserForFile(PROMPT, 'agentty-audit11-web-');
 
 const call = (name, args) => fixture.agent.call(name, args);
 
-async function openTerminal(context, url, { width = 1000, height = 600 } = {}) {
-  const page = await context.newPage();
-  // The page's CSP forbids eval: predicates call this instead of new Function.
-  await page.addInitScript(`window.__history = ${historyWithColours.toString()};`);
-  const problems = watchPage(page);
-  await page.setViewportSize({ width, height });
-  await page.goto(url);
-  await page.waitForSelector('body[data-connected="yes"]', { timeout: 15000 });
-  await page.waitForFunction(() => Number(document.body.dataset.snapshots ?? 0) >= 1, null,
-    { timeout: 15000 });
-  return { page, problems };
-}
+// The page's CSP forbids eval: predicates call this instead of new Function.
+const openTerminal = (context, url, size = {}) =>
+  openViewer(context, url, { ...size, initScript: `window.__history = ${historyWithColours.toString()};` });
 
 // In the page: the buffer's lines above the screen (history) as
 // [text, palette fg colour or -1], oldest first.

@@ -15,7 +15,7 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { agenttyBin, startAgentty } from './lib/mcp-client.mjs';
-import { TOKEN, agentAndBrowserForFile, watchPage, waitForLine, eventually } from './lib/web-helpers.mjs';
+import { TOKEN, agentAndBrowserForFile, eventually, openTerminal as openViewer, watchPage, waitForLine } from './lib/web-helpers.mjs';
 
 const PROMPT = 'audit5$ ';
 const fixture = agentAndBrowserForFile(PROMPT, 'agentty-audit5-web-');
@@ -37,17 +37,8 @@ function recordSockets() {
   for (const key of ['CONNECTING', 'OPEN', 'CLOSING', 'CLOSED']) window.WebSocket[key] = Native[key];
 }
 
-async function openTerminal(context, url, { width = 1000, height = 600 } = {}) {
-  const page = await context.newPage();
-  const problems = watchPage(page);
-  await page.addInitScript(recordSockets);
-  await page.setViewportSize({ width, height });
-  await page.goto(url);
-  await page.waitForSelector('body[data-connected="yes"]', { timeout: 15000 });
-  await page.waitForFunction(() => Number(document.body.dataset.snapshots ?? 0) >= 1, null,
-    { timeout: 15000 });
-  return { page, problems };
-}
+const openTerminal = (context, url, size = {}) =>
+  openViewer(context, url, { ...size, initScript: recordSockets });
 
 const snapshots = (page) => page.evaluate(() => Number(document.body.dataset.snapshots ?? 0));
 

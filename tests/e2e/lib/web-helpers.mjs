@@ -41,6 +41,21 @@ export function parseUrl(url) {
 }
 
 // The text xterm.js shows: whole buffer or just the visible rows.
+// Opens a terminal page in `context` at the given window size, with
+// `initScript` (a function or source) run before the page's own scripts,
+// and waits until it is connected and has drawn its first snapshot.
+export async function openTerminal(context, url, { width = 1000, height = 600, initScript } = {}) {
+  const page = await context.newPage();
+  const problems = watchPage(page);
+  if (initScript) await page.addInitScript(initScript);
+  await page.setViewportSize({ width, height });
+  await page.goto(url);
+  await page.waitForSelector('body[data-connected="yes"]', { timeout: 15000 });
+  await page.waitForFunction(() => Number(document.body.dataset.snapshots ?? 0) >= 1, null,
+    { timeout: 15000 });
+  return { page, problems };
+}
+
 export const screenText = (page) => page.evaluate(() => window.__agentty.screenText());
 export const viewportText = (page) => page.evaluate(() => window.__agentty.viewportText());
 
