@@ -304,7 +304,7 @@ void report(const std::string& label, const Result& r, const Result* baseline) {
 
 int main(int argc, char** argv) {
   auto config = parse(argc, argv);
-  agentty::init_logging({"warn", ""});
+  (void)agentty::init_logging({"warn", ""});  // stderr only: cannot fail
   auto file = ensure_lines_file(config.megabytes);
   std::printf("cat of %llu MB through one execution, %d viewers, repeats %d\n",
               static_cast<unsigned long long>(config.megabytes), config.viewers, config.repeats);

@@ -66,8 +66,17 @@ void add_server_options(CLI::App& command, agentty::AppOptions& options, agentty
       // spdlog reads a name it does not know as "off": a typo would silence every log.
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}))
       ->capture_default_str();
-  command.add_option("--log-file", log.file, "Also write logs to this file")
+  command
+      .add_option("--log-file", log.file,
+                  "Also write logs to this file (mode 0600; at --log-file-max-bytes it is "
+                  "rotated: agentty.log to agentty.1.log, keeping 3)")
       ->envname("AGENTTY_LOG_FILE");
+  command
+      .add_option("--log-file-max-bytes", log.file_max_bytes,
+                  "Size at which the log file is rotated")
+      ->envname("AGENTTY_LOG_FILE_MAX_BYTES")
+      ->check(CLI::Range(std::size_t{4096}, std::size_t{1} << 40))
+      ->capture_default_str();
   command
       .add_option("--audit-log", options.audit_log,
                   "JSON-lines audit log (default: STATE_DIR/audit.jsonl)")
@@ -222,7 +231,10 @@ int main(int argc, char** argv) {
                             {"--state-dir", std::filesystem::absolute(state_dir).string()});
   }
   options.tools.state_dir = state_dir;
-  agentty::init_logging(log);
+  if (auto logging = agentty::init_logging(log); !logging) {
+    std::cerr << logging.error() << "\n";
+    return 2;
+  }
   if (mcp->parsed()) return agentty::run_mcp_server(options);
   return agentty::run_web_only(options);
 }
