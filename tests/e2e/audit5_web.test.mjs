@@ -273,6 +273,31 @@ test('an unknown execution id says so at once and does not retry', async (t) => 
   assert.equal(await page.evaluate(() => window.__sockets.length), 1);
 });
 
+test('pasting into a read-only terminal says how to take over, and nothing reaches the program', async (t) => {
+  const opened = await openSession(t, 'audit5-paste');
+  const context = await fixture.browser.newContext();
+  t.after(() => context.close());
+  const { page, problems } = await openTerminal(context, opened.terminal_url);
+  await page.click('#terminal');
+  // What Ctrl+V, Shift+Insert and the context menu's Paste deliver.
+  await page.evaluate(() => {
+    const data = new DataTransfer();
+    data.setData('text/plain', 'echo pasted-$((6*7))\r');
+    document.querySelector('.xterm-helper-textarea').dispatchEvent(
+      new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }));
+  });
+  await page.waitForSelector('#message:not([hidden])', { timeout: 15000 });
+  assert.match(await page.innerText('#message'), /Read-only.*Take over/);
+  const after = await call('execute', {
+    session: opened.execution_id, command: 'echo after-paste', side_effects: ['NONE'],
+  });
+  assert.equal(after.status, 'completed', JSON.stringify(after));
+  const read = await call('read', { execution_id: opened.execution_id, tail_lines: 100 });
+  assert.match(read.output, /after-paste/);
+  assert.doesNotMatch(read.output, /pasted-42/);
+  assert.deepEqual(problems, []);
+});
+
 test('typing into a read-only terminal says how to take over, and nothing reaches the program', async (t) => {
   const opened = await openSession(t, 'audit5-readonly');
   const id = opened.execution_id;

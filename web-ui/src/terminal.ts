@@ -305,21 +305,28 @@ function sendInput(data: string | Uint8Array): void {
 }
 
 term.onData((data) => sendInput(data));
-// A person typing into a read-only terminal is told how to type, not ignored.
+// A person typing or pasting into a read-only terminal is told how to type,
+// not ignored.
+function hintHowToType(): void {
+  const element = byId("message");
+  const canTakeOver = connected && state?.status === "running" && !state.held;
+  if (canTakeOver && !takeoverAsked && element.hidden) showMessage(READ_ONLY_HINT, "notice");
+  const heldByOther = connected && state?.status === "running" && state.held && !state.held_by_you;
+  if (heldByOther && element.hidden) {
+    showMessage(heldByOtherHint(state?.held_by), "notice");
+    element.dataset.hint = "held-by-other";
+  }
+}
 term.attachCustomKeyEventHandler((event) => {
   const typing = event.key.length === 1 || event.key === "Enter" || event.key === "Backspace";
   if (event.type === "keydown" && typing && !event.ctrlKey && !event.metaKey && !event.altKey) {
-    const element = byId("message");
-    const canTakeOver = connected && state?.status === "running" && !state.held;
-    if (canTakeOver && !takeoverAsked && element.hidden) showMessage(READ_ONLY_HINT, "notice");
-    const heldByOther = connected && state?.status === "running" && state.held && !state.held_by_you;
-    if (heldByOther && element.hidden) {
-      showMessage(heldByOtherHint(state?.held_by), "notice");
-      element.dataset.hint = "held-by-other";
-    }
+    hintHowToType();
   }
   return true;
 });
+// Ctrl+V, Shift+Insert and the context menu's Paste all end in a paste event
+// on xterm's textarea (a read-only xterm drops the text without a word).
+byId("terminal").addEventListener("paste", () => hintHowToType(), { capture: true });
 term.onBinary((data) => sendInput(Uint8Array.from(data, (c) => c.charCodeAt(0) & 0xff)));
 window.addEventListener("resize", () => {
   if (holding()) fitAndReport();
