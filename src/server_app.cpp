@@ -229,7 +229,7 @@ int run_mcp_server(AppOptions options) {
   auto& server = *made.value();
   mcp::StdioTransport* transport_ptr = nullptr;
   mcp::McpServer::Hooks hooks;
-  hooks.send = [&](const std::string& line) { transport_ptr->send(line); };
+  hooks.send = [&](std::string line) { transport_ptr->send(std::move(line)); };
   hooks.audit = [&](const mcp::json& record) { server.audit->record(record); };
   hooks.terminal_url = [&](const std::string& id) { return server.terminal_url(id); };
   mcp::McpServer mcp_server(server.io, *server.registry, options.tools, server.policy.get(), hooks);

@@ -10,6 +10,7 @@
 #include "agentty_version.hpp"
 #include "mcp/peer_names.hpp"
 #include "mcp/schema.hpp"
+#include "mcp/tool_reply.hpp"
 
 namespace agentty::mcp {
 
@@ -289,10 +290,7 @@ void McpServer::call_tool(Request request) {
         "too many calls in progress (" + std::to_string(in_flight_.size()) +
         ", most likely waits); this call was not carried out. Wait for some to answer or cancel "
         "them (notifications/cancelled), then call again.");
-    json text = {{"type", "text"}, {"text", serialize(refused.content)}};
-    send(make_result(request.id, {{"content", json::array({text})},
-                                  {"structuredContent", refused.content},
-                                  {"isError", true}}));
+    if (hooks_.send) hooks_.send(tool_reply_line(request.id, refused.content, true));
     return;
   }
   auto signal = std::make_shared<boost::asio::cancellation_signal>();
@@ -343,11 +341,7 @@ void McpServer::call_tool(Request request) {
     in_flight_.erase(key);
     audit_call(tool->name, args, result);
     if (!cancelled) {  // a cancelled request gets no response: the client gave up on it
-      json text = {{"type", "text"}, {"text", serialize(result.content)}};
-      json reply = {{"content", json::array({text})},
-                    {"structuredContent", result.content},
-                    {"isError", result.is_error}};
-      send(make_result(id, std::move(reply)));
+      if (hooks_.send) hooks_.send(tool_reply_line(id, result.content, result.is_error));
     }
     release_held_answers(key);
   };

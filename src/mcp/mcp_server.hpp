@@ -39,7 +39,7 @@ class McpServer {
   static constexpr std::size_t kMaxCallsInFlight = 1000;
 
   struct Hooks {
-    std::function<void(const std::string& line)> send;
+    std::function<void(std::string line)> send;
     std::function<std::string(const std::string& execution_id)> terminal_url;
     std::function<void(const json& record)> audit;  // one record per tool call
   };

@@ -101,57 +101,30 @@ void StdioTransport::start() {
   reader_ = std::thread([this] { read_loop(); });
 }
 
-void StdioTransport::send(const std::string& line) {
+void StdioTransport::send(std::string line) {
   if (stdout_closed_) return;
-  if (stdout_pipe_) {
-    outbox_.append(line);
-    outbox_.push_back('\n');
-    write_outbox();
-    drain_outbox_to(kMaxQueuedAnswerBytes);
-    return;
-  }
-  std::string framed = line + "\n";
-  std::size_t done = 0;
-  while (done < framed.size()) {
-    ssize_t n = ::write(STDOUT_FILENO, framed.data() + done, framed.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      spdlog::debug("stdout closed: {}", std::strerror(errno));
-      return;
-    }
-    done += static_cast<std::size_t>(n);
-  }
+  outbox_.push(std::move(line));
+  write_outbox();
+  if (stdout_pipe_) drain_outbox_to(kMaxQueuedAnswerBytes);
 }
 
 void StdioTransport::write_outbox() {
-  while (!stdout_closed_ && outbox_sent_ < outbox_.size()) {
-    const char* data = outbox_.data() + outbox_sent_;
-    const std::size_t size = outbox_.size() - outbox_sent_;
-    const int fd = stdout_pipe_->native_handle();
-    const ssize_t n = stdout_is_socket_ ? ::send(fd, data, size, MSG_DONTWAIT | MSG_NOSIGNAL)
-                                        : ::write(fd, data, size);
-    if (n > 0) {
-      outbox_sent_ += static_cast<std::size_t>(n);
-    } else if (n < 0 && errno == EINTR) {
-      continue;
-    } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      // Keep the queue from growing at the front: drop what went out.
-      if (outbox_sent_ > (1u << 20) && outbox_sent_ * 2 > outbox_.size()) {
-        outbox_.erase(0, outbox_sent_);
-        outbox_sent_ = 0;
-      }
+  if (stdout_closed_) return;
+  // Without a descriptor of our own (stdout is a file or a terminal) the
+  // write blocks until all of it is written.
+  const int fd = stdout_pipe_ ? stdout_pipe_->native_handle() : STDOUT_FILENO;
+  switch (outbox_.write_to(fd, stdout_pipe_ && stdout_is_socket_)) {
+    case LineOutbox::WriteResult::kEmpty:
+      break;
+    case LineOutbox::WriteResult::kWouldBlock:
       wait_writable();
-      return;
-    } else {
+      break;
+    case LineOutbox::WriteResult::kClosed:
       spdlog::debug("stdout closed: {}", std::strerror(errno));
       stdout_closed_ = true;
-    }
+      outbox_.clear();
+      break;
   }
-  outbox_sent_ = 0;
-  if (outbox_.capacity() > (1u << 20))
-    std::string().swap(outbox_);  // a big answer's buffer is not kept
-  else
-    outbox_.clear();
 }
 
 void StdioTransport::wait_writable() {
@@ -170,7 +143,7 @@ void StdioTransport::wait_writable() {
 void StdioTransport::drain_outbox_to(std::size_t bytes,
                                      std::optional<std::chrono::milliseconds> timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout.value_or(kExitDrainTimeout);
-  while (stdout_pipe_ && !stdout_closed_ && outbox_.size() - outbox_sent_ > bytes) {
+  while (stdout_pipe_ && !stdout_closed_ && outbox_.bytes() > bytes) {
     int wait_ms = -1;
     if (timeout) {
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(

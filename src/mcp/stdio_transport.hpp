@@ -35,6 +35,8 @@
 #include <string>
 #include <thread>
 
+#include "mcp/line_outbox.hpp"
+
 namespace agentty::mcp {
 
 class StdioTransport {
@@ -57,7 +59,7 @@ class StdioTransport {
   void start();
   // Writes one message line (a newline is appended), on the loop; queued
   // when the client is not reading (see above).
-  void send(const std::string& line);
+  void send(std::string line);
 
  private:
   struct Backlog;
@@ -79,8 +81,7 @@ class StdioTransport {
   std::shared_ptr<Backlog> backlog_;
   std::thread reader_;
   std::unique_ptr<boost::asio::posix::stream_descriptor> stdout_pipe_;  // null: blocking writes
-  std::string outbox_;
-  std::size_t outbox_sent_ = 0;  // bytes at the outbox's front already written
+  LineOutbox outbox_;
   bool waiting_writable_ = false;
   bool stdout_closed_ = false;
   bool stdout_is_socket_ = false;
