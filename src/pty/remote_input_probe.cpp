@@ -73,7 +73,15 @@ asio::awaitable<void> RemoteInputProbe::run(std::uint64_t period) {
   spdlog::debug("ssh: input probe on {} took {} ms", connection_->description(),
                 std::chrono::duration_cast<std::chrono::milliseconds>(now - started).count());
   if (detached_) co_return;
-  if (!output) {
+  if (!output && output.failure().nothing_started) {
+    // The server refused the channel (its slots were taken, or one had just
+    // closed): the host is busy, not unable to answer. Asked again later,
+    // never given up for it: three refusals while two commands held
+    // MaxSessions 2 left the terminal on the guess for good.
+    spdlog::debug("ssh: input probe on {} refused, asking again in {} s: {}",
+                  connection_->description(), kRetryAfter.count() / 1000, output.error());
+    retry_at_ = now + kRetryAfter;
+  } else if (!output) {
     spdlog::debug("ssh: input probe on {} failed: {}", connection_->description(), output.error());
     failed(now);
   } else {

@@ -24,7 +24,9 @@
 // /proc or awk, a terminal not found (another kind of SSH server, a session
 // whose prompt hook has not reported its shell yet), the server refusing the
 // channel, or kTimeout passing; failures are retried after kRetryAfter, and
-// after kMaxFailures in a row never again for this terminal. No probe is
+// after kMaxFailures in a row never again for this terminal. A refused
+// channel is not a failure (the server's slots are busy; it is asked again
+// after kRetryAfter). No probe is
 // started while kChannelHeadroom channels are open on the connection, so it
 // never takes the last of a server's default MaxSessions (10); under a lower
 // cap, a command's open refused while a probe holds a channel waits for it

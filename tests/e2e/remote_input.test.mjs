@@ -192,6 +192,50 @@ test('a host that cannot tell (not Linux) falls back to the guess, and wait says
 // an execute right then was refused ("1 other channel is open ... raise
 // MaxSessions"): a look at the host must not make a command fail. Nor may a
 // channel that just closed (OpenSSH frees its slot a moment later).
+// Two commands hold both channels: every probe of the first is refused. It
+// used to count each refusal as a failure and, after three, guess for good.
+test('under MaxSessions 2, probes refused while both channels are taken are asked again once one is free', { skip }, async (t) => {
+  const capped = await startSshd({ maxSessions: 2 });
+  t.after(() => capped.stop());
+  const a = await startAgentty({ env: { ...sshClientEnv(capped, home), AGENTTY_LOG_LEVEL: 'debug' } });
+  t.after(() => a.client.close());
+  let refusals = 0;
+  let notice;
+  const threeRefusals = new Promise((resolve) => { notice = resolve; });
+  a.transport.stderr.on('data', (chunk) => {
+    refusals += (String(chunk).match(/input probe on .* (refused|failed)/g) || []).length;
+    if (refusals >= 3) notice();
+  });
+  const start = async (command) => {
+    const r = await a.call('execute', { host: capped.host, command, side_effects: ['NONE'], yield_ms: 0 });
+    assert.equal(r.status, 'backgrounded', brief(r));
+    return r.execution_id;  // ended with the connection when the client closes
+  };
+  const asker = await start("printf 'ask> '; exec sleep 600");  // mid-line and quiet, yet not reading
+  const other = await start('exec sleep 600');
+  // Each answer about the quiet asker starts a probe (5 s apart after a refusal).
+  let asked = true;
+  const keepAsking = (async () => {
+    while (asked) await a.call('wait', { execution_id: asker, until: 'input', timeout_ms: 1000 });
+  })();
+  await threeRefusals;
+  const stopped = await a.call('stop', { execution_id: other, signal: 'SIGKILL' });
+  assert.equal(stopped.isError, false, brief(stopped));
+  const gone = await a.call('wait', { execution_id: other, until: 'exit', timeout_ms: WAIT_MS });
+  assert.equal(gone.wait_result, 'exited', brief(gone));
+  asked = false;
+  await keepAsking;
+  // The host now answers: sleep is not reading its terminal, so the wait runs
+  // out instead of ending on the mid-line guess.
+  const deadline = Date.now() + WAIT_MS;
+  let w;
+  do {
+    w = await a.call('wait', { execution_id: asker, until: 'input', timeout_ms: 2000 });
+  } while (w.wait_result === 'waiting_for_input' && Date.now() < deadline);
+  assert.notEqual(w.wait_result, 'waiting_for_input', brief(w));
+  assert.equal(w.waiting_for_input, false, brief(w));
+});
+
 test('under MaxSessions 2, a command started while a probe holds the second channel still runs', { skip }, async (t) => {
   const capped = await startSshd({ maxSessions: 2 });
   t.after(() => capped.stop());
