@@ -16,7 +16,7 @@
 //   execute(session=) typed its command line into vim as keystrokes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startAgentty } from './lib/mcp-client.mjs';
@@ -123,6 +123,45 @@ test('after a flood the history the page gets back keeps the colours', async () 
   } finally {
     await context.close();
     await call('close', { execution_id: id });
+  }
+});
+
+test('someone reading back during a flood keeps their place when the history comes back whole', async () => {
+  // Long numbered lines, many MB/s (a flood the page cannot keep up with),
+  // until the test says stop.
+  const stopFile = path.join(fixture.workDir, 'stop-flood');
+  const r = await call('execute', {
+    command: `while [ ! -e ${stopFile} ]; do awk 'BEGIN { s = sprintf("%1500s", ""); gsub(/ /, "g", s); ` +
+      `for (i = 1; i <= 2000; i++) print i s }'; done; echo flood-$((6*7)); exec sleep 600`,
+    side_effects: ['NONE'], yield_ms: 100,
+  });
+  assert.equal(r.status, 'backgrounded', JSON.stringify(r));
+  const context = await fixture.browser.newContext();
+  try {
+    const { page, problems } = await openTerminal(context, r.terminal_url);
+    const fullSnapshots = () => page.evaluate(() => Number(document.body.dataset.fullSnapshots ?? 0));
+    // Mid-flood (flood redraws arriving), the person scrolls 200 lines back
+    // (before, the redraw after the flood put them back at the bottom).
+    await page.waitForFunction(() => window.__history().length >= 1000 && Number(document.body.dataset.snapshots) >= 3,
+      null, { timeout: 60000, polling: 50 });
+    await page.evaluate(() => window.__agentty.term.scrollLines(-200));
+    const before = await fullSnapshots();
+    writeFileSync(stopFile, '');
+    // The flood ends; a full redraw brings the history back whole.
+    await waitForLine(page, 'flood-42', 60000);
+    await page.waitForFunction((n) => Number(document.body.dataset.fullSnapshots ?? 0) > n, before,
+      { timeout: 30000, polling: 50 });
+    const up = await page.evaluate(async () => {
+      await new Promise((resolve) => window.__agentty.term.write('', resolve));
+      const buffer = window.__agentty.term.buffer.active;
+      return buffer.baseY - buffer.viewportY;
+    });
+    // Lines went on arriving under the held view: it is at least as far up.
+    assert.ok(up >= 200, `lines between the view and the newest: ${up}`);
+    assert.deepEqual(problems, []);
+  } finally {
+    await call('stop', { execution_id: r.execution_id, signal: 'SIGKILL' });
+    await context.close();
   }
 });
 

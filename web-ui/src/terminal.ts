@@ -101,10 +101,11 @@ function send(message: P.ClientMessage): void {
   if (socket?.readyState === WebSocket.OPEN) socket.send(JSON.stringify(message));
 }
 
-function writeOutput(bytes: Uint8Array): void {
+function writeOutput(bytes: Uint8Array, written?: () => void): void {
   pendingBytes += bytes.length;
   const connection = connectionCount;
   term.write(bytes, () => {
+    written?.();
     // Written for an earlier connection: its count was reset when this one opened.
     if (connection !== connectionCount) return;
     pendingBytes -= bytes.length;
@@ -169,13 +170,23 @@ function fitAndReport(): void {
 
 function onBinary(data: ArrayBuffer): void {
   const bytes = new Uint8Array(data);
+  let linesUp = 0;  // how far a person had scrolled back before a full redraw
   if (snapshotNext) {
     followServerSize(snapshotNext.cols, snapshotNext.rows);
-    if (!snapshotNext.keeps_history) writeOutput(RIS);
+    if (!snapshotNext.keeps_history) {
+      const buffer = term.buffer.active;
+      if (buffer.type === "normal") linesUp = buffer.baseY - buffer.viewportY;
+      writeOutput(RIS);
+      document.body.dataset.fullSnapshots = String(Number(document.body.dataset.fullSnapshots ?? 0) + 1);
+    }
     snapshotNext = null;
     document.body.dataset.snapshots = String(Number(document.body.dataset.snapshots ?? 0) + 1);
   }
-  writeOutput(bytes);
+  // A full redraw (the one after a flood, a reconnect) rebuilds the history
+  // and left the view at the bottom: someone reading back lost their place.
+  // They keep the same distance from the newest line.
+  const keepPlace = () => term.scrollToLine(Math.max(0, term.buffer.active.baseY - linesUp));
+  writeOutput(bytes, linesUp > 0 ? keepPlace : undefined);
 }
 
 function onText(text: string): void {
