@@ -2,6 +2,8 @@
 
 #include "mcp/message_salvage.hpp"
 
+#include <algorithm>
+
 namespace agentty::mcp {
 
 namespace {
@@ -10,21 +12,65 @@ bool valid_id(const json& id) {
   return id.is_string() || id.is_number_integer();
 }
 
+// Copying, comparing and printing a json value recurse once per level: a
+// line of 200 KB of '[' parsed fine (the parser keeps its own stack) and then
+// overflowed the stack of whatever touched it. MCP messages nest a handful
+// of levels; this leaves room for any client's _meta.
+constexpr std::size_t kMaxNestingDepth = 128;
+
+// The deepest nesting of arrays and objects in `line`, strings skipped; an
+// unbalanced line counts its open brackets.
+std::size_t nesting_depth(std::string_view line) {
+  std::size_t depth = 0, deepest = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
 ErrorReply parse_error_reply(std::string_view line) {
-  std::string where;
+  std::string problem = "invalid JSON";
   try {  // only on the error path: parse again, with exceptions, for the byte
     [[maybe_unused]] json parsed = json::parse(line);
   } catch (const json::parse_error& e) {
-    where = " at byte " + std::to_string(e.byte);
+    problem += " at byte " + std::to_string(e.byte);
+  } catch (const json::exception& e) {
+    // A number no double holds (1e400) is out_of_range, not a parse_error:
+    // uncaught, it ended agentty. Its text names the number.
+    const std::string what = e.what();
+    const auto bracket = what.find("] ");
+    problem = "a number is out of range (" +
+              (bracket == std::string::npos ? what : what.substr(bracket + 2)) +
+              "); numbers must fit a 64-bit float";
   }
-  return ErrorReply{
-      find_request_id(line, line), rpc_error::parse_error,
-      "Parse error: invalid JSON" + where + "; send one JSON-RPC message per line, as UTF-8"};
+  return ErrorReply{find_request_id(line, line), rpc_error::parse_error,
+                    "Parse error: " + problem + "; send one JSON-RPC message per line, as UTF-8"};
 }
 
 }  // namespace
 
 Message parse_message(std::string_view line) {
+  if (const auto depth = nesting_depth(line); depth > kMaxNestingDepth) {
+    return ErrorReply{find_request_id(line, line), rpc_error::invalid_request,
+                      "Invalid Request: arrays and objects nested " + std::to_string(depth) +
+                          " levels deep; agentty reads at most " +
+                          std::to_string(kMaxNestingDepth) +
+                          " (its tools take a few); send the values flatter"};
+  }
   json message = json::parse(line, nullptr, /*allow_exceptions=*/false);
   std::string invalid_text_at;
   if (message.is_discarded()) {

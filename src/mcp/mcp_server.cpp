@@ -53,6 +53,14 @@ std::string invalid_text_problem(std::string at) {
          "it).";
 }
 
+// params[key] when it is a string. json::value() throws on a value of
+// another type, and a throw here ended agentty (`"level": 5`).
+std::string string_param(const json& params, const char* key) {
+  if (!params.is_object()) return "";
+  auto it = params.find(key);
+  return it != params.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
 json annotations_with_title(const ToolDefinition& tool) {
   json out = tool.annotations;
   out["title"] = tool.title;
@@ -128,9 +136,26 @@ void McpServer::handle_line(std::string_view line) {
   if (line.find_first_not_of(" \t\r") == std::string_view::npos) return;  // blank keep-alive lines
   auto message = parse_message(line);
   if (auto* request = std::get_if<Request>(&message)) {
-    handle_request(std::move(*request));
+    // A message is the client's data: a field of a type nobody checked must
+    // cost that request an error, not end the server (an exception here
+    // leaves the loop and terminates agentty with every program it runs).
+    const json id = request->id;
+    const std::string method = request->method;
+    try {
+      handle_request(std::move(*request));
+    } catch (const std::exception& e) {
+      spdlog::error("{} failed: {}", method, e.what());
+      send(make_error(id, rpc_error::internal_error,
+                      "Internal error: " + method + " failed (" + e.what() +
+                          "); the server is still running. Check the request's params "
+                          "against the MCP schema and retry."));
+    }
   } else if (auto* notification = std::get_if<Notification>(&message)) {
-    handle_notification(*notification);
+    try {
+      handle_notification(*notification);
+    } catch (const std::exception& e) {
+      spdlog::error("{} failed: {}", notification->method, e.what());
+    }
   } else if (auto* error = std::get_if<ErrorReply>(&message)) {
     respond(error->id, make_error(error->id, error->code, error->message));
   }
@@ -138,7 +163,7 @@ void McpServer::handle_line(std::string_view line) {
 }
 
 json McpServer::initialize(const json& params) {
-  std::string requested = params.is_object() ? params.value("protocolVersion", "") : "";
+  std::string requested = string_param(params, "protocolVersion");
   std::string version =
       is_supported_protocol_version(requested) ? requested : kLatestProtocolVersion;
   return {
@@ -194,7 +219,7 @@ void McpServer::handle_request(Request request) {
   } else if (method == "tools/call") {
     call_tool(std::move(request));
   } else if (method == "logging/setLevel") {
-    int index = request.params.is_object() ? level_index(request.params.value("level", "")) : -1;
+    int index = level_index(string_param(request.params, "level"));
     if (index < 0) {
       send(make_error(
           request.id, rpc_error::invalid_params,

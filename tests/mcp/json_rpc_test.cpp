@@ -1,0 +1,50 @@
+#include "mcp/json_rpc.hpp"
+
+#include <gtest/gtest.h>
+
+namespace agentty::mcp {
+namespace {
+
+const ErrorReply& error_of(const Message& message) {
+  return std::get<ErrorReply>(message);
+}
+
+// A number JSON allows and a double cannot hold threw out_of_range, which
+// nothing caught: agentty ended.
+TEST(JsonRpc, ANumberOutOfRangeIsAParseErrorWithTheRequestId) {
+  for (const char* number : {"1e400", "-1e400"}) {
+    const auto message = parse_message(
+        std::string(R"({"jsonrpc":"2.0","id":4,"method":"ping","params":{"x":)") + number + "}}");
+    ASSERT_TRUE(std::holds_alternative<ErrorReply>(message)) << number;
+    EXPECT_EQ(error_of(message).id, 4);
+    EXPECT_EQ(error_of(message).code, rpc_error::parse_error);
+    EXPECT_NE(error_of(message).message.find("out of range"), std::string::npos)
+        << error_of(message).message;
+  }
+}
+
+// Copying or printing a json value recurses per level: 200,000 levels
+// overflowed the stack once the parser (iterative) had read them.
+TEST(JsonRpc, NestingPastTheLimitIsRefusedWithTheRequestId) {
+  const std::string deep = std::string(200000, '[') + std::string(200000, ']');
+  const auto message =
+      parse_message(R"({"jsonrpc":"2.0","id":"a","method":"ping","params":{"x":)" + deep + "}}");
+  ASSERT_TRUE(std::holds_alternative<ErrorReply>(message));
+  EXPECT_EQ(error_of(message).id, "a");
+  EXPECT_EQ(error_of(message).code, rpc_error::invalid_request);
+  EXPECT_NE(error_of(message).message.find("200002 levels"), std::string::npos)
+      << error_of(message).message;
+}
+
+TEST(JsonRpc, BracketsInsideStringsAndModestNestingAreRead) {
+  const std::string brackets(1000, '[');
+  const auto in_string = parse_message(
+      R"({"jsonrpc":"2.0","id":1,"method":"ping","params":{"s":")" + brackets + R"(\"["}})");
+  EXPECT_TRUE(std::holds_alternative<Request>(in_string));
+  const auto modest = parse_message(R"({"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":)" +
+                                    std::string(100, '[') + std::string(100, ']') + "}}");
+  EXPECT_TRUE(std::holds_alternative<Request>(modest));
+}
+
+}  // namespace
+}  // namespace agentty::mcp
