@@ -1,5 +1,7 @@
 #include "mcp/schema.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <set>
 
 namespace agentty::mcp {
@@ -15,10 +17,12 @@ bool has_type(const json& value, const std::string& type) {
   if (type == "boolean") return value.is_boolean();
   if (type == "null") return value.is_null();
   if (type == "integer") {
-    return value.is_number_integer() ||
-           (value.is_number_float() &&
-            value.get<double>() ==
-                static_cast<double>(static_cast<long long>(value.get<double>())));
+    // 1e19 is an integer too (then out of bounds, which says what to give);
+    // a cast to long long of a double past its range is undefined.
+    if (value.is_number_integer()) return true;
+    if (!value.is_number_float()) return false;
+    const double number = value.get<double>();
+    return std::isfinite(number) && std::trunc(number) == number;
   }
   if (type == "number") return value.is_number();
   return false;
@@ -28,6 +32,15 @@ std::string describe(const json& value) {
   std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace);
   if (text.size() > 60) text = text.substr(0, 57) + "...";
   return text;
+}
+
+// A key as a message names it: an empty one, or one with control
+// characters or too long to read, quoted as JSON (and cut).
+std::string key_name(const std::string& key) {
+  const bool plain =
+      !key.empty() && key.size() <= 60 &&
+      std::none_of(key.begin(), key.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; });
+  return plain ? key : describe(json(key));
 }
 
 std::string name_of(const std::string& path) {
@@ -138,7 +151,7 @@ std::optional<std::string> check_unknown(const json& schema, const json& value,
     if (properties.contains(key)) continue;
     std::string known;
     for (const auto& [k, _] : properties.items()) known += (known.empty() ? "" : ", ") + k;
-    return (path.empty() ? key : path + "." + key) +
+    return (path.empty() ? key_name(key) : path + "." + key_name(key)) +
            ": unknown argument; the accepted ones are: " + known;
   }
   return std::nullopt;

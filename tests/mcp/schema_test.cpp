@@ -38,5 +38,30 @@ TEST(Schema, BoundsAndEnumsNameTheArgument) {
   EXPECT_EQ(validate(kSchema, json{{"op", "grep"}, {"limit", 3}}), std::nullopt);
 }
 
+// 1e19 is an integer (JSON has one number type): out of bounds says what to
+// give; "must be an integer" did not, and the check cast it out of range.
+TEST(Schema, AnIntegerTooLargeForItsBoundsIsOutOfBoundsNotAWrongType) {
+  EXPECT_EQ(validate(kSchema, json{{"op", "stat"}, {"limit", 1e19}}),
+            "limit: must be at most 10 (got 1e+19)");
+  EXPECT_EQ(validate(kSchema, json{{"op", "stat"}, {"limit", -1e300}}),
+            "limit: must be at least 1 (got -1e+300)");
+  EXPECT_EQ(validate(kSchema, json{{"op", "stat"}, {"limit", 2.0}}), std::nullopt);
+  EXPECT_EQ(validate(kSchema, json{{"op", "stat"}, {"limit", 2.5}}),
+            "limit: must be an integer (got 2.5)");
+}
+
+// An unknown key that cannot be read as it is (empty, a control character,
+// very long) is quoted, so the message still says which one.
+TEST(Schema, AnUnknownKeyWithAnOddNameIsQuoted) {
+  EXPECT_EQ(validate(kSchema, json{{"", 1}}),
+            "\"\": unknown argument; the accepted ones are: limit, op");
+  EXPECT_EQ(validate(kSchema, json{{std::string("a\0b", 3), 1}}),
+            "\"a\\u0000b\": unknown argument; the accepted ones are: limit, op");
+  const auto long_key = validate(kSchema, json{{std::string(5000, 'k'), 1}});
+  ASSERT_TRUE(long_key.has_value());
+  EXPECT_EQ(long_key->rfind("\"kkk", 0), 0u) << *long_key;
+  EXPECT_LT(long_key->size(), 200u);
+}
+
 }  // namespace
 }  // namespace agentty::mcp
