@@ -280,7 +280,7 @@ Expected<void> Execution::write(std::string_view bytes, InputSource source) {
         "Wait with wait(until=\"released\") and try again.");
   }
   if (finished() || !channel_ || channel_->finished()) {
-    return make_error("execution " + id_ + " has ended (" + to_string(status_) +
+    return make_error("execution_id: execution " + id_ + " has ended (" + to_string(status_) +
                       "); nothing was written. Start a new one with " +
                       (kind() == ExecutionKind::session ? "open." : "execute."));
   }

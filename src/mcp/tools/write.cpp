@@ -173,7 +173,7 @@ std::optional<ToolResult> resize_terminal(ToolContext& ctx, session::Execution& 
     return held;
   if (execution.finished()) {
     return refusal(execution, ctx,
-                   "execution " + execution.id() + " has ended (" +
+                   "execution_id: execution " + execution.id() + " has ended (" +
                        session::to_string(execution.status()) +
                        "); it was not resized. Start a new one with " +
                        (execution.kind() == session::ExecutionKind::session ? "open." : "execute."),
