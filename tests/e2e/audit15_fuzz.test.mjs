@@ -399,3 +399,29 @@ test(`${CASES} fuzzed calls of every tool (seed ${SEED}): each answers in schema
   await agent.client.close();
   await eventually(() => markedProcesses(marker).length === 0, { timeout: 10000, what: 'every program gone after exit' });
 });
+
+// ---- a pattern PCRE2 gives up on ----
+
+test('wait on a pattern PCRE2 gives up on (nested repeats) says so at once, instead of never matching', async (t) => {
+  const agent = await startAgentty();
+  // ^(a+)+$ against 29 a's and an X: PCRE2 tries every split of the a's and
+  // stops at its match limit. explore already said so; wait answered as if
+  // there were no match (deadline_reached, or exited).
+  const line = `${'a'.repeat(29)}X`;
+  const ended = await agent.call('execute', { command: `printf '${line}\\n%.0s' 1 2 3`, side_effects: ['NONE'] });
+  assert.equal(ended.status, 'completed', JSON.stringify(ended));
+  const onEnded = await agent.call('wait', { execution_id: ended.execution_id, pattern: '^(a+)+$', since_seq: 1 });
+  assert.equal(onEnded.isError, true, JSON.stringify(onEnded));
+  assert.match(onEnded.error, /^pattern: matching failed: match limit exceeded; simplify the regular expression/);
+  const running = await agent.startCommand(t, { command: `printf '${line}\\n'; exec sleep 600`, yield_ms: 0 });
+  t.after(() => agent.client.close());  // after startCommand's stop (hooks run in order)
+  const started = Date.now();
+  const onRunning = await agent.call('wait', { execution_id: running.execution_id, pattern: '^(a+)+$', timeout_ms: 30000 });
+  assert.equal(onRunning.isError, true, JSON.stringify(onRunning));
+  assert.match(onRunning.error, /^pattern: matching failed/);
+  assert.ok(Date.now() - started < 20000, `answered after ${Date.now() - started} ms`);
+  assert.equal(onRunning.status, 'running');
+  // The same pattern on text it can decide still matches.
+  const fine = await agent.call('wait', { execution_id: running.execution_id, pattern: '^(a+)+X$', since_seq: 1, timeout_ms: 30000 });
+  assert.equal(fine.wait_result, 'matched', JSON.stringify(fine));
+});

@@ -32,11 +32,18 @@ Expected<Pattern> Pattern::compile(const std::string& pattern) {
   return result;
 }
 
-std::optional<PatternMatch> Pattern::search(const std::string& text) const {
+Expected<std::optional<PatternMatch>> Pattern::search(const std::string& text) const {
   Pcre2MatchData data(pcre2_match_data_create_from_pattern(code_->code.get(), nullptr));
   int rc = pcre2_match(code_->code.get(), reinterpret_cast<PCRE2_SPTR>(text.data()), text.size(), 0,
                        0, data.get(), nullptr);
-  if (rc < 0) return std::nullopt;
+  if (rc == PCRE2_ERROR_NOMATCH) return std::optional<PatternMatch>();
+  if (rc < 0) {
+    PCRE2_UCHAR message[256];
+    pcre2_get_error_message(rc, message, sizeof message);
+    return make_error(std::string("matching failed: ") + reinterpret_cast<char*>(message) +
+                      "; simplify the regular expression (a nested repeat such as (a+)+ tries "
+                      "every way to split a line before it gives up)");
+  }
   PCRE2_SIZE* ovector = pcre2_get_ovector_pointer(data.get());
   PatternMatch match;
   match.text = text.substr(ovector[0], ovector[1] - ovector[0]);
@@ -53,7 +60,7 @@ std::optional<PatternMatch> Pattern::search(const std::string& text) const {
   auto line_end = text.find('\n', ovector[0]);
   match.line = text.substr(
       line_start, line_end == std::string::npos ? std::string::npos : line_end - line_start);
-  return match;
+  return std::optional<PatternMatch>(std::move(match));
 }
 
 }  // namespace agentty::mcp::tools

@@ -21,7 +21,10 @@ struct PatternMatch {
 class Pattern {
  public:
   static Expected<Pattern> compile(const std::string& pattern);
-  std::optional<PatternMatch> search(const std::string& text) const;
+  // No match: nullopt. An error when PCRE2 gave up (its match limit: a
+  // pattern that backtracks without end, such as ^(a+)+$ on a line of a's
+  // ending in something else), which is no answer either way.
+  Expected<std::optional<PatternMatch>> search(const std::string& text) const;
 
  private:
   struct Code;

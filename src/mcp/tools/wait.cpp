@@ -110,6 +110,7 @@ boost::asio::awaitable<ToolResult> wait(ToolContext& ctx, const json& args,
     from = execution->log().tail_lines(*request.tail_lines, request.max_bytes).start_seq;
   std::optional<PatternMatch> found;
   std::uint64_t found_line_end = 0;
+  std::string match_failure;  // PCRE2 gave up: no answer will come
 
   std::function<bool()> done;
   bool guessed = false;  // until=input held by the guess (the backend could not tell)
@@ -157,7 +158,12 @@ boost::asio::awaitable<ToolResult> wait(ToolContext& ctx, const json& args,
             std::max({*start, latest > kMatchWindow ? latest - kMatchWindow : 1, settled});
         std::string raw = execution->log().copy_range(begin, latest);
         std::string text = session::to_text(raw);
-        found = pattern->search(text);
+        auto searched = pattern->search(text);
+        if (!searched) {
+          match_failure = searched.error();
+          return true;
+        }
+        found = std::move(*searched);
         if (found) {
           found_line_end = seq_after_match_line(raw, begin, text, *found);
           return true;
@@ -172,6 +178,10 @@ boost::asio::awaitable<ToolResult> wait(ToolContext& ctx, const json& args,
   bool nothing_held = until == "released" && done() && !execution->finished();
   auto end = co_await wait_until(ctx, *execution, deadline, done, recheck);
   if (end == WaitEnd::cancelled) co_return ToolResult{};
+  // Said at once: the same search would fail at every wake, and the wait
+  // answered deadline_reached (or exited) as if the text had no match.
+  if (!match_failure.empty())
+    co_return refusal(*execution, ctx, "pattern: " + match_failure + "; nothing was read.");
   if (!request.since_seq && !request.tail_lines) {
     skip_command_echo(*execution);
     if (found) execution->raise_match_floor(found_line_end);
@@ -289,7 +299,8 @@ ToolDefinition make_wait_tool(const ToolConfig& config) {
       "never ends or "
       "signals the process: wait_result=deadline_reached just means call wait again. A cancelled "
       "request returns at "
-      "once. Errors: an invalid pattern (the message quotes PCRE2's reason and offset); unknown "
+      "once. Errors: an invalid pattern (the message quotes PCRE2's reason and offset), or one "
+      "PCRE2 gives up on (match limit: simplify it); unknown "
       "execution_id.",
       object_schema(properties, {"execution_id"}),
       {{"type", "object"}, {"properties", output}},
