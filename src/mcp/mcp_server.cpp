@@ -300,7 +300,7 @@ void McpServer::call_tool(Request request) {
   if (tool == tools_.end()) {
     auto advice = peer_tool_advice(name);
     send(make_error(request.id, rpc_error::invalid_params,
-                    "Unknown tool: " + name + ". " +
+                    "Unknown tool: " + name_for_message(name) + ". " +
                         (advice ? "agentty does this with " + *advice + ". " : "") +
                         "tools/list names the available tools."));
     return;

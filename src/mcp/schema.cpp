@@ -34,14 +34,16 @@ std::string describe(const json& value) {
   return text;
 }
 
-// A key as a message names it: an empty one, or one with control
-// characters or too long to read, quoted as JSON (and cut).
-std::string key_name(const std::string& key) {
+}  // namespace
+
+std::string name_for_message(const std::string& name) {
   const bool plain =
-      !key.empty() && key.size() <= 60 &&
-      std::none_of(key.begin(), key.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; });
-  return plain ? key : describe(json(key));
+      !name.empty() && name.size() <= 60 &&
+      std::none_of(name.begin(), name.end(), [](unsigned char c) { return c < 0x20 || c >= 0x7f; });
+  return plain ? name : describe(json(name));
 }
+
+namespace {
 
 std::string name_of(const std::string& path) {
   return path.empty() ? "arguments" : path;
@@ -151,7 +153,7 @@ std::optional<std::string> check_unknown(const json& schema, const json& value,
     if (properties.contains(key)) continue;
     std::string known;
     for (const auto& [k, _] : properties.items()) known += (known.empty() ? "" : ", ") + k;
-    return (path.empty() ? key_name(key) : path + "." + key_name(key)) +
+    return (path.empty() ? name_for_message(key) : path + "." + name_for_message(key)) +
            ": unknown argument; the accepted ones are: " + known;
   }
   return std::nullopt;

@@ -25,4 +25,10 @@ namespace agentty::mcp {
 std::optional<std::string> validate(const nlohmann::json& schema, const nlohmann::json& value,
                                     const std::string& path = "");
 
+// A name the client sent (an argument, a tool, a URI) as a message quotes it:
+// as it is when short and printable, else as JSON (control bytes escaped,
+// text that is not UTF-8 shown as U+FFFD), cut to about 60 characters: a
+// 200 KB name is not echoed back whole.
+std::string name_for_message(const std::string& name);
+
 }  // namespace agentty::mcp

@@ -65,3 +65,19 @@ TEST(Schema, AnUnknownKeyWithAnOddNameIsQuoted) {
 
 }  // namespace
 }  // namespace agentty::mcp
+
+namespace agentty::mcp {
+namespace {
+
+TEST(NameForMessage, IsPlainWhenShortAndPrintableElseQuotedAndCut) {
+  EXPECT_EQ(name_for_message("frobnicate"), "frobnicate");
+  EXPECT_EQ(name_for_message(""), "\"\"");
+  EXPECT_EQ(name_for_message("a\nb"), "\"a\\nb\"");
+  EXPECT_EQ(name_for_message("p\xffs"), "\"p\xEF\xBF\xBDs\"");  // not UTF-8: shown replaced
+  const std::string huge(200000, 'x');
+  EXPECT_LE(name_for_message(huge).size(), 60u);
+  EXPECT_TRUE(name_for_message(huge).ends_with("..."));
+}
+
+}  // namespace
+}  // namespace agentty::mcp

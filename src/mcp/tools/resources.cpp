@@ -2,6 +2,7 @@
 // person can attach a build log to the conversation in a client that lists
 // resources (Claude Code's @ mentions) and such clients can read them. The
 // tools remain the agent's way in: these are read-only views of the same data.
+#include "mcp/schema.hpp"
 #include "mcp/tools/common.hpp"
 
 namespace agentty::mcp::tools {
@@ -74,7 +75,7 @@ std::string output_text(ToolContext& ctx, session::Execution& execution) {
 
 Expected<json> read(ToolContext& ctx, const std::string& uri) {
   auto not_found = [&](const std::string& why) -> Expected<json> {
-    return make_error("Resource not found: " + uri + " (" + why + ")");
+    return make_error("Resource not found: " + name_for_message(uri) + " (" + why + ")");
   };
   if (!uri.starts_with(kScheme))
     return not_found("agentty's resources start with agentty://executions/");
