@@ -432,7 +432,8 @@ void Execution::end_login_hold() {
   handoff_reason_.reset();
   if (recorder_) recorder_->marker("logged in");
   if (held_by_) {
-    (void)release(*held_by_);  // notifies
+    // A copy: release() resets held_by_, then names who released it.
+    (void)release(std::string(*held_by_));  // notifies
     return;
   }
   state_changed();
