@@ -180,6 +180,10 @@ class HangUp {
   int signo = WTERMSIG(wait_status);
   struct rlimit no_core {};
   ::setrlimit(RLIMIT_CORE, &no_core);
+  // Default action, whatever this process set up: a sanitizer build's
+  // runtime catches SIGSEGV, SIGBUS and SIGFPE, and reported a program's
+  // SIGSEGV as its own abort (SIGABRT).
+  ::signal(signo, SIG_DFL);
   ::kill(::getpid(), signo);
   sigset_t only;
   sigemptyset(&only);
