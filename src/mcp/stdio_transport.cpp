@@ -17,13 +17,23 @@
 namespace agentty::mcp {
 
 // Lines posted to the loop and not yet handled. Shared with the reader
-// thread, which may outlive the transport (it is detached at exit).
-struct StdioTransport::Backlog {
+// thread, which may outlive the transport (it is detached at exit): the
+// reader touches only this, never the transport, and posts under the mutex,
+// so once the destructor has set `closing` nothing reaches the loop (which
+// may be gone by then) nor the transport.
+struct StdioTransport::Backlog : std::enable_shared_from_this<Backlog> {
+  explicit Backlog(boost::asio::io_context& loop) : io(loop) {}
+  boost::asio::io_context& io;
   std::mutex mutex;
   std::condition_variable room;
   std::size_t lines = 0;
   std::size_t bytes = 0;
   bool closing = false;
+
+  // Posts `deliver` to the loop once there is room for `size` more bytes
+  // (at most `max_bytes` queued); false when the transport is closing
+  // (nothing posted).
+  bool post_when_room(std::size_t size, std::size_t max_bytes, std::function<void()> deliver);
 
   void taken(std::size_t size) {
     {
@@ -58,7 +68,7 @@ StdioTransport::StdioTransport(boost::asio::io_context& io, std::size_t max_line
     : io_(io),
       max_line_bytes_(max_line_bytes),
       handlers_(std::move(handlers)),
-      backlog_(std::make_shared<Backlog>()) {
+      backlog_(std::make_shared<Backlog>(io)) {
   if (const int fd = open_stdout_for_queueing(stdout_is_socket_); fd >= 0)
     stdout_pipe_ = std::make_unique<boost::asio::posix::stream_descriptor>(io_, fd);
 }
@@ -77,28 +87,25 @@ StdioTransport::~StdioTransport() {
   if (reader_.joinable()) reader_.detach();
 }
 
-bool StdioTransport::post_when_room(std::size_t bytes, std::function<void()> deliver) {
-  const std::size_t max_bytes = std::max(max_line_bytes_, kMaxQueuedBytes);
-  {
-    std::unique_lock lock(backlog_->mutex);
-    // One line always fits, however long: it was read within max_line_bytes.
-    backlog_->room.wait(lock, [&] {
-      return backlog_->closing || backlog_->lines == 0 ||
-             (backlog_->lines < kMaxQueuedLines && backlog_->bytes + bytes <= max_bytes);
-    });
-    if (backlog_->closing) return false;
-    ++backlog_->lines;
-    backlog_->bytes += bytes;
-  }
-  boost::asio::post(io_, [backlog = backlog_, bytes, deliver = std::move(deliver)] {
+bool StdioTransport::Backlog::post_when_room(std::size_t size, std::size_t max_bytes,
+                                             std::function<void()> deliver) {
+  std::unique_lock lock(mutex);
+  // One line always fits, however long: it was read within max_line_bytes.
+  room.wait(lock, [&] {
+    return closing || lines == 0 || (lines < kMaxQueuedLines && bytes + size <= max_bytes);
+  });
+  if (closing) return false;
+  ++lines;
+  bytes += size;
+  boost::asio::post(io, [backlog = shared_from_this(), size, deliver = std::move(deliver)] {
     deliver();
-    backlog->taken(bytes);
+    backlog->taken(size);
   });
   return true;
 }
 
 void StdioTransport::start() {
-  reader_ = std::thread([this] { read_loop(); });
+  reader_ = std::thread(read_loop, backlog_, max_line_bytes_, this);
 }
 
 void StdioTransport::send(std::string line) {
@@ -174,16 +181,20 @@ void keep_tail(std::string& tail, std::string_view more) {
 
 }  // namespace
 
-void StdioTransport::read_loop() {
+// On the reader thread: `transport` is only named in what is posted (run
+// on the loop, while the transport exists), never used here.
+void StdioTransport::read_loop(std::shared_ptr<Backlog> backlog, std::size_t max_line_bytes,
+                               StdioTransport* transport) {
+  const std::size_t max_bytes = std::max(max_line_bytes, kMaxQueuedBytes);
   std::string line;
   bool oversized = false;
   std::size_t dropped = 0;
   std::string head, tail;  // of an oversized line
   auto refuse = [&] {
     const std::size_t kept = head.size() + tail.size();
-    const bool open =
-        post_when_room(kept, [this, dropped, h = std::move(head), t = std::move(tail)]() mutable {
-          handlers_.on_oversized(dropped, std::move(h), std::move(t));
+    const bool open = backlog->post_when_room(
+        kept, max_bytes, [transport, dropped, h = std::move(head), t = std::move(tail)]() mutable {
+          transport->handlers_.on_oversized(dropped, std::move(h), std::move(t));
         });
     oversized = false;
     head.clear();
@@ -192,8 +203,9 @@ void StdioTransport::read_loop() {
   };
   auto deliver = [&] {
     const std::size_t size = line.size();
-    return post_when_room(
-        size, [this, l = std::move(line)]() mutable { handlers_.on_line(std::move(l)); });
+    return backlog->post_when_room(size, max_bytes, [transport, l = std::move(line)]() mutable {
+      transport->handlers_.on_line(std::move(l));
+    });
   };
   char buffer[65536];
   for (;;) {
@@ -207,7 +219,7 @@ void StdioTransport::read_loop() {
       if (oversized) {
         dropped += piece.size();
         keep_tail(tail, piece);
-      } else if (line.size() + piece.size() > max_line_bytes_) {
+      } else if (line.size() + piece.size() > max_line_bytes) {
         oversized = true;
         dropped = line.size() + piece.size();
         head = line.substr(0, kEdgeBytes);
@@ -231,7 +243,7 @@ void StdioTransport::read_loop() {
   } else if (!line.empty()) {
     if (!deliver()) return;
   }
-  post_when_room(0, [this] { handlers_.on_closed(); });
+  backlog->post_when_room(0, max_bytes, [transport] { transport->handlers_.on_closed(); });
 }
 
 }  // namespace agentty::mcp

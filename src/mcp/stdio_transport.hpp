@@ -63,7 +63,8 @@ class StdioTransport {
 
  private:
   struct Backlog;
-  void read_loop();
+  static void read_loop(std::shared_ptr<Backlog> backlog, std::size_t max_line_bytes,
+                        StdioTransport* transport);
   // Writes what the pipe takes now; the rest waits for it to be writable.
   void write_outbox();
   void wait_writable();
@@ -71,9 +72,6 @@ class StdioTransport {
   // has passed (none: no limit).
   void drain_outbox_to(std::size_t bytes,
                        std::optional<std::chrono::milliseconds> timeout = std::nullopt);
-  // Posts `deliver` to the loop once the backlog has room for `bytes` more;
-  // false when the transport is closing (nothing posted).
-  bool post_when_room(std::size_t bytes, std::function<void()> deliver);
 
   boost::asio::io_context& io_;
   std::size_t max_line_bytes_;
