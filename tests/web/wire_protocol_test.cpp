@@ -194,7 +194,7 @@ TEST(WireProtocol, KeepsHistoryRedrawAddsToTheTerminalsHistory) {
     for (int i = 0; i < count; ++i) lines.push_back("\x1b[0;32mnew line " + std::to_string(i));
     std::string redraw = original.render_ansi();
     auto bytes = continue_history(redraw, lines, 6);
-    EXPECT_FALSE(redraw.starts_with("\x1b" "c"));
+    EXPECT_FALSE(redraw.starts_with("\033c"));
 
     session::Screen client(pty::TerminalSize{40, 6});
     client.feed("old 1\r\nold 2\r\n\r\n\r\n\r\n\r\n\r\n");  // two lines of history
