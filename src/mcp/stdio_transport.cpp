@@ -120,7 +120,14 @@ void StdioTransport::write_outbox() {
   // Without a descriptor of our own (stdout is a file or a terminal) the
   // write blocks until all of it is written.
   const int fd = stdout_pipe_ ? stdout_pipe_->native_handle() : STDOUT_FILENO;
-  switch (outbox_.write_to(fd, stdout_pipe_ && stdout_is_socket_)) {
+  auto result = outbox_.write_to(fd, stdout_pipe_ && stdout_is_socket_);
+  // A file or terminal someone left O_NONBLOCK: still written to the end.
+  while (!stdout_pipe_ && result == LineOutbox::WriteResult::kWouldBlock) {
+    pollfd writable{STDOUT_FILENO, POLLOUT, 0};
+    ::poll(&writable, 1, -1);
+    result = outbox_.write_to(fd, false);
+  }
+  switch (result) {
     case LineOutbox::WriteResult::kEmpty:
       break;
     case LineOutbox::WriteResult::kWouldBlock:
