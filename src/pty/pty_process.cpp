@@ -357,14 +357,18 @@ std::optional<int> PtyProcess::process_id() const {
 
 InputState PtyProcess::input_state() const {
   if (impl_->finished_) return InputState::busy;
+  const auto state =
+      probe_input_state({impl_->master_.native_handle(), impl_->slave_device_, impl_->supervisor_});
   // Output we have not read yet was written just now: the program may be
   // back at its prompt, but a caller that decides on quiet output (a wait's
   // timer running before the read handler) must not answer without it.
+  // Looked at after the probe: a program that printed and then blocked
+  // reading between a look before it and the probe ("awake", then the
+  // prompt) was reported waiting with that output still unread.
   int unread = 0;
   if (::ioctl(impl_->master_.native_handle(), FIONREAD, &unread) == 0 && unread > 0)
     return InputState::busy;
-  return probe_input_state(
-      {impl_->master_.native_handle(), impl_->slave_device_, impl_->supervisor_});
+  return state;
 }
 
 bool PtyProcess::resume_foreground() {

@@ -131,9 +131,22 @@ boost::asio::awaitable<ToolResult> wait(ToolContext& ctx, const json& args,
     };
     recheck = milliseconds(25);
   } else if (until == "input") {
-    done = [&] {
+    // Seen waiting twice, with no output in between: what a program prints
+    // just before it blocks reading can still be in the terminal's buffers
+    // (the kernel moves it to the reader's side later) when the first look
+    // finds it reading, and the answer then lacked that output.
+    std::optional<std::uint64_t> seen_waiting_at;  // latest_seq then
+    done = [&, seen_waiting_at]() mutable {
       const auto state = execution->input_state();
-      if (!execution->waiting_for_input(state)) return execution->finished();
+      if (!execution->waiting_for_input(state)) {
+        seen_waiting_at.reset();
+        return execution->finished();
+      }
+      const auto seq = execution->log().latest_seq();
+      if (seen_waiting_at != seq) {
+        seen_waiting_at = seq;
+        return false;
+      }
       guessed = state == pty::InputState::unknown;
       return true;
     };
