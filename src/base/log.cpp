@@ -1,36 +1,25 @@
 #include "base/log.hpp"
 
+#include "base/private_dir.hpp"
+
 #include <spdlog/sinks/rotating_file_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <memory>
 #include <vector>
 
 namespace agentty {
-namespace {
-
-// Logs name commands, hosts and paths: private to the user, whatever the
-// umask. Only our own regular files: a device (/dev/stderr) or another
-// user's file would change for everyone.
-void make_private(spdlog::filename_t, std::FILE* file) {
-  struct stat info {};
-  int fd = ::fileno(file);
-  if (::fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && info.st_uid == ::geteuid() &&
-      (info.st_mode & 0777) != 0600)
-    ::fchmod(fd, 0600);
-}
-
-}  // namespace
 
 Expected<void> init_logging(const LogOptions& options) {
   std::vector<spdlog::sink_ptr> sinks;
   sinks.push_back(std::make_shared<spdlog::sinks::stderr_sink_mt>());
   if (!options.file.empty()) {
     spdlog::file_event_handlers handlers;
-    handlers.after_open = make_private;
+    // Logs name commands, hosts and paths: private, whatever the umask.
+    handlers.after_open = [](spdlog::filename_t, std::FILE* file) {
+      make_open_file_private(::fileno(file));
+    };
     try {
       sinks.push_back(std::make_shared<spdlog::sinks::rotating_file_sink_mt>(
           options.file, options.file_max_bytes, options.file_rotations, false, handlers));

@@ -31,6 +31,13 @@ Expected<bool> make_dir(const fs::path& dir) {
 
 }  // namespace
 
+void make_open_file_private(int fd) {
+  struct stat info {};
+  if (::fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && info.st_uid == ::geteuid() &&
+      (info.st_mode & 0777) != 0600)
+    ::fchmod(fd, 0600);
+}
+
 Expected<void> ensure_private_dir(const fs::path& dir) {
   auto made = make_dir(dir);
   if (!made) return make_error(made.error());

@@ -25,6 +25,11 @@ Expected<void> ensure_private_dir(const std::filesystem::path& dir);
 // can warn.
 Expected<bool> make_private_dir_if_missing(const std::filesystem::path& dir);
 
+// An open file of ours (a log someone may have made with looser
+// permissions) set to 0600. Left as it is when it is not a regular file
+// (/dev/null, /dev/stderr) or not ours: chmod would change it for everyone.
+void make_open_file_private(int fd);
+
 // Writes `text` to `path` as a new 0600 file, replacing (by rename) whatever
 // was there: a file with looser permissions, a symlink.
 Expected<void> write_private_file(const std::filesystem::path& path, std::string_view text);

@@ -13,6 +13,7 @@
 #include <spdlog/spdlog.h>
 
 #include "base/errno_message.hpp"
+#include "base/private_dir.hpp"
 
 namespace agentty::session {
 
@@ -105,10 +106,7 @@ Expected<void> AuditLog::open_file() {
     return make_error("cannot use the audit log '" + path.string() +
                       "': " + errno_message("fstat"));
   }
-  // An existing file may have been created with looser permissions. Not a
-  // device (/dev/null) or someone else's file: chmod would change it for all.
-  if (S_ISREG(info.st_mode) && info.st_uid == ::geteuid() && (info.st_mode & 0777) != 0600)
-    ::fchmod(fd.get(), 0600);
+  make_open_file_private(fd.get());  // an existing file may have looser permissions
   fd_ = std::move(fd);
   size_ = static_cast<std::uint64_t>(info.st_size);
   return {};
