@@ -1,6 +1,7 @@
 #include "base/private_dir.hpp"
 
 #include "base/errno_message.hpp"
+#include "base/fd_io.hpp"
 #include "base/random_id.hpp"
 #include "base/unique_fd.hpp"
 
@@ -69,20 +70,19 @@ Expected<bool> make_private_dir_if_missing(const fs::path& dir) {
 Expected<void> write_private_file(const fs::path& path, std::string_view text) {
   auto temporary = path;
   temporary += ".new-" + random_hex(8);
+  return write_private_file(path, text, temporary);
+}
+
+Expected<void> write_private_file(const fs::path& path, std::string_view text,
+                                  const fs::path& temporary) {
+  ::unlink(temporary.c_str());  // left by a writer that crashed before its rename
   UniqueFd fd(
       ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
   if (!fd) return make_error("cannot write " + path.string() + ": " + errno_message("open"));
   ::fchmod(fd.get(), 0600);  // the umask may have taken bits we need
-  std::size_t done = 0;
-  while (done < text.size()) {
-    ssize_t n = ::write(fd.get(), text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      auto error = errno_message("write");
-      ::unlink(temporary.c_str());
-      return make_error("cannot write " + path.string() + ": " + error);
-    }
-    done += static_cast<std::size_t>(n);
+  if (auto written = write_all(fd.get(), text); !written) {
+    ::unlink(temporary.c_str());
+    return make_error("cannot write " + path.string() + ": " + written.error());
   }
   if (::rename(temporary.c_str(), path.c_str()) != 0) {
     auto error = errno_message("rename");

@@ -34,4 +34,10 @@ void make_open_file_private(int fd);
 // was there: a file with looser permissions, a symlink.
 Expected<void> write_private_file(const std::filesystem::path& path, std::string_view text);
 
+// The same through a temporary file the caller names (one it can recognise
+// and sweep if a writer crashes before the rename; any file already there
+// is replaced).
+Expected<void> write_private_file(const std::filesystem::path& path, std::string_view text,
+                                  const std::filesystem::path& temporary);
+
 }  // namespace agentty

@@ -22,6 +22,7 @@
 #include <utility>
 
 #include "base/errno_message.hpp"
+#include "base/fd_io.hpp"
 #include "base/log.hpp"
 #include "pty/supervisor_protocol.hpp"
 
@@ -74,12 +75,8 @@ Expected<UniqueFd> make_stdin_file(const std::optional<std::string>& stdin_data)
   const std::string& data = *stdin_data;
   UniqueFd writable(::memfd_create("agentty-stdin", MFD_CLOEXEC));
   if (!writable) return make_error(errno_message("stdin: making its file (memfd_create)"));
-  for (std::size_t written = 0; written < data.size();) {
-    ssize_t n = ::write(writable.get(), data.data() + written, data.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return make_error(errno_message("stdin: writing its file"));
-    written += static_cast<std::size_t>(n);
-  }
+  if (auto written = write_all(writable.get(), data); !written)
+    return make_error("stdin: writing its file: " + written.error());
   auto path = "/proc/self/fd/" + std::to_string(writable.get());
   return ensure_above_stdio(UniqueFd(::open(path.c_str(), O_RDONLY | O_CLOEXEC)),
                             "stdin: reopening its file read-only");

@@ -13,6 +13,7 @@
 #include <spdlog/spdlog.h>
 
 #include "base/errno_message.hpp"
+#include "base/fd_io.hpp"
 #include "base/private_dir.hpp"
 
 namespace agentty::session {
@@ -197,25 +198,18 @@ void AuditLog::record(const nlohmann::json& record) {
 }
 
 Expected<void> AuditLog::write_whole(std::string_view text) {
-  const auto start = size_;
-  while (!text.empty()) {
-    const ssize_t n = ::write(fd_.get(), text.data(), text.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      auto error = errno_message("write");
-      if (size_ > start) {
-        if (::ftruncate(fd_.get(), static_cast<off_t>(start)) == 0) {
-          size_ = start;
-        } else {
-          line_open_ = true;
-        }
-      }
-      return make_error(error);
+  std::size_t written = 0;
+  auto result = write_all(fd_.get(), text, &written);
+  if (!result && written > 0) {
+    // A part of a record: cut it off, or at least start the next on a new line.
+    if (::ftruncate(fd_.get(), static_cast<off_t>(size_)) != 0) {
+      size_ += written;
+      line_open_ = true;
     }
-    text.remove_prefix(static_cast<std::size_t>(n));
-    size_ += static_cast<std::uint64_t>(n);
+  } else {
+    size_ += written;
   }
-  return {};
+  return result;
 }
 
 void AuditLog::note_failure(const std::string& error) {

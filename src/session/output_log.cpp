@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/errno_message.hpp"
+#include "base/fd_io.hpp"
 #include "session/text_view.hpp"
 
 namespace agentty::session {
@@ -25,30 +26,6 @@ constexpr std::size_t kSpoolBatchBytes = 256 << 10;
 constexpr std::size_t kPageSlackBytes = 16;
 constexpr std::size_t kTailScanBlock = 64 << 10;  // backward LF search step
 constexpr std::size_t kResyncLookBack = 256;      // how far back a cut looks for an ESC
-
-bool write_all_at(int fd, const char* data, std::size_t size, off_t offset) {
-  while (size > 0) {
-    const ssize_t n = ::pwrite(fd, data, size, offset);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    data += n;
-    size -= static_cast<std::size_t>(n);
-    offset += n;
-  }
-  return true;
-}
-
-bool read_all_at(int fd, char* data, std::size_t size, off_t offset) {
-  while (size > 0) {
-    const ssize_t n = ::pread(fd, data, size, offset);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    data += n;
-    size -= static_cast<std::size_t>(n);
-    offset += n;
-  }
-  return true;
-}
 
 }  // namespace
 
@@ -149,13 +126,15 @@ struct OutputLog::Impl {
       // spool_first(); it is still in the file.
       const std::uint64_t end = seq + chunk;
       if (end - 1 > spool_cap &&
-          !read_all_at(spool_fd.get(), &spool_before_first, 1,
-                       static_cast<off_t>((end - spool_cap - 2) % spool_cap))) {
+          pread_all(spool_fd.get(), &spool_before_first, 1,
+                    static_cast<off_t>((end - spool_cap - 2) % spool_cap)) != 1) {
         drop_spool(errno_message("pread"));
         return;
       }
-      if (!write_all_at(spool_fd.get(), data, chunk, static_cast<off_t>(offset))) {
-        drop_spool(errno_message("pwrite"));
+      if (auto written =
+              pwrite_all(spool_fd.get(), std::string_view(data, chunk), static_cast<off_t>(offset));
+          !written) {
+        drop_spool(written.error());
         return;
       }
       seq += chunk;
@@ -193,7 +172,7 @@ struct OutputLog::Impl {
       const std::uint64_t offset = (seq - 1) % spool_cap;
       const std::size_t chunk =
           static_cast<std::size_t>(std::min<std::uint64_t>(size, spool_cap - offset));
-      if (!read_all_at(fd, out, chunk, static_cast<off_t>(offset))) return false;
+      if (pread_all(fd, out, chunk, static_cast<off_t>(offset)) != chunk) return false;
       out += chunk;
       seq += chunk;
       size -= chunk;

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/errno_message.hpp"
+#include "base/fd_io.hpp"
 #include "base/json_string.hpp"
 
 namespace agentty::session {
@@ -163,19 +164,14 @@ void Recorder::write_event(std::string_view code, std::string_view data) {
 }
 
 bool Recorder::write_line(std::string_view line) {
-  std::string_view rest = line;
-  while (!rest.empty()) {
-    const ssize_t n = ::write(fd_.get(), rest.data(), rest.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      error_ = errno_message("write");
-      stopped_ = true;
-      return false;
-    }
-    rest.remove_prefix(static_cast<std::size_t>(n));
-    *bytes_written_ += static_cast<std::uint64_t>(n);
+  std::size_t written = 0;
+  auto result = write_all(fd_.get(), line, &written);
+  *bytes_written_ += written;
+  if (!result) {
+    error_ = result.error();
+    stopped_ = true;
   }
-  return true;
+  return result.ok();
 }
 
 }  // namespace agentty::session

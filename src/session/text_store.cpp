@@ -6,7 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
+
+#include "base/fd_io.hpp"
 
 namespace agentty::session {
 
@@ -50,13 +51,10 @@ void TextStore::append(std::string_view text) {
     size_ = memory_.size();
     return;
   }
-  while (!text.empty()) {
-    const ssize_t n = ::pwrite(fd_.get(), text.data(), text.size(), static_cast<off_t>(size_));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return fall_back_to_memory(text);
-    text.remove_prefix(static_cast<std::size_t>(n));
-    size_ += static_cast<std::uint64_t>(n);
-  }
+  std::size_t written = 0;
+  auto stored = pwrite_all(fd_.get(), text, static_cast<off_t>(size_), &written);
+  size_ += written;
+  if (!stored) fall_back_to_memory(text.substr(written));
 }
 
 void TextStore::read(std::uint64_t offset, std::size_t length, std::string& out) const {
@@ -68,15 +66,7 @@ void TextStore::read(std::uint64_t offset, std::size_t length, std::string& out)
   }
   const std::size_t base = out.size();
   out.resize(base + length);
-  std::size_t done = 0;
-  while (done < length) {
-    const ssize_t n = ::pread(fd_.get(), out.data() + base + done, length - done,
-                              static_cast<off_t>(offset + done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    done += static_cast<std::size_t>(n);
-  }
-  out.resize(base + done);
+  out.resize(base + pread_all(fd_.get(), out.data() + base, length, static_cast<off_t>(offset)));
 }
 
 void TextStore::clear() {
@@ -95,17 +85,6 @@ void TextStore::fall_back_to_memory(std::string_view rest) {
   size_ = memory_.size();
 }
 
-bool TextStore::write_all_at(int fd, std::string_view text, std::uint64_t offset) {
-  while (!text.empty()) {
-    const ssize_t n = ::pwrite(fd, text.data(), text.size(), static_cast<off_t>(offset));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    text.remove_prefix(static_cast<std::size_t>(n));
-    offset += static_cast<std::uint64_t>(n);
-  }
-  return true;
-}
-
 TextStore::View::View(const TextStore& store, std::string_view more) {
   if (!store.fd_ || store.size_ + more.size() == 0) {
     if (more.empty()) {
@@ -118,7 +97,7 @@ TextStore::View::View(const TextStore& store, std::string_view more) {
     return;
   }
   const std::uint64_t size = store.size_ + more.size();
-  void* addr = write_all_at(store.fd_.get(), more, store.size_)
+  void* addr = pwrite_all(store.fd_.get(), more, static_cast<off_t>(store.size_))
                    ? ::mmap(nullptr, size, PROT_READ, MAP_SHARED, store.fd_.get(), 0)
                    : MAP_FAILED;
   if (addr == MAP_FAILED) {

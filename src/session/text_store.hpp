@@ -57,7 +57,6 @@ class TextStore {
  private:
   // The disk filled up: keep going in memory with what the file holds.
   void fall_back_to_memory(std::string_view rest);
-  static bool write_all_at(int fd, std::string_view text, std::uint64_t offset);
 
   UniqueFd fd_;
   bool suspended_ = false;

@@ -7,9 +7,7 @@
 #include "base/errno_message.hpp"
 #include "base/private_dir.hpp"
 #include "base/proc_stat.hpp"
-#include "base/unique_fd.hpp"
 
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -69,28 +67,6 @@ bool agentty_name(const std::string& name) {
   return !name.empty() && (name == "agentty" || name == own);
 }
 
-Expected<void> write_file_atomically(const fs::path& path, const std::string& text) {
-  auto temp = path.parent_path() / ("." + path.filename().string() + std::string(kTempSuffix));
-  ::unlink(temp.c_str());  // left by a crash between open and rename
-  UniqueFd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
-  if (!fd) return make_error(errno_message("open"));
-  for (std::size_t done = 0; done < text.size();) {
-    auto n = ::write(fd.get(), text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      auto error = errno_message("write");
-      ::unlink(temp.c_str());
-      return make_error(error);
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  if (::rename(temp.c_str(), path.c_str()) != 0) {
-    auto error = errno_message("rename");
-    ::unlink(temp.c_str());
-    return make_error(error);
-  }
-  return {};
-}
 }  // namespace
 
 ServerInfo ServerInfo::self(std::string kind, std::string dashboard_url, std::uint16_t port) {
@@ -144,8 +120,9 @@ bool ServerDirectory::live_agentty(int pid, std::uint64_t process_start) {
 
 Expected<void> ServerDirectory::publish(const ServerInfo& info) const {
   if (auto made = ensure_private_dir(dir_); !made) return made;
-  return write_file_atomically(dir_ / (std::to_string(info.pid) + std::string(kEntrySuffix)),
-                               info.to_json().dump() + "\n");
+  const auto name = std::to_string(info.pid) + std::string(kEntrySuffix);
+  return write_private_file(dir_ / name, info.to_json().dump() + "\n",
+                            dir_ / ("." + name + std::string(kTempSuffix)));
 }
 
 void ServerDirectory::remove(int pid) const {

@@ -11,6 +11,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "base/errno_message.hpp"
+#include "base/fd_io.hpp"
 #include "base/private_dir.hpp"
 #include "base/random_id.hpp"
 #include "base/unique_fd.hpp"
@@ -35,13 +36,7 @@ Expected<std::shared_ptr<const OwnedPath>> write_script(const std::string& scrip
   UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
   if (!fd) return make_error(errno_message(("open " + path.string()).c_str()));
   auto file = std::make_shared<const OwnedPath>(path);  // removed on any error below
-  std::size_t done = 0;
-  while (done < script.size()) {
-    ssize_t n = ::write(fd.get(), script.data() + done, script.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return make_error(errno_message("write"));
-    done += static_cast<std::size_t>(n);
-  }
+  if (auto written = write_all(fd.get(), script); !written) return make_error(written.error());
   return file;
 }
 
