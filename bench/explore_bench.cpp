@@ -11,6 +11,8 @@
 // Files go to /tmp/agentty-bench/ and are removed at the end.
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -73,10 +75,12 @@ double median(std::vector<double> values) {
 int main(int argc, char** argv) {
   std::uint64_t megabytes = 100;
   std::string pattern = "NEEDLE-[0-9]+-RARE";
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (std::strcmp(argv[i], "--mb") == 0) megabytes = std::strtoull(argv[i + 1], nullptr, 10);
-    if (std::strcmp(argv[i], "--pattern") == 0) pattern = argv[i + 1];
-  }
+  CLI::App app{"explore grep speed against grep -n on the same text"};
+  app.add_option("--mb", megabytes, "size of the log, in MB")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--pattern", pattern, "the PCRE2 pattern to search for")->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
   const std::filesystem::path dir = "/tmp/agentty-bench";
   std::filesystem::create_directories(dir);
   const std::filesystem::path spool = dir / ("explore-" + std::to_string(::getpid()) + ".spool");

@@ -32,6 +32,7 @@
 
 #include <time.h>
 
+#include <CLI/CLI.hpp>
 #include <boost/asio/io_context.hpp>
 
 #include <algorithm>
@@ -317,14 +318,25 @@ struct Method {
   double median() const { return median_of_values(mb_per_second); }
 };
 
+// Exits (after printing help or the mistake) when the arguments are not
+// usable: a typo must not silently run the default benchmark.
 Config parse_args(int argc, char** argv) {
   Config config;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (std::strcmp(argv[i], "--repeats") == 0)
-      config.repeats = std::max(1, std::atoi(argv[i + 1]));
-    if (std::strcmp(argv[i], "--mb") == 0) config.megabytes = std::max(1, std::atoi(argv[i + 1]));
-    if (std::strcmp(argv[i], "--only") == 0) config.only = argv[i + 1];
-    if (std::strcmp(argv[i], "--components") == 0) config.components = std::atoi(argv[i + 1]) != 0;
+  CLI::App app{"PTY bulk throughput: agentty's reader and execute path vs tmux and a raw read"};
+  app.add_option("--repeats", config.repeats, "runs of each method (the median is reported)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--mb", config.megabytes, "size of the text file cat prints, in MB")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--only", config.only, "run only the methods whose name contains this");
+  app.add_option("--components", config.components,
+                 "1: time each consumer of the execute path alone, on the bytes in memory")
+      ->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    std::exit(app.exit(e));
   }
   return config;
 }

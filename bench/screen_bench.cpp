@@ -11,6 +11,8 @@
 // Usage: screen_bench [--mb SIZE]   (default 128)
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
+
 #include <array>
 #include <chrono>
 #include <cstdio>
@@ -155,9 +157,11 @@ void drop_trailing_empty(std::vector<std::string>& lines) {
 
 int main(int argc, char** argv) {
   std::size_t mb = 128;
-  for (int i = 1; i + 1 < argc; ++i) {
-    if (std::string(argv[i]) == "--mb") mb = std::strtoul(argv[i + 1], nullptr, 10);
-  }
+  CLI::App app{"how fast output reaches the screen model, and its final screen against tmux"};
+  app.add_option("--mb", mb, "size of the plain text file, in MB")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
   fs::path path = plain_file(mb);
   std::string plain = read_file(path);
   std::printf("(a) plain 100-column text, %zu MB, screen 120x40\n", mb);

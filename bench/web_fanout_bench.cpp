@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include <CLI/CLI.hpp>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
@@ -262,14 +263,23 @@ class Bench {
   std::thread thread_;
 };
 
+// Exits (after printing help or the mistake) when the arguments are not usable.
 Config parse(int argc, char** argv) {
   Config config;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string flag = argv[i];
-    long value = std::atol(argv[i + 1]);
-    if (flag == "--mb") config.megabytes = static_cast<std::uint64_t>(value);
-    if (flag == "--viewers") config.viewers = static_cast<int>(value);
-    if (flag == "--repeats") config.repeats = static_cast<int>(value);
+  CLI::App app{"one flooding execution fanned out to many WebSocket viewers"};
+  app.add_option("--mb", config.megabytes, "size of the text file cat prints, in MB")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--viewers", config.viewers, "viewers attached to the execution")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--repeats", config.repeats, "runs of each case (the median is reported)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    std::exit(app.exit(e));
   }
   return config;
 }
