@@ -148,6 +148,155 @@ bool asking_for_secret(session::Execution& execution) {
   return std::regex_search(snapshot.lines[snapshot.cursor.row], secret);
 }
 
+// The open session `args` names, or why execute cannot type into it.
+Expected<std::shared_ptr<session::Execution>> session_named(ToolContext& ctx, const json& args) {
+  std::string id = args["session"].get<std::string>();
+  auto execution = ctx.registry.find(id);
+  if (execution && !execution->shell()) {
+    return make_error("session: '" + id +
+                      "' is a command execution, not a shell session; follow it with "
+                      "read/wait/write, or open a session with open and pass its "
+                      "execution_id.");
+  }
+  if (!execution) {
+    return make_error("session: '" + id +
+                      "' is not an open shell session. Use the execution_id that open returned "
+                      "(ps lists sessions with kind=session), or omit session to run a new "
+                      "process.");
+  }
+  return execution;
+}
+
+// The command line to type, or why these arguments cannot run in a
+// session: one that only applies to a new process, no command, a policy rule.
+Expected<std::string> line_to_type(ToolContext& ctx, const json& args) {
+  for (const auto& [arg, fix] : kNotWithSession) {
+    if (args.contains(arg)) {
+      return make_error(
+          std::string(arg) +
+          ": does not apply with session (the command is typed into the open shell); remove it " +
+          fix + ".");
+    }
+  }
+  if (args.contains("timeout_ms")) {
+    return make_error(
+        "timeout_ms: does not apply with session (the shell outlives its commands); remove it. "
+        "To bound a command, wait for it and end it with write keys [\"ctrl-c\"] (or close the "
+        "session), or run it as its own execute without session.");
+  }
+  if (!args.contains("command"))
+    return make_error("command: with session, give the command line as command.");
+  auto side_effects = args["side_effects"].get<std::vector<std::string>>();
+  if (auto ok = ctx.policy->check_side_effects(side_effects); !ok) return make_error(ok.error());
+  std::string text = trim_trailing_newlines(args["command"].get<std::string>());
+  if (text.empty())
+    return make_error("command: is empty; give a command line to run in the session.");
+  if (auto ok = ctx.policy->check_command(text); !ok) return make_error(ok.error());
+  return text;
+}
+
+// Why the shell cannot take a command line now (it ended, a person holds
+// it, an earlier line is pending, a command runs); nothing when it can.
+// `heuristic` is set when the line goes to a program that reads the
+// terminal (a nested shell, a REPL) instead of the marked shell.
+std::optional<ToolResult> busy_refusal(ToolContext& ctx, session::Execution& execution,
+                                       bool& heuristic) {
+  if (execution.finished()) {
+    return refuse(execution, ctx,
+                  "session: the shell has ended (" + session::to_string(execution.status()) +
+                      "); open a new session with open.");
+  }
+  if (auto held = held_refusal(execution, ctx, "nothing was typed", session_fields(execution)))
+    return held;
+  auto* shell = execution.shell();
+  if (const auto* waiting = unstarted_command(*shell)) {
+    return refuse(
+        execution, ctx,
+        "session: the previous command (" + execution.redacted(waiting->text) +
+            ") was typed but the shell has not started it: it is still starting, or the shell "
+            "waits for the rest of the line (an unclosed quote, a trailing backslash). "
+            "wait(until=\"exit\") for it, write the rest of the line, or write(action=\"flush\") "
+            "to drop it; nothing was typed.");
+  }
+  if (shell->line_entered()) {
+    return refuse(
+        execution, ctx,
+        "session: a line entered with write (or by a person) has not come back to the prompt: "
+        "the shell is about to run it, runs it, or waits for the rest of the line (an unclosed "
+        "quote, a trailing backslash, a here-document). read the session to see which; write "
+        "the rest of the line, or write(action=\"flush\") to drop it; nothing was typed.");
+  }
+  heuristic = false;
+  if (!shell->command_running()) return std::nullopt;
+  if (!execution.waiting_for_input()) {
+    return refuse(execution, ctx,
+                  "session: a command is still running in this session (" +
+                      execution.redacted(shell->current()->text) +
+                      "). wait(until=\"exit\") for it, write to answer "
+                      "it, write keys [\"ctrl-c\"] to interrupt it, or open another session.");
+  }
+  if (execution.screen_modes().alt_screen) {
+    // vim, less, top: a command line typed there is keys (vim would edit
+    // its buffer with it), whoever left the program open.
+    return refuse(
+        execution, ctx,
+        "session: a full-screen program (" + execution.redacted(shell->current()->text) +
+            ") is open in this session and reads keys, not command lines: typing this "
+            "command into it would act as keystrokes. screen shows it; quit it with write "
+            "(vim: keys [\"escape\"] then input \":q\\r\"; less: input \"q\"), "
+            "or open another session; nothing was typed.");
+  }
+  heuristic = true;  // the foreground program reads the terminal: a nested shell or REPL
+  return std::nullopt;
+}
+
+// A typed line the wait left before its command ended: the status and the
+// message that says what to do next.
+void describe_unfinished(json& result, session::Execution& execution, std::uint64_t command_id,
+                         bool heuristic, WaitEnd end, std::uint32_t yield) {
+  const auto* command = execution.shell()->find(command_id);
+  if (execution.finished()) {
+    result["message"] = "The shell ended while the command ran; open a new session to continue.";
+  } else if (heuristic) {
+    execution.shell()->abandon_pending(command_id);
+    result["status"] = "completed";
+    result["boundaries"] = "heuristic";
+    result["exit_code"] = nullptr;
+    result["message"] =
+        "Typed into the program running in the session (no prompt marks: a nested shell or REPL, "
+        "or a prompt whose PS1 and PROMPT_COMMAND were both replaced), "
+        "returned once its output went quiet and it waited for input; the output includes the "
+        "echoed "
+        "line and the exit code is unknown. After ssh/su/bash into a bash (or that reset), "
+        "write(action=\"rearm\") "
+        "restores exact boundaries.";
+  } else if (command && command->c_mark_seq == 0 && execution.waiting_for_input()) {
+    result["status"] = "backgrounded";
+    result["message"] =
+        "The shell has not started the command: it waits for the rest of the line (an unclosed "
+        "quote, a trailing backslash, a here-document; the output shows its continuation "
+        "prompt). write the rest of the line, or write(action=\"flush\") to drop it.";
+  } else if (end == WaitEnd::condition) {
+    result["status"] = "backgrounded";
+    result["message"] =
+        "The command waits for input (" + awaits_answer_reason(execution) +
+        "), so this returned before yield_ms. Answer it with write, or keys [\"ctrl-c\"] to "
+        "interrupt it. A nested shell (bash, su, ssh to a bash), or this shell after a command "
+        "replaced both its PS1 and PROMPT_COMMAND (output ends with its unmarked prompt): "
+        "write(action=\"rearm\") gives "
+        "exact boundaries again; until then execute(session=) types into it heuristically.";
+  } else {
+    result["status"] = "backgrounded";
+    result["message"] =
+        "Still running after " + std::to_string(yield) +
+        " ms; it continues in the session. Use wait "
+        "with execution_id=\"" +
+        execution.id() +
+        "\" (until=\"exit\" waits for this command's end) "
+        "or read to follow it, write to answer prompts, write keys [\"ctrl-c\"] to interrupt it.";
+  }
+}
+
 }  // namespace
 
 const session::ShellCommand* unstarted_command(const ShellIntegration& shell) {
@@ -197,90 +346,16 @@ json session_fields(session::Execution& execution, bool command_exit) {
 }
 
 boost::asio::awaitable<ToolResult> execute_in_session(ToolContext& ctx, const json& args) {
-  std::string id = args["session"].get<std::string>();
-  auto execution = ctx.registry.find(id);
-  if (execution && !execution->shell()) {
-    co_return failed_to_start("session: '" + id +
-                              "' is a command execution, not a shell session; follow it with "
-                              "read/wait/write, or open a session with open and pass its "
-                              "execution_id.");
-  }
-  if (!execution) {
-    co_return failed_to_start(
-        "session: '" + id +
-        "' is not an open shell session. Use the execution_id that open returned "
-        "(ps lists sessions with kind=session), or omit session to run a new process.");
-  }
-  for (const auto& [arg, fix] : kNotWithSession) {
-    if (args.contains(arg)) {
-      co_return failed_to_start(
-          std::string(arg) +
-          ": does not apply with session (the command is typed into the open shell); remove it " +
-          fix + ".");
-    }
-  }
-  if (args.contains("timeout_ms")) {
-    co_return failed_to_start(
-        "timeout_ms: does not apply with session (the shell outlives its commands); remove it. "
-        "To bound a command, wait for it and end it with write keys [\"ctrl-c\"] (or close the "
-        "session), or run it as its own execute without session.");
-  }
-  if (!args.contains("command"))
-    co_return failed_to_start("command: with session, give the command line as command.");
-  auto side_effects = args["side_effects"].get<std::vector<std::string>>();
-  if (auto ok = ctx.policy->check_side_effects(side_effects); !ok)
-    co_return failed_to_start(ok.error());
-  std::string text = trim_trailing_newlines(args["command"].get<std::string>());
-  if (text.empty())
-    co_return failed_to_start("command: is empty; give a command line to run in the session.");
-  if (auto ok = ctx.policy->check_command(text); !ok) co_return failed_to_start(ok.error());
-  if (execution->finished()) {
-    co_return refuse(*execution, ctx,
-                     "session: the shell has ended (" + session::to_string(execution->status()) +
-                         "); open a new session with open.");
-  }
-  if (auto held = held_refusal(*execution, ctx, "nothing was typed", session_fields(*execution)))
-    co_return std::move(*held);
-  auto* shell = execution->shell();
-  if (const auto* waiting = unstarted_command(*shell)) {
-    co_return refuse(
-        *execution, ctx,
-        "session: the previous command (" + execution->redacted(waiting->text) +
-            ") was typed but the shell has not started it: it is still starting, or the shell "
-            "waits for the rest of the line (an unclosed quote, a trailing backslash). "
-            "wait(until=\"exit\") for it, write the rest of the line, or write(action=\"flush\") "
-            "to drop it; nothing was typed.");
-  }
-  if (shell->line_entered()) {
-    co_return refuse(
-        *execution, ctx,
-        "session: a line entered with write (or by a person) has not come back to the prompt: "
-        "the shell is about to run it, runs it, or waits for the rest of the line (an unclosed "
-        "quote, a trailing backslash, a here-document). read the session to see which; write "
-        "the rest of the line, or write(action=\"flush\") to drop it; nothing was typed.");
-  }
+  auto found = session_named(ctx, args);
+  if (!found) co_return failed_to_start(found.error());
+  auto execution = std::move(found).value();
+  auto text = line_to_type(ctx, args);
+  if (!text) co_return failed_to_start(text.error());
   bool heuristic = false;
-  if (shell->command_running()) {
-    if (!execution->waiting_for_input()) {
-      co_return refuse(*execution, ctx,
-                       "session: a command is still running in this session (" +
-                           execution->redacted(shell->current()->text) +
-                           "). wait(until=\"exit\") for it, write to answer "
-                           "it, write keys [\"ctrl-c\"] to interrupt it, or open another session.");
-    }
-    if (execution->screen_modes().alt_screen) {
-      // vim, less, top: a command line typed there is keys (vim would edit
-      // its buffer with it), whoever left the program open.
-      co_return refuse(
-          *execution, ctx,
-          "session: a full-screen program (" + execution->redacted(shell->current()->text) +
-              ") is open in this session and reads keys, not command lines: typing this "
-              "command into it would act as keystrokes. screen shows it; quit it with write "
-              "(vim: keys [\"escape\"] then input \":q\\r\"; less: input \"q\"), "
-              "or open another session; nothing was typed.");
-    }
-    heuristic = true;  // the foreground program reads the terminal: a nested shell or REPL
-  } else if (!shell->prompt_ready() && !co_await wait_for_prompt(ctx, *execution, kPromptWait)) {
+  if (auto busy = busy_refusal(ctx, *execution, heuristic)) co_return std::move(*busy);
+  auto* shell = execution->shell();
+  if (!heuristic && !shell->prompt_ready() &&
+      !co_await wait_for_prompt(ctx, *execution, kPromptWait)) {
     co_return refuse(*execution, ctx,
                      "session: the shell did not show a prompt within 10 s; read the session "
                      "to see why, or write(action=\"flush\") and try again." +
@@ -289,8 +364,8 @@ boost::asio::awaitable<ToolResult> execute_in_session(ToolContext& ctx, const js
 
   auto submitted_at = steady_clock::now();
   auto submitted_seq = execution->log().latest_seq();
-  auto command_id = shell->submit_agent_command(text, submitted_seq, heuristic);
-  if (auto ok = execution->write(typed_bytes(*execution, *shell, text, heuristic),
+  auto command_id = shell->submit_agent_command(*text, submitted_seq, heuristic);
+  if (auto ok = execution->write(typed_bytes(*execution, *shell, *text, heuristic),
                                  session::InputSource::agent);
       !ok) {
     shell->abandon_pending(command_id);
@@ -298,7 +373,6 @@ boost::asio::awaitable<ToolResult> execute_in_session(ToolContext& ctx, const js
   }
   execution->set_agent_typed_line("");  // erased (ctrl-u) or submitted with the command
   auto yield = effective_yield(ctx, args, ctx.config.default_yield_ms);
-  auto deadline = submitted_at + milliseconds(yield);
   auto done = [&] {
     if (execution->finished()) return true;
     const auto* command = shell->find(command_id);
@@ -311,15 +385,11 @@ boost::asio::awaitable<ToolResult> execute_in_session(ToolContext& ctx, const js
     auto quiet = execution->idle().value_or(milliseconds::max());
     return printed && quiet >= kHeuristicQuiet && execution->waiting_for_input();
   };
-  auto end = co_await wait_until(ctx, *execution, deadline, done,
+  auto end = co_await wait_until(ctx, *execution, submitted_at + milliseconds(yield), done,
                                  heuristic ? milliseconds(50) : kAnswerRecheck);
   if (end == WaitEnd::cancelled) co_return ToolResult{};
 
   auto request = read_request(ctx, args);
-  auto answer = [&](json result) {  // last: read_fields may have set a hint
-    note_capped_timer(result, ctx, args, "yield_ms", "yield_ms");
-    return ToolResult{std::move(result)};
-  };
   json result = merged(status_fields(*execution, ctx), session_fields(*execution));
   result["yield_ms"] = yield;
   result["duration_ms"] = duration_cast<milliseconds>(steady_clock::now() - submitted_at).count();
@@ -329,9 +399,7 @@ boost::asio::awaitable<ToolResult> execute_in_session(ToolContext& ctx, const js
     result["status"] = "completed";
     result["exit_code"] = *command->exit_code;
     result["boundaries"] = shell->kind() == session::ShellKind::sh ? "heuristic" : "exact";
-    co_return answer(std::move(result));
-  }
-  if (command && ran_nothing(*shell, *command)) {
+  } else if (command && ran_nothing(*shell, *command)) {
     shell->abandon_pending(command_id);  // a later C mark is not this line's
     execution->advance_cursor(shell->last_prompt_end());
     result = merged(result, read_fields(*execution, request));
@@ -340,52 +408,14 @@ boost::asio::awaitable<ToolResult> execute_in_session(ToolContext& ctx, const js
     result["message"] =
         "The shell read the line and ran no command (it is blank or only a comment); nothing "
         "failed.";
-    co_return answer(std::move(result));
-  }
-  if (command && command->output_begin != 0) execution->advance_cursor(command->output_begin);
-  result = merged(result, read_fields(*execution, request));
-  if (execution->finished()) {
-    result["message"] = "The shell ended while the command ran; open a new session to continue.";
-  } else if (heuristic) {
-    shell->abandon_pending(command_id);
-    result["status"] = "completed";
-    result["boundaries"] = "heuristic";
-    result["exit_code"] = nullptr;
-    result["message"] =
-        "Typed into the program running in the session (no prompt marks: a nested shell or REPL, "
-        "or a prompt whose PS1 and PROMPT_COMMAND were both replaced), "
-        "returned once its output went quiet and it waited for input; the output includes the "
-        "echoed "
-        "line and the exit code is unknown. After ssh/su/bash into a bash (or that reset), "
-        "write(action=\"rearm\") "
-        "restores exact boundaries.";
-  } else if (command && command->c_mark_seq == 0 && execution->waiting_for_input()) {
-    result["status"] = "backgrounded";
-    result["message"] =
-        "The shell has not started the command: it waits for the rest of the line (an unclosed "
-        "quote, a trailing backslash, a here-document; the output shows its continuation "
-        "prompt). write the rest of the line, or write(action=\"flush\") to drop it.";
-  } else if (end == WaitEnd::condition) {
-    result["status"] = "backgrounded";
-    result["message"] =
-        "The command waits for input (" + awaits_answer_reason(*execution) +
-        "), so this returned before yield_ms. Answer it with write, or keys [\"ctrl-c\"] to "
-        "interrupt it. A nested shell (bash, su, ssh to a bash), or this shell after a command "
-        "replaced both its PS1 and PROMPT_COMMAND (output ends with its unmarked prompt): "
-        "write(action=\"rearm\") gives "
-        "exact boundaries again; until then execute(session=) types into it heuristically.";
   } else {
-    result["status"] = "backgrounded";
-    result["message"] =
-        "Still running after " + std::to_string(yield) +
-        " ms; it continues in the session. Use wait "
-        "with execution_id=\"" +
-        execution->id() +
-        "\" (until=\"exit\" waits for this command's end) "
-        "or read to follow it, write to answer prompts, write keys [\"ctrl-c\"] to interrupt it.";
+    if (command && command->output_begin != 0) execution->advance_cursor(command->output_begin);
+    result = merged(result, read_fields(*execution, request));
+    describe_unfinished(result, *execution, command_id, heuristic, end, yield);
+    note_full_screen(result, *execution);  // vim, less, top run in the session
   }
-  note_full_screen(result, *execution);  // vim, less, top run in the session
-  co_return answer(std::move(result));
+  note_capped_timer(result, ctx, args, "yield_ms", "yield_ms");  // last: a hint may be set
+  co_return ToolResult{std::move(result)};
 }
 
 boost::asio::awaitable<ToolResult> session_action(ToolContext& ctx, session::Execution& execution,
