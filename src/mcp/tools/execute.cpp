@@ -133,21 +133,11 @@ std::string eof_for(const std::string& typed) {
   return typed.empty() || typed.back() == '\n' ? "\x04" : "\x04\x04";
 }
 
-}  // namespace
-
-boost::asio::awaitable<ToolResult> execute(ToolContext& ctx, const json& args) {
-  if (auto problem = check_command_choice(args)) co_return failed_to_start(*problem);
-  if (args.contains("session")) co_return co_await execute_in_session(ctx, args);
-  if (auto problem = ssh_options_problem(args)) co_return failed_to_start(*problem);
-  auto& policy = *ctx.policy;
-  auto side_effects = args["side_effects"].get<std::vector<std::string>>();
-  if (auto ok = policy.check_side_effects(side_effects); !ok) co_return failed_to_start(ok.error());
-
-  session::ExecutionSpec spec;
-  spec.side_effects = side_effects;
-  spec.timeout = milliseconds(args.value("timeout_ms", ctx.config.default_timeout_ms));
-  if (auto ok = fill_start_spec(ctx, args, spec); !ok) co_return failed_to_start(ok.error());
-
+// What runs: the program and the text the policy checks, from command
+// (bash -c, or the program itself for a line of plain words), argv (no
+// shell) or script (syntax-checked, then run by bash).
+boost::asio::awaitable<Expected<void>> set_program(ToolContext& ctx, const json& args,
+                                                   session::ExecutionSpec& spec) {
   if (args.contains("command")) {
     spec.command_text = args["command"].get<std::string>();
     spec.argv = {ctx.config.default_shell, "-c", spec.command_text};
@@ -162,7 +152,7 @@ boost::asio::awaitable<ToolResult> execute(ToolContext& ctx, const json& args) {
   } else if (args.contains("argv")) {
     spec.argv = args["argv"].get<std::vector<std::string>>();
     if (spec.argv[0].empty())
-      co_return failed_to_start(
+      co_return make_error(
           "argv[0]: is empty; it must name the program to run (looked up in PATH), e.g. "
           "[\"ls\", \"-l\"].");
     spec.command_text = session::join_argv_for_policy(spec.argv);
@@ -173,33 +163,94 @@ boost::asio::awaitable<ToolResult> execute(ToolContext& ctx, const json& args) {
     const std::string bash = is_bash(ctx.config.default_shell) ? ctx.config.default_shell : "bash";
     auto checked = co_await check_bash_syntax(spec.command_text, ctx.config.state_dir, bash,
                                               ctx.registry.state_file_name(""));
-    if (!checked) co_return failed_to_start("script: " + checked.error());
+    if (!checked) co_return make_error("script: " + checked.error());
     spec.script_file = std::move(checked.value());
     spec.argv = {bash, spec.script_file->path().string()};
     // Checked as bash, so run by bash: a host's login shell may be sh.
     spec.remote_command = "exec bash -c " + pty::shell_quote(spec.command_text);
   }
+  co_return Expected<void>{};
+}
+
+// stdin that ends (close_stdin, the default) is the program's standard
+// input: locally a file on fd 0, on a host a pipe the remote shell fills.
+// Whether it went there; with close_stdin=false it is typed instead.
+Expected<bool> set_standard_input(const json& args, session::ExecutionSpec& spec) {
+  if (!args.contains("stdin") || !args.value("close_stdin", true)) return false;
+  const auto& data = args["stdin"].get_ref<const std::string&>();
+  if (spec.host.empty()) {
+    spec.stdin_file = data;
+    return true;
+  }
+  auto piped = pty::with_standard_input(spec.remote_command, data);
+  if (!piped) {
+    return make_error(
+        "stdin: " + std::to_string(data.size()) +
+        " bytes do not fit in the command line an SSH server runs (at most " +
+        std::to_string(pty::kMaxRemoteCommandBytes / 1024) +
+        " KiB with the command); nothing ran. Copy the data to the host first (for example "
+        "in parts with execute(host=..., command=\"cat >> FILE\", stdin=PART)) and read it "
+        "from the file.");
+  }
+  spec.remote_command = std::move(*piped);
+  return true;
+}
+
+// Types stdin given with close_stdin=false (and the end-of-file close_stdin
+// asks for) into the started program; a failure is reported, not fatal.
+json type_input(const json& args, bool stdin_as_file, session::Execution& execution) {
+  json extra = json::object();
+  if (args.contains("stdin") && !stdin_as_file) {
+    std::string typed = args["stdin"].get<std::string>();
+    if (args.value("close_stdin", true)) typed += eof_for(typed);
+    if (auto ok = execution.write(typed, session::InputSource::agent); !ok)
+      extra["stdin_error"] = ok.error();
+  } else if (args.value("close_stdin", false)) {
+    (void)execution.write("\x04", session::InputSource::agent);
+  }
+  return extra;
+}
+
+// A program still running when execute answers: why it answered, and what next.
+void describe_running(json& result, session::Execution& execution, WaitEnd end,
+                      std::uint32_t yield) {
+  if (execution.finished()) return;
+  result["status"] = "backgrounded";
+  if (end == WaitEnd::condition) {
+    result["message"] =
+        "It waits for input (" + awaits_answer_reason(execution) +
+        "), so this returned before yield_ms; it keeps running. Answer with write "
+        "(execution_id=\"" +
+        execution.id() +
+        "\"; keys for ctrl-c, arrows...), or wait/read to follow it, stop to end it. For a "
+        "password, handoff to a person.";
+  } else {
+    result["message"] =
+        "Still running after " + std::to_string(yield) +
+        " ms; it continues in the background. Use read or wait with execution_id=\"" +
+        execution.id() + "\" to follow it, write to answer prompts, stop to end it.";
+  }
+}
+
+}  // namespace
+
+boost::asio::awaitable<ToolResult> execute(ToolContext& ctx, const json& args) {
+  if (auto problem = check_command_choice(args)) co_return failed_to_start(*problem);
+  if (args.contains("session")) co_return co_await execute_in_session(ctx, args);
+  if (auto problem = ssh_options_problem(args)) co_return failed_to_start(*problem);
+  auto& policy = *ctx.policy;
+  auto side_effects = args["side_effects"].get<std::vector<std::string>>();
+  if (auto ok = policy.check_side_effects(side_effects); !ok) co_return failed_to_start(ok.error());
+
+  session::ExecutionSpec spec;
+  spec.side_effects = side_effects;
+  spec.timeout = milliseconds(args.value("timeout_ms", ctx.config.default_timeout_ms));
+  if (auto ok = fill_start_spec(ctx, args, spec); !ok) co_return failed_to_start(ok.error());
+  if (auto ok = co_await set_program(ctx, args, spec); !ok) co_return failed_to_start(ok.error());
   if (auto ok = policy.check_command(spec.command_text); !ok) co_return failed_to_start(ok.error());
   if (auto ok = check_start_limits(ctx); !ok) co_return failed_to_start(ok.error());
-  // stdin that ends is the program's standard input: locally a file on fd 0,
-  // on a host a pipe the remote shell fills. With close_stdin=false it is
-  // typed below.
-  const bool stdin_as_file = args.contains("stdin") && args.value("close_stdin", true);
-  if (stdin_as_file && spec.host.empty()) spec.stdin_file = args["stdin"].get<std::string>();
-  if (stdin_as_file && !spec.host.empty()) {
-    const auto& data = args["stdin"].get_ref<const std::string&>();
-    auto piped = pty::with_standard_input(spec.remote_command, data);
-    if (!piped) {
-      co_return failed_to_start(
-          "stdin: " + std::to_string(data.size()) +
-          " bytes do not fit in the command line an SSH server runs (at most " +
-          std::to_string(pty::kMaxRemoteCommandBytes / 1024) +
-          " KiB with the command); nothing ran. Copy the data to the host first (for example "
-          "in parts with execute(host=..., command=\"cat >> FILE\", stdin=PART)) and read it "
-          "from the file.");
-    }
-    spec.remote_command = std::move(*piped);
-  }
+  auto stdin_as_file = set_standard_input(args, spec);
+  if (!stdin_as_file) co_return failed_to_start(stdin_as_file.error());
 
   bool direct = args.contains("argv");
   auto started = co_await ctx.registry.start(std::move(spec));
@@ -212,16 +263,7 @@ boost::asio::awaitable<ToolResult> execute(ToolContext& ctx, const json& args) {
     co_return failed_to_start(started.error());
   }
   auto execution = started.value();
-
-  json extra = json::object();
-  if (args.contains("stdin") && !stdin_as_file) {
-    std::string typed = args["stdin"].get<std::string>();
-    if (args.value("close_stdin", true)) typed += eof_for(typed);
-    if (auto ok = execution->write(typed, session::InputSource::agent); !ok)
-      extra["stdin_error"] = ok.error();
-  } else if (args.value("close_stdin", false)) {
-    (void)execution->write("\x04", session::InputSource::agent);
-  }
+  json extra = type_input(args, *stdin_as_file, *execution);
 
   auto yield = effective_yield(ctx, args, ctx.config.default_yield_ms);
   auto deadline = steady_clock::now() + milliseconds(yield);
@@ -235,22 +277,7 @@ boost::asio::awaitable<ToolResult> execute(ToolContext& ctx, const json& args) {
   json result = merged(execution_result(*execution, ctx, request), extra);
   result["yield_ms"] = yield;
   note_capped_timer(result, ctx, args, "yield_ms", "yield_ms");
-  if (!execution->finished() && end == WaitEnd::condition) {
-    result["status"] = "backgrounded";
-    result["message"] =
-        "It waits for input (" + awaits_answer_reason(*execution) +
-        "), so this returned before yield_ms; it keeps running. Answer with write "
-        "(execution_id=\"" +
-        execution->id() +
-        "\"; keys for ctrl-c, arrows...), or wait/read to follow it, stop to end it. For a "
-        "password, handoff to a person.";
-  } else if (!execution->finished()) {
-    result["status"] = "backgrounded";
-    result["message"] =
-        "Still running after " + std::to_string(yield) +
-        " ms; it continues in the background. Use read or wait with execution_id=\"" +
-        execution->id() + "\" to follow it, write to answer prompts, stop to end it.";
-  }
+  describe_running(result, *execution, end, yield);
   note_full_screen(result, *execution);
   co_return ToolResult{std::move(result)};
 }
