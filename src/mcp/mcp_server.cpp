@@ -287,6 +287,27 @@ void McpServer::handle_notification(const Notification& notification) {
   // notifications/initialized and others need no action.
 }
 
+const ToolDefinition* McpServer::find_tool(const std::string& name) const {
+  auto tool = std::find_if(tools_.begin(), tools_.end(),
+                           [&](const ToolDefinition& t) { return t.name == name; });
+  return tool == tools_.end() ? nullptr : &*tool;
+}
+
+std::function<void(double, const std::string&)> McpServer::progress_sender(
+    const json& params, std::shared_ptr<bool> responded) {
+  auto meta = params.find("_meta");
+  if (meta == params.end() || !meta->is_object()) return {};
+  auto token = meta->find("progressToken");
+  if (token == meta->end() || token->is_null()) return {};
+  return [this, token = *token, responded = std::move(responded), alive = alive_](
+             double progress, const std::string& message) {
+    if (!*alive || *responded) return;  // no progress after the answer (or the server)
+    send(make_notification(
+        "notifications/progress",
+        {{"progressToken", token}, {"progress", progress}, {"message", message}}));
+  };
+}
+
 void McpServer::call_tool(Request request) {
   const json& params = request.params;
   if (!params.is_object() || !params.contains("name") || !params["name"].is_string()) {
@@ -294,10 +315,9 @@ void McpServer::call_tool(Request request) {
                     "Invalid params: tools/call needs a string \"name\""));
     return;
   }
-  std::string name = params["name"];
-  auto tool = std::find_if(tools_.begin(), tools_.end(),
-                           [&](const ToolDefinition& t) { return t.name == name; });
-  if (tool == tools_.end()) {
+  const ToolDefinition* tool = find_tool(params["name"].get_ref<const std::string&>());
+  if (!tool) {
+    const auto& name = params["name"].get_ref<const std::string&>();
     auto advice = peer_tool_advice(name);
     send(make_error(request.id, rpc_error::invalid_params,
                     "Unknown tool: " + name_for_message(name) + ". " +
@@ -321,24 +341,12 @@ void McpServer::call_tool(Request request) {
   auto signal = std::make_shared<boost::asio::cancellation_signal>();
   in_flight_.emplace(key, signal);
 
-  json progress_token = params.contains("_meta") && params["_meta"].is_object() &&
-                                params["_meta"].contains("progressToken")
-                            ? params["_meta"]["progressToken"]
-                            : json();
   auto responded = std::make_shared<bool>(false);
   ToolContext ctx{registry_, config_, policy_, nullptr, hooks_.terminal_url, {}};
-  if (!progress_token.is_null()) {
-    ctx.progress = [this, progress_token, responded, alive = alive_](double progress,
-                                                                     const std::string& message) {
-      if (!*alive || *responded) return;
-      send(make_notification(
-          "notifications/progress",
-          {{"progressToken", progress_token}, {"progress", progress}, {"message", message}}));
-    };
-  }
+  ctx.progress = progress_sender(params, responded);
 
-  auto run = [this, tool = &*tool, ctx = std::move(ctx), args = std::move(args), id = request.id,
-              key, responded, signal, alive = alive_,
+  auto run = [this, tool, ctx = std::move(ctx), args = std::move(args), id = request.id, key,
+              responded, signal, alive = alive_,
               invalid_text_at =
                   std::move(request.invalid_text_at)]() mutable -> boost::asio::awaitable<void> {
     // A cancelled call stops where it waits (ChangeSignal answers

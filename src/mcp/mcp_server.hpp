@@ -62,6 +62,11 @@ class McpServer {
   void handle_notification(const Notification& notification);
   void handle_resources(const Request& request);
   void call_tool(Request request);
+  const ToolDefinition* find_tool(const std::string& name) const;
+  // Sends notifications/progress for a call whose request asked for them
+  // (a progressToken in _meta), until it is answered; empty otherwise.
+  std::function<void(double, const std::string&)> progress_sender(const json& params,
+                                                                  std::shared_ptr<bool> responded);
   json initialize(const json& params);
   json list_tools() const;
   void send(const json& message);
