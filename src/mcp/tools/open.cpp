@@ -51,6 +51,65 @@ ToolResult held_for_login(ToolContext& ctx, session::Execution& execution) {
   return ToolResult{std::move(result)};
 }
 
+// A local shell: the program, and the startup files that install the hook.
+Expected<void> set_local_shell(ToolContext& ctx, session::ShellKind kind, const std::string& nonce,
+                               session::ExecutionSpec& spec) {
+  std::string name = session::to_string(kind);
+  std::string program = find_in_path(kind == session::ShellKind::sh ? "dash" : name);
+  if (program.empty() && kind == session::ShellKind::sh) program = find_in_path("sh");
+  if (program.empty())
+    return make_error("shell: " + name + " is not installed here; use shell=\"bash\".");
+  auto dir = (ctx.config.state_dir.empty() ? std::filesystem::temp_directory_path()
+                                           : ctx.config.state_dir) /
+             "sessions" / ctx.registry.state_file_name(nonce);
+  auto launch = session::write_shell_startup(kind, program, nonce, dir, spec.env);
+  if (!launch) return make_error(launch.error());
+  spec.argv = launch.value().argv;
+  for (const auto& [key, value] : launch.value().env) spec.env[key] = value;
+  spec.startup_files = launch.value().files;
+  spec.command_text = program;
+  return ctx.policy->check_command(join(spec.argv));
+}
+
+// A session on a host is its account's login shell; the hook is typed into it.
+Expected<void> set_login_shell(ToolContext& ctx, session::ShellKind& kind,
+                               session::ExecutionSpec& spec) {
+  if (kind != session::ShellKind::bash)
+    return make_error(
+        "shell: with host the session is the account's login shell on that host (agentty's "
+        "prompt hook is typed for bash); remove shell (or pass \"bash\").");
+  kind = session::ShellKind::bash;  // the hook is typed into the login shell; rearm knows bash
+  spec.command_text = "(login shell on " + spec.host + ")";
+  return ctx.policy->check_command(spec.command_text);
+}
+
+// open's answer once the first prompt came, the shell ended, or the wait
+// for the prompt ran out.
+ToolResult first_prompt_answer(ToolContext& ctx, session::Execution& execution,
+                               session::ShellKind kind) {
+  auto* shell = execution.shell();
+  json result = merged(execution_result(execution, ctx, read_request(ctx, json::object())),
+                       session_fields(execution));
+  result["shell"] = session::to_string(kind);
+  result["prompt_ready"] = shell->prompt_ready();
+  if (execution.finished()) {
+    result["message"] =
+        "The shell ended right away; output shows why. Fix the cause (rc file, cwd) and open "
+        "again.";
+    return ToolResult{std::move(result), true};
+  }
+  if (!shell->prompt_ready()) {
+    result["message"] =
+        "No prompt within 10 s: the shell is still starting (a slow rc file) or its rc file "
+        "left no marked prompt. The session is open: execute(session=) waits for the first "
+        "prompt, read shows what the shell printed, and at a bash prompt without marks "
+        "write(action=\"rearm\") installs the hook.";
+    if (!execution.spec().host.empty())
+      result["message"] = result["message"].get<std::string>() + kHookNeedsBash;
+  }
+  return ToolResult{std::move(result)};
+}
+
 boost::asio::awaitable<ToolResult> open(ToolContext& ctx, const json& args) {
   auto kind =
       session::parse_shell_kind(args.value("shell", "bash")).value_or(session::ShellKind::bash);
@@ -62,32 +121,9 @@ boost::asio::awaitable<ToolResult> open(ToolContext& ctx, const json& args) {
   if (auto ok = fill_start_spec(ctx, args, spec); !ok) co_return failed_to_start(ok.error());
 
   std::string nonce = random_hex(8);
-  if (spec.host.empty()) {
-    std::string name = session::to_string(kind);
-    std::string program = find_in_path(kind == session::ShellKind::sh ? "dash" : name);
-    if (program.empty() && kind == session::ShellKind::sh) program = find_in_path("sh");
-    if (program.empty())
-      co_return failed_to_start("shell: " + name + " is not installed here; use shell=\"bash\".");
-    auto dir = (ctx.config.state_dir.empty() ? std::filesystem::temp_directory_path()
-                                             : ctx.config.state_dir) /
-               "sessions" / ctx.registry.state_file_name(nonce);
-    auto launch = session::write_shell_startup(kind, program, nonce, dir, spec.env);
-    if (!launch) co_return failed_to_start(launch.error());
-    spec.argv = launch.value().argv;
-    for (const auto& [key, value] : launch.value().env) spec.env[key] = value;
-    spec.startup_files = launch.value().files;
-    spec.command_text = program;
-    if (auto ok = policy.check_command(join(spec.argv)); !ok) co_return failed_to_start(ok.error());
-  } else {
-    if (kind != session::ShellKind::bash)
-      co_return failed_to_start(
-          "shell: with host the session is the account's login shell on that host (agentty's "
-          "prompt hook is typed for bash); remove shell (or pass \"bash\").");
-    kind = session::ShellKind::bash;  // the hook is typed into the login shell; rearm knows bash
-    spec.command_text = "(login shell on " + spec.host + ")";
-    if (auto ok = policy.check_command(spec.command_text); !ok)
-      co_return failed_to_start(ok.error());
-  }
+  auto shell_set = spec.host.empty() ? set_local_shell(ctx, kind, nonce, spec)
+                                     : set_login_shell(ctx, kind, spec);
+  if (!shell_set) co_return failed_to_start(shell_set.error());
   // Limits last, as in the policy's order (cwd, command rules, limits).
   if (auto ok = policy.check_session_limit(ctx.registry.live_session_count()); !ok)
     co_return failed_to_start(ok.error());
@@ -123,26 +159,7 @@ boost::asio::awaitable<ToolResult> open(ToolContext& ctx, const json& args) {
                                  [&] { return execution->finished() || shell->prompt_ready(); });
   if (end == WaitEnd::cancelled) co_return ToolResult{};
 
-  json result = merged(execution_result(*execution, ctx, read_request(ctx, json::object())),
-                       session_fields(*execution));
-  result["shell"] = session::to_string(kind);
-  result["prompt_ready"] = shell->prompt_ready();
-  if (execution->finished()) {
-    result["message"] =
-        "The shell ended right away; output shows why. Fix the cause (rc file, cwd) and open "
-        "again.";
-    co_return ToolResult{std::move(result), true};
-  }
-  if (!shell->prompt_ready()) {
-    result["message"] =
-        "No prompt within 10 s: the shell is still starting (a slow rc file) or its rc file "
-        "left no marked prompt. The session is open: execute(session=) waits for the first "
-        "prompt, read shows what the shell printed, and at a bash prompt without marks "
-        "write(action=\"rearm\") installs the hook.";
-    if (!execution->spec().host.empty())
-      result["message"] = result["message"].get<std::string>() + kHookNeedsBash;
-  }
-  co_return ToolResult{std::move(result)};
+  co_return first_prompt_answer(ctx, *execution, kind);
 }
 
 }  // namespace
