@@ -416,7 +416,9 @@ test('wait on a pattern PCRE2 gives up on (nested repeats) says so at once, inst
   const running = await agent.startCommand(t, { command: `printf '${line}\\n'; exec sleep 600`, yield_ms: 0 });
   t.after(() => agent.client.close());  // after startCommand's stop (hooks run in order)
   const started = Date.now();
-  const onRunning = await agent.call('wait', { execution_id: running.execution_id, pattern: '^(a+)+$', timeout_ms: 30000 });
+  // since_seq: execute's own answer (yield_ms 0) may already hold the line
+  // and move the cursor past it; the search must see it either way.
+  const onRunning = await agent.call('wait', { execution_id: running.execution_id, pattern: '^(a+)+$', since_seq: 1, timeout_ms: 30000 });
   assert.equal(onRunning.isError, true, JSON.stringify(onRunning));
   assert.match(onRunning.error, /^pattern: matching failed/);
   assert.ok(Date.now() - started < 20000, `answered after ${Date.now() - started} ms`);

@@ -73,150 +73,190 @@ bool session_command_over(session::Execution& execution,
   return now - *ended_at >= kPromptGrace;
 }
 
+// What the arguments ask to wait for, checked: until (implied by pattern or
+// idle_ms when left out), the compiled pattern, the quiet time.
+struct WaitFor {
+  std::string until;
+  std::optional<Pattern> pattern;
+  milliseconds idle{1000};
+};
+
+Expected<WaitFor> wait_for(const json& args) {
+  if (args.contains("since_seq") && args.contains("tail_lines"))
+    return make_error("tail_lines: cannot be combined with since_seq; use one of them.");
+  WaitFor wanted;
+  wanted.until = args.value(
+      "until", args.contains("pattern") ? "match" : (args.contains("idle_ms") ? "idle" : "exit"));
+  if (wanted.until != "idle" && args.contains("idle_ms")) {
+    return make_error("idle_ms: only applies with until=\"idle\" (it was " + wanted.until +
+                      "); set until=\"idle\" or remove idle_ms.");
+  }
+  if (wanted.until == "match") {
+    if (!args.contains("pattern"))
+      return make_error("pattern: is required with until=\"match\" (a PCRE2 regular expression).");
+    auto compiled = Pattern::compile(args["pattern"].get<std::string>());
+    if (!compiled) return make_error("pattern: " + compiled.error());
+    wanted.pattern = std::move(compiled).value();
+  } else if (args.contains("pattern")) {
+    return make_error("pattern: only applies with until=\"match\"; set until or remove pattern.");
+  }
+  wanted.idle = milliseconds(args.value("idle_ms", 1000));
+  return wanted;
+}
+
+// What a condition found out while it was checked, for the answer.
+struct WaitFindings {
+  std::optional<PatternMatch> found;
+  std::uint64_t found_line_end = 0;
+  std::string match_failure;  // PCRE2 gave up: no answer will come
+  bool guessed = false;       // until=input held by the guess (the backend could not tell)
+  std::optional<steady_clock::time_point> ended_at;  // see session_command_over
+};
+
+// A condition: whether it holds now, looked at on every change and at
+// least every `recheck` (0: only on changes).
+struct WaitCondition {
+  std::function<bool()> done;
+  milliseconds recheck{0};
+};
+
+// In a session: the current command's end (its D mark), not the shell's; a
+// command typed but not started yet (execute with a short yield_ms) has not
+// ended either.
+WaitCondition until_exit(session::Execution& execution, WaitFindings& findings) {
+  return {
+      [&] { return execution.finished() || session_command_over(execution, findings.ended_at); },
+      execution.shell() ? kPromptGrace : milliseconds(0)};
+}
+
+WaitCondition until_idle(session::Execution& execution, milliseconds idle,
+                         steady_clock::time_point start) {
+  return {[&execution, idle, start] {
+            auto waited = duration_cast<milliseconds>(steady_clock::now() - start);
+            auto quiet = execution.idle().value_or(waited);
+            return execution.finished() || std::min(quiet, waited) >= idle;
+          },
+          milliseconds(25)};
+}
+
+// Seen waiting twice, with no output in between: what a program prints
+// just before it blocks reading can still be in the terminal's buffers (the
+// kernel moves it to the reader's side later) when the first look finds it
+// reading, and the answer then lacked that output.
+WaitCondition until_input(session::Execution& execution, WaitFindings& findings) {
+  std::optional<std::uint64_t> seen_waiting_at;  // latest_seq then
+  return {[&execution, &findings, seen_waiting_at]() mutable {
+            const auto state = execution.input_state();
+            if (!execution.waiting_for_input(state)) {
+              seen_waiting_at.reset();
+              return execution.finished();
+            }
+            const auto seq = execution.log().latest_seq();
+            if (seen_waiting_at != seq) {
+              seen_waiting_at = seq;
+              return false;
+            }
+            findings.guessed = state == pty::InputState::unknown;
+            return true;
+          },
+          milliseconds(40)};
+}
+
+// A handoff not yet taken over is still waiting for its person.
+WaitCondition until_released(session::Execution& execution) {
+  return {[&execution] {
+    return (!execution.held() && !execution.handoff_reason()) || execution.finished();
+  }};
+}
+
+// The pattern in the text view from `from` (the newest kMatchWindow at
+// most); lines searched without a match are not searched again.
+WaitCondition until_match(session::Execution& execution, const Pattern& pattern, std::uint64_t from,
+                          bool cursorless, WaitFindings& findings) {
+  std::uint64_t scanned_to = 0;
+  std::uint64_t settled = 0;  // searched before, no match: see settled_seq
+  return {[&execution, &pattern, &findings, from, cursorless, scanned_to, settled]() mutable {
+    auto latest = execution.log().latest_seq();
+    // Cursorless in a session: not in the echo of the line execute typed.
+    auto start = cursorless ? past_command_echo(execution, from) : std::optional(from);
+    if (start && cursorless) start = std::max(*start, execution.match_floor());
+    if (start && latest != scanned_to) {
+      scanned_to = latest;
+      std::uint64_t begin =
+          std::max({*start, latest > kMatchWindow ? latest - kMatchWindow : 1, settled});
+      std::string raw = execution.log().copy_range(begin, latest);
+      std::string text = session::to_text(raw);
+      auto searched = pattern.search(text);
+      if (!searched) {
+        findings.match_failure = searched.error();
+        return true;
+      }
+      findings.found = std::move(*searched);
+      if (findings.found) {
+        findings.found_line_end = seq_after_match_line(raw, begin, text, *findings.found);
+        return true;
+      }
+      settled = settled_seq(raw, begin);
+    }
+    return execution.finished();
+  }};
+}
+
+// wait_result: why the wait ended.
+std::string wait_result_name(WaitEnd end, const std::string& until, const WaitFindings& findings,
+                             session::Execution& execution) {
+  if (end == WaitEnd::deadline) return "deadline_reached";
+  if (findings.found) return "matched";
+  if (until == "exit" && execution.shell()) return "exited";  // the session's command
+  if (execution.finished()) return "exited";
+  if (until == "idle") return "idle";
+  if (until == "input") return "waiting_for_input";
+  return "released";
+}
+
 boost::asio::awaitable<ToolResult> wait(ToolContext& ctx, const json& args,
                                         std::shared_ptr<session::Execution> execution) {
-  if (args.contains("since_seq") && args.contains("tail_lines")) {
-    co_return tool_error("tail_lines: cannot be combined with since_seq; use one of them.");
-  }
-  // A pattern (or idle_ms) says what to wait for: until may be left out.
-  std::string until = args.value(
-      "until", args.contains("pattern") ? "match" : (args.contains("idle_ms") ? "idle" : "exit"));
-  if (until != "idle" && args.contains("idle_ms")) {
-    co_return tool_error("idle_ms: only applies with until=\"idle\" (it was " + until +
-                         "); set until=\"idle\" or remove idle_ms.");
-  }
-  std::optional<Pattern> pattern;
-  if (until == "match") {
-    if (!args.contains("pattern"))
-      co_return tool_error(
-          "pattern: is required with until=\"match\" (a PCRE2 regular expression).");
-    auto compiled = Pattern::compile(args["pattern"].get<std::string>());
-    if (!compiled) co_return tool_error("pattern: " + compiled.error());
-    pattern = std::move(compiled).value();
-  } else if (args.contains("pattern")) {
-    co_return tool_error(
-        "pattern: only applies with until=\"match\"; set until or remove pattern.");
-  }
-  auto idle_ms = milliseconds(args.value("idle_ms", 1000));
+  auto wanted = wait_for(args);
+  if (!wanted) co_return tool_error(wanted.error());
+  const std::string until = wanted->until;
   std::uint32_t budget = effective_timer(ctx, args, "timeout_ms", ctx.config.max_yield_ms);
   auto start = steady_clock::now();
-  auto deadline = start + milliseconds(budget);
   auto request = read_request(ctx, args);
   request.tail_preview = true;  // an ended program's answer shows its end too
+  const bool cursorless = !request.since_seq && !request.tail_lines;
   // Where a match may start: since_seq, the newest tail_lines (both
   // out-of-band), else the server-side cursor.
   std::uint64_t from = request.since_seq.value_or(execution->cursor());
   if (request.tail_lines)
     from = execution->log().tail_lines(*request.tail_lines, request.max_bytes).start_seq;
-  std::optional<PatternMatch> found;
-  std::uint64_t found_line_end = 0;
-  std::string match_failure;  // PCRE2 gave up: no answer will come
 
-  std::function<bool()> done;
-  bool guessed = false;  // until=input held by the guess (the backend could not tell)
-  milliseconds recheck{0};
-  std::optional<steady_clock::time_point> ended_at;
-  if (until == "exit") {
-    // In a session: the current command's end (its D mark), not the shell's;
-    // a command typed but not started yet (execute with a short yield_ms)
-    // has not ended either.
-    done = [&] { return execution->finished() || session_command_over(*execution, ended_at); };
-    if (execution->shell()) recheck = kPromptGrace;
-  } else if (until == "idle") {
-    done = [&] {
-      auto quiet =
-          execution->idle().value_or(duration_cast<milliseconds>(steady_clock::now() - start));
-      return execution->finished() ||
-             std::min(quiet, duration_cast<milliseconds>(steady_clock::now() - start)) >= idle_ms;
-    };
-    recheck = milliseconds(25);
-  } else if (until == "input") {
-    // Seen waiting twice, with no output in between: what a program prints
-    // just before it blocks reading can still be in the terminal's buffers
-    // (the kernel moves it to the reader's side later) when the first look
-    // finds it reading, and the answer then lacked that output.
-    std::optional<std::uint64_t> seen_waiting_at;  // latest_seq then
-    done = [&, seen_waiting_at]() mutable {
-      const auto state = execution->input_state();
-      if (!execution->waiting_for_input(state)) {
-        seen_waiting_at.reset();
-        return execution->finished();
-      }
-      const auto seq = execution->log().latest_seq();
-      if (seen_waiting_at != seq) {
-        seen_waiting_at = seq;
-        return false;
-      }
-      guessed = state == pty::InputState::unknown;
-      return true;
-    };
-    recheck = milliseconds(40);
-  } else if (until == "released") {
-    // A handoff not yet taken over is still waiting for its person.
-    done = [&] {
-      return (!execution->held() && !execution->handoff_reason()) || execution->finished();
-    };
-  } else {  // match
-    std::uint64_t scanned_to = 0;
-    std::uint64_t settled = 0;  // searched before, no match: see settled_seq
-    bool cursorless = !request.since_seq && !request.tail_lines;
-    done = [&] {
-      auto latest = execution->log().latest_seq();
-      // Cursorless in a session: not in the echo of the line execute typed.
-      auto start = cursorless ? past_command_echo(*execution, from) : std::optional(from);
-      if (start && cursorless) start = std::max(*start, execution->match_floor());
-      if (start && latest != scanned_to) {
-        scanned_to = latest;
-        std::uint64_t begin =
-            std::max({*start, latest > kMatchWindow ? latest - kMatchWindow : 1, settled});
-        std::string raw = execution->log().copy_range(begin, latest);
-        std::string text = session::to_text(raw);
-        auto searched = pattern->search(text);
-        if (!searched) {
-          match_failure = searched.error();
-          return true;
-        }
-        found = std::move(*searched);
-        if (found) {
-          found_line_end = seq_after_match_line(raw, begin, text, *found);
-          return true;
-        }
-        settled = settled_seq(raw, begin);
-      }
-      return execution->finished();
-    };
-  }
+  WaitFindings findings;
+  WaitCondition condition =
+      until == "exit"       ? until_exit(*execution, findings)
+      : until == "idle"     ? until_idle(*execution, wanted->idle, start)
+      : until == "input"    ? until_input(*execution, findings)
+      : until == "released" ? until_released(*execution)
+                            : until_match(*execution, *wanted->pattern, from, cursorless, findings);
   // Nobody holds it and no handoff is pending: the answer comes at once, and
   // says why, so it is not mistaken for a person having handed it back.
-  bool nothing_held = until == "released" && done() && !execution->finished();
-  auto end = co_await wait_until(ctx, *execution, deadline, done, recheck);
+  bool nothing_held = until == "released" && condition.done() && !execution->finished();
+  auto end = co_await wait_until(ctx, *execution, start + milliseconds(budget), condition.done,
+                                 condition.recheck);
   if (end == WaitEnd::cancelled) co_return ToolResult{};
   // Said at once: the same search would fail at every wake, and the wait
   // answered deadline_reached (or exited) as if the text had no match.
-  if (!match_failure.empty())
-    co_return refusal(*execution, ctx, "pattern: " + match_failure + "; nothing was read.");
-  if (!request.since_seq && !request.tail_lines) {
+  if (!findings.match_failure.empty()) {
+    co_return refusal(*execution, ctx,
+                      "pattern: " + findings.match_failure + "; nothing was read.");
+  }
+  if (cursorless) {
     skip_command_echo(*execution);
-    if (found) execution->raise_match_floor(found_line_end);
+    if (findings.found) execution->raise_match_floor(findings.found_line_end);
   }
 
-  std::string result_name;
-  if (end == WaitEnd::deadline) {
-    result_name = "deadline_reached";
-  } else if (found) {
-    result_name = "matched";
-  } else if (execution->finished()) {
-    result_name = "exited";
-  } else if (until == "idle") {
-    result_name = "idle";
-  } else if (until == "input") {
-    result_name = "waiting_for_input";
-  } else {
-    result_name = "released";
-  }
+  std::string result_name = wait_result_name(end, until, findings, *execution);
   json result = merged(execution_result(*execution, ctx, request),
                        session_fields(*execution, until == "exit"));
-  if (until == "exit" && execution->shell() && end == WaitEnd::condition) result_name = "exited";
   result["wait_result"] = result_name;
   // The answer's own reason: output that came after the condition held (a
   // REPL's prompt drawn a moment later) restarts the quiet time and would
@@ -224,13 +264,13 @@ boost::asio::awaitable<ToolResult> wait(ToolContext& ctx, const json& args,
   if (result_name == "waiting_for_input") {
     result["waiting_for_input"] = true;
     // A host whose kernel could not be asked: only quiet and the cursor.
-    if (guessed && !execution->spec().host.empty()) result["message"] = kRemoteInputGuess;
+    if (findings.guessed && !execution->spec().host.empty()) result["message"] = kRemoteInputGuess;
   }
   result["waited_ms"] = duration_cast<milliseconds>(steady_clock::now() - start).count();
   result["max_wait_ms"] = budget;
   result["timeout_ms"] = budget;
   note_capped_timer(result, ctx, args, "timeout_ms", "max_wait_ms");
-  if (found)
+  if (const auto& found = findings.found)
     result["match"] = {{"text", found->text}, {"groups", found->groups}, {"line", found->line}};
   if (end == WaitEnd::deadline) {
     result["message"] = "The wait budget ran out; the execution is " +
