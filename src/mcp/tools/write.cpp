@@ -183,6 +183,77 @@ std::optional<ToolResult> resize_terminal(ToolContext& ctx, session::Execution& 
   return std::nullopt;
 }
 
+// action: a session action answers the call itself; resume continues a
+// suspended program and the call goes on (to wait for its reply). A result
+// when the call ends here.
+boost::asio::awaitable<std::optional<ToolResult>> take_action(ToolContext& ctx, const json& args,
+                                                              session::Execution& execution,
+                                                              bool typing, bool resizing) {
+  if (resizing)
+    co_return tool_error("cols/rows: cannot be combined with action; resize in a separate write.");
+  if (args["action"] != "resume") co_return co_await session_action(ctx, execution, args);
+  if (typing)
+    co_return tool_error(
+        "action: \"resume\" cannot be combined with input, keys or eof; type in a separate "
+        "write once it runs.");
+  auto continued = execution.resume(session::InputSource::agent);
+  if (!continued) co_return refusal(execution, ctx, continued.error(), {{"ok", false}});
+  co_return std::nullopt;
+}
+
+// Resizes and types `bytes`, the command rules checked first so a refusal
+// changes nothing; a result when refused.
+std::optional<ToolResult> deliver(ToolContext& ctx, const json& args, session::Execution& execution,
+                                  const std::string& bytes,
+                                  const std::optional<pty::TerminalSize>& size) {
+  std::string pending;
+  if (!bytes.empty() && !execution.held() && !execution.finished()) {
+    if (auto refused = check_typed(ctx, execution, bytes, pending)) return refused;
+  }
+  if (size) {
+    if (auto refused = resize_terminal(ctx, execution, *size)) return refused;
+  }
+  if (bytes.empty()) return std::nullopt;
+  if (auto written = execution.write(bytes, session::InputSource::agent); !written) {
+    return refusal(execution, ctx, written.error(),
+                   {{"ok", false}, {"input_pending_bytes", execution.queued_input_bytes()}});
+  }
+  // After end-of-file the terminal's line is empty whatever was typed.
+  if (args.value("eof", false)) pending.clear();
+  execution.set_agent_typed_line(std::move(pending));
+  return std::nullopt;
+}
+
+// The program has replied: output came and went quiet for a moment, or it
+// waits for input again, or it ended.
+std::function<bool()> reply_settled(session::Execution& execution, bool resumed) {
+  const auto before = execution.log().latest_seq();
+  const auto sent_at = steady_clock::now();
+  return [&execution, resumed, before, sent_at] {
+    if (execution.finished()) return true;
+    // quiet(): since the output or our input, whichever is later.
+    bool replied = execution.log().latest_seq() > before;
+    if (replied && execution.quiet() >= kQuietAfterReply) return true;
+    if (steady_clock::now() - sent_at < kQuietAfterReply || execution.quiet() < kQuietAfterReply)
+      return false;
+    // A resumed program may print nothing: running again is its answer. A
+    // resize alone types nothing: give the program time to redraw.
+    return resumed || execution.waiting_for_input();
+  };
+}
+
+// Typed ahead: the terminal holds it for the program, which is not reading.
+void note_pending_input(json& result, session::Execution& execution) {
+  auto queued = execution.queued_input_bytes();
+  if (!queued) return;
+  result["input_pending_bytes"] = queued;
+  std::string message = result.value("message", "");
+  result["message"] = (message.empty() ? "" : message + " ") + "The program has not read " +
+                      std::to_string(queued) +
+                      " bytes of the input typed so far (it does not read its terminal "
+                      "now); they stay queued for it, in order.";
+}
+
 boost::asio::awaitable<ToolResult> write(ToolContext& ctx, const json& args,
                                          std::shared_ptr<session::Execution> execution) {
   auto size = requested_size(*execution, args);
@@ -193,76 +264,30 @@ boost::asio::awaitable<ToolResult> write(ToolContext& ctx, const json& args,
     co_return tool_error(
         "input: give input, newline, keys, eof, action or cols/rows (nothing to write)");
   }
-  if (args.contains("action")) {
-    if (size)
-      co_return tool_error(
-          "cols/rows: cannot be combined with action; resize in a separate write.");
-    if (args["action"] != "resume") co_return co_await session_action(ctx, *execution, args);
-    if (typing)
-      co_return tool_error(
-          "action: \"resume\" cannot be combined with input, keys or eof; type in a separate "
-          "write once it runs.");
-    auto continued = execution->resume(session::InputSource::agent);
-    if (!continued) co_return refusal(*execution, ctx, continued.error(), {{"ok", false}});
+  const bool resumed = args.contains("action");  // other actions answer in take_action
+  if (resumed) {
+    if (auto ended = co_await take_action(ctx, args, *execution, typing, size.has_value()))
+      co_return std::move(*ended);
   }
   const auto modes = execution->screen_modes();
   auto bytes = compose_input(*execution, args, modes);
   if (!bytes) co_return tool_error(bytes.error());
   // ok=true would say something was typed.
-  const bool resumed = args.contains("action");  // other actions returned above
   if (bytes->empty() && !size && !resumed) {
     co_return tool_error(
         "input: empty, and no keys, eof or cols/rows: nothing was written. Give the text to "
         "type, newline: true to press Enter, or keys; use read or wait to follow the output.");
   }
-  std::string pending;  // checked before anything changes: a refusal resizes nothing
-  if (!bytes->empty() && !execution->held() && !execution->finished()) {
-    if (auto refused = check_typed(ctx, *execution, *bytes, pending)) co_return std::move(*refused);
-  }
-  if (size) {
-    if (auto refused = resize_terminal(ctx, *execution, *size)) co_return std::move(*refused);
-  }
-  if (!bytes->empty()) {
-    auto written = execution->write(*bytes, session::InputSource::agent);
-    if (!written) {
-      co_return refusal(*execution, ctx, written.error(),
-                        {{"ok", false}, {"input_pending_bytes", execution->queued_input_bytes()}});
-    }
-    // After end-of-file the terminal's line is empty whatever was typed.
-    if (args.value("eof", false)) pending.clear();
-    execution->set_agent_typed_line(std::move(pending));
-  }
-  // Return what the program printed in reply: until output has been quiet for
-  // a moment after something arrived, the program waits for input again, or it ends.
-  auto before = execution->log().latest_seq();
-  auto sent_at = steady_clock::now();
+  if (auto refused = deliver(ctx, args, *execution, *bytes, size)) co_return std::move(*refused);
+  // Return what the program printed in reply.
   auto yield = effective_yield(ctx, args, 2000);
-  auto deadline = sent_at + milliseconds(yield);
-  auto settled = [&] {
-    if (execution->finished()) return true;
-    // quiet(): since the output or our input, whichever is later.
-    bool replied = execution->log().latest_seq() > before;
-    if (replied && execution->quiet() >= kQuietAfterReply) return true;
-    if (steady_clock::now() - sent_at < kQuietAfterReply || execution->quiet() < kQuietAfterReply)
-      return false;
-    // A resumed program may print nothing: running again is its answer. A
-    // resize alone types nothing: give the program time to redraw.
-    return resumed || execution->waiting_for_input();
-  };
-  auto end = co_await wait_until(ctx, *execution, deadline, settled, milliseconds(50));
+  auto end = co_await wait_until(ctx, *execution, steady_clock::now() + milliseconds(yield),
+                                 reply_settled(*execution, resumed), milliseconds(50));
   if (end == WaitEnd::cancelled) co_return ToolResult{};
   json result = merged(execution_result(*execution, ctx, read_request(ctx, args)),
                        session_fields(*execution));
   result["ok"] = true;
-  if (auto queued = execution->queued_input_bytes()) {
-    // Typed ahead: the terminal holds it for the program, which is not reading.
-    result["input_pending_bytes"] = queued;
-    std::string message = result.value("message", "");
-    result["message"] = (message.empty() ? "" : message + " ") + "The program has not read " +
-                        std::to_string(queued) +
-                        " bytes of the input typed so far (it does not read its terminal "
-                        "now); they stay queued for it, in order.";
-  }
+  note_pending_input(result, *execution);
   if (args.value("paste", false)) result["bracketed_paste"] = modes.bracketed_paste;
   result["yield_ms"] = yield;
   note_capped_timer(result, ctx, args, "yield_ms", "yield_ms");
