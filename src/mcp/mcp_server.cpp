@@ -287,6 +287,27 @@ void McpServer::handle_notification(const Notification& notification) {
   // notifications/initialized and others need no action.
 }
 
+namespace {
+
+// The tool's answer to `args`, or the error that stops it first: text that
+// is not Unicode, arguments outside the schema, an exception (the server
+// goes on). Null content: the call was cancelled.
+boost::asio::awaitable<ToolResult> run_tool(const ToolDefinition& tool, ToolContext& ctx,
+                                            const json& args, const std::string& invalid_text_at) {
+  if (!invalid_text_at.empty()) co_return tool_error(invalid_text_problem(invalid_text_at));
+  if (auto problem = validate(tool.input_schema, args))
+    co_return tool_error(with_peer_argument_advice(tool.name, std::move(*problem)));
+  try {
+    co_return co_await tool.handler(ctx, args);
+  } catch (const std::exception& e) {
+    spdlog::error("tool {} failed: {}", tool.name, e.what());
+    co_return tool_error(std::string("internal error: ") + e.what() +
+                         ". The server is still running; retry or report this.");
+  }
+}
+
+}  // namespace
+
 const ToolDefinition* McpServer::find_tool(const std::string& name) const {
   auto tool = std::find_if(tools_.begin(), tools_.end(),
                            [&](const ToolDefinition& t) { return t.name == name; });
@@ -353,22 +374,8 @@ void McpServer::call_tool(Request request) {
     // `cancelled`), not at whatever it awaits next: an exception thrown there
     // cut starts short midway and answered "internal error".
     co_await boost::asio::this_coro::throw_if_cancelled(false);
-    ToolResult result;
-    bool cancelled = false;
-    if (!invalid_text_at.empty()) {
-      result = tool_error(invalid_text_problem(invalid_text_at));
-    } else if (auto problem = validate(tool->input_schema, args)) {
-      result = tool_error(with_peer_argument_advice(tool->name, std::move(*problem)));
-    } else {
-      try {
-        result = co_await tool->handler(ctx, args);
-        cancelled = result.content.is_null();
-      } catch (const std::exception& e) {
-        spdlog::error("tool {} failed: {}", tool->name, e.what());
-        result = tool_error(std::string("internal error: ") + e.what() +
-                            ". The server is still running; retry or report this.");
-      }
-    }
+    ToolResult result = co_await run_tool(*tool, ctx, args, invalid_text_at);
+    const bool cancelled = result.content.is_null();
     if (!*alive) co_return;
     *responded = true;
     in_flight_.erase(key);
