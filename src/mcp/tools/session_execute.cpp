@@ -297,6 +297,53 @@ void describe_unfinished(json& result, session::Execution& execution, std::uint6
   }
 }
 
+// Types what `action` sends; a refusal when nothing could be typed.
+std::optional<ToolResult> send_action(ToolContext& ctx, session::Execution& execution,
+                                      const std::string& action) {
+  if (action == "rearm") {
+    if (asking_for_secret(execution)) {
+      return refuse(execution, ctx,
+                    "action: the terminal has echo off (a password prompt?); nothing was typed. "
+                    "Answer the prompt first (or ask a human with handoff), then rearm at the new "
+                    "shell's prompt.");
+    }
+    // Typed with ctrl-u first, erasing its echo (a person watching sees no
+    // hook line, and the agent's text leaves it out).
+    if (auto typed = retype_hook(execution); !typed) return refuse(execution, ctx, typed.error());
+    return std::nullopt;
+  }
+  // At the shell's prompt, ctrl-c: the terminal discards typed-ahead input
+  // and readline drops the line. With a program running, only ctrl-u
+  // (erase the line being typed), so the program is never interrupted.
+  const std::string bytes = execution.shell()->prompt_ready() ? "\x03" : "\x15";
+  if (auto ok = execution.write(bytes, session::InputSource::agent); !ok)
+    return refuse(execution, ctx, ok.error());
+  return std::nullopt;
+}
+
+// What the action did, once the shell answered or the wait ran out.
+void describe_action(json& result, const ShellIntegration& shell, const std::string& action,
+                     std::uint64_t typed_at, WaitEnd end) {
+  if (action == "rearm") {
+    // A prompt alone is not proof: one left from before (marks in PS1, a zsh
+    // that could not run the bash hook) comes without the hook's end mark.
+    const bool armed =
+        shell.prompt_ready() && !shell.line_entered() && shell.last_end_mark() > typed_at;
+    result["armed"] = armed;
+    result["message"] = armed ? "The prompt hook is installed in the foreground shell; "
+                                "execute(session=) has exact boundaries again."
+                              : "The hook's line brought back no end mark: the foreground program "
+                                "may not be bash (rearm types bash's hook; output shows what it "
+                                "answered). execute(session=) boundaries stay as they were.";
+  } else {
+    result["message"] = shell.prompt_ready() || end == WaitEnd::condition
+                            ? "Sent ctrl-c at the shell prompt (drops typed-ahead input and the "
+                              "line) or ctrl-u to the "
+                              "running program (erases its current line)."
+                            : "Sent; nothing printed yet.";
+  }
+}
+
 }  // namespace
 
 const session::ShellCommand* unstarted_command(const ShellIntegration& shell) {
@@ -437,26 +484,7 @@ boost::asio::awaitable<ToolResult> session_action(ToolContext& ctx, session::Exe
     co_return std::move(*held);
   auto yield = milliseconds(effective_yield(ctx, args, 3000));
   const auto typed_at = execution.log().latest_seq();
-  if (action == "rearm") {
-    if (asking_for_secret(execution)) {
-      co_return refuse(
-          execution, ctx,
-          "action: the terminal has echo off (a password prompt?); nothing was typed. "
-          "Answer the prompt first (or ask a human with handoff), then rearm at the new "
-          "shell's prompt.");
-    }
-    // Typed with ctrl-u first, erasing its echo (a person watching sees no
-    // hook line, and the agent's text leaves it out).
-    if (auto typed = retype_hook(execution); !typed)
-      co_return refuse(execution, ctx, typed.error());
-  } else {
-    // At the shell's prompt, ctrl-c: the terminal discards typed-ahead input
-    // and readline drops the line. With a program running, only ctrl-u
-    // (erase the line being typed), so the program is never interrupted.
-    const std::string bytes = shell->prompt_ready() ? "\x03" : "\x15";
-    if (auto ok = execution.write(bytes, session::InputSource::agent); !ok)
-      co_return refuse(execution, ctx, ok.error());
-  }
+  if (auto refused = send_action(ctx, execution, action)) co_return std::move(*refused);
   auto before = execution.log().latest_seq();
   auto sent_at = steady_clock::now();
   auto done = [&] {
@@ -475,24 +503,7 @@ boost::asio::awaitable<ToolResult> session_action(ToolContext& ctx, session::Exe
   result["ok"] = true;
   result["yield_ms"] = yield.count();
   note_capped_timer(result, ctx, args, "yield_ms", "yield_ms");
-  if (action == "rearm") {
-    // A prompt alone is not proof: one left from before (marks in PS1, a zsh
-    // that could not run the bash hook) comes without the hook's end mark.
-    const bool armed =
-        shell->prompt_ready() && !shell->line_entered() && shell->last_end_mark() > typed_at;
-    result["armed"] = armed;
-    result["message"] = armed ? "The prompt hook is installed in the foreground shell; "
-                                "execute(session=) has exact boundaries again."
-                              : "The hook's line brought back no end mark: the foreground program "
-                                "may not be bash (rearm types bash's hook; output shows what it "
-                                "answered). execute(session=) boundaries stay as they were.";
-  } else {
-    result["message"] = shell->prompt_ready() || end == WaitEnd::condition
-                            ? "Sent ctrl-c at the shell prompt (drops typed-ahead input and the "
-                              "line) or ctrl-u to the "
-                              "running program (erases its current line)."
-                            : "Sent; nothing printed yet.";
-  }
+  describe_action(result, *shell, action, typed_at, end);
   co_return ToolResult{std::move(result)};
 }
 
