@@ -70,7 +70,9 @@ Expected<ClientMessage> decode_take_over(const json& j) {
     if (!size) return Error{size.error()};
     take.size = *size;
   }
-  auto client = string_or(j, "client", std::string(kClientBrowser));
+  // A "client" of another type is refused, not taken for a browser.
+  auto given = j.find("client");
+  auto client = given == j.end() ? std::string(kClientBrowser) : string_or(j, "client");
   if (client != kClientBrowser && client != kClientAttach) {
     return make_error("\"client\" must be \"browser\" or \"attach\"");
   }

@@ -98,6 +98,8 @@ TEST(WireProtocol, HostileClientMessagesAreErrorsNotCrashes) {
            R"({"type":"resize","cols":99999999999999999999,"rows":24})",
            R"({"type":"take_over","cols":80})",
            R"({"type":"take_over","client":"root"})",
+           R"({"type":"take_over","client":5})",
+           R"({"type":"take_over","client":null})",
        }) {
     EXPECT_FALSE(decode_client_message(text)) << text;
   }
