@@ -38,6 +38,24 @@ bool plain_name(std::string_view name) {
   return true;
 }
 
+// A peer's text as a log line shows it: at most 100 characters, anything but
+// printable ASCII as %XX. A request target may be 8 KiB of any bytes but
+// control characters; one refusal once logged all of it.
+std::string shown(std::string_view text) {
+  constexpr std::size_t kMaxShown = 100;
+  std::string out;
+  for (unsigned char c : text.substr(0, kMaxShown)) {
+    if (c > 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+    } else {
+      constexpr std::string_view kHex = "0123456789ABCDEF";
+      out += {'%', kHex[c >> 4], kHex[c & 0xf]};
+    }
+  }
+  if (text.size() > kMaxShown) out += "...";
+  return out;
+}
+
 std::string path_of(std::string_view target) {
   return std::string(target.substr(0, target.find_first_of("?#")));
 }
@@ -168,7 +186,7 @@ void HttpSession::upgrade(HttpRequest request, const std::string& path) {
     auto id = path.substr(wire::kTerminalSocketPrefix.size());
     auto execution = plain_name(id) ? context_->registry().find(id) : nullptr;
     if (!execution) {
-      return send(refusal(request, {http::status::not_found, "path", "no execution " + id}));
+      return send(refusal(request, {http::status::not_found, "path", "no execution " + shown(id)}));
     }
     finished_ = true;
     context_->remove_connection(this);
@@ -176,7 +194,7 @@ void HttpSession::upgrade(HttpRequest request, const std::string& path) {
                                                    context_->feed_for(execution), peer_);
     return viewer->start(std::move(request));
   }
-  send(refusal(request, {http::status::not_found, "path", "no WebSocket at " + path}));
+  send(refusal(request, {http::status::not_found, "path", "no WebSocket at " + shown(path)}));
 }
 
 HttpSession::Response HttpSession::serve_page(const HttpRequest& request, const std::string& path) {
@@ -226,10 +244,8 @@ HttpSession::Response HttpSession::serve_servers(const HttpRequest& request) {
 HttpSession::Response HttpSession::refusal(const HttpRequest& request,
                                            const GuardRefusal& refused) {
   if (auto unlogged = may_log_refusal()) {
-    auto target = std::string(request.target().substr(0, 200));
-    spdlog::warn("web: refused {} {} from {}: {} check ({}){}",
-                 std::string(request.method_string()), path_of(target), peer_, refused.check,
-                 refused.detail,
+    spdlog::warn("web: refused {} {} from {}: {} check ({}){}", shown(request.method_string()),
+                 shown(path_of(request.target())), peer_, refused.check, refused.detail,
                  *unlogged ? " (" + std::to_string(*unlogged) + " earlier refusals not logged)"
                            : std::string());
   }
