@@ -225,10 +225,13 @@ class AttachSession {
  private:
   void do_read_socket() {
     ws_.async_read(buffer_, [this](beast::error_code ec, std::size_t) {
-      if (ec)
-        return quit(ec == websocket::error::closed ? "the server closed the connection"
-                                                   : "connection lost: " + ec.message(),
-                    ec == websocket::error::closed ? 0 : 1);
+      if (ec == websocket::error::closed) {
+        // The server says why when it ends the connection itself.
+        const auto& said = ws_.reason().reason;
+        auto reason = std::string(said.data(), said.size());
+        return quit("the server closed the connection" + (reason.empty() ? "" : ": " + reason), 0);
+      }
+      if (ec) return quit("connection lost: " + ec.message(), 1);
       std::string message = beast::buffers_to_string(buffer_.data());
       buffer_.consume(buffer_.size());
       if (ws_.got_text()) {

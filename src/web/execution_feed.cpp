@@ -51,6 +51,11 @@ void ExecutionFeed::refresh_state() {
   if (state_key() != last_state_key_) broadcast_state();
 }
 
+void ExecutionFeed::execution_removed() {
+  auto viewers = viewers_;
+  for (auto* viewer : viewers) viewer->execution_removed();
+}
+
 void ExecutionFeed::refill_budget() {
   auto now = std::chrono::steady_clock::now();
   double seconds = std::chrono::duration<double>(now - budget_at_).count();

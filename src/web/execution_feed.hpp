@@ -56,6 +56,9 @@ class ExecutionFeed {
   // Called on a tick: broadcasts only when something viewers see changed
   // (waiting_for_input, size) without a registry event.
   void refresh_state();
+  // The registry no longer has the execution: every viewer is told and
+  // closed, so no tab keeps a removed record's output alive.
+  void execution_removed();
   bool flooding() const { return flooding_; }
 
  private:

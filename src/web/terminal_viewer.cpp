@@ -72,6 +72,10 @@ TerminalViewer::~TerminalViewer() {
 
 void TerminalViewer::on_open() {
   spdlog::info("web: viewer {} watches {}", peer_, feed_->execution().id());
+  // Removed during the handshake: the tick that closes its viewers has passed.
+  if (context_->registry().find(feed_->execution().id()).get() != &feed_->execution()) {
+    return execution_removed();
+  }
   send_state();
   queue_snapshot();
   feed_->join(this);
@@ -192,6 +196,13 @@ void TerminalViewer::request_resync() {
   if (finished()) return;
   queue_.drop_output();
   pump();
+}
+
+void TerminalViewer::execution_removed() {
+  // At most 123 bytes (a close frame's reason); an id is 12.
+  close(wire::kCloseExecutionRemoved, "execution " + feed_->execution().id() +
+                                          " was removed (cleanup or record retention); "
+                                          "nothing more to show");
 }
 
 void TerminalViewer::queue_snapshot() {

@@ -44,6 +44,9 @@ class TerminalViewer : public ViewerSocket {
   void send_state();
   // Drops queued output and sends a fresh snapshot as soon as the socket is free.
   void request_resync();
+  // The execution's record is gone from the registry: ends the connection
+  // with a close frame that says so.
+  void execution_removed();
 
  private:
   void on_open() override;

@@ -11,6 +11,9 @@ namespace websocket = boost::beast::websocket;
 namespace http = boost::beast::http;
 
 namespace {
+// How long close() waits for its close frame to go out and be answered.
+constexpr auto kCloseTimeout = std::chrono::seconds(5);
+
 // Normal ends (the peer closed, stop() closed the socket) stay quiet.
 bool quiet_end(beast::error_code ec) {
   return ec == websocket::error::closed || ec == boost::asio::error::operation_aborted ||
@@ -20,7 +23,10 @@ bool quiet_end(beast::error_code ec) {
 
 ViewerSocket::ViewerSocket(boost::asio::ip::tcp::socket&& socket,
                            std::shared_ptr<WebContext> context, std::string peer)
-    : context_(std::move(context)), peer_(std::move(peer)), ws_(std::move(socket)) {}
+    : context_(std::move(context)),
+      peer_(std::move(peer)),
+      ws_(std::move(socket)),
+      close_timer_(ws_.get_executor()) {}
 
 void ViewerSocket::start(HttpRequest request) {
   context_->add_connection(shared_from_this());
@@ -41,6 +47,27 @@ void ViewerSocket::start(HttpRequest request) {
 
 void ViewerSocket::shutdown() {
   finish();
+}
+
+void ViewerSocket::close(std::uint16_t code, const std::string& reason) {
+  if (finished_ || closing_) return;
+  closing_ = true;
+  if (!open_) return finish();
+  // Beast sends the frame once a write in flight is done: a peer that reads
+  // nothing never lets it go out.
+  close_timer_.expires_after(kCloseTimeout);
+  close_timer_.async_wait([self = shared_from_this(), this](beast::error_code ec) {
+    if (!ec) finish();
+  });
+  websocket::close_reason frame;
+  frame.code = code;  // any code, not only close_code's names (4404)
+  frame.reason = reason.substr(0, frame.reason.max_size());
+  ws_.async_close(frame, [self = shared_from_this(), this](beast::error_code ec) {
+    if (ec && !quiet_end(ec)) {
+      spdlog::debug("web: viewer {}: close: {}", peer_, ec.message());
+    }
+    finish();
+  });
 }
 
 void ViewerSocket::on_accept(beast::error_code ec) {
@@ -71,7 +98,7 @@ void ViewerSocket::on_read(beast::error_code ec) {
 }
 
 void ViewerSocket::write(std::vector<Frame> frames, bool binary) {
-  if (finished_ || writing() || frames.empty()) return;
+  if (finished_ || closing_ || writing() || frames.empty()) return;
   writing_ = std::move(frames);
   std::vector<boost::asio::const_buffer> buffers;
   buffers.reserve(writing_.size());
@@ -94,6 +121,7 @@ void ViewerSocket::on_write(beast::error_code ec) {
 void ViewerSocket::finish() {
   if (finished_) return;
   finished_ = true;
+  close_timer_.cancel();
   on_finish();
   context_->remove_connection(this);
   beast::error_code ignored;

@@ -190,7 +190,14 @@ void WebContext::arm_tick() {
 
 void WebContext::on_tick() {
   for (auto it = feeds_.begin(); it != feeds_.end();) {
-    if (auto feed = it->second.lock()) {
+    auto feed = it->second.lock();
+    // Removing a record (cleanup, retention) is no registry event: a viewer
+    // of it would otherwise stay open, holding the record's output, forever.
+    if (feed && registry_.find(it->first).get() != &feed->execution()) {
+      feed->execution_removed();
+      feed.reset();
+    }
+    if (feed) {
       feed->refresh_state();
       ++it;
     } else {

@@ -5,7 +5,8 @@
 // Owned by shared_ptr: the server holds one, and so does every connection,
 // so a handler that completes after stop() still finds it. Registry observer
 // callbacks and a one-second tick (waiting_for_input and idle time change
-// without a registry event) push state to viewers and dashboards.
+// without a registry event) push state to viewers and dashboards; the tick
+// also closes the viewers of records the registry removed.
 //
 // Threading: used only on the one I/O event loop.
 #pragma once

@@ -71,6 +71,11 @@ inline constexpr std::string_view kMessageExecutions = "executions";
 inline constexpr std::string_view kClientBrowser = "browser";
 inline constexpr std::string_view kClientAttach = "attach";
 
+// WebSocket close code (private range) when the server ends a terminal
+// viewer because its execution's record was removed (cleanup, retention):
+// nothing more will come, and a reconnect finds no such execution.
+inline constexpr std::uint16_t kCloseExecutionRemoved = 4404;
+
 inline constexpr int kMaxCols = 1000;
 inline constexpr int kMaxRows = 500;
 inline constexpr std::size_t kMaxMessageBytes = 64 * 1024;

@@ -48,6 +48,7 @@ TEST(WireProtocol, TypeScriptMirrorAgreesWithTheHeader) {
       {"MESSAGE_EXECUTIONS", std::string(kMessageExecutions)},
       {"CLIENT_BROWSER", std::string(kClientBrowser)},
       {"CLIENT_ATTACH", std::string(kClientAttach)},
+      {"CLOSE_EXECUTION_REMOVED", std::to_string(kCloseExecutionRemoved)},
       {"MAX_COLS", std::to_string(kMaxCols)},
       {"MAX_ROWS", std::to_string(kMaxRows)},
       {"MAX_MESSAGE_BYTES", std::to_string(kMaxMessageBytes)},

@@ -29,6 +29,9 @@ export const MESSAGE_EXECUTIONS = "executions";
 export const CLIENT_BROWSER = "browser";
 export const CLIENT_ATTACH = "attach";
 
+// Close code: the execution's record was removed (cleanup, retention).
+export const CLOSE_EXECUTION_REMOVED = 4404;
+
 export const MAX_COLS = 1000;
 export const MAX_ROWS = 500;
 export const MAX_MESSAGE_BYTES = 65536;

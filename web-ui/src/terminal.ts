@@ -241,7 +241,7 @@ function connect(): void {
     if (typeof event.data === "string") onText(event.data);
     else onBinary(event.data as ArrayBuffer);
   };
-  ws.onclose = () => {
+  ws.onclose = (event) => {
     if (socket !== ws) return;
     socket = null;
     endTakeoverRequest(false);
@@ -255,7 +255,8 @@ function connect(): void {
     }
     document.body.dataset.connected = "no";
     render();
-    if (opened) {
+    // The record is gone: a reconnect would only be refused; say why now.
+    if (opened && event.code !== P.CLOSE_EXECUTION_REMOVED) {
       showMessage("Disconnected from agentty; reconnecting…", "refused");
       return reconnectLater();
     }
