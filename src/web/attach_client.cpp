@@ -176,6 +176,7 @@ class AttachSession {
         quit_signals_(io_, SIGTERM, SIGHUP) {}
 
   Expected<void> connect() {
+    websocket::response_type response;
     try {
       tcp::resolver resolver(io_);
       auto endpoints = resolver.resolve(target_.host, std::to_string(target_.port));
@@ -190,11 +191,17 @@ class AttachSession {
       }));
       std::string host =
           target_.host.find(':') != std::string::npos ? "[" + target_.host + "]" : target_.host;
-      websocket::response_type response;
       ws_.handshake(response, host + ":" + std::to_string(target_.port),
                     std::string(wire::kTerminalSocketPrefix) + target_.execution_id);
       ws_.read_message_max(8 * 1024 * 1024);
     } catch (const boost::system::system_error& e) {
+      if (e.code() == websocket::error::upgrade_declined &&
+          response.result() == beast::http::status::service_unavailable) {
+        // At its connection limit: the server's answer says what to do.
+        auto said = response.body();
+        while (!said.empty() && said.back() == '\n') said.pop_back();
+        return make_error("the server refused: " + said);
+      }
       if (e.code() == websocket::error::upgrade_declined) {
         return make_error("the server refused: no execution " + target_.execution_id +
                           " there, or a wrong or outdated secret (agentty makes a new one each "

@@ -19,6 +19,7 @@ namespace websocket = boost::beast::websocket;
 
 namespace {
 constexpr auto kRequestTimeout = std::chrono::seconds(30);
+constexpr auto kAtCapacityTimeout = std::chrono::seconds(5);
 constexpr std::size_t kMaxHeaderBytes = 8 * 1024;
 constexpr std::size_t kMaxBodyBytes = 8 * 1024;
 constexpr std::string_view kAssetsPrefix = "/assets/";
@@ -98,8 +99,9 @@ std::optional<std::uint64_t> may_log_refusal() {
 }
 }  // namespace
 
-HttpSession::HttpSession(boost::asio::ip::tcp::socket&& socket, std::shared_ptr<WebContext> context)
-    : stream_(std::move(socket)), context_(std::move(context)) {
+HttpSession::HttpSession(boost::asio::ip::tcp::socket&& socket, std::shared_ptr<WebContext> context,
+                         bool at_capacity)
+    : stream_(std::move(socket)), context_(std::move(context)), at_capacity_(at_capacity) {
   peer_ = peer_of(stream_.socket());
 }
 
@@ -108,7 +110,9 @@ HttpSession::~HttpSession() {
 }
 
 void HttpSession::start() {
-  context_->add_connection(shared_from_this());
+  // One answered at capacity is not counted (it is what did not fit); the
+  // listener bounds how many there are (WebContext::begin_refusing).
+  if (!at_capacity_) context_->add_connection(shared_from_this());
   do_read();
 }
 
@@ -122,7 +126,7 @@ void HttpSession::do_read() {
   parser_.emplace();
   parser_->header_limit(kMaxHeaderBytes);
   parser_->body_limit(kMaxBodyBytes);
-  stream_.expires_after(kRequestTimeout);
+  stream_.expires_after(at_capacity_ ? kAtCapacityTimeout : kRequestTimeout);
   waiting_since_ = std::chrono::steady_clock::now();
   http::async_read(
       stream_, buffer_, *parser_,
@@ -142,6 +146,7 @@ void HttpSession::on_read(beast::error_code ec, std::size_t) {
 }
 
 void HttpSession::handle(HttpRequest request) {
+  if (at_capacity_) return send(at_capacity(request));
   if (auto refused = context_->guard().check_site(request)) {
     return send(refusal(request, *refused));
   }
@@ -259,6 +264,21 @@ HttpSession::Response HttpSession::refusal(const HttpRequest& request,
   return response;
 }
 
+// Names the limit and what frees a place: closing a connection there was no
+// room for made the browser say the server was down, and the terminal page
+// say "agentty is not running".
+HttpSession::Response HttpSession::at_capacity(const HttpRequest& request) {
+  auto response = respond(request, http::status::service_unavailable,
+                          "agentty's web server is at its limit of " +
+                              std::to_string(context_->options().max_connections) +
+                              " connections (terminal pages, dashboards, agentty attach); close "
+                              "some of them, then reload this page.\n",
+                          "text/plain; charset=utf-8", true);
+  response.set(http::field::retry_after, "5");
+  response.keep_alive(false);
+  return response;
+}
+
 HttpSession::Response HttpSession::respond(const HttpRequest& request, http::status status,
                                            std::string body, std::string_view content_type,
                                            bool data) {
@@ -301,6 +321,7 @@ void HttpSession::on_write(bool keep_alive, beast::error_code ec, std::size_t) {
 void HttpSession::finish() {
   if (finished_) return;
   finished_ = true;
+  if (at_capacity_) return context_->end_refusing();
   context_->remove_connection(this);
 }
 

@@ -32,7 +32,10 @@ class WebContext;
 
 class HttpSession : public Connection {
  public:
-  HttpSession(boost::asio::ip::tcp::socket&& socket, std::shared_ptr<WebContext> context);
+  // `at_capacity`: the server has no room for it (max_connections): every
+  // request it sends is answered 503 with what to do, and it is closed.
+  HttpSession(boost::asio::ip::tcp::socket&& socket, std::shared_ptr<WebContext> context,
+              bool at_capacity = false);
   ~HttpSession() override;
 
   void start();
@@ -54,6 +57,7 @@ class HttpSession : public Connection {
   Response serve_api(const HttpRequest& request, const std::string& path);
   Response serve_servers(const HttpRequest& request);
   Response refusal(const HttpRequest& request, const GuardRefusal& refusal);
+  Response at_capacity(const HttpRequest& request);
   Response respond(const HttpRequest& request, boost::beast::http::status status, std::string body,
                    std::string_view content_type, bool data);
   void send(Response response);
@@ -65,6 +69,7 @@ class HttpSession : public Connection {
   std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
   std::shared_ptr<WebContext> context_;
   std::string peer_;
+  bool at_capacity_;
   bool finished_ = false;
   std::optional<std::chrono::steady_clock::time_point> waiting_since_;  // reading a request
 };

@@ -94,6 +94,12 @@ bool WebContext::make_room() {
   return connections_.size() < options_.max_connections;
 }
 
+bool WebContext::begin_refusing() {
+  if (refusing_ >= kMaxRefusing) return false;
+  ++refusing_;
+  return true;
+}
+
 void WebContext::add_connection(const std::shared_ptr<Connection>& connection) {
   connections_[connection.get()] = connection;
 }

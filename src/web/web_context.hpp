@@ -59,6 +59,11 @@ class WebContext : public std::enable_shared_from_this<WebContext> {
   bool make_room();
   void add_connection(const std::shared_ptr<Connection>& connection);
   void remove_connection(Connection* connection);
+  // A connection there is no room for is answered 503 (HttpSession's
+  // at_capacity), at most kMaxRefusing at a time; false: close it unanswered.
+  static constexpr std::size_t kMaxRefusing = 16;
+  bool begin_refusing();
+  void end_refusing() { --refusing_; }
 
   // The feed of an execution, made on first use; lives while viewers hold it.
   std::shared_ptr<ExecutionFeed> feed_for(const std::shared_ptr<session::Execution>& execution);
@@ -92,6 +97,7 @@ class WebContext : public std::enable_shared_from_this<WebContext> {
   int observer_token_ = 0;
   bool stopped_ = false;
   bool dashboard_push_posted_ = false;
+  std::size_t refusing_ = 0;  // connections being answered 503
   std::string last_dashboard_view_;
   std::map<Connection*, std::weak_ptr<Connection>> connections_;
   std::map<std::string, std::weak_ptr<ExecutionFeed>> feeds_;

@@ -19,6 +19,7 @@ constexpr int kPortAttempts = 32;
 // the acceptor stays readable, so accepting again at once failed again at
 // once: a busy loop that logged ~4 MB a second. Retry after a pause instead.
 constexpr auto kAcceptPause = std::chrono::milliseconds(100);
+constexpr auto kRefusalLogInterval = std::chrono::seconds(10);
 
 bool out_of_resources(const boost::system::error_code& ec) {
   return ec == asio::error::no_descriptors || ec == asio::error::no_buffer_space ||
@@ -68,13 +69,29 @@ class Listener : public std::enable_shared_from_this<Listener> {
     if (ec) {
       spdlog::warn("web: accept: {}", ec.message());
     } else if (!context_->make_room()) {
-      spdlog::warn("web: refused a connection: max_connections ({}) reached",
-                   context_->options().max_connections);
+      refuse(std::move(socket));
     } else {
       socket.set_option(tcp::no_delay(true), ec);
       std::make_shared<HttpSession>(std::move(socket), context_)->start();
     }
     do_accept();
+  }
+
+  // No room: answered 503 (what the limit is, what to do) while few are;
+  // logged once per kRefusalLogInterval, with how many, as any local user
+  // can connect in a loop.
+  void refuse(tcp::socket socket) {
+    ++refused_;
+    auto now = std::chrono::steady_clock::now();
+    if (now - refusal_logged_at_ >= kRefusalLogInterval) {
+      spdlog::warn("web: refused {} connection(s): max_connections ({}) reached", refused_,
+                   context_->options().max_connections);
+      refused_ = 0;
+      refusal_logged_at_ = now;
+    }
+    if (context_->begin_refusing()) {
+      std::make_shared<HttpSession>(std::move(socket), context_, /*at_capacity=*/true)->start();
+    }
   }
 
   void pause_accepting(const boost::system::error_code& ec) {
@@ -94,6 +111,8 @@ class Listener : public std::enable_shared_from_this<Listener> {
   asio::steady_timer pause_;
   std::shared_ptr<WebContext> context_;
   std::uint64_t failed_accepts_ = 0;  // in a row, out of resources
+  std::uint64_t refused_ = 0;         // at max_connections, since the last log line
+  std::chrono::steady_clock::time_point refusal_logged_at_{};
 };
 
 WebServer::WebServer(asio::io_context& io, session::Registry& registry, WebOptions options)

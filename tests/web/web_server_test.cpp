@@ -328,6 +328,37 @@ TEST_F(ServerFixture, WebSocketsAreRefusedBeforeTheUpgrade) {
   EXPECT_NE(frame->data.find(id), std::string::npos);
 }
 
+class TwoConnectionsFixture : public ServerFixture {
+ protected:
+  void SetUp() override {
+    options_.max_connections = 2;
+    ServerFixture::SetUp();
+  }
+};
+
+// Viewers are never closed to make room: once they take every place, a new
+// connection is answered 503 with the limit and what to do. It used to be
+// closed unanswered: the browser said the server was down, and a terminal
+// page that lost its connection said "agentty is not running".
+TEST_F(TwoConnectionsFixture, AConnectionThereIsNoRoomForIsToldWhatToDo) {
+  auto id = start({"/bin/sh", "-c", "sleep 30"});
+  Viewer terminal, dashboard;
+  ASSERT_FALSE(terminal.connect(port(), "/ws/terminal/" + id, kToken));
+  ASSERT_FALSE(dashboard.connect(port(), "/ws/dashboard", kToken));
+  auto page = http_get(port(), "/", {});
+  EXPECT_EQ(page.result(), http::status::service_unavailable);
+  EXPECT_NE(page.body().find("at its limit of 2 connections"), std::string::npos) << page.body();
+  EXPECT_NE(page.body().find("close some of them"), std::string::npos) << page.body();
+  EXPECT_FALSE(page.keep_alive());
+  Viewer third;
+  EXPECT_EQ(third.connect(port(), "/ws/terminal/" + id, kToken),
+            websocket::error::upgrade_declined);
+  EXPECT_EQ(third.response().result(), http::status::service_unavailable);
+  // The two viewers were not disturbed.
+  ASSERT_TRUE(
+      terminal.read_until([&](const std::string&) { return !terminal.snapshots_.empty(); }));
+}
+
 TEST_F(ServerFixture, ViewerGetsSnapshotThenLiveBytesWithoutGapOrDuplicate) {
   auto id = start({"/bin/bash", "--norc", "--noprofile"});
   Viewer viewer;

@@ -172,7 +172,9 @@ async function explainRefusal(): Promise<void> {
     status === 0
       ? `Cannot connect: agentty is not running at ${location.host}; retrying…` +
           (everConnected ? " (the list below is as last seen)" : "")
-      : "Cannot connect to agentty; retrying…",
+      : status === 503
+        ? P.atCapacityMessage(location.host)
+        : "Cannot connect to agentty; retrying…",
   );
   setTimeout(connect, everConnected ? 1000 : 5000);
 }

@@ -142,6 +142,13 @@ export function openSocket(path: string, token: string): WebSocket {
   return socket;
 }
 
+// What a page says when the server answered 503: it has no room for another
+// connection (its max_connections).
+export function atCapacityMessage(host: string): string {
+  return `Cannot connect: agentty at ${host} is at its limit of connections (terminal pages, ` +
+    "dashboards, agentty attach). Close some of them; retrying…";
+}
+
 // The HTTP status of GET `path` with the secret; 0 when nothing answers (the
 // server is down). A failed WebSocket says nothing about why: this does.
 export async function apiStatus(path: string, token: string): Promise<number> {

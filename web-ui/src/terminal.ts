@@ -289,7 +289,9 @@ async function explainRefusal(): Promise<void> {
     status === 0
       ? `Cannot connect: agentty is not running at ${location.host} (it stopped, or it ` +
           "restarted on another port); retrying…"
-      : "Cannot connect to this execution; retrying…",
+      : status === 503
+        ? P.atCapacityMessage(location.host)
+        : "Cannot connect to this execution; retrying…",
     "refused",
   );
   reconnectLater();
