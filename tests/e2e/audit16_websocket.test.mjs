@@ -12,7 +12,9 @@ import net from 'node:net';
 import crypto from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { startAgentty, WAIT_MS } from './lib/mcp-client.mjs';
-import { TOKEN, parseUrl, eventually } from './lib/web-helpers.mjs';
+import {
+  TOKEN, parseUrl, eventually, launchBrowser, openTerminal, waitForLine,
+} from './lib/web-helpers.mjs';
 
 const protocols = ['agentty.v1', `agentty-token.${TOKEN}`];
 const OP = { cont: 0, text: 1, binary: 2, close: 8, ping: 9, pong: 10 };
@@ -451,6 +453,21 @@ test('viewers of an execution whose record is removed are closed with a reason, 
   await again.open();
   assert.equal(again.status, 404);
   await eventually(() => openFds(agent.pid) < fdsWatching, { what: 'the viewers\' fds to be closed' });
+});
+
+test('a terminal page of an execution that cleanup removes says its link is outdated at once', async (t) => {
+  const agent = await startLogged(t);
+  const done = await agent.call('execute', { command: 'echo page-of-removed', side_effects: ['NONE'] });
+  const browser = await launchBrowser();
+  t.after(() => browser.close());
+  const context = await browser.newContext();
+  const { page, problems } = await openTerminal(context, done.terminal_url);
+  await waitForLine(page, 'page-of-removed');
+  await agent.call('cleanup', { completed_older_than_ms: 0, stopped_older_than_ms: 0 });
+  await page.waitForSelector('body[data-connected="gone"]', { timeout: 15000 });
+  assert.match(await page.innerText('#message'), /outdated.*removed after it ended/s);
+  // WebSocket failures the page expected (the 404 of its API check) aside, no errors.
+  assert.deepEqual(problems.filter((p) => !/404/.test(p)), []);
 });
 
 test('the dashboard socket ignores what a viewer sends it and keeps its list current', async (t) => {
