@@ -113,6 +113,12 @@ void TerminalViewer::handle_input(std::string_view bytes) {
     auto now = std::chrono::steady_clock::now();
     if (now - last_input_refusal_ < kInputRefusalInterval) return;
     last_input_refusal_ = now;
+    // Taking over cannot help once the program has ended.
+    if (execution.finished()) {
+      return refuse("input", "execution " + execution.id() + " has ended (" +
+                                 session::to_string(execution.status()) +
+                                 "); nothing was typed into it.");
+    }
     return refuse("input", "read-only: take over to type into this terminal");
   }
   if (auto written = execution.write(bytes, session::InputSource::human); !written) {

@@ -392,6 +392,31 @@ test('two viewers race to take over while the agent writes: one holds, the other
   assert.equal((await psEntry(agent, id)).held_by, taken.held_by);
 });
 
+test('an execution that ends while a viewer holds it is nobody\'s: the holder is told, and takeovers are refused', async (t) => {
+  const agent = await startLogged(t);
+  const { id, port, path } = await started(t, agent, 'cat');
+  const holder = await viewer(t, port, path);
+  const watcher = await viewer(t, port, path);
+  const taken = await holder.answer(() => holder.sendJson({ type: 'take_over' }));
+  assert.equal(taken.held_by_you, true);
+  const from = holder.texts.length;
+  holder.send(OP.binary, '\x04');  // end of input: cat exits
+  const ended = await holder.message((m) => m.type === 'state' && m.status !== 'running', 'the end', from);
+  assert.deepEqual([ended.status, ended.held, ended.held_by], ['completed', false, null]);
+  const entry = await psEntry(agent, id);
+  assert.deepEqual([entry.status, entry.held], ['completed', false]);
+  for (const v of [holder, watcher]) {
+    const again = await v.answer(() => v.sendJson({ type: 'take_over' }));
+    assert.equal(again.type, 'refused', JSON.stringify(again));
+    assert.equal(again.message, `execution ${id} has ended; nothing to take over.`);
+  }
+  // Keys for an ended program are refused for that reason, not with "take over to type".
+  const input = await holder.answer(() => holder.send(OP.binary, 'too late\r'));
+  assert.deepEqual([input.action, input.message],
+    ['input', `execution ${id} has ended (completed); nothing was typed into it.`]);
+  assert.equal(holder.ended || watcher.ended, false);
+});
+
 test('a viewer that never reads during a flood costs bounded memory; the program, other viewers and the agent go on', async (t) => {
   const agent = await startLogged(t);
   // Faster than the web's stream rate at times: both streaming and flood snapshots happen.
