@@ -144,7 +144,14 @@ test('someone reading back during a flood keeps their place when the history com
     // (before, the redraw after the flood put them back at the bottom).
     await page.waitForFunction(() => window.__history().length >= 1000 && Number(document.body.dataset.snapshots) >= 3,
       null, { timeout: 60000, polling: 50 });
-    await page.evaluate(() => window.__agentty.term.scrollLines(-200));
+    // A redraw's reset may be parsed just before the history it brings: the
+    // scroll is made (again) until the view really is 200 lines up.
+    await page.waitForFunction(() => {
+      const { term } = window.__agentty;
+      const buffer = term.buffer.active;
+      if (buffer.baseY - buffer.viewportY < 200) term.scrollToLine(Math.max(0, buffer.baseY - 200));
+      return buffer.baseY >= 200 && buffer.baseY - buffer.viewportY >= 200;
+    }, null, { timeout: 30000, polling: 50 });
     const before = await fullSnapshots();
     writeFileSync(stopFile, '');
     // The flood ends; a full redraw brings the history back whole.

@@ -168,25 +168,38 @@ function fitAndReport(): void {
   }
 }
 
+// How far the person had scrolled back from the newest line, or 0.
+function linesUpFromNewest(): number {
+  const buffer = term.buffer.active;
+  return buffer.type === "normal" ? buffer.baseY - buffer.viewportY : 0;
+}
+
 function onBinary(data: ArrayBuffer): void {
   const bytes = new Uint8Array(data);
-  let linesUp = 0;  // how far a person had scrolled back before a full redraw
+  // A full redraw (the one after a flood, a reconnect) rebuilds the history
+  // and left the view at the bottom: someone reading back lost their place.
+  // They keep the same distance from the newest line. The distance is taken
+  // when xterm reaches the reset, not when the message arrives: output still
+  // queued (an earlier redraw) would otherwise undo a scroll made meanwhile.
+  let linesUp = 0;
+  let fullRedraw = false;
   if (snapshotNext) {
     followServerSize(snapshotNext.cols, snapshotNext.rows);
     if (!snapshotNext.keeps_history) {
-      const buffer = term.buffer.active;
-      if (buffer.type === "normal") linesUp = buffer.baseY - buffer.viewportY;
+      fullRedraw = true;
+      writeOutput(new Uint8Array(0), () => {
+        linesUp = linesUpFromNewest();
+      });
       writeOutput(RIS);
       document.body.dataset.fullSnapshots = String(Number(document.body.dataset.fullSnapshots ?? 0) + 1);
     }
     snapshotNext = null;
     document.body.dataset.snapshots = String(Number(document.body.dataset.snapshots ?? 0) + 1);
   }
-  // A full redraw (the one after a flood, a reconnect) rebuilds the history
-  // and left the view at the bottom: someone reading back lost their place.
-  // They keep the same distance from the newest line.
-  const keepPlace = () => term.scrollToLine(Math.max(0, term.buffer.active.baseY - linesUp));
-  writeOutput(bytes, linesUp > 0 ? keepPlace : undefined);
+  const keepPlace = () => {
+    if (linesUp > 0) term.scrollToLine(Math.max(0, term.buffer.active.baseY - linesUp));
+  };
+  writeOutput(bytes, fullRedraw ? keepPlace : undefined);
 }
 
 function onText(text: string): void {
