@@ -1,5 +1,7 @@
 #include "session/text_view.hpp"
 
+#include "session/line_escape.hpp"
+
 #include <algorithm>
 #include <cstdint>
 #include <optional>
@@ -109,6 +111,8 @@ Unit scan_unit(const unsigned char* p, std::size_t n) {
   if (c >= 0x80) return scan_utf8(p, n);
   switch (c) {
     case '\n':
+    case '\v':  // a terminal moves down for VT and FF as for LF
+    case '\f':
       return {1, UnitKind::kLf};
     case '\r':
       if (n < 2) return {1, UnitKind::kCr, false};
@@ -128,85 +132,43 @@ const unsigned char* bytes_of(std::string_view s) {
   return reinterpret_cast<const unsigned char*>(s.data());
 }
 
-std::size_t utf8_length_at(const std::string& s, std::size_t i) {
-  const unsigned char c = static_cast<unsigned char>(s[i]);
-  std::size_t length = c < 0x80 ? 1 : c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
-  return length <= s.size() - i ? length : s.size() - i;
-}
-
-// Which part of the line an erase-in-line sequence (ESC [ K, ESC [ 0 J)
-// clears; nullopt for any other escape sequence.
-enum class Erase { kToEnd, kToStart, kWholeLine };
-std::optional<Erase> erase_of(std::string_view unit) {
-  if (unit.size() < 3 || unit[1] != '[') return std::nullopt;
-  const char final_byte = unit.back();
-  const std::string_view param = unit.substr(2, unit.size() - 3);
-  if (param.empty() || param == "0") {
-    if (final_byte == 'K' || final_byte == 'J') return Erase::kToEnd;
-  } else if (final_byte == 'K' && param == "1") {
-    return Erase::kToStart;
-  } else if (final_byte == 'K' && param == "2") {
-    return Erase::kWholeLine;
+// A unit whose effect depends on the line written before it (it moves back
+// over it, erases or repeats part of it, or ends it only when it holds
+// text): a page that starts with it would not read as part of the whole.
+bool reaches_back(UnitKind kind, std::string_view unit) {
+  if (kind == UnitKind::kCr || kind == UnitKind::kBackspace) return true;
+  if (kind != UnitKind::kEscape) return false;
+  switch (line_escape(unit).op) {
+    case LineOp::kLeft:
+    case LineOp::kRight:  // blanks that become text only if text follows
+    case LineOp::kColumn:
+    case LineOp::kBackTab:
+    case LineOp::kEraseToStart:
+    case LineOp::kEraseLine:
+    case LineOp::kRepeat:
+    case LineOp::kRowKeepColumn:
+    case LineOp::kRowToColumn:
+    case LineOp::kRestore:
+      return true;
+    default:
+      return false;
   }
-  return std::nullopt;
-}
-
-// Characters in line[0, end).
-std::size_t chars_before(const std::string& line, std::size_t end) {
-  std::size_t count = 0;
-  for (std::size_t i = 0; i < end && i < line.size(); ++i) {
-    if ((static_cast<unsigned char>(line[i]) & 0xc0) != 0x80) ++count;
-  }
-  return count;
-}
-
-// Writes one character at the cursor of the open line: appends at its end,
-// overwrites one character inside it (after a CR or backspace), or fills the
-// erased cells between the end and the cursor with blanks first.
-void put_char(std::string& line, std::size_t& col, const char* bytes, std::size_t n) {
-  if (col > line.size()) line.append(col - line.size(), ' ');
-  if (col == line.size()) {
-    line.append(bytes, n);
-  } else {
-    line.replace(col, utf8_length_at(line, col), bytes, n);
-  }
-  col += n;
-}
-
-// Erased cells are blank: text after them stays where it was, and erased
-// cells at the end of the line are not text at all (the cursor may then
-// stand past the line's end, counted in one-byte blanks that put_char fills).
-void erase_in_line(std::string& line, std::size_t& col, Erase erase) {
-  if (erase == Erase::kToEnd) {
-    if (col < line.size()) line.resize(col);
-    return;
-  }
-  const std::size_t blanks = chars_before(line, col) + (col > line.size() ? col - line.size() : 0);
-  std::string rest;  // what stays right of the cursor
-  if (erase == Erase::kToStart && col < line.size())
-    rest = line.substr(col + utf8_length_at(line, col));
-  line = rest.empty() ? std::string() : std::string(blanks + 1, ' ') + rest;
-  col = blanks;
-}
-
-// An erase that blanks text before the cursor: like a bare CR, it rewrites
-// what came earlier on the line.
-bool erases_back(std::string_view unit) {
-  const auto erase = erase_of(unit);
-  return erase && *erase != Erase::kToEnd;
 }
 
 // Whether the line cut at `pos` goes on (within `reach` bytes of raw) to a
-// bare CR, a backspace or an erase of the line's start, whose overwrite could
-// not reach back across the cut. A byte test, not a parse: it only chooses
-// between two safe cuts.
+// unit that reaches back (see reaches_back) and so could not reach across
+// the cut. Only chooses between two safe cuts.
 bool overwrites_ahead(std::string_view raw, std::size_t pos, std::size_t reach) {
   const std::size_t end = std::min(raw.size(), pos + reach);
   for (std::size_t i = pos; i < end; ++i) {
     const char c = raw[i];
-    if (c == '\n') return false;
+    if (c == '\n' || c == '\v' || c == '\f') return false;
     if (c == '\b' || (c == '\r' && (i + 1 >= raw.size() || raw[i + 1] != '\n'))) return true;
-    if (c == '\x1b' && erases_back(raw.substr(i, 4))) return true;
+    if (c == '\x1b') {
+      const Unit unit = scan_unit(bytes_of(raw.substr(i)), raw.size() - i);
+      if (reaches_back(unit.kind, raw.substr(i, unit.length))) return true;
+      i += unit.length - 1;
+    }
   }
   return false;
 }
@@ -228,7 +190,7 @@ std::size_t safe_page_length(std::string_view raw, std::size_t max_bytes, bool m
   const std::size_t n = raw.size();
   std::size_t pos = 0;
   std::size_t after_lf = 0;     // end of the last LF unit taken
-  bool overwrite_line = false;  // a bare CR or BS since that LF
+  bool overwrite_line = false;  // a unit that reaches back since that LF
   bool capped = false;
   while (pos < n) {
     const Unit unit = scan_unit(p + pos, n - pos);
@@ -241,8 +203,7 @@ std::size_t safe_page_length(std::string_view raw, std::size_t max_bytes, bool m
     if (unit.kind == UnitKind::kLf || unit.kind == UnitKind::kCrLf) {
       after_lf = end;
       overwrite_line = false;
-    } else if (unit.kind == UnitKind::kCr || unit.kind == UnitKind::kBackspace ||
-               (unit.kind == UnitKind::kEscape && erases_back(raw.substr(pos, unit.length)))) {
+    } else if (reaches_back(unit.kind, raw.substr(pos, unit.length))) {
       overwrite_line = true;
     }
     pos = end;
@@ -259,12 +220,16 @@ std::size_t safe_page_length(std::string_view raw, std::size_t max_bytes, bool m
 }
 
 std::size_t raw_length_through_line(std::string_view raw, std::size_t lines) {
+  if (lines == 0) return 0;
   const unsigned char* p = bytes_of(raw);
+  TextConverter converter;
+  std::string text;
   std::size_t pos = 0;
-  for (std::size_t seen = 0; seen < lines && pos < raw.size();) {
-    const Unit unit = scan_unit(p + pos, raw.size() - pos);
-    if (unit.kind == UnitKind::kLf || unit.kind == UnitKind::kCrLf) ++seen;
-    pos += unit.length;
+  while (pos < raw.size()) {
+    const std::size_t length = scan_unit(p + pos, raw.size() - pos).length;
+    converter.feed(raw.substr(pos, length), text);
+    pos += length;
+    if (converter.lines_ended() >= lines) break;
   }
   return pos;
 }
@@ -284,15 +249,99 @@ void TextConverter::finish(std::string& out) {
   std::string rest = std::move(pending_);
   pending_.clear();
   convert(rest, true, out);
-  out += line_;
+  out += line_.text();
   line_.clear();
-  col_ = 0;
 }
 
 void TextConverter::take_open_line(std::string& out) {
-  out += line_;
+  out += line_.text();
   line_.clear();
-  col_ = 0;
+}
+
+void TextConverter::end_line(std::string& out) {
+  out += line_.text();
+  out += '\n';
+  line_.clear();
+  ++lines_ended_;
+  changed_row_ = true;
+}
+
+// A move to another row: the view has no rows, so the line written so far
+// ends there (as if with LF), unless it holds no text; the cursor keeps the
+// column the terminal gives it.
+void TextConverter::change_row(std::size_t column, std::string& out) {
+  if (line_.has_text()) {
+    out += line_.text();
+    out += '\n';
+    ++lines_ended_;
+  }
+  line_.clear(column);
+  changed_row_ = true;
+}
+
+void TextConverter::apply_escape(std::string_view unit, std::string& out) {
+  const LineEscape action = line_escape(unit);
+  switch (action.op) {
+    case LineOp::kNone:
+      break;
+    case LineOp::kLeft:
+      line_.move_left(action.n);
+      break;
+    case LineOp::kRight:
+      line_.move_right(action.n);
+      break;
+    case LineOp::kColumn:
+      line_.move_to(action.n);
+      break;
+    case LineOp::kBackTab:
+      line_.back_tab(action.n);
+      break;
+    case LineOp::kTab:
+      for (std::size_t k = 0; k < std::min(action.n, TextLine::kMaxColumn / 8); ++k) line_.tab();
+      break;
+    case LineOp::kInsert:
+      line_.insert_blanks(action.n);
+      break;
+    case LineOp::kDelete:
+      line_.delete_cells(action.n);
+      break;
+    case LineOp::kEraseCells:
+      line_.erase_cells(action.n);
+      break;
+    case LineOp::kEraseToEnd:
+      line_.erase_to_end();
+      break;
+    case LineOp::kEraseToStart:
+      line_.erase_to_start();
+      break;
+    case LineOp::kEraseLine:
+      line_.erase_all();
+      break;
+    case LineOp::kRepeat:
+      line_.repeat(action.n);
+      break;
+    case LineOp::kRowKeepColumn:
+      change_row(line_.column(), out);
+      break;
+    case LineOp::kRowToColumn:
+      change_row(action.n, out);
+      break;
+    case LineOp::kNewLine:
+      end_line(out);
+      break;
+    case LineOp::kSave:
+      saved_column_ = line_.column();
+      changed_row_ = false;
+      break;
+    case LineOp::kRestore:
+      // Back to the saved row: another row if one was left since the save.
+      if (changed_row_) {
+        change_row(saved_column_, out);
+      } else {
+        line_.move_to(saved_column_);
+      }
+      break;
+  }
 }
 
 void TextConverter::convert(std::string_view raw, bool final, std::string& out) {
@@ -305,12 +354,7 @@ void TextConverter::convert(std::string_view raw, bool final, std::string& out) 
     if (is_printable_ascii(p[i])) {
       std::size_t j = i + 1;
       while (j < n && is_printable_ascii(p[j])) ++j;
-      if (col_ == line_.size()) {
-        line_.append(raw.data() + i, j - i);
-        col_ = line_.size();
-      } else {
-        for (std::size_t k = i; k < j; ++k) put_char(line_, col_, raw.data() + k, 1);
-      }
+      line_.put_ascii(raw.substr(i, j - i));
       i = j;
       continue;
     }
@@ -319,32 +363,29 @@ void TextConverter::convert(std::string_view raw, bool final, std::string& out) 
       pending_.assign(raw.substr(i));
       return;
     }
+    const std::string_view bytes = raw.substr(i, unit.length);
     switch (unit.kind) {
       case UnitKind::kPrintable:
+        line_.put(bytes);
+        break;
       case UnitKind::kTab:
-        put_char(line_, col_, raw.data() + i, unit.length);
+        line_.tab();
         break;
       case UnitKind::kInvalid:
-        put_char(line_, col_, kReplacement, 3);
+        line_.put(kReplacement);
         break;
       case UnitKind::kLf:
       case UnitKind::kCrLf:
-        out += line_;
-        out += '\n';
-        line_.clear();
-        col_ = 0;
+        end_line(out);
         break;
       case UnitKind::kCr:
-        col_ = 0;
+        line_.move_to(0);
         break;
       case UnitKind::kBackspace:
-        if (col_ > 0) --col_;
-        while (col_ > 0 && col_ < line_.size() &&
-               (static_cast<unsigned char>(line_[col_]) & 0xc0) == 0x80)
-          --col_;
+        line_.move_left(1);
         break;
       case UnitKind::kEscape:
-        if (auto erase = erase_of(raw.substr(i, unit.length))) erase_in_line(line_, col_, *erase);
+        apply_escape(bytes, out);
         break;
       case UnitKind::kControl:
         break;
@@ -359,6 +400,32 @@ std::string to_text(std::string_view raw) {
   TextConverter converter;
   converter.feed(raw, out);
   converter.finish(out);
+  return out;
+}
+
+std::string without_escapes(std::string_view raw) {
+  std::string out;
+  out.reserve(raw.size());
+  const unsigned char* p = bytes_of(raw);
+  for (std::size_t i = 0; i < raw.size();) {
+    const Unit unit = scan_unit(p + i, raw.size() - i);
+    switch (unit.kind) {
+      case UnitKind::kPrintable:
+      case UnitKind::kTab:
+        out.append(raw, i, unit.length);
+        break;
+      case UnitKind::kInvalid:
+        out += "\xEF\xBF\xBD";
+        break;
+      case UnitKind::kLf:  // VT and FF (ctrl-k, ctrl-l) are keys, not line ends
+      case UnitKind::kCrLf:
+        if (raw[i + unit.length - 1] == '\n') out += '\n';
+        break;
+      default:
+        break;
+    }
+    i += unit.length;
+  }
   return out;
 }
 

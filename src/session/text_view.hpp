@@ -1,19 +1,35 @@
 // The text view of terminal output: what an agent reads instead of raw bytes.
 //
-// Escape sequences (CSI, OSC, DCS, ...) are removed; CR LF becomes LF; a bare
-// CR followed by more text overwrites the line from its start, the way a
-// terminal shows a progress bar ("abcdef\rxy" -> "xycdef"); a trailing bare CR
-// is dropped; backspace moves back one character ("ab\bc" -> "ac"); erase in
-// line (ESC [ K, 1 K, 2 K; ESC [ J on its line) blanks the cells it clears
-// ("abc\rx\e[K" -> "x", as a redrawn progress line shows); other C0
-// controls except LF and TAB are dropped. Invalid UTF-8 becomes U+FFFD, so
-// the text is always valid UTF-8. Pure functions, no state between calls: the
-// log's page boundaries (see OutputLog::read) make page texts concatenate to
-// the text of the whole. The one exception is a single line, longer than a
-// page, that holds a bare CR, a backspace or an erase of its start: its
-// overwrite cannot reach back into the previous page (shorter lines are kept
-// whole because a capped page ends at the last LF when the cut line
-// overwrites itself further on).
+// It replays the bytes on one terminal row at a time, with no right margin
+// (lines are logical: no wrapping), and prints each row's text when the
+// output leaves it:
+// - Text is written at the cursor, overwriting (TextLine has the cells:
+//   wide characters take two, combining marks join the one before, a TAB at
+//   the end of the line is kept as '\t', invalid UTF-8 is U+FFFD).
+// - CR, BS, CSI n D / C / G / ` / a / Z / I move the cursor along the row;
+//   CSI n @ / P / X insert, delete, erase cells; CSI K / 1 K / 2 K (and J,
+//   1 J, 2 J, on this row) erase; CSI n b repeats the character before
+//   the cursor; ESC 7 / 8 and CSI s / u
+//   save and restore the column. So "abcdef\rxy" -> "xycdef", "abc\e[2Dz" ->
+//   "azc", a progress line redrawn with "\r\e[K" keeps no old tail, and a
+//   line edited at a shell prompt reads as it was entered.
+// - LF, CR LF, VT, FF, ESC D and ESC E end the row ('\n').
+// - A move to another row (CSI n A / B / E / F / d / e / H / f, ESC M, a
+//   restore after a row change) ends the row too, but only if it holds
+//   text, and the text goes on at the column the terminal gives: the view
+//   never rewrites a line it has printed, so a multi-line progress display
+//   reads as its successive frames ("one\e[Atwo" -> "one\n   two").
+// - Erased or skipped cells are blanks: spaces between text, nothing at the
+//   end of a row; a space printed over a cell blanks it too ("\b \b").
+// - Every other escape sequence (SGR colours, OSC titles and links, modes,
+//   charset designations) and C0 control is dropped.
+// Pure functions, no state between calls: the log's page boundaries (see
+// OutputLog::read) make page texts concatenate to the text of the whole.
+// The one exception is a single line, longer than a page, that holds a unit
+// that reaches back into the line (a bare CR, BS, a move left or to a
+// column, an erase of its start, a move to another row): it cannot reach
+// into the previous page (shorter lines are kept whole because a capped page
+// ends at the last LF when the cut line reaches back further on).
 // TextConverter carries the line across calls and has no such exception
 // (explore uses it).
 //
@@ -28,20 +44,28 @@
 #include <string>
 #include <string_view>
 
+#include "session/text_line.hpp"
+
 namespace agentty::session {
 
 inline constexpr std::size_t kMaxSequenceBytes = 1 << 20;
 
 std::string to_text(std::string_view raw);
 
+// The printable text of `raw` as it comes, nothing replayed: escape
+// sequences and C0 controls other than TAB and LF dropped, invalid UTF-8 as
+// U+FFFD. For typed keys, where ESC [ D is the left arrow key, not a cursor
+// the bytes move.
+std::string without_escapes(std::string_view raw);
+
 // Length of the longest prefix of `raw` (at most `max_bytes`, but at least one
 // whole unit) that does not end inside a UTF-8 character, an escape sequence
 // or a CR LF pair; prefers ending just after a LF when one is in the last
-// half of the prefix, or anywhere in it when the cut line holds a bare CR or
-// a backspace (looking up to max_bytes past the cut, so give it up to twice
-// max_bytes of raw to benefit). When `more_may_follow`, an incomplete unit at the very end
-// of `raw` is excluded (it will complete later). May return 0 only when
-// raw is empty or holds just an incomplete unit that more_may_follow.
+// half of the prefix, or anywhere in it when the cut line holds a unit that
+// reaches back into the line (see above; looking up to max_bytes past the
+// cut, so give it up to twice max_bytes of raw to benefit). When `more_may_follow`, an incomplete
+// unit at the very end of `raw` is excluded (it will complete later). May return 0 only when raw is
+// empty or holds just an incomplete unit that more_may_follow.
 std::size_t safe_page_length(std::string_view raw, std::size_t max_bytes, bool more_may_follow);
 
 // Length of the unit starting at raw[0] as if nothing followed `raw`
@@ -67,19 +91,26 @@ class TextConverter {
   void feed(std::string_view raw, std::string& out);
   void finish(std::string& out);
   // The text of the line still open (no LF yet), as it would print now.
-  const std::string& open_line() const { return line_; }
+  const std::string& open_line() const { return line_.text(); }
   // Appends the open line's text to `out` (no LF) and forgets it: the line
   // goes on, but a later CR, backspace or erase reaches back only to here,
   // as a terminal's overwrites reach only its current row. Keeps a line with
   // no end (a program printing one endless line) from growing in memory.
   void take_open_line(std::string& out);
+  // Line ends written so far ('\n' in the text).
+  std::size_t lines_ended() const { return lines_ended_; }
 
  private:
   void convert(std::string_view raw, bool final, std::string& out);
+  void apply_escape(std::string_view unit, std::string& out);
+  void end_line(std::string& out);
+  void change_row(std::size_t column, std::string& out);
 
-  std::string line_;     // open line's text
-  std::size_t col_ = 0;  // cursor: byte offset into the open line (past its end: erased cells)
+  TextLine line_;        // the open line
   std::string pending_;  // incomplete unit held from the previous feed
+  std::size_t lines_ended_ = 0;
+  std::size_t saved_column_ = 0;  // ESC 7 / CSI s
+  bool changed_row_ = false;      // a row was left since the save
 };
 
 }  // namespace agentty::session

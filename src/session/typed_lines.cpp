@@ -54,7 +54,7 @@ TypedLines::Split TypedLines::split(std::string_view pending, std::string_view t
           break;
         }
         line.pop_back();
-        out.lines.push_back(to_text(joined(line)));
+        out.lines.push_back(without_escapes(joined(line)));
         line.clear();
         break;
       case '\r':
@@ -62,11 +62,11 @@ TypedLines::Split TypedLines::split(std::string_view pending, std::string_view t
       case '\x0f':  // ctrl-o: readline's operate-and-get-next, zsh's accept-line-and-down-history
         if (ends_in_continuation(line)) {
           line.pop_back();
-          out.lines.push_back(to_text(joined(line)));
+          out.lines.push_back(without_escapes(joined(line)));
           line += kContinued;
           break;
         }
-        out.lines.push_back(to_text(joined(line)));
+        out.lines.push_back(without_escapes(joined(line)));
         line.clear();
         break;
       case '\x03':  // ctrl-c

@@ -5,8 +5,9 @@
 // runs what the editor leaves: the line is checked as it goes in; what is
 // typed into the editor is a program's input, not checked); ctrl-c and ctrl-u
 // clear it, backspace and DEL remove a
-// character, ctrl-w a word (as readline would). A line is checked as its text
-// view (escape sequences such as arrow keys and other controls removed).
+// character, ctrl-w a word (as readline would). A line is checked with escape
+// sequences such as arrow keys and other controls removed (without_escapes:
+// not the text view, which would replay ESC [ D as a cursor move).
 // History recall, tab completion and cursor editing are not interpreted: the
 // checked text is what was typed. The pending line is kept across writes (so
 // typing a command and pressing Enter in a later write is checked too) and is

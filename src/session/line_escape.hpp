@@ -1,0 +1,43 @@
+// What an escape sequence does to the line the text view is writing.
+// The text view follows the cursor along its line and treats a move to
+// another row as the end of it; every sequence not named here (SGR, OSC,
+// modes, charsets, private and intermediate forms) does nothing to it.
+//
+// Pure functions; any thread.
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+
+namespace agentty::session {
+
+enum class LineOp {
+  kNone,
+  kLeft,           // CSI n D
+  kRight,          // CSI n C, CSI n a
+  kColumn,         // CSI n G, CSI n `: to column n
+  kBackTab,        // CSI n Z
+  kTab,            // CSI n I
+  kInsert,         // CSI n @
+  kDelete,         // CSI n P
+  kEraseCells,     // CSI n X
+  kEraseToEnd,     // CSI K, CSI 0 K, CSI J, CSI 0 J
+  kEraseToStart,   // CSI 1 K, CSI 1 J
+  kEraseLine,      // CSI 2 K, CSI 2 J
+  kRepeat,         // CSI n b
+  kRowKeepColumn,  // CSI n A, B, d, e; ESC M: another row, same column
+  kRowToColumn,    // CSI n E, F (column 1); CSI r ; c H, f (column c)
+  kNewLine,        // ESC D, ESC E: as LF
+  kSave,           // ESC 7, CSI s
+  kRestore,        // ESC 8, CSI u
+};
+
+struct LineEscape {
+  LineOp op = LineOp::kNone;
+  std::size_t n = 1;  // count, or a 0-based column
+};
+
+// The action of one whole escape sequence (ESC and all its bytes).
+LineEscape line_escape(std::string_view unit);
+
+}  // namespace agentty::session

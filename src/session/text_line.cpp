@@ -1,0 +1,285 @@
+#include "session/text_line.hpp"
+
+#include <algorithm>
+
+#include "session/char_width.hpp"
+
+namespace agentty::session {
+namespace {
+
+void append_utf8(std::string& out, char32_t cp) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xc0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3f));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xe0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
+    out += static_cast<char>(0x80 | (cp & 0x3f));
+  } else {
+    out += static_cast<char>(0xf0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3f));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
+    out += static_cast<char>(0x80 | (cp & 0x3f));
+  }
+}
+
+// The codepoint of the valid UTF-8 character at s[i]; advances i past it.
+char32_t decode_utf8(std::string_view s, std::size_t& i) {
+  const auto c = static_cast<unsigned char>(s[i]);
+  const std::size_t length = c < 0x80 ? 1 : c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
+  char32_t cp = length == 1 ? c : length == 2 ? (c & 0x1f) : length == 3 ? (c & 0x0f) : (c & 0x07);
+  for (std::size_t k = 1; k < length && i + k < s.size(); ++k) {
+    cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3f);
+  }
+  i += length;
+  return cp;
+}
+
+}  // namespace
+
+// put_cell for each, at once: only a kept TAB at either end needs care.
+void TextLine::put_ascii_cells(std::string_view run) {
+  if (cursor_ > cells_.size()) cells_.resize(cursor_, Cell{kBlank, 0});
+  const std::size_t end = cursor_ + run.size();
+  const std::size_t old_size = cells_.size();
+  split_at(cursor_);
+  split_at(end);
+  if (cells_.size() < end) cells_.resize(end, Cell{kBlank, 0});
+  for (std::size_t i = 0; i < run.size(); ++i) {
+    const std::size_t at = cursor_ + i;
+    const auto c = static_cast<unsigned char>(run[i]);
+    cells_[at] = Cell{c == ' ' && at < old_size ? kBlank : c, 0};
+  }
+  cursor_ = end;
+}
+
+void TextLine::put(std::string_view utf8) {
+  if (!cells_mode_) {  // the text as it comes; its width matters once edited
+    text_.append(utf8);
+    return;
+  }
+  std::size_t i = 0;
+  const char32_t cp = decode_utf8(utf8, i);
+  const int width = char_width(cp);
+  if (width == 0) {
+    add_mark(utf8);
+    return;
+  }
+  put_cell(cp, width);
+}
+
+void TextLine::repeat(std::size_t count) {
+  to_cells();
+  if (cursor_ == 0 || cursor_ > cells_.size()) return;
+  std::size_t head = cursor_ - 1;
+  while (head > 0 && cells_[head].cp == kTail) --head;
+  const Cell cell = cells_[head];
+  if (cell.cp == kBlank || cell.cp == kTail || cell.cp == U'\t') return;
+  std::string character;
+  append_utf8(character, cell.cp);
+  for (std::size_t k = 0; k < std::min(count, kMaxColumn); ++k) put(character);
+}
+
+void TextLine::tab() {
+  if (!cells_mode_) {
+    text_ += '\t';
+    return;
+  }
+  const std::size_t stop = (cursor_ / 8 + 1) * 8;
+  if (cursor_ >= cells_.size()) {  // at the end: kept, so the text shows a TAB
+    cells_.resize(cursor_, Cell{kBlank, 0});
+    cells_.push_back(Cell{U'\t', 0});
+    cells_.resize(stop, Cell{kTail, 0});
+  }
+  cursor_ = stop;
+}
+
+void TextLine::back_tab(std::size_t count) {
+  to_cells();
+  for (std::size_t k = 0; k < count && cursor_ > 0; ++k) cursor_ = (cursor_ - 1) / 8 * 8;
+}
+
+void TextLine::move_left(std::size_t count) {
+  to_cells();
+  cursor_ -= std::min(count, cursor_);
+}
+
+void TextLine::move_right(std::size_t count) {
+  to_cells();
+  cursor_ = std::max(cursor_, std::min(cursor_ + std::min(count, kMaxColumn), kMaxColumn));
+}
+
+void TextLine::move_to(std::size_t column) {
+  to_cells();
+  cursor_ = std::min(column, kMaxColumn);
+}
+
+std::size_t TextLine::column() {
+  if (!cells_mode_ && text_.empty()) return 0;
+  to_cells();
+  return cursor_;
+}
+
+void TextLine::insert_blanks(std::size_t count) {
+  to_cells();
+  if (cursor_ >= cells_.size()) return;
+  blank_tabs_from(cursor_);
+  cells_.insert(cells_.begin() + static_cast<std::ptrdiff_t>(cursor_), std::min(count, kMaxColumn),
+                Cell{kBlank, 0});
+}
+
+void TextLine::delete_cells(std::size_t count) {
+  to_cells();
+  if (cursor_ >= cells_.size()) return;
+  const std::size_t end = cursor_ + std::min(count, cells_.size() - cursor_);
+  blank_tabs_from(cursor_);
+  cells_.erase(cells_.begin() + static_cast<std::ptrdiff_t>(cursor_),
+               cells_.begin() + static_cast<std::ptrdiff_t>(end));
+}
+
+void TextLine::erase_cells(std::size_t count) {
+  to_cells();
+  if (cursor_ >= cells_.size()) return;
+  const std::size_t end = cursor_ + std::min(count, cells_.size() - cursor_);
+  split_at(cursor_);
+  split_at(end);
+  std::fill(cells_.begin() + static_cast<std::ptrdiff_t>(cursor_),
+            cells_.begin() + static_cast<std::ptrdiff_t>(end), Cell{kBlank, 0});
+}
+
+void TextLine::erase_to_end() {
+  if (!cells_mode_ || cursor_ >= cells_.size()) return;
+  split_at(cursor_);
+  cells_.resize(cursor_);
+}
+
+void TextLine::erase_to_start() {
+  to_cells();
+  const std::size_t end = std::min(cursor_ + 1, cells_.size());
+  split_at(end);
+  std::fill(cells_.begin(), cells_.begin() + static_cast<std::ptrdiff_t>(end), Cell{kBlank, 0});
+}
+
+void TextLine::erase_all() {
+  to_cells();
+  cells_.clear();
+  marks_.clear();
+}
+
+bool TextLine::has_text() const {
+  if (!cells_mode_) return !text_.empty();
+  return std::any_of(cells_.begin(), cells_.end(),
+                     [](const Cell& c) { return c.cp != kBlank && c.cp != kTail; });
+}
+
+const std::string& TextLine::rendered() const {
+  rendered_.clear();
+  std::size_t end = cells_.size();
+  while (end > 0 && (cells_[end - 1].cp == kBlank || cells_[end - 1].cp == kTail)) --end;
+  for (std::size_t i = 0; i < end; ++i) {
+    const Cell& cell = cells_[i];
+    if (cell.cp == kTail) continue;
+    append_utf8(rendered_, cell.cp == kBlank ? U' ' : cell.cp);
+    if (cell.marks != 0) rendered_ += marks_[cell.marks - 1];
+  }
+  return rendered_;
+}
+
+void TextLine::clear_cells(std::size_t column) {
+  text_.clear();
+  cells_.clear();
+  marks_.clear();
+  cells_mode_ = column > 0;
+  cursor_ = std::min(column, kMaxColumn);
+}
+
+// The appended line becomes cells, as writing it at a terminal's cursor
+// would have made them.
+void TextLine::to_cells() {
+  if (cells_mode_) return;
+  cells_mode_ = true;
+  cells_.clear();
+  marks_.clear();
+  cursor_ = 0;
+  const std::string text = std::move(text_);
+  text_.clear();
+  for (std::size_t i = 0; i < text.size();) {
+    const std::size_t start = i;
+    const char32_t cp = decode_utf8(text, i);
+    if (cp == U'\t') {
+      tab();
+      continue;
+    }
+    const int width = char_width(cp);
+    if (width == 0) {
+      add_mark(std::string_view(text).substr(start, i - start));
+    } else {
+      put_cell(cp, width);
+    }
+  }
+}
+
+// Writes over the cells at the cursor. A space written over a cell blanks
+// it, so what `\b \b` erased is not text at the end of the line.
+void TextLine::put_cell(char32_t cp, int width) {
+  if (cursor_ > cells_.size()) cells_.resize(cursor_, Cell{kBlank, 0});
+  const std::size_t end = cursor_ + static_cast<std::size_t>(width);
+  const bool over = cursor_ < cells_.size();
+  split_at(cursor_);
+  split_at(end);
+  if (cells_.size() < end) cells_.resize(end, Cell{kBlank, 0});
+  cells_[cursor_] = Cell{over && cp == U' ' ? kBlank : cp, 0};
+  for (std::size_t i = cursor_ + 1; i < end; ++i) cells_[i] = Cell{kTail, 0};
+  cursor_ = end;
+}
+
+// A combining mark joins the character left of the cursor; with none there
+// (the line's start, a blank or a TAB's gap) a terminal drops it. (An
+// appended line keeps one at its start: a page may start with it, and its
+// text must read the same as part of the whole.)
+void TextLine::add_mark(std::string_view utf8) {
+  if (cursor_ == 0 || cursor_ > cells_.size()) return;
+  std::size_t head = cursor_ - 1;
+  while (head > 0 && cells_[head].cp == kTail) --head;
+  Cell& cell = cells_[head];
+  if (cell.cp == kBlank || cell.cp == kTail || cell.cp == U'\t') return;
+  if (cell.marks == 0) {
+    marks_.emplace_back(utf8);
+    cell.marks = static_cast<std::uint32_t>(marks_.size());
+  } else {
+    marks_[cell.marks - 1].append(utf8);
+  }
+}
+
+// Cells that move (CSI @, CSI P) keep their place in the text but not their
+// column: a kept TAB from `cell` on would then span other columns, so it
+// becomes the blanks it stood for.
+void TextLine::blank_tabs_from(std::size_t cell) {
+  split_at(cell);
+  for (std::size_t i = cell; i < cells_.size(); ++i) {
+    if (cells_[i].cp != U'\t') continue;
+    cells_[i] = Cell{kBlank, 0};
+    for (std::size_t j = i + 1; j < cells_.size() && cells_[j].cp == kTail; ++j) {
+      cells_[j] = Cell{kBlank, 0};
+    }
+  }
+}
+
+// Makes `cell` the start of a character where a kept TAB spans it: the TAB
+// becomes the blanks it stood for. A wide character is left alone: writing
+// over one of its halves leaves the other, and an orphaned second half shows
+// nothing, as libvterm (the `screen` tool) and tmux show it.
+void TextLine::split_at(std::size_t cell) {
+  if (cell >= cells_.size() || cells_[cell].cp != kTail) return;
+  std::size_t head = cell;
+  while (head > 0 && cells_[head].cp == kTail) --head;
+  if (cells_[head].cp != U'\t') return;
+  std::size_t end = cell;
+  while (end < cells_.size() && cells_[end].cp == kTail) ++end;
+  std::fill(cells_.begin() + static_cast<std::ptrdiff_t>(head),
+            cells_.begin() + static_cast<std::ptrdiff_t>(end), Cell{kBlank, 0});
+}
+
+}  // namespace agentty::session

@@ -1,0 +1,282 @@
+// The text view against what a terminal shows: cursor movement along the
+// line, editing, wide and combining characters, moves to other rows, and a
+// differential check of random single-row streams against libvterm (the
+// Screen behind the `screen` tool).
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "session/char_width.hpp"
+#include "session/screen.hpp"
+#include "session/text_view.hpp"
+#include "session/typed_lines.hpp"
+
+namespace agentty::session {
+namespace {
+
+TEST(TextViewTerminal, CursorLeftRightAndColumnMoveAlongTheLine) {
+  EXPECT_EQ(to_text("abc\x1b[2Dz\n"), "azc\n");  // printf 'abc\033[2Dz\n'
+  EXPECT_EQ(to_text("abc\x1b[Dz"), "abz");
+  EXPECT_EQ(to_text("abc\x1b[9Dz"), "zbc");  // stops at the line's start
+  EXPECT_EQ(to_text("abcdef\r\x1b[2Cx"), "abxdef");
+  EXPECT_EQ(to_text("ab\x1b[3Cx"), "ab   x");      // past the end: blanks
+  EXPECT_EQ(to_text("ab\x1b[3C"), "ab");           // ... that are not text
+  EXPECT_EQ(to_text("abcdef\x1b[3GX"), "abXdef");  // CHA
+  EXPECT_EQ(to_text("abcdef\x1b[GX"), "Xbcdef");
+  EXPECT_EQ(to_text("abcdef\x1b[2`X"), "aXcdef");    // HPA
+  EXPECT_EQ(to_text("abcdef\r\x1b[2aX"), "abXdef");  // HPR
+  EXPECT_EQ(to_text("abc\x1b[?5Dx"), "abcx");        // private: another function
+}
+
+TEST(TextViewTerminal, InsertDeleteAndEraseCharacters) {
+  EXPECT_EQ(to_text("abcdef\r\x1b[2P"), "cdef");         // DCH
+  EXPECT_EQ(to_text("abcdef\x1b[4G\x1b[PX"), "abcXf");   // DCH then write
+  EXPECT_EQ(to_text("abc\r\x1b[2@"), "  abc");           // ICH
+  EXPECT_EQ(to_text("abc\x1b[2G\x1b[@X"), "aXbc");       // insert a character
+  EXPECT_EQ(to_text("abcdef\x1b[4G\x1b[2X"), "abc  f");  // ECH
+  EXPECT_EQ(to_text("abcdef\x1b[4G\x1b[9X"), "abc");
+  EXPECT_EQ(to_text("abc\x1b[5P\x1b[5@\x1b[5X"), "abc");  // at the end: nothing
+  EXPECT_EQ(to_text("-\x1b[4b+"), "-----+");              // REP
+}
+
+// What bash's readline, zsh and fish echo while a line is edited.
+TEST(TextViewTerminal, ShellLineEditingShowsTheEditedLine) {
+  // "echo helo", left twice, "l": readline redraws the rest and moves back.
+  EXPECT_EQ(to_text("$ echo helo\b\bllo\b\b\r\n"), "$ echo hello\n");
+  // The same with insert mode sequences (ICH) and CSI D.
+  EXPECT_EQ(to_text("$ echo helo\x1b[2D\x1b[@l\x1b[C\x1b[C\r\n"), "$ echo hello\n");
+  // Delete a character in the middle (DCH).
+  EXPECT_EQ(to_text("$ echo helllo\x1b[3D\x1b[P\r\n"), "$ echo hello\n");
+  // fish: a grey autosuggestion, then the cursor back; Enter erases it.
+  EXPECT_EQ(to_text("$ ec\x1b[90mho hi\x1b[m\x1b[5D\x1b[K\r\n"), "$ ec\n");
+  // zsh: PROMPT_SP's "%" and spaces, then CR, a space, CR, and the prompt.
+  EXPECT_EQ(to_text("\x1b[7m%\x1b[27m          \r \r\x1b[0m\x1b[J% ls\r\n"), "% ls\n");
+  // Backspace over a wide character: two cells, as readline sends it.
+  EXPECT_EQ(to_text("$ a\xe4\xb8\xad\b\b\x1b[K\r\n"), "$ a\n");
+  EXPECT_EQ(to_text("$ a\xe4\xb8\xad\b\b  \b\b\r\n"), "$ a\n");
+}
+
+TEST(TextViewTerminal, WideCharactersTakeTwoCells) {
+  EXPECT_EQ(to_text("\xe4\xb8\xad\xe6\x96\x87\rab"), "ab\xe6\x96\x87");  // 中文 -> ab文
+  EXPECT_EQ(to_text("\xe4\xb8\xad\xe6\x96\x87\raX"), "aX\xe6\x96\x87");
+  EXPECT_EQ(to_text("\xe4\xb8\xad\xe6\x96\x87\rabc"), "abc");  // half of 文 blanked
+  EXPECT_EQ(to_text("\xe4\xb8\xad\bX"), "\xe4\xb8\xadX");      // its second half: as libvterm
+  EXPECT_EQ(to_text("ab\xe4\xb8\xad\x1b[3DX|"), "aX|");
+  EXPECT_EQ(to_text("x\xe4\xb8\xad\x1b[2G\x1b[P"), "x");  // its orphaned half: nothing
+  EXPECT_EQ(to_text("\xe4\xb8\xadx\r\x1b[X"), " x");      // ECH of its first half
+  EXPECT_EQ(to_text("\xe4\xb8\xad\xe6\x96\x87\x1b[3G\x1b[2Pz"), "\xe4\xb8\xadz");
+}
+
+TEST(TextViewTerminal, CombiningMarksJoinTheCharacterBeforeThem) {
+  const std::string e_acute = "e\xcc\x81";
+  EXPECT_EQ(to_text(e_acute + "x"), e_acute + "x");
+  EXPECT_EQ(to_text(e_acute + "x\b\bE"), "Ex");              // overwritten with its base
+  EXPECT_EQ(to_text("abc\r" + e_acute + "\x1b[D!"), "!bc");  // one cell
+  EXPECT_EQ(to_text("ab\r\xcc\x81X"), "Xb");                 // nothing to join: dropped
+}
+
+TEST(TextViewTerminal, TabsAreKeptAtTheEndAndMoveTheCursorInsideText) {
+  EXPECT_EQ(to_text("a\tb\n"), "a\tb\n");
+  EXPECT_EQ(to_text("a\tb\r12"), "12      b");  // overwritten TAB: blanks
+  EXPECT_EQ(to_text("abcdefghij\r\tX"), "abcdefghXj");
+  EXPECT_EQ(to_text("a\tb\r\x1b[9GX"), "a\tX");
+  EXPECT_EQ(to_text("abcdefghij\x1b[Z\x1b[ZX"), "Xbcdefghij");  // CBT
+}
+
+// Another row: the line so far ends (if it holds text) and the text goes on
+// on a new line, at the column the terminal puts the cursor at.
+TEST(TextViewTerminal, MovesToOtherRowsStartANewLine) {
+  EXPECT_EQ(to_text("one\x1b[Atwo"), "one\n   two");
+  EXPECT_EQ(to_text("one\x1b[Etwo"), "one\ntwo");  // CNL: column 1
+  EXPECT_EQ(to_text("one\x1b[5;2Htwo"), "one\n two");
+  EXPECT_EQ(to_text("one\x1bMtwo"), "one\n   two");  // RI
+  EXPECT_EQ(to_text("a\vb\fc\x1b"
+                    "Dd\x1b"
+                    "Ee"),
+            "a\nb\nc\nd\ne");  // like LF
+  // No blank lines for moves from an empty or erased line.
+  EXPECT_EQ(to_text("A 1%\r\nB 1%\r\n\x1b[2AA 2%\r\nB 2%\r\n"), "A 1%\nB 1%\nA 2%\nB 2%\n");
+  // rich's live display: CR, erase, up, erase; then the new frame.
+  EXPECT_EQ(to_text("bar 10%\r\nstatus\r\x1b[2K\x1b[1A\x1b[2Kbar 20%\r\nstatus"),
+            "bar 10%\nbar 20%\nstatus");
+  // apt's progress line: save, to the bottom row, draw, restore.
+  EXPECT_EQ(to_text("Setting up a\r\n\x1b"
+                    "7\x1b[24;0f\x1b[42mProgress: [ 20%]\x1b[49m\x1b"
+                    "8"
+                    "Setting up b\r\n"),
+            "Setting up a\nProgress: [ 20%]\nSetting up b\n");
+  // Save and restore on the same row: a column move.
+  EXPECT_EQ(to_text("abc\x1b[sdef\x1b[uX"), "abcXef");
+  EXPECT_EQ(to_text("abc\x1b[2Jx"), "   x");  // ED 2: the whole line
+  EXPECT_EQ(to_text("abc\x1b[3Jx"), "abcx");  // ED 3: only the scrollback
+}
+
+TEST(TextViewTerminal, RawLengthThroughLineCountsRowChanges) {
+  const std::string raw = "one\x1b[Atwo\nthree";
+  ASSERT_EQ(to_text(raw), "one\n   two\nthree");
+  EXPECT_EQ(raw_length_through_line(raw, 1), raw.find("two"));
+  EXPECT_EQ(raw_length_through_line(raw, 2), raw.find("three"));
+}
+
+// Typed keys are not terminal output: ESC [ D is the left arrow key, and a
+// line typed for the policy check is what was typed, escapes removed.
+TEST(TextViewTerminal, TypedKeysAreNotReplayedAsCursorMoves) {
+  EXPECT_EQ(without_escapes("ls\x1b[D\x1b[Ax\v\f\t\xff\n"), "lsx\t\xEF\xBF\xBD\n");
+  EXPECT_EQ(TypedLines::split("", "rm -rf y\x1b[D\x1b[Ax\r").lines,
+            std::vector<std::string>{"rm -rf yx"});
+}
+
+// ---- Differential check against libvterm ----------------------------------
+
+// A text line as a terminal row shows it: TABs as the blanks they span,
+// trailing blanks dropped.
+std::string as_row(const std::string& line) {
+  std::string out;
+  std::size_t column = 0;
+  for (std::size_t i = 0; i < line.size();) {
+    const auto c = static_cast<unsigned char>(line[i]);
+    const std::size_t length = c < 0x80 ? 1 : c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
+    if (c == '\t') {
+      const std::size_t stop = (column / 8 + 1) * 8;
+      out.append(stop - column, ' ');
+      column = stop;
+      ++i;
+      continue;
+    }
+    char32_t cp = length == 1 ? c : c & (0x7f >> length);
+    for (std::size_t k = 1; k < length; ++k) cp = (cp << 6) | (line[i + k] & 0x3f);
+    column += static_cast<std::size_t>(char_width(cp));
+    out.append(line, i, length);
+    i += length;
+  }
+  out.erase(out.find_last_not_of(' ') + 1);
+  return out;
+}
+
+std::vector<std::string> text_rows(const std::string& raw) {
+  std::vector<std::string> rows;
+  const std::string text = to_text(raw);
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    auto end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    rows.push_back(as_row(text.substr(start, end - start)));
+    start = end + 1;
+  }
+  while (!rows.empty() && rows.back().empty()) rows.pop_back();
+  return rows;
+}
+
+std::vector<std::string> terminal_rows(const std::string& raw) {
+  Screen screen(pty::TerminalSize{300, 60});
+  screen.feed(raw);
+  std::vector<std::string> rows = screen.snapshot().lines;
+  while (!rows.empty() && rows.back().empty()) rows.pop_back();
+  return rows;
+}
+
+// Units a program writes on one row, in any order: text (ASCII, narrow and
+// wide UTF-8, combining marks after a character), CR, BS, TAB, erases,
+// moves and edits along the row, and sequences that change nothing on it.
+std::string random_row_stream(std::mt19937& rng) {
+  static const std::vector<std::string> kText = {
+      "a",
+      "hello",
+      "x y",
+      "0123456789",
+      "\xc3\xa9",
+      "\xe2\x9c\x93",
+      "\xe2\x94\x80",
+      "\xe4\xb8\xad",
+      "\xe3\x81\x82\xe3\x81\x84",
+      "  ",
+  };
+  static const std::vector<std::string> kOther = {
+      "\r",      "\b",
+      "\t",      "\x1b[K",
+      "\x1b[0K", "\x1b[1K",
+      "\x1b[2K", "\x1b[D",
+      "\x1b[3D", "\x1b[C",
+      "\x1b[4C", "\x1b[G",
+      "\x1b[7G", "\x1b[P",
+      "\x1b[2P", "\x1b[@",
+      "\x1b[3@", "\x1b[X",
+      "\x1b[2X", "\x1b[1;31m",
+      "\x1b[0m", "\x1b]0;title\x07",
+      "\x1b(B",  "\x1b[?25l",
+      "\x1b[J",  "\x1b]8;;http://x\x1b\\",
+  };
+  std::string raw;
+  const int units = 1 + static_cast<int>(rng() % 24);
+  bool after_char = false;
+  bool wide = false;
+  for (int k = 0; k < units; ++k) {
+    const unsigned pick = rng() % 10;
+    if (pick < 4) {
+      const std::string& text = kText[rng() % kText.size()];
+      raw += text;
+      wide = wide || static_cast<unsigned char>(text[0]) >= 0xe3;
+      after_char = text.back() != ' ';  // a space may blank a cell: nothing to join
+    } else if (pick == 4 && after_char) {
+      raw += "\xcc\x81";  // combining acute
+    } else {
+      const std::string& other = kOther[rng() % kOther.size()];
+      // A TAB after a wide character whose second half may be overwritten:
+      // its '\t' would stand for blanks the text cannot place.
+      if (other == "\t" && wide) continue;
+      raw += other;
+      after_char = false;
+    }
+  }
+  return raw;
+}
+
+TEST(TextViewTerminal, RandomRowsReadAsLibvtermShowsThem) {
+  std::mt19937 rng(17);
+  for (int round = 0; round < 3000; ++round) {
+    std::string raw;
+    const int rows = 1 + static_cast<int>(rng() % 3);
+    for (int r = 0; r < rows; ++r) raw += random_row_stream(rng) + "\r\n";
+    ASSERT_EQ(text_rows(raw), terminal_rows(raw)) << ::testing::PrintToString(raw);
+  }
+}
+
+// ---- Pages ---------------------------------------------------------------
+
+// Pages cut by safe_page_length read, one by one, as the whole does when no
+// line is longer than a page.
+TEST(TextViewTerminal, SmallPagesReadAsOneBigPage) {
+  std::mt19937 rng(40);
+  for (int round = 0; round < 500; ++round) {
+    std::string raw;
+    const int rows = 1 + static_cast<int>(rng() % 6);
+    for (int r = 0; r < rows; ++r) {
+      raw += random_row_stream(rng);
+      if (rng() % 4 == 0) raw += "\x1b[A";
+      raw += rng() % 2 ? "\r\n" : "\n";
+    }
+    std::size_t longest = 0;
+    for (std::size_t at = 0; at < raw.size();) {
+      std::size_t end = raw.find('\n', at);
+      end = end == std::string::npos ? raw.size() : end + 1;
+      longest = std::max(longest, end - at);
+      at = end;
+    }
+    const std::string whole = to_text(raw);
+    for (std::size_t cap = longest; cap <= longest + 40; cap += 13) {
+      std::string paged;
+      for (std::size_t at = 0; at < raw.size();) {
+        const std::size_t length = safe_page_length(std::string_view(raw).substr(at), cap, false);
+        ASSERT_GT(length, 0u);
+        paged += to_text(raw.substr(at, length));
+        at += length;
+      }
+      ASSERT_EQ(paged, whole) << cap << " " << ::testing::PrintToString(raw);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace agentty::session
