@@ -39,8 +39,11 @@ json read_inputs(const ToolConfig& config) {
                               ". Output past the cap is kept; the response says capped=true.")},
       {"format",
        format_input(
-           "text (default): escape sequences removed, progress-bar overwrites collapsed, CRLF -> "
-           "LF. raw: the bytes as the terminal got them, escape sequences included (bytes that "
+           "text (default): each line as a terminal shows it (CR, backspace, cursor moves, "
+           "erases and edits along the line replayed, so progress-bar redraws and edited "
+           "command lines read as shown; a move to another row starts a new line), escape "
+           "sequences removed, CRLF -> LF. raw: the bytes as the terminal got them, escape "
+           "sequences included (bytes that "
            "are not valid UTF-8 become U+FFFD: JSON text cannot carry them).")},
   };
 }

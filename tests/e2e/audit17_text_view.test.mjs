@@ -1,0 +1,102 @@
+// End-to-end regression tests from the seventeenth audit: the text view an
+// agent reads (`output` of execute/read/wait) against what a terminal shows
+// for the same bytes. Programs move the cursor along the line (CSI D, CSI G,
+// readline's redraws), redraw progress bars, and move to other rows; the
+// view must read as the terminal does, the same in small pages as in one,
+// and wait(pattern) must match what the agent then reads.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { openSession, serverForFile, waiterFor, WAIT_MS } from './lib/mcp-client.mjs';
+
+const UTF8 = { LANG: 'C.UTF-8' };
+
+const server = serverForFile();
+const call = server.call;
+const start = (t, args) => server.agent.startCommand(t, args);
+const waitFor = waiterFor(call);
+
+async function outputOf(t, script) {
+  const r = await start(t, { argv: ['bash', '-c', script], env: UTF8, yield_ms: WAIT_MS });
+  assert.equal(r.status, 'completed', JSON.stringify(r));
+  return r;
+}
+
+test('cursor left, column moves and character edits read as the terminal shows them', async (t) => {
+  const r = await outputOf(t, String.raw`printf 'abc\033[2Dz\n'; ` +
+    String.raw`printf 'step 1/3\033[1Gstep 2/3\033[1G\033[0Kdone\n'; ` +       // npm-style CHA + EL
+    String.raw`printf 'abcdef\033[3G\033[2Pxy\n'; ` +                            // DCH
+    String.raw`printf 'a\xe4\xb8\xad\b\b\033[K|\n'`);                            // BS over a wide char
+  assert.equal(r.output, 'azc\ndone\nabxy\na|\n');
+});
+
+test('a redraw on another row (cursor up/down) starts a new line instead of gluing it on', async (t) => {
+  // tqdm-style nested bars: the inner bar's row, up to the outer's, back down.
+  const r = await outputOf(t, String.raw`printf 'outer 1/2\n inner 50%%\033[A\router 2/2\033[B\r inner 100%%\n'`);
+  assert.equal(r.output, 'outer 1/2\n inner 50%\nouter 2/2\n inner 100%\n');
+  // apt's progress line: save, bottom row, draw, restore.
+  const apt = await outputOf(t, String.raw`printf 'Setting up a\n\0337\033[24;0f\033[42mProgress: [ 20%%]\033[49m\0338Setting up b\n'`);
+  assert.equal(apt.output, 'Setting up a\nProgress: [ 20%]\nSetting up b\n');
+});
+
+test('a line edited at the bash prompt reads as it was entered', async (t) => {
+  const id = await openSession(call, t);
+  const before = await call('read', { execution_id: id });
+  await call('write', { execution_id: id, input: 'echo helo' });
+  await call('write', { execution_id: id, keys: ['left', 'left'] });
+  await call('write', { execution_id: id, input: 'l' });
+  await call('write', { execution_id: id, keys: ['home'] });
+  await call('write', { execution_id: id, input: ' ' });
+  await call('write', { execution_id: id, keys: ['end', 'enter'] });
+  const w = await waitFor(id, 'match', { pattern: '^hello$', since_seq: before.next_seq });
+  assert.equal(w.wait_result, 'matched', JSON.stringify(w));
+  const all = await call('read', { execution_id: id, since_seq: before.next_seq });
+  assert.match(all.output, /^ echo hello\nhello\n/, JSON.stringify(all.output));
+});
+
+test('wait(pattern) matches the text the agent reads, not the bytes before the edit', async (t) => {
+  const r = await start(t, {
+    argv: ['bash', '-c', String.raw`printf 'status: FAIL\033[4Dpass\n'; exec sleep 600`], yield_ms: 0,
+  });
+  const w = await waitFor(r.execution_id, 'match', { pattern: 'status: pass$' });
+  assert.equal(w.wait_result, 'matched', JSON.stringify(w));
+  const none = await call('wait', {
+    execution_id: r.execution_id, until: 'match', pattern: 'FAIL', since_seq: 1, timeout_ms: 300,
+  });
+  assert.equal(none.wait_result, 'deadline_reached', JSON.stringify(none));
+});
+
+test('the text read in many small pages is the text read in one page', async (t) => {
+  // Progress lines (CR + EL, CHA), edits (CUB, DCH), row moves, colours,
+  // wide characters, titles; each line shorter than a page.
+  const script = String.raw`for i in $(seq 1 60); do ` +
+    String.raw`printf '\033[32mok\033[0m %d\r\033[Kline %d \xe4\xb8\xad%%\033[3Dx\033[1G>\n' $i $i; ` +
+    String.raw`printf 'bar %d\033[A\rup %d\033[B\r\033]0;t%d\007 down\n' $i $i $i; done`;
+  const r = await outputOf(t, script);
+  const whole = await call('read', { execution_id: r.execution_id, since_seq: 1, max_output_bytes: 1 << 20 });
+  assert.equal(whole.capped, false);
+  let paged = '';
+  let seq = 1;
+  for (let pages = 0; seq < whole.next_seq; ++pages) {
+    assert.ok(pages < 10000);
+    const page = await call('read', { execution_id: r.execution_id, since_seq: seq, max_output_bytes: 100 });
+    assert.equal(page.isError, false, page.error);
+    paged += page.output;
+    seq = page.next_seq;
+  }
+  assert.equal(paged, whole.output);
+  assert.match(whole.output, /^>ine 1 x%\nbar 1\nup 1\n down\n/);
+});
+
+test('tail_lines and the screen scrollback read as the text view for the same stream', async (t) => {
+  const script = String.raw`for i in $(seq 1 30); do printf 'row %d 10%%\r\033[Krow %d\033[3Ddone\n' $i $i; done`;
+  const r = await outputOf(t, script);
+  const tail = await call('read', { execution_id: r.execution_id, tail_lines: 2 });
+  const lines = r.output.split('\n').slice(0, -1);
+  assert.equal(lines.length, 30);
+  assert.equal(lines[0], 'rodone');
+  assert.equal(lines[29], 'rowdone');
+  assert.equal(tail.output, `${lines.slice(-2).join('\n')}\n`);
+  const screen = await call('screen', { execution_id: r.execution_id, scrollback_lines: 100 });
+  const shown = [...screen.scrollback, ...screen.lines].filter((line) => line !== '');
+  assert.deepEqual(shown, lines);
+});
