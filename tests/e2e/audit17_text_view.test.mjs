@@ -65,7 +65,7 @@ test('wait(pattern) matches the text the agent reads, not the bytes before the e
   assert.equal(none.wait_result, 'deadline_reached', JSON.stringify(none));
 });
 
-test('the text read in many small pages is the text read in one page', async (t) => {
+test('the text read in many small pages is the text read in one page, and explore reads it too', async (t) => {
   // Progress lines (CR + EL, CHA), edits (CUB, DCH), row moves, colours,
   // wide characters, titles; each line shorter than a page.
   const script = String.raw`for i in $(seq 1 60); do ` +
@@ -85,6 +85,12 @@ test('the text read in many small pages is the text read in one page', async (t)
   }
   assert.equal(paged, whole.output);
   assert.match(whole.output, /^>ine 1 x%\nbar 1\nup 1\n down\n/);
+  // explore reads the same text.
+  const explored = await call('explore', { execution_id: r.execution_id, op: 'read', limit: 1000 });
+  assert.equal(explored.isError, false, explored.error);
+  assert.equal(`${explored.lines.map((l) => l.text).join('\n')}\n`, whole.output);
+  const grep = await call('explore', { execution_id: r.execution_id, op: 'grep', pattern: '^up 60$' });
+  assert.equal(grep.matches.length, 1, JSON.stringify(grep));
 });
 
 test('tail_lines and the screen scrollback read as the text view for the same stream', async (t) => {
