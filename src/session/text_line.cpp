@@ -170,12 +170,13 @@ void TextLine::erase_all() {
 
 bool TextLine::has_text() const {
   if (!cells_mode_) return !text_.empty();
-  return std::any_of(cells_.begin(), cells_.end(),
-                     [](const Cell& c) { return c.cp != kBlank && c.cp != kTail; });
+  return !lead_marks_.empty() || std::any_of(cells_.begin(), cells_.end(), [](const Cell& c) {
+    return c.cp != kBlank && c.cp != kTail;
+  });
 }
 
 const std::string& TextLine::rendered() const {
-  rendered_.clear();
+  rendered_ = lead_marks_;
   std::size_t end = cells_.size();
   while (end > 0 && (cells_[end - 1].cp == kBlank || cells_[end - 1].cp == kTail)) --end;
   for (std::size_t i = 0; i < end; ++i) {
@@ -189,6 +190,7 @@ const std::string& TextLine::rendered() const {
 
 void TextLine::clear_cells(std::size_t column) {
   text_.clear();
+  lead_marks_.clear();
   cells_.clear();
   marks_.clear();
   cells_mode_ = column > 0;
@@ -213,7 +215,9 @@ void TextLine::to_cells() {
       continue;
     }
     const int width = char_width(cp);
-    if (width == 0) {
+    if (width == 0 && cells_.empty()) {  // kept, as the appended text showed it
+      lead_marks_.append(text, start, i - start);
+    } else if (width == 0) {
       add_mark(std::string_view(text).substr(start, i - start));
     } else {
       put_cell(cp, width);

@@ -91,6 +91,9 @@ class TextLine {
   mutable std::string rendered_;  // cells mode: text()
   std::vector<Cell> cells_;
   std::vector<std::string> marks_;
+  // Combining marks an appended line began with (a page may start with
+  // one): kept before the cells, so the line reads as it did appended.
+  std::string lead_marks_;
   std::size_t cursor_ = 0;  // cells mode; may be past the last cell
 };
 
