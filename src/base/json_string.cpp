@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "base/byte_scan.hpp"
+#include "base/utf8.hpp"
 
 namespace agentty {
 
@@ -53,30 +54,6 @@ void append_escape(std::string& out, unsigned char c) {
   }
 }
 
-// Length of the valid UTF-8 sequence at `p` (at most `n` bytes), 0 if invalid.
-std::size_t valid_sequence_length(const unsigned char* p, std::size_t n) {
-  unsigned char lead = p[0];
-  std::size_t length;
-  unsigned char low = 0x80, high = 0xBF;  // bounds of the second byte
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    length = 2;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    length = 3;
-    if (lead == 0xE0) low = 0xA0;   // no overlongs
-    if (lead == 0xED) high = 0x9F;  // no surrogates
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    length = 4;
-    if (lead == 0xF0) low = 0x90;   // no overlongs
-    if (lead == 0xF4) high = 0x8F;  // nothing past U+10FFFF
-  } else {
-    return 0;
-  }
-  if (n < length || p[1] < low || p[1] > high) return 0;
-  for (std::size_t i = 2; i < length; ++i)
-    if ((p[i] & 0xC0) != 0x80) return 0;
-  return length;
-}
-
 }  // namespace
 
 void append_json_string(std::string& out, std::string_view text) {
@@ -93,7 +70,7 @@ void append_json_string(std::string& out, std::string_view text) {
     if (kClasses[p[i]] == 1) {
       append_escape(out, p[i]);
       ++i;
-    } else if (std::size_t length = valid_sequence_length(p + i, n - i); length > 0) {
+    } else if (std::size_t length = valid_utf8_length(p + i, n - i); length > 0) {
       out.append(text.data() + i, length);
       i += length;
     } else {

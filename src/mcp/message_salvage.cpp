@@ -2,6 +2,8 @@
 
 #include <regex>
 
+#include "base/utf8.hpp"
+
 namespace agentty::mcp {
 
 namespace {
@@ -38,36 +40,6 @@ bool is_high_surrogate(unsigned unit) {
 
 bool is_low_surrogate(unsigned unit) {
   return unit >= 0xDC00 && unit <= 0xDFFF;
-}
-
-// The length of the well-formed UTF-8 sequence at `at` (Unicode's table 3-7:
-// no overlong forms, no surrogates, nothing past U+10FFFF), or 0.
-std::size_t utf8_length(std::string_view text, std::size_t at) {
-  auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
-  const unsigned char lead = byte(at);
-  if (lead < 0x80) return 1;
-  std::size_t length = 0;
-  unsigned char second_low = 0x80, second_high = 0xBF;
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    length = 2;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    length = 3;
-    if (lead == 0xE0) second_low = 0xA0;
-    if (lead == 0xED) second_high = 0x9F;
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    length = 4;
-    if (lead == 0xF0) second_low = 0x90;
-    if (lead == 0xF4) second_high = 0x8F;
-  } else {
-    return 0;
-  }
-  if (at + length > text.size()) return 0;
-  for (std::size_t i = 1; i < length; ++i) {
-    const unsigned char low = i == 1 ? second_low : 0x80;
-    const unsigned char high = i == 1 ? second_high : 0xBF;
-    if (byte(at + i) < low || byte(at + i) > high) return 0;
-  }
-  return length;
 }
 
 bool holds_replacement(const std::string& text) {
@@ -127,7 +99,8 @@ std::optional<std::string> replace_invalid_text(std::string_view line) {
       }
     } else if (c == '"') {
       in_string = !in_string;
-    } else if ((take = utf8_length(line, i)) == 0) {
+    } else if ((take = valid_utf8_length(reinterpret_cast<const unsigned char*>(line.data()) + i,
+                                         line.size() - i)) == 0) {
       out += kReplacementUtf8;
       replaced = true;
       ++i;

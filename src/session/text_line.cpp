@@ -2,42 +2,11 @@
 
 #include <algorithm>
 
+#include "base/utf8.hpp"
 #include "session/char_width.hpp"
 
 namespace agentty::session {
-namespace {
-
-void append_utf8(std::string& out, char32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xc0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3f));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xe0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
-    out += static_cast<char>(0x80 | (cp & 0x3f));
-  } else {
-    out += static_cast<char>(0xf0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3f));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
-    out += static_cast<char>(0x80 | (cp & 0x3f));
-  }
-}
-
-// The codepoint of the valid UTF-8 character at s[i]; advances i past it.
-char32_t decode_utf8(std::string_view s, std::size_t& i) {
-  const auto c = static_cast<unsigned char>(s[i]);
-  const std::size_t length = c < 0x80 ? 1 : c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
-  char32_t cp = length == 1 ? c : length == 2 ? (c & 0x1f) : length == 3 ? (c & 0x0f) : (c & 0x07);
-  for (std::size_t k = 1; k < length && i + k < s.size(); ++k) {
-    cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3f);
-  }
-  i += length;
-  return cp;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 // put_cell for each, at once: only a kept TAB at either end needs care.
 void TextLine::put_ascii_cells(std::string_view run) {

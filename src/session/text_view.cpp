@@ -1,5 +1,6 @@
 #include "session/text_view.hpp"
 
+#include "base/utf8.hpp"
 #include "session/line_escape.hpp"
 
 #include <algorithm>
@@ -78,37 +79,17 @@ Unit scan_escape(const unsigned char* p, std::size_t n) {
   return {1, UnitKind::kEscape};                               // lone ESC
 }
 
-// UTF-8 per RFC 3629; an invalid sequence is its maximal valid prefix
-// (at least one byte), shown as one U+FFFD.
-Unit scan_utf8(const unsigned char* p, std::size_t n) {
-  const unsigned char c = p[0];
-  std::size_t need = 0;
-  unsigned lo = 0x80, hi = 0xbf;
-  if (in_range(c, 0xc2, 0xdf)) {
-    need = 2;
-  } else if (in_range(c, 0xe0, 0xef)) {
-    need = 3;
-    if (c == 0xe0) lo = 0xa0;
-    if (c == 0xed) hi = 0x9f;
-  } else if (in_range(c, 0xf0, 0xf4)) {
-    need = 4;
-    if (c == 0xf0) lo = 0x90;
-    if (c == 0xf4) hi = 0x8f;
-  } else {
-    return {1, UnitKind::kInvalid};
-  }
-  for (std::size_t i = 1; i < need; ++i) {
-    if (i >= n) return {i, UnitKind::kInvalid, false};
-    const bool ok = i == 1 ? in_range(p[i], lo, hi) : in_range(p[i], 0x80, 0xbf);
-    if (!ok) return {i, UnitKind::kInvalid};
-  }
-  return {need, UnitKind::kPrintable};
+// UTF-8; an invalid sequence is its maximal valid prefix (at least one
+// byte), shown as one U+FFFD.
+Unit utf8_unit(const unsigned char* p, std::size_t n) {
+  const Utf8Scan scan = scan_utf8(p, n);
+  return {scan.length, scan.valid ? UnitKind::kPrintable : UnitKind::kInvalid, !scan.truncated};
 }
 
 Unit scan_unit(const unsigned char* p, std::size_t n) {
   const unsigned char c = p[0];
   if (is_printable_ascii(c)) return {1, UnitKind::kPrintable};
-  if (c >= 0x80) return scan_utf8(p, n);
+  if (c >= 0x80) return utf8_unit(p, n);
   switch (c) {
     case '\n':
     case '\v':  // a terminal moves down for VT and FF as for LF
