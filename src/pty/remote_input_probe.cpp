@@ -93,6 +93,14 @@ asio::awaitable<void> RemoteInputProbe::run(std::uint64_t period) {
           "waiting_for_input is guessed there",
           connection_->description(), report.detail);
       disabled_ = true;
+    } else if (report.outcome == Outcome::not_found && period != period_ &&
+               now - created_ < kStartGrace) {
+      // Asked before the program had started (its shell had not exported
+      // the tag yet) and it has printed since: not a failure, and no reason
+      // to wait kRetryAfter, during which the 2 s guess would answer for a
+      // host that can tell (seen under load). The next state() asks again.
+      spdlog::debug("ssh: input probe on {} came before its terminal; asking again",
+                    connection_->description());
     } else if (report.outcome != Outcome::answered) {
       failed(now);
     } else {

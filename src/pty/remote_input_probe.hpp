@@ -24,7 +24,9 @@
 // /proc or awk, a terminal not found (another kind of SSH server, a session
 // whose prompt hook has not reported its shell yet), the server refusing the
 // channel, or kTimeout passing; failures are retried after kRetryAfter, and
-// after kMaxFailures in a row never again for this terminal. A refused
+// after kMaxFailures in a row never again for this terminal. In the first
+// kStartGrace, a terminal not found by a probe that began before the
+// program's latest output is no failure (it had not started yet). A refused
 // channel is not a failure (the server's slots are busy; it is asked again
 // after kRetryAfter). No probe is
 // started while kChannelHeadroom channels are open on the connection, so it
@@ -59,6 +61,7 @@ class RemoteInputProbe : public std::enable_shared_from_this<RemoteInputProbe> {
   static constexpr std::chrono::milliseconds kTimeout{5000};
   static constexpr std::chrono::milliseconds kRetryAfter{5000};
   static constexpr int kMaxFailures = 3;
+  static constexpr std::chrono::seconds kStartGrace{10};
   static constexpr std::size_t kChannelHeadroom = 9;
 
   // `terminal_tag`: what the channel's command exports (empty for a login shell).
@@ -97,6 +100,7 @@ class RemoteInputProbe : public std::enable_shared_from_this<RemoteInputProbe> {
   std::optional<Answer> answer_;
   std::uint64_t period_ = 0;  // quiet periods so far (note_activity)
   Clock::time_point period_start_ = Clock::now();
+  const Clock::time_point created_ = Clock::now();
   bool running_ = false;
   bool wanted_again_ = false;  // asked for a newer period while one ran
   bool disabled_ = false;
