@@ -86,14 +86,21 @@ std::vector<pid_t> all_processes() {
   return pids;
 }
 
-// /dev/tty (5,0) is the process's controlling terminal. Password prompts
-// (getpass, sudo, ssh) read it rather than fd 0. The processes probed are in
-// the slave's foreground group, so in the slave's session: it is the slave.
-bool fd_is_slave(pid_t pid, long fd, dev_t slave) {
+// Which terminal device counts as the slave for a probed process.
+struct SlaveDevice {
+  dev_t device = 0;
+  // /dev/tty (5,0) is the process's controlling terminal. Password prompts
+  // (getpass, sudo, ssh) read it rather than fd 0. A process of the
+  // slave's session has the slave as that terminal; one that left the
+  // session (setsid) does not.
+  bool dev_tty_is_slave = true;
+};
+
+bool fd_is_slave(pid_t pid, long fd, SlaveDevice slave) {
   struct stat st {};
   std::string path = "/proc/" + std::to_string(pid) + "/fd/" + std::to_string(fd);
   if (::stat(path.c_str(), &st) != 0 || !S_ISCHR(st.st_mode)) return false;
-  return st.st_rdev == slave || st.st_rdev == makedev(5, 0);
+  return st.st_rdev == slave.device || (slave.dev_tty_is_slave && st.st_rdev == makedev(5, 0));
 }
 
 // Up to `size` bytes of another process's memory (a descendant: ptrace
@@ -165,7 +172,7 @@ std::optional<std::vector<long>> polled_for_reading(pid_t pid, WaitCall call,
 
 // /proc/<tid>/syscall: "nr arg0 arg1 ... sp pc" while blocked in a syscall;
 // "running" or "-1 sp pc" otherwise.
-bool thread_reads_terminal(pid_t pid, const std::string& task_dir, dev_t slave) {
+bool thread_reads_terminal(pid_t pid, const std::string& task_dir, SlaveDevice slave) {
   auto stat = read_proc_stat(task_dir);
   if (!stat || stat->state != 'S') return false;
   std::string text = read_proc_file(task_dir + "/syscall").value_or("");
@@ -191,7 +198,7 @@ bool thread_reads_terminal(pid_t pid, const std::string& task_dir, dev_t slave) 
   return false;
 }
 
-bool process_reads_terminal(pid_t pid, dev_t slave) {
+bool process_reads_terminal(pid_t pid, SlaveDevice slave) {
   std::string task_root = "/proc/" + std::to_string(pid) + "/task";
   for (const auto& tid : list_dir(task_root, kMaxThreads))
     if (thread_reads_terminal(pid, task_root + "/" + tid, slave)) return true;
@@ -217,14 +224,26 @@ InputState probe_input_state(const InputProbeTarget& target) {
   auto group = probe_foreground_group(target.master_fd);
   if (!group) return InputState::busy;
 
+  // A process that left the terminal's session (setsid) but still holds the
+  // slave reads it too, with no job control to stop it: `su user -c CMD`
+  // runs CMD so, and its password prompt or REPL waits while su itself, the
+  // foreground, only waits for it.
+  const pid_t terminal_session = ::tcgetsid(target.master_fd);
   std::vector<pid_t> candidates;
-  if (!collect_descendants(target.supervisor, candidates)) candidates = all_processes();
+  const bool descendants = collect_descendants(target.supervisor, candidates);
+  if (!descendants) candidates = all_processes();
   std::size_t checked = 0;
   bool all_stopped = true;
   for (pid_t pid : candidates) {
     auto stat = read_proc_stat(pid);
-    if (!stat || stat->pgrp != *group) continue;
-    if (process_reads_terminal(pid, target.slave_device)) return InputState::reading_input;
+    if (!stat) continue;
+    if (stat->pgrp != *group) {
+      if (descendants && terminal_session > 0 && stat->session != terminal_session &&
+          process_reads_terminal(pid, {target.slave_device, false}))
+        return InputState::reading_input;
+      continue;
+    }
+    if (process_reads_terminal(pid, {target.slave_device})) return InputState::reading_input;
     all_stopped = all_stopped && stat->state == 'T';
     if (++checked >= kMaxProcesses) break;
   }

@@ -17,8 +17,11 @@
 // cannot be read does holding the slave on fd 0, 1 or 2 count as reading. A
 // shell blocked in wait4 is busy, but its child in the same foreground group
 // may be the reader, so every member counts: any reader makes the answer
-// reading_input. A group whose every process is stopped (state 'T': ctrl-z
-// with no job-control shell above to take the terminal back) is `suspended`.
+// reading_input. So does a descendant that left the terminal's session
+// (setsid; `su user -c CMD` runs CMD so) and reads the slave itself (not
+// /dev/tty, which is no longer the slave for it). A group whose every
+// process is stopped (state 'T': ctrl-z with no job-control shell above to
+// take the terminal back) is `suspended`.
 //
 // Fallbacks: no /proc, or an architecture whose syscall numbers are not known
 // here (only x86_64 and aarch64 are), gives `unknown`; a foreground group with

@@ -93,6 +93,37 @@ TEST(InputProbe, UnreadOutputIsBusyEvenWhenTheProgramReads) {
   ASSERT_TRUE(run.wait_for_exit());
 }
 
+TEST(InputProbe, ReaderThatLeftTheSessionIsReadingInput) {
+  // `su user -c CMD` runs CMD in a session of its own (setsid) on the same
+  // terminal and waits for it: the foreground (su) sits in wait4 while CMD's
+  // password prompt or REPL reads the slave on fd 0.
+  PtyRun run;
+  ASSERT_EQ(run.spawn({"setsid", "-w", "sh", "-c", "read x; echo got $x"}), "");
+  EXPECT_TRUE(becomes(run, InputState::reading_input));
+  run.process->write("yes\n");
+  ASSERT_TRUE(run.wait_for_exit());
+  EXPECT_NE(run.output.find("got yes"), std::string::npos);
+}
+
+TEST(InputProbe, SleeperThatLeftTheSessionIsBusy) {
+  PtyRun run;
+  ASSERT_EQ(run.spawn({"setsid", "-w", "sleep", "5"}), "");
+  int pid = *run.process->process_id();
+  // setsid forks (it leads its group) and waits: busy once its child sleeps.
+  auto child_sleeps = [&] {
+    std::ifstream children("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) +
+                           "/children");
+    int child = 0;
+    if (!(children >> child)) return false;
+    std::ifstream comm("/proc/" + std::to_string(child) + "/comm");
+    std::string name;
+    auto info = test_util::state_and_parent(child);
+    return comm >> name && name == "sleep" && info && info->first == 'S';
+  };
+  ASSERT_TRUE(run.run_until(child_sleeps));
+  EXPECT_EQ(run.process->input_state(), InputState::busy);
+}
+
 TEST(InputProbe, InteractiveBashPromptIsReadingInput) {
   // readline waits in pselect6/read on the terminal.
   PtyRun run;
