@@ -19,7 +19,7 @@ void TextLine::put_ascii_cells(std::string_view run) {
   for (std::size_t i = 0; i < run.size(); ++i) {
     const std::size_t at = cursor_ + i;
     const auto c = static_cast<unsigned char>(run[i]);
-    cells_[at] = Cell{c == ' ' && at < old_size ? kBlank : c, 0};
+    cells_[at] = Cell{c == ' ' && (at < old_size || blank_before(at)) ? kBlank : c, 0};
   }
   cursor_ = end;
 }
@@ -195,15 +195,17 @@ void TextLine::to_cells() {
 }
 
 // Writes over the cells at the cursor. A space written over a cell blanks
-// it, so what `\b \b` erased is not text at the end of the line.
+// it, so what `\b \b` erased is not text at the end of the line; so does
+// one written after a blank, so a line cleared with more spaces than it
+// held (`\r` and 80 spaces) is blank past its old end too.
 void TextLine::put_cell(char32_t cp, int width) {
   if (cursor_ > cells_.size()) cells_.resize(cursor_, Cell{kBlank, 0});
   const std::size_t end = cursor_ + static_cast<std::size_t>(width);
-  const bool over = cursor_ < cells_.size();
+  const bool erases = cursor_ < cells_.size() || blank_before(cursor_);  // if a space
   split_at(cursor_);
   split_at(end);
   if (cells_.size() < end) cells_.resize(end, Cell{kBlank, 0});
-  cells_[cursor_] = Cell{over && cp == U' ' ? kBlank : cp, 0};
+  cells_[cursor_] = Cell{erases && cp == U' ' ? kBlank : cp, 0};
   for (std::size_t i = cursor_ + 1; i < end; ++i) cells_[i] = Cell{kTail, 0};
   cursor_ = end;
 }

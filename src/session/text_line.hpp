@@ -8,7 +8,8 @@
 // over half of a wide character, leaves the other half (an orphaned second
 // half shows nothing, as in libvterm and tmux). Erased cells are blank:
 // shown as spaces between text, not shown at the end; spaces a program
-// printed stay text, unless printed over a cell (`\b \b` erases).
+// printed stay text, unless printed over a cell (`\b \b` erases) or right
+// after a blank (a line cleared with CR and more spaces than it held).
 //
 // Most lines are only appended to: they stay one UTF-8 string (appending is
 // a copy) and become cells at the first edit (a CR, a cursor move, an erase).
@@ -78,6 +79,11 @@ class TextLine {
   static constexpr char32_t kTail = 0xFFFFFFFFu;  // cell covered by the one before
 
   void put_ascii_cells(std::string_view run);
+  // Whether the cell left of `column` is blank: a space written there
+  // continues an erase rather than starting text.
+  bool blank_before(std::size_t column) const {
+    return column > 0 && column <= cells_.size() && cells_[column - 1].cp == kBlank;
+  }
   const std::string& rendered() const;
   void clear_cells(std::size_t column);
   void to_cells();

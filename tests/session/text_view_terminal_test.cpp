@@ -58,6 +58,19 @@ TEST(TextViewTerminal, ShellLineEditingShowsTheEditedLine) {
   EXPECT_EQ(to_text("$ a\xe4\xb8\xad\b\b  \b\b\r\n"), "$ a\n");
 }
 
+// A progress bar cleared with CR and more spaces than it was wide (tqdm's
+// write, `print("\r" + " " * 80, end="\r")`), then a log line: a person sees
+// the log line; the spaces past the bar were text at its end.
+TEST(TextViewTerminal, SpacesThatClearALineAreNotTextAtItsEnd) {
+  EXPECT_EQ(to_text(" 40%|####  |\r                    \rcheckpoint\n"), "checkpoint\n");
+  EXPECT_EQ(to_text("\xe2\x96\x88\xe2\x96\x88 12%\r          \rok\n"), "ok\n");  // wide cells
+  EXPECT_EQ(to_text("ab\r      x\n"), "      x\n");  // between text: spaces
+  // Spaces a program printed on a line it never cleared stay text.
+  EXPECT_EQ(to_text("a   \n"), "a   \n");
+  EXPECT_EQ(to_text("ab\rab   \n"), "ab   \n");
+  EXPECT_EQ(to_text("x\r\x1b[3C  \n"), "x\n");  // after skipped (blank) cells
+}
+
 TEST(TextViewTerminal, WideCharactersTakeTwoCells) {
   EXPECT_EQ(to_text("\xe4\xb8\xad\xe6\x96\x87\rab"), "ab\xe6\x96\x87");  // 中文 -> ab文
   EXPECT_EQ(to_text("\xe4\xb8\xad\xe6\x96\x87\raX"), "aX\xe6\x96\x87");
