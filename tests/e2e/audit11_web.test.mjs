@@ -378,7 +378,7 @@ test('execute(session=) does not type a command line into a full-screen program 
     assert.match(next.error, /full-screen program .*vim/);
     assert.match(next.error, /nothing was typed/);
     // vim's buffer is as it was: quit without saving, and the file is intact.
-    await call('write', { execution_id: id, keys: ['escape'] });
+    await call('write', { execution_id: id, keys: ['esc'] });
     await call('write', { execution_id: id, input: ':q!\r' });
     const after = await call('execute', { session: id, command: `cat ${file}`, side_effects: ['NONE'] });
     assert.equal(after.output, 'keep me\n', JSON.stringify(after));

@@ -3,6 +3,7 @@
 // D mark). Also write's session actions.
 #include "mcp/tools/session_execute.hpp"
 
+#include <algorithm>
 #include <regex>
 #include <utility>
 
@@ -75,6 +76,17 @@ bool ran_nothing(const ShellIntegration& shell, const session::ShellCommand& com
   return command.by_agent && !command.heuristic && !command.ended() && command.c_mark_seq == 0 &&
          shell.last_end_mark() > command.submitted_seq &&
          shell.last_prompt_end() > command.submitted_seq;
+}
+
+// The command a heuristic line was typed into, once it ended and the shell
+// drew its marked prompt again; nullptr while it runs. (Its own prompt_end
+// stays 0: the prompt is credited to the newest command, the typed line.)
+const session::ShellCommand* ended_at_prompt(const ShellIntegration& shell,
+                                             std::optional<std::uint64_t> typed_into) {
+  const auto* program = typed_into ? shell.find(*typed_into) : nullptr;
+  const bool back = program && program->ended() && shell.prompt_ready() &&
+                    shell.last_prompt_end() > program->output_end;
+  return back ? program : nullptr;
 }
 
 // The command's output, then what the shell printed before its next prompt
@@ -243,7 +255,8 @@ std::optional<ToolResult> busy_refusal(ToolContext& ctx, session::Execution& exe
         "session: a full-screen program (" + execution.redacted(shell->current()->text) +
             ") is open in this session and reads keys, not command lines: typing this "
             "command into it would act as keystrokes. screen shows it; quit it with write "
-            "(vim: keys [\"escape\"] then input \":q\\r\"; less: input \"q\"), "
+            "(vim: one write with keys [\"esc\"], then another with input \":q\\r\", or \":q!\\r\" "
+            "to drop changes; less: input \"q\"), "
             "or open another session; nothing was typed.");
   }
   heuristic = true;  // the foreground program reads the terminal: a nested shell or REPL
@@ -411,6 +424,11 @@ boost::asio::awaitable<ToolResult> execute_in_session(ToolContext& ctx, const js
 
   auto submitted_at = steady_clock::now();
   auto submitted_seq = execution->log().latest_seq();
+  // Typed into a REPL or a prompt: the command that runs it, whose end (the
+  // line was `exit()`, the last answer) brings the shell's marked prompt back.
+  const auto typed_into = heuristic && shell->command_running()
+                              ? std::optional<std::uint64_t>(shell->current()->id)
+                              : std::nullopt;
   auto command_id = shell->submit_agent_command(*text, submitted_seq, heuristic);
   if (auto ok = execution->write(typed_bytes(*execution, *shell, *text, heuristic),
                                  session::InputSource::agent);
@@ -428,6 +446,7 @@ boost::asio::awaitable<ToolResult> execute_in_session(ToolContext& ctx, const js
     // The command (a REPL, a nested shell, a prompt) or the shell (an
     // unclosed quote) waits for input: nothing happens until someone types.
     if (!heuristic) return awaits_answer(*execution);
+    if (ended_at_prompt(*shell, typed_into)) return true;
     bool printed = execution->log().latest_seq() > submitted_seq;
     auto quiet = execution->idle().value_or(milliseconds::max());
     return printed && quiet >= kHeuristicQuiet && execution->waiting_for_input();
@@ -441,7 +460,23 @@ boost::asio::awaitable<ToolResult> execute_in_session(ToolContext& ctx, const js
   result["yield_ms"] = yield;
   result["duration_ms"] = duration_cast<milliseconds>(steady_clock::now() - submitted_at).count();
   const auto* command = shell->find(command_id);
-  if (command && command->ended()) {
+  if (const auto* program = ended_at_prompt(*shell, typed_into)) {
+    shell->abandon_pending(command_id);  // the shell never saw this line as a command
+    auto rest = *program;  // what it printed since the last answer, the line's echo first
+    rest.output_begin =
+        std::min(std::max(execution->cursor(), program->output_begin), program->output_end);
+    rest.prompt_end = shell->last_prompt_end();  // the cursor goes past the prompt
+    result = merged(result, command_output(*execution, rest, request));
+    result["status"] = "completed";
+    result["exit_code"] = *program->exit_code;
+    result["command_exit_code"] = *program->exit_code;
+    result["boundaries"] = "exact";
+    result["message"] = "The line ended the program it was typed into (" +
+                        execution->redacted(program->text) + ", exit code " +
+                        std::to_string(*program->exit_code) +
+                        "); the session is back at its shell prompt. output starts with the "
+                        "line's echo.";
+  } else if (command && command->ended()) {
     result = merged(result, command_output(*execution, *command, request));
     result["status"] = "completed";
     result["exit_code"] = *command->exit_code;
