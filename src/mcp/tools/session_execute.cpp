@@ -139,6 +139,28 @@ json command_output(session::Execution& execution, const session::ShellCommand& 
   return out;
 }
 
+// A line typed into a program (a REPL, a nested shell) that ended it: the
+// program's output since the last answer (the line's echo first) and its
+// exit code, from the shell's marked prompt.
+json program_ended_answer(session::Execution& execution, const session::ShellCommand& program,
+                          const ReadRequest& request) {
+  auto rest = program;
+  rest.output_begin =
+      std::min(std::max(execution.cursor(), program.output_begin), program.output_end);
+  rest.prompt_end = execution.shell()->last_prompt_end();  // the cursor goes past the prompt
+  json result = command_output(execution, rest, request);
+  result["status"] = "completed";
+  result["exit_code"] = *program.exit_code;
+  result["command_exit_code"] = *program.exit_code;
+  result["boundaries"] = "exact";
+  result["message"] = "The line ended the program it was typed into (" +
+                      execution.redacted(program.text) + ", exit code " +
+                      std::to_string(*program.exit_code) +
+                      "); the session is back at its shell prompt. output starts with the "
+                      "line's echo.";
+  return result;
+}
+
 boost::asio::awaitable<bool> wait_for_prompt(ToolContext& ctx, session::Execution& execution,
                                              milliseconds bound) {
   auto* shell = execution.shell();
@@ -462,20 +484,7 @@ boost::asio::awaitable<ToolResult> execute_in_session(ToolContext& ctx, const js
   const auto* command = shell->find(command_id);
   if (const auto* program = ended_at_prompt(*shell, typed_into)) {
     shell->abandon_pending(command_id);  // the shell never saw this line as a command
-    auto rest = *program;  // what it printed since the last answer, the line's echo first
-    rest.output_begin =
-        std::min(std::max(execution->cursor(), program->output_begin), program->output_end);
-    rest.prompt_end = shell->last_prompt_end();  // the cursor goes past the prompt
-    result = merged(result, command_output(*execution, rest, request));
-    result["status"] = "completed";
-    result["exit_code"] = *program->exit_code;
-    result["command_exit_code"] = *program->exit_code;
-    result["boundaries"] = "exact";
-    result["message"] = "The line ended the program it was typed into (" +
-                        execution->redacted(program->text) + ", exit code " +
-                        std::to_string(*program->exit_code) +
-                        "); the session is back at its shell prompt. output starts with the "
-                        "line's echo.";
+    result = merged(result, program_ended_answer(*execution, *program, request));
   } else if (command && command->ended()) {
     result = merged(result, command_output(*execution, *command, request));
     result["status"] = "completed";
