@@ -48,9 +48,12 @@ std::uint64_t seq_after_match_line(std::string_view raw, std::uint64_t begin,
 // flood ran 14x slower and other calls waited.
 std::uint64_t settled_seq(std::string_view raw, std::uint64_t begin) {
   const auto last_end = raw.rfind('\n');
-  if (last_end == std::string_view::npos) return begin;  // no line ended: all again
-  const std::size_t from = last_end > kMatchOverlap ? last_end - kMatchOverlap : 0;
-  return begin + raw.find('\n', from) + 1;
+  if (last_end == std::string_view::npos || last_end <= kMatchOverlap) return begin;  // all again
+  // The last line end before the overlap: the lines up to it are settled.
+  // (Settling from the first line end within the overlap lost a pattern
+  // spanning lines whose first line came in an earlier read.)
+  const auto settled_end = raw.rfind('\n', last_end - kMatchOverlap - 1);
+  return settled_end == std::string_view::npos ? begin : begin + settled_end + 1;
 }
 
 // After a session command's D mark the shell draws its prompt, usually in
