@@ -213,6 +213,15 @@ std::optional<pid_t> probe_foreground_group(int master_fd) {
   return group;
 }
 
+std::optional<std::string> probe_foreground_program(int master_fd) {
+  auto group = probe_foreground_group(master_fd);
+  if (!group) return std::nullopt;
+  auto comm = read_proc_file("/proc/" + std::to_string(*group) + "/comm");
+  if (!comm || comm->empty()) return std::nullopt;
+  if (comm->back() == '\n') comm->pop_back();
+  return comm;
+}
+
 std::optional<bool> probe_echo_enabled(int master_fd) {
   termios modes{};
   if (::tcgetattr(master_fd, &modes) != 0) return std::nullopt;

@@ -36,6 +36,7 @@
 #include <sys/types.h>
 
 #include <optional>
+#include <string>
 
 #include "pty/pty_channel.hpp"
 
@@ -54,5 +55,9 @@ std::optional<bool> probe_echo_enabled(int master_fd);
 
 // The terminal's foreground process group; nullopt if there is none.
 std::optional<pid_t> probe_foreground_group(int master_fd);
+
+// The name (/proc/PID/comm) of that group's leader; nullopt if there is no
+// group or the leader has gone (a pipeline whose first command ended).
+std::optional<std::string> probe_foreground_program(int master_fd);
 
 }  // namespace agentty::pty

@@ -84,6 +84,9 @@ class PtyChannel {
   virtual bool resume_foreground() { return false; }
   // Whether the terminal echoes input (false at a password prompt); nullopt if unknown.
   virtual std::optional<bool> echo_enabled() const = 0;
+  // The name (comm) of the terminal's foreground process group leader:
+  // what a person would say is running ("python3"); nullopt if unknown.
+  virtual std::optional<std::string> foreground_program() const { return std::nullopt; }
   virtual TerminalSize size() const = 0;
   // A size the program set from inside (`stty cols 50`, TIOCSWINSZ on its
   // terminal) since the last call, now also size(); nullopt if none or if the

@@ -409,4 +409,9 @@ std::optional<int> PtyProcess::foreground_process_group() const {
   return probe_foreground_group(impl_->master_.native_handle());
 }
 
+std::optional<std::string> PtyProcess::foreground_program() const {
+  if (impl_->finished_) return std::nullopt;
+  return probe_foreground_program(impl_->master_.native_handle());
+}
+
 }  // namespace agentty::pty

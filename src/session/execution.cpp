@@ -358,6 +358,11 @@ std::optional<bool> Execution::echo_enabled() const {
   return channel_ ? channel_->echo_enabled() : std::nullopt;
 }
 
+std::optional<std::string> Execution::foreground_program() const {
+  if (finished() || !channel_) return std::nullopt;
+  return channel_->foreground_program();
+}
+
 Expected<void> Execution::stop(int signo, milliseconds force_after, InputSource source) {
   if (source == InputSource::agent && held_by_) {
     return make_error(

@@ -187,6 +187,9 @@ class Execution : public std::enable_shared_from_this<Execution> {
   bool waiting_for_input() { return waiting_for_input(input_state()); }
   bool waiting_for_input(pty::InputState state);
   std::optional<bool> echo_enabled() const;
+  // The foreground program's name while it runs (local terminals); nullopt
+  // when unknown.
+  std::optional<std::string> foreground_program() const;
   // The program was stopped by ctrl-z and nothing above it (no job-control
   // shell) will continue it; resume() continues it, as `fg` would. Refused
   // for the agent while held, and when nothing is suspended.

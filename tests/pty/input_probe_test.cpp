@@ -25,6 +25,18 @@ TEST(InputProbe, CatWaitingIsReadingInput) {
   EXPECT_EQ(run.process->echo_enabled(), true);
 }
 
+TEST(InputProbe, ForegroundProgramIsNamedByItsGroupLeader) {
+  // sh execs into cat: the group leader's name is what a person would call
+  // the program; once it ends there is none.
+  PtyRun run;
+  ASSERT_EQ(run.spawn({"sh", "-c", "exec cat"}), "");
+  ASSERT_TRUE(becomes(run, InputState::reading_input));
+  EXPECT_EQ(run.process->foreground_program(), "cat");
+  run.process->write("\x04");
+  ASSERT_TRUE(run.wait_for_exit());
+  EXPECT_EQ(run.process->foreground_program(), std::nullopt);
+}
+
 TEST(InputProbe, ChildOfWaitingShellIsFound) {
   // sh sits in wait4; cat, in the same foreground group, reads the terminal.
   PtyRun run;

@@ -421,7 +421,9 @@ bool awaits_answer(session::Execution& execution) {
 std::string awaits_answer_reason(const session::Execution& execution) {
   // Locally, and on a host whose kernel answered the probe, it was seen reading.
   if (execution.spec().host.empty() || execution.input_state() != pty::InputState::unknown) {
-    return "it reads the terminal and has printed nothing for " +
+    auto program = execution.foreground_program();
+    return std::string(program ? "it (" + *program + " in the foreground)" : "it") +
+           " reads the terminal and has printed nothing for " +
            std::to_string(kAnswerQuiet.count()) + " ms";
   }
   return "it stopped mid-line, a prompt?, and has printed nothing for " +

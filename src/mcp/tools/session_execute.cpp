@@ -285,6 +285,20 @@ std::optional<ToolResult> busy_refusal(ToolContext& ctx, session::Execution& exe
   return std::nullopt;
 }
 
+// Whether the program waiting in the foreground may be a shell of its own
+// (or a way into one), where write(action="rearm") brings back exact
+// boundaries; advice about it would only distract at a REPL's prompt.
+bool may_be_nested_shell(const std::optional<std::string>& program) {
+  static constexpr std::string_view kShellLike[] = {
+      "sh",     "bash",    "dash",    "zsh",    "ksh",        "mksh",      "fish",   "tcsh",
+      "csh",    "su",      "sudo",    "doas",   "ssh",        "login",     "script", "docker",
+      "podman", "kubectl", "nsenter", "chroot", "machinectl", "distrobox", "toolbox"};
+  if (!program) return true;
+  for (auto name : kShellLike)
+    if (*program == name) return true;
+  return false;
+}
+
 // A typed line the wait left before its command ended: the status and the
 // message that says what to do next.
 void describe_unfinished(json& result, session::Execution& execution, std::uint64_t command_id,
@@ -316,10 +330,14 @@ void describe_unfinished(json& result, session::Execution& execution, std::uint6
     result["message"] =
         "The command waits for input (" + awaits_answer_reason(execution) +
         "), so this returned before yield_ms. Answer it with write, or keys [\"ctrl-c\"] to "
-        "interrupt it. A nested shell (bash, su, ssh to a bash), or this shell after a command "
-        "replaced both its PS1 and PROMPT_COMMAND (output ends with its unmarked prompt): "
-        "write(action=\"rearm\") gives "
-        "exact boundaries again; until then execute(session=) types into it heuristically.";
+        "interrupt it.";
+    if (may_be_nested_shell(execution.foreground_program())) {
+      result["message"] = result["message"].get<std::string>() +
+                          " A nested shell (bash, su, ssh to a bash), or this shell after a "
+                          "command replaced both its PS1 and PROMPT_COMMAND (output ends with its "
+                          "unmarked prompt): write(action=\"rearm\") gives exact boundaries "
+                          "again; until then execute(session=) types into it heuristically.";
+    }
   } else {
     result["status"] = "backgrounded";
     result["message"] =
