@@ -106,3 +106,18 @@ test('tail_lines and the screen scrollback read as the text view for the same st
   const shown = [...screen.scrollback, ...screen.lines].filter((line) => line !== '');
   assert.deepEqual(shown, lines);
 });
+
+test('tail_lines counts the lines the agent reads, not the line feeds of cursor-up redraws', async (t) => {
+  // A two-bar display redrawn in place: each frame is two rows and a move
+  // back up, so the text holds two lines per frame, and the last raw "line"
+  // is escapes only. tail_lines: 2 read "b 3" alone (the raw lines "b 3"
+  // and the escapes); asking for more raw lines could read three.
+  const script = String.raw`for i in 1 2 3; do printf 'a %d\nb %d\n\033[2A' $i $i; done; printf '\033[2B'`;
+  const r = await outputOf(t, script);
+  assert.equal(r.output, 'a 1\nb 1\na 2\nb 2\na 3\nb 3\n');
+  const tail = await call('read', { execution_id: r.execution_id, tail_lines: 2 });
+  assert.equal(tail.output, 'a 3\nb 3\n');
+  const raw = await call('read', { execution_id: r.execution_id, tail_lines: 2, format: 'raw' });
+  // Raw pages count raw lines (the PTY turned each LF into CR LF).
+  assert.equal(raw.output, 'b 3\r\n\u001b[2A\u001b[2B');
+});

@@ -3,6 +3,9 @@
 // cursorless read advances the server-side cursor; since_seq and tail_lines
 // are out-of-band) and the hints that name the follow-up call.
 #include <algorithm>
+#include <string_view>
+#include <tuple>
+#include <utility>
 
 #include "mcp/tools/common.hpp"
 #include "session/shell_integration.hpp"
@@ -26,6 +29,51 @@ std::string rendered(session::Execution& execution, const ReadRequest& request,
   return execution.shell() ? execution.shell()->agent_text(bytes, start_seq)  // + [human] lines
                            : session::to_text(bytes);
 }
+
+namespace {
+
+// Lines of a text (a final line without LF counts).
+std::size_t count_lines(std::string_view text) {
+  auto lines = static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+  return lines + (!text.empty() && text.back() != '\n' ? 1 : 0);
+}
+
+// The last `lines` lines of a text view (a final line without LF counts).
+std::string last_lines(std::string text, std::size_t lines) {
+  std::size_t end = text.size();
+  if (end > 0 && text[end - 1] == '\n') --end;
+  for (std::size_t found = 0; end > 0;) {
+    end = text.rfind('\n', end - 1);
+    if (end == std::string::npos) return text;
+    if (++found == lines) return text.substr(end + 1);
+  }
+  return text;
+}
+
+// tail_lines as text. The log finds the bytes of the last N lines by raw
+// LFs, but their text can hold more lines (a cursor-up redraw, as in a
+// multi-bar progress display, ends a text line without a LF) or fewer (a
+// last raw "line" of escapes only): ask for more raw lines until the text
+// has N (or the page is cut), then keep its last N.
+std::pair<session::LogPage, std::string> tail_as_text(session::Execution& execution,
+                                                      const ReadRequest& request) {
+  constexpr std::size_t kMaxWidening = 8;
+  const std::size_t wanted = *request.tail_lines;
+  const auto& log = execution.log();
+  session::LogPage page;
+  std::string text;
+  for (std::size_t raw_lines = wanted;; raw_lines *= 2) {
+    page = log.tail_lines(raw_lines, request.max_bytes);
+    text = rendered(execution, request, page.bytes, page.start_seq);
+    if (request.raw || count_lines(text) >= wanted || page.capped || page.evicted ||
+        page.start_seq <= log.first_retained_seq() || raw_lines >= wanted * kMaxWidening)
+      break;
+  }
+  if (!request.raw) text = last_lines(std::move(text), wanted);
+  return {std::move(page), std::move(text)};
+}
+
+}  // namespace
 
 std::optional<session::LogPage> output_tail(const session::OutputLog& log, std::uint64_t from,
                                             std::uint64_t to, std::size_t max_bytes) {
@@ -60,9 +108,10 @@ json read_fields(session::Execution& execution, const ReadRequest& request) {
   auto& log = execution.log();
   session::LogPage page;
   std::optional<session::LogPage> tail;
+  std::string output;
   bool cursorless = !request.since_seq && !request.tail_lines;
   if (request.tail_lines) {
-    page = log.tail_lines(*request.tail_lines, request.max_bytes);
+    std::tie(page, output) = tail_as_text(execution, request);
   } else {
     auto from = request.since_seq.value_or(execution.cursor());
     page = log.read(from, request.max_bytes);
@@ -76,13 +125,10 @@ json read_fields(session::Execution& execution, const ReadRequest& request) {
     }
   }
   if (cursorless) execution.advance_cursor(page.next_seq);
+  if (!request.tail_lines) output = rendered(execution, request, page.bytes, page.start_seq);
   json out = {
-      {"output", rendered(execution, request, page.bytes, page.start_seq)},
-      {"start_seq", page.start_seq},
-      {"next_seq", page.next_seq},
-      {"latest_seq", log.latest_seq()},
-      {"capped", page.capped},
-      {"evicted", page.evicted},
+      {"output", std::move(output)},    {"start_seq", page.start_seq}, {"next_seq", page.next_seq},
+      {"latest_seq", log.latest_seq()}, {"capped", page.capped},       {"evicted", page.evicted},
   };
   std::string hint;
   if (auto frozen = log.spool_frozen_at()) {
