@@ -74,7 +74,7 @@ void append_json_string(std::string& out, std::string_view text) {
       out.append(text.data() + i, length);
       i += length;
     } else {
-      out += "\xEF\xBF\xBD";  // U+FFFD
+      out += kReplacementCharacter;
       ++i;
     }
   }

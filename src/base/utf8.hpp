@@ -12,6 +12,10 @@
 
 namespace agentty {
 
+// U+FFFD REPLACEMENT CHARACTER, what every reader here shows for bytes that
+// are not UTF-8.
+inline constexpr std::string_view kReplacementCharacter = "\xEF\xBF\xBD";
+
 // The sequence at the start of `p` (`n` >= 1 bytes).
 struct Utf8Scan {
   // A valid sequence's length; else its maximal valid prefix, at least one

@@ -11,7 +11,6 @@ namespace {
 using json = nlohmann::json;
 
 constexpr std::string_view kReplacementEscape = "\\ufffd";
-constexpr std::string_view kReplacementUtf8 = "\xEF\xBF\xBD";
 // Where an id is looked for; clients put it first or last.
 constexpr std::size_t kIdWindowBytes = 512;
 
@@ -43,7 +42,7 @@ bool is_low_surrogate(unsigned unit) {
 }
 
 bool holds_replacement(const std::string& text) {
-  return text.find(kReplacementUtf8) != std::string::npos;
+  return text.find(kReplacementCharacter) != std::string::npos;
 }
 
 std::string replaced_text_path(const json& value, const std::string& path) {
@@ -101,7 +100,7 @@ std::optional<std::string> replace_invalid_text(std::string_view line) {
       in_string = !in_string;
     } else if ((take = valid_utf8_length(reinterpret_cast<const unsigned char*>(line.data()) + i,
                                          line.size() - i)) == 0) {
-      out += kReplacementUtf8;
+      out += kReplacementCharacter;
       replaced = true;
       ++i;
       continue;
