@@ -141,6 +141,13 @@ void add_server_options(CLI::App& command, agentty::AppOptions& options, agentty
           "names are accepted). The next free port is used if taken")
       ->envname("AGENTTY_WEB_LISTEN")
       ->capture_default_str();
+  command
+      .add_option("--web-stream-rate", options.web_stream_rate,
+                  "Bytes per second (after a 1 MiB burst) above which web viewers get 10 screens "
+                  "a second instead of every byte; lower it for viewers on a slow link")
+      ->envname("AGENTTY_WEB_STREAM_RATE")
+      ->check(CLI::Range(std::size_t{65536}, std::size_t{1} << 30))
+      ->capture_default_str();
   // Flag callbacks, not "!" negations: CLI11's help shows those as "--no-web{false}".
   command
       .add_flag_callback(

@@ -183,6 +183,7 @@ Expected<std::unique_ptr<Server>> make_server(AppOptions& options, const char* k
     auto web_options = parse_web_listen(options.web_listen);
     if (!web_options) return make_error(web_options.error());
     web_options->token = options.web_token;
+    web_options->stream_rate_bytes = options.web_stream_rate;
     web_options->servers_dir = options.registry.state_dir / "servers";
     auto* audit_log = server->audit.get();
     web_options->audit = [audit_log](const nlohmann::json& record) { audit_log->record(record); };

@@ -9,6 +9,7 @@
 
 #include "mcp/tool.hpp"
 #include "session/registry.hpp"
+#include "web/web_options.hpp"
 
 namespace agentty {
 
@@ -18,6 +19,8 @@ struct AppOptions {
   std::string web_listen = "127.0.0.1:7681";
   bool web_enabled = true;
   std::string web_token;  // empty: random per start
+  // Output faster than this reaches web viewers as snapshots (web::WebOptions).
+  std::size_t web_stream_rate = web::WebOptions{}.stream_rate_bytes;
   std::string audit_log;  // empty: state_dir/audit.jsonl
   std::size_t max_request_bytes = 4 << 20;
   std::uint32_t shutdown_grace_ms = 2000;

@@ -15,7 +15,9 @@ import path from 'node:path';
 import { agentAndBrowserForFile, watchPage, waitForLine } from './lib/web-helpers.mjs';
 
 const PROMPT = 'human-test$ ';
-const fixture = agentAndBrowserForFile(PROMPT, 'agentty-takeover-');
+// A low stream rate: the flood test's output is a flood however slowly a
+// loaded machine runs it (at the default 4 MiB/s, a starved `seq` streamed).
+const fixture = agentAndBrowserForFile(PROMPT, 'agentty-takeover-', { AGENTTY_WEB_STREAM_RATE: '65536' });
 const { workDir } = fixture;
 
 const call = (name, args) => fixture.agent.call(name, args);

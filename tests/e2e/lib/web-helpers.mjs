@@ -148,16 +148,17 @@ export class Tmux {
 }
 
 // For a whole test file: an agentty with the test secret whose sessions' bash
-// prompt is `prompt` (HOME is a fresh directory in `workDir`), and a browser.
+// prompt is `prompt` (HOME is a fresh directory in `workDir`; `env` is added
+// to its environment), and a browser.
 // `fixture.agent` and `fixture.browser` exist once the file's tests run.
-export function agentAndBrowserForFile(prompt, prefix) {
+export function agentAndBrowserForFile(prompt, prefix, env = {}) {
   const workDir = mkdtempSync(path.join(tmpdir(), prefix));
   const home = path.join(workDir, 'home');
   const fixture = { workDir, home, agent: undefined, browser: undefined };
   before(async () => {
     mkdirSync(home);
     writeFileSync(path.join(home, '.bashrc'), `PS1='${prompt}'\nHISTFILE=${home}/history\n`);
-    fixture.agent = await startAgentty({ env: { AGENTTY_WEB_TOKEN: TOKEN, HOME: home } });
+    fixture.agent = await startAgentty({ env: { AGENTTY_WEB_TOKEN: TOKEN, HOME: home, ...env } });
     fixture.browser = await launchBrowser();
   });
   after(async () => {
