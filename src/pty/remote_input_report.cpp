@@ -16,6 +16,8 @@ namespace {
 //   agentty-probe 1 | arch ARCH | unsupported WHY | notfound
 //   leader PID tty PATH fg PGID
 //   p PID STATE FDS                    (FDS: which of 0,1,2 are the terminal, or -)
+//   o PID STATE FDS                    (a descendant in a session of its own; FDS
+//                                       never counts /dev/tty, not the terminal for it)
 //   t PID TID STATE NR ARG0 ARG0TTY WCHAN   (- where not read: only for state S)
 //   e PID TID FD EVENTS FDTTY          (an epoll instance's fds: the thread's ARG0)
 //   end
@@ -61,52 +63,73 @@ BEGIN {
   tty = "/dev/pts/" minor; fg = FG
   print "leader", leader, "tty", tty, "fg", fg
   dirs = ""
-  for (i = 1; i <= np && nm < 64; i++)
-    if (stat("/proc/" pids[i]) && SID == leader && PG == fg) {
-      member[++nm] = pids[i]; state[pids[i]] = S; dirs = dirs " /proc/" pids[i] "/fd /proc/" pids[i] "/task"
-    }
-  if (nm > 0) {
+  for (i = 1; i <= np; i++) {
+    if (!stat("/proc/" pids[i])) continue
+    sid[pids[i]] = SID; parent[pids[i]] = PP; state[pids[i]] = S
+    if (SID == leader && PG == fg && nm < 64) { member[++nm] = pids[i]; dirs = dirs " /proc/" pids[i] "/fd /proc/" pids[i] "/task" }
+  }
+  # Started from the terminal but in a session of their own (setsid; `su
+  # user -c CMD` runs CMD so): they may read it with no job control to stop them.
+  for (i = 1; i <= np && no < 16; i++) {
+    p = pids[i]
+    if (!(p in sid) || sid[p] == leader) continue
+    depth = 0
+    for (up = parent[p]; up > 1 && (up in sid) && sid[up] != leader && depth < 32; up = parent[up]) depth++
+    if ((up in sid) && sid[up] == leader) { outside[p] = 1; away[++no] = p; dirs = dirs " /proc/" p "/fd /proc/" p "/task" }
+  }
+  if (dirs != "") {
     cmd = "ls -l" dirs
     while ((cmd | getline line) > 0) {
       if (line ~ /^\/proc\/[0-9]+\/(fd|task):$/) { split(line, part, "/"); p = part[3]; kind = part[4]; continue }
       n = split(line, f, " ")
-      if (kind == "fd:" && f[n - 1] == "->" && (f[n] == tty || f[n] == "/dev/tty")) is_tty[p, f[n - 2]] = 1
+      # /dev/tty is the terminal only for a process still in its session.
+      if (kind == "fd:" && f[n - 1] == "->" && (f[n] == tty || (f[n] == "/dev/tty" && !(p in outside)))) is_tty[p, f[n - 2]] = 1
       if (kind == "task:" && f[n] ~ /^[0-9]+$/ && ntask[p] < 64) task[p, ++ntask[p]] = f[n]
     }
     close(cmd)
   }
-  for (m = 1; m <= nm; m++) {
-    p = member[m]; fds = ""
-    for (fd = 0; fd <= 2; fd++) if ((p, fd) in is_tty) fds = fds fd
-    print "p", p, state[p], (fds == "" ? "-" : fds)
-    for (k = 1; k <= ntask[p]; k++) {
-      tid = task[p, k]; t = "/proc/" p "/task/" tid
-      if (!stat(t)) continue
-      nr = "-"; a0 = "-"; a0tty = "-"; w = "-"
-      if (S == "S") {
-        split(first_line(t "/syscall"), sc, " ")
-        if (sc[1] ~ /^[0-9]+$/) {
-          nr = sc[1]; a0 = hex(sc[2]); a0tty = ((p, a0) in is_tty) ? 1 : 0
-          info = "/proc/" p "/fdinfo/" a0
-          while ((getline line < info) > 0) {
-            n = split(line, f, " ")
-            if (f[1] == "tfd:") print "e", p, tid, f[2], f[4], ((p, f[2]) in is_tty) ? 1 : 0
-          }
-          close(info)
-        } else if (sc[1] != "") nr = sc[1]
-        w = first_line(t "/wchan"); if (w == "") w = "-"
-      }
-      print "t", p, tid, S, nr, a0, a0tty, w
-    }
-  }
+  for (m = 1; m <= nm; m++) describe("p", member[m])
+  for (m = 1; m <= no; m++) describe("o", away[m])
   print "end"
+}
+function describe(kind, p,  fds, fd, k, tid, t, nr, a0, a0tty, w, sc, info, line, n, f) {
+  fds = ""
+  for (fd = 0; fd <= 2; fd++) if ((p, fd) in is_tty) fds = fds fd
+  print kind, p, state[p], (fds == "" ? "-" : fds)
+  for (k = 1; k <= ntask[p]; k++) {
+    tid = task[p, k]; t = "/proc/" p "/task/" tid
+    if (!stat(t)) continue
+    nr = "-"; a0 = "-"; a0tty = "-"; w = "-"
+    if (S == "S") {
+      split(first_line(t "/syscall"), sc, " ")
+      if (sc[1] ~ /^[0-9]+$/) {
+        nr = sc[1]; a0 = hex(sc[2]); a0tty = ((p, a0) in is_tty) ? 1 : 0
+        info = "/proc/" p "/fdinfo/" a0
+        while ((getline line < info) > 0) {
+          n = split(line, f, " ")
+          if (f[1] == "tfd:") print "e", p, tid, f[2], f[4], ((p, f[2]) in is_tty) ? 1 : 0
+        }
+        close(info)
+      } else if (sc[1] != "") nr = sc[1]
+      w = first_line(t "/wchan"); if (w == "") w = "-"
+    }
+    print "t", p, tid, S, nr, a0, a0tty, w
+  }
 }'
 )SH";
 
 struct Member {
   char state = '?';
   std::string terminal_fds;  // of 0, 1, 2
-  bool holds_terminal() const { return !terminal_fds.empty(); }
+  // Started from the terminal but in a session of its own (setsid, `su -c`).
+  bool outside_session = false;
+  // Whether a poll/select/epoll wait of it counts as reading the terminal: a
+  // member of the foreground group holding it on fd 0-2; a program outside
+  // the session only with it as its standard input (one logging to it
+  // polls other things).
+  bool holds_terminal() const {
+    return outside_session ? terminal_fds.find('0') != std::string::npos : !terminal_fds.empty();
+  }
 };
 
 struct Thread {
@@ -145,7 +168,9 @@ enum class Verdict { reading, not_reading, cannot_tell };
 // it sleeps in. Symbol names are the kernel's own (5.x and 6.x).
 Verdict verdict_from_wchan(const std::string& wchan, const Member& member) {
   if (wchan.empty() || wchan == "-" || wchan == "0") return Verdict::cannot_tell;
-  if (wchan == "n_tty_read") return Verdict::reading;
+  if (wchan == "n_tty_read")  // outside the session maybe a terminal of its own
+    return !member.outside_session || member.holds_terminal() ? Verdict::reading
+                                                              : Verdict::not_reading;
   static constexpr std::string_view kWaits[] = {
       "wait_woken", "poll_schedule_timeout", "do_select", "core_sys_select", "do_sys_poll",
       "ep_poll",    "do_epoll_wait",
@@ -203,6 +228,7 @@ RemoteInputReport read_remote_input_report(std::string_view output) {
     if (!std::getline(in, line)) return report;
   std::string arch;
   std::map<long, Member> members;
+  std::map<long, Member> outsiders;
   std::vector<Thread> threads;
   std::vector<EpollEntry> epoll;
   bool ended = false;
@@ -223,10 +249,11 @@ RemoteInputReport read_remote_input_report(std::string_view output) {
       if (auto pid = number(f[1])) report.leader = static_cast<int>(*pid);
       if (auto group = number(f[5]); group && *group > 0)
         report.foreground_group = static_cast<int>(*group);
-    } else if (kind == "p" && f.size() == 4) {
+    } else if ((kind == "p" || kind == "o") && f.size() == 4) {
       auto pid = number(f[1]);
       if (!pid) return report;
-      members[*pid] = Member{f[2][0], f[3] == "-" ? "" : f[3]};
+      (kind == "p" ? members : outsiders)[*pid] =
+          Member{f[2][0], f[3] == "-" ? "" : f[3], kind == "o"};
     } else if (kind == "t" && f.size() == 8) {
       auto pid = number(f[1]);
       auto tid = number(f[2]);
@@ -245,6 +272,16 @@ RemoteInputReport read_remote_input_report(std::string_view output) {
   }
   if (!ended || !report.leader) return report;  // cut short: malformed
   report.outcome = RemoteInputReport::Outcome::answered;
+  // A program outside the session adds only a read: one that cannot be told
+  // about (or sleeps) leaves the foreground's answer as it is.
+  for (const auto& thread : threads) {
+    auto outsider = outsiders.find(thread.pid);
+    if (outsider != outsiders.end() &&
+        verdict(thread, outsider->second, arch, epoll) == Verdict::reading) {
+      report.state = InputState::reading_input;
+      return report;
+    }
+  }
   if (members.empty()) {
     report.state = InputState::busy;  // nothing in the foreground (as locally)
     return report;

@@ -19,7 +19,10 @@
 // the leader's session: its state, which of fds 0-2 are the terminal, and per
 // thread its state, /proc/<tid>/syscall (number and first argument, with
 // whether that argument is an fd on the terminal, and an epoll instance's
-// registered fds from fdinfo) and /proc/<tid>/wchan. The script needs sh,
+// registered fds from fdinfo) and /proc/<tid>/wchan. The same for up to 16
+// processes started from the terminal's session that left it (setsid; `su
+// user -c CMD` (util-linux) runs CMD so, on the same terminal, while su
+// waits in the foreground): for them /dev/tty is not the terminal. The script needs sh,
 // awk, ls and (for the first search) grep; it prints lines, and the decision
 // is made here, where it is tested:
 //  - a thread blocked reading the terminal (read/readv on it; poll/select
@@ -31,6 +34,9 @@
 //    descendants) the kernel function it sleeps in (wchan) says the same,
 //    less exactly: n_tty_read, or a poll/select/epoll wait or wait_woken
 //    while holding the terminal on fd 0-2;
+//  - a process outside the session counts only when it reads: the terminal
+//    itself (not /dev/tty) read, or a wait while the terminal is its
+//    standard input (fd 0; a daemon logging to it polls other things);
 //  - every member stopped: suspended; no member: busy; a sleeping thread
 //    that neither file explains: unknown (the caller guesses).
 #pragma once

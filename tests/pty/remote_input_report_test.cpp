@@ -54,6 +54,47 @@ TEST(RemoteInputReport, ShellWaitingForItsReadingChildIsReading) {
   EXPECT_EQ(r.state, InputState::reading_input);
 }
 
+// `su user -c CMD` (util-linux) runs CMD with setsid on the same terminal:
+// the foreground group is su in wait4, and the reader is outside the
+// terminal's session ("o" lines: FDS counts the terminal itself, never
+// /dev/tty, which is not it for a process that left the session).
+TEST(RemoteInputReport, ReaderThatLeftTheSessionIsReading) {
+  auto r = read_remote_input_report(
+      report("p 100 S 012\nt 100 100 S 61 ffffffff 0 do_wait\no 105 S 012\nt 105 105 S 0 0 1 "
+             "wait_woken\n"));
+  EXPECT_EQ(r.outcome, Outcome::answered);
+  EXPECT_EQ(r.state, InputState::reading_input);
+  // Only the wchan to go by (another user's process under Yama): its stdin.
+  EXPECT_EQ(read_remote_input_report(report("p 100 S 012\nt 100 100 S 61 ffffffff 0 do_wait\n"
+                                            "o 105 S 012\nt 105 105 S - - - n_tty_read\n"))
+                .state,
+            InputState::reading_input);
+}
+
+TEST(RemoteInputReport, ProgramThatLeftTheSessionAndDoesNotReadChangesNothing) {
+  const std::string su = "p 100 S 012\nt 100 100 S 61 ffffffff 0 do_wait\n";
+  // Sleeping.
+  EXPECT_EQ(read_remote_input_report(report(su + "o 105 S 012\nt 105 105 S 230 0 1 "
+                                                 "hrtimer_nanosleep\n"))
+                .state,
+            InputState::busy);
+  // A daemon logging to the terminal, polling its sockets: only fd 0 makes
+  // a poll a read of the terminal for a program outside its session.
+  EXPECT_EQ(read_remote_input_report(
+                report(su + "o 105 S 12\nt 105 105 S 7 5 0 poll_schedule_timeout.constprop.0\n"))
+                .state,
+            InputState::busy);
+  // Nothing readable about it: no reason to fall back to the guess.
+  EXPECT_EQ(read_remote_input_report(report(su + "o 105 S 012\nt 105 105 S - - - 0\n")).state,
+            InputState::busy);
+  // The foreground's own answer stands: stopped is still suspended.
+  EXPECT_EQ(read_remote_input_report(
+                report("p 100 T 012\nt 100 100 T - - - -\no 105 S 012\nt 105 105 S 230 0 1 "
+                       "hrtimer_nanosleep\n"))
+                .state,
+            InputState::suspended);
+}
+
 TEST(RemoteInputReport, EveryMemberStoppedIsSuspended) {
   auto r = read_remote_input_report(report("p 100 T 012\nt 100 100 T - - - -\n"));
   EXPECT_EQ(r.state, InputState::suspended);
@@ -228,6 +269,25 @@ TEST(RemoteInputScript, KnownLeaderNeedsNoTag) {
   ASSERT_GT(program.pid, 0);
   auto r = probe_until("", program.pid, InputState::reading_input);
   EXPECT_EQ(r.state, InputState::reading_input);
+}
+
+// `setsid -w` as `su user -c CMD` runs CMD: in a session of its own, on
+// the same terminal, while the foreground (setsid) waits for it.
+TEST(RemoteInputScript, ReaderThatLeftTheSessionIsReadingInput) {
+  TerminalProgram program("export AGENTTY_TERMINAL=5e5510a1; setsid -w bash -c 'read line'");
+  ASSERT_GT(program.pid, 0);
+  auto r = probe_until("5e5510a1", std::nullopt, InputState::reading_input);
+  EXPECT_EQ(r.outcome, Outcome::answered);
+  EXPECT_EQ(r.state, InputState::reading_input);
+  EXPECT_EQ(r.leader, program.pid);
+}
+
+TEST(RemoteInputScript, SleeperThatLeftTheSessionIsBusy) {
+  TerminalProgram program("export AGENTTY_TERMINAL=5e5510a2; setsid -w sleep 30");
+  ASSERT_GT(program.pid, 0);
+  auto r = probe_until("5e5510a2", std::nullopt, InputState::busy);
+  EXPECT_EQ(r.outcome, Outcome::answered);
+  EXPECT_EQ(r.state, InputState::busy);
 }
 
 TEST(RemoteInputScript, AnotherTagIsNotFound) {
