@@ -173,6 +173,12 @@ asio::awaitable<int> SshConnection::retry_channel_call(Call call, Clock::time_po
 
     co_await wait_progress(deadline);
   }
+  // No answer in time. A connection that has sent nothing for two keepalive
+  // intervals meanwhile (a live server answers each within the interval) is
+  // dead, not slow: said now rather than at a later keepalive tick, so an
+  // open that found nothing started is made again on a fresh connection (the
+  // pool) instead of failing as "timed out".
+  if (rc == SSH_AGAIN) fail_if_silent(2 * options_.keepalive);
   co_return rc;
 }
 

@@ -186,14 +186,23 @@ asio::awaitable<SshExpected<bool>> SshConnection::connect_tcp(Clock::time_point 
   if (attempt->timed_out) co_return timeout_error();
   if (resolve_error)
     co_return SshError{SshErrorKind::connect_failed,
-                       "cannot resolve " + host + ": " + resolve_error.message()};
+                       "cannot resolve " + host + ": " + resolve_error.message() +
+                           " (check the host name, or name a Host alias of the ssh config "
+                           "whose HostName resolves)"};
   auto [connect_error, endpoint] = co_await asio::async_connect(attempt->socket, endpoints, kToken);
   attempt->done = true;
   if (attempt->timed_out) co_return timeout_error();
   if (state_ == State::failed) co_return *failure_;
-  if (connect_error)
-    co_return SshError{SshErrorKind::connect_failed,
-                       "cannot connect to " + description_ + ": " + connect_error.message()};
+  if (connect_error) {
+    const bool refused = connect_error == asio::error::connection_refused;
+    co_return SshError{
+        SshErrorKind::connect_failed,
+        "cannot connect to " + description_ + ": " + connect_error.message() +
+            (refused ? " (nothing listens on port " + std::to_string(port) +
+                           " there: check the port, as user@host:port or Port in the ssh "
+                           "config, and that the SSH server runs)"
+                     : " (check that the host is up and reachable from this machine)")};
+  }
   // Keystrokes and small requests must not wait for Nagle + delayed ACK (~40 ms).
   boost::system::error_code ignored;
   attempt->socket.set_option(asio::ip::tcp::no_delay(true), ignored);
@@ -217,11 +226,9 @@ asio::awaitable<SshExpected<bool>> SshConnection::connect_socket(Clock::time_poi
     int rc = ssh_connect(session_);
     if (rc == SSH_OK) co_return true;
     if (rc == SSH_ERROR)
-      co_return SshError{SshErrorKind::connect_failed,
-                         "cannot connect to " + description_ + ": " + ssh_get_error(session_) +
-                             (tcp_is_ours ? " (the TCP connection was made but the SSH "
-                                            "handshake failed: is that port an SSH server's?)"
-                                          : "")};
+      co_return SshError{SshErrorKind::connect_failed, "cannot connect to " + description_ + ": " +
+                                                           ssh_get_error(session_) +
+                                                           (tcp_is_ours ? handshake_hint() : "")};
     if (!socket_) {
       int fd = ssh_get_fd(session_);
       if (fd < 0) co_return SshError{SshErrorKind::connect_failed, "libssh gave no socket"};
@@ -232,6 +239,22 @@ asio::awaitable<SshExpected<bool>> SshConnection::connect_socket(Clock::time_poi
     co_await wait_socket(deadline);
     if (state_ == State::failed) co_return *failure_;
   }
+}
+
+std::string SshConnection::handshake_hint() const {
+  const char* banner = ssh_get_serverbanner(session_);
+  // OpenSSH drops a connection before its banner while too many are not yet
+  // logged in (MaxStartups, often beside a pending password login), or for a
+  // while after failed logins from this address (PerSourcePenalties).
+  if (banner == nullptr)
+    return " (the TCP connection was made but the server closed it before the SSH handshake: "
+           "an SSH server does so while too many connections are not yet logged in (OpenSSH's "
+           "MaxStartups) or after failed logins from here (PerSourcePenalties, fail2ban): try "
+           "again in a moment; or is that port an SSH server's?)";
+  if (!std::string_view(banner).starts_with("SSH-"))
+    return " (the TCP connection was made but the SSH handshake failed: is that port an SSH "
+           "server's?)";
+  return " (the server answered as SSH but the handshake failed: see the reason)";
 }
 
 SshExpected<bool> SshConnection::verify_host_key() {
@@ -378,20 +401,23 @@ void SshConnection::pump() {
   }
 }
 
+bool SshConnection::fail_if_silent(Clock::duration limit) {
+  const auto silence = Clock::now() - last_received_;
+  if (state_ != State::ready || silence < limit) return false;
+  fail(SshErrorKind::connection_lost,
+       "connection to " + description_ + " lost: nothing received for " +
+           seconds_text(std::chrono::duration_cast<std::chrono::seconds>(silence)) +
+           " despite keepalives (the host or the network stopped answering)");
+  return true;
+}
+
 asio::awaitable<void> SshConnection::keepalive_loop() {
   auto self = shared_from_this();
   const auto silence_limit = options_.keepalive * std::max(1, options_.keepalive_max_missed);
   while (state_ == State::ready) {
     keepalive_.expires_after(options_.keepalive);
     co_await keepalive_.async_wait(kToken);
-    if (state_ != State::ready) break;
-    if (Clock::now() - last_received_ > silence_limit) {
-      fail(SshErrorKind::connection_lost,
-           "connection to " + description_ + " lost: nothing received for " +
-               seconds_text(std::chrono::duration_cast<std::chrono::seconds>(silence_limit)) +
-               " despite keepalives");
-      break;
-    }
+    if (state_ != State::ready || fail_if_silent(silence_limit)) break;
     // The first call collects the previous answer, the second sends anew
     // (libssh keeps one global request in flight).
     ssh_send_keepalive(session_);
@@ -434,8 +460,15 @@ void SshConnection::fail(SshErrorKind kind, const std::string& reason) {
   state_ = State::failed;
   failure_ = SshError{kind, reason};
   if (was_ready && kind != SshErrorKind::shut_down) spdlog::warn("ssh: {}", reason);
+  // What a program's execution says: it ran, so what next matters.
+  const std::string channel_reason =
+      kind == SshErrorKind::connection_lost
+          ? reason +
+                ". Its output until then is kept; the next execute or open on this host "
+                "connects again"
+          : reason;
   for (auto& channel : channels_) {
-    if (!channel->remote_closed) channel->failure_reason = reason;
+    if (!channel->remote_closed) channel->failure_reason = channel_reason;
     channel->remote_closed = true;
     free_channel(*channel);
   }

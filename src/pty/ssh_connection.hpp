@@ -168,6 +168,8 @@ class SshConnection : public std::enable_shared_from_this<SshConnection> {
   boost::asio::awaitable<SshExpected<bool>> connect_socket(Clock::time_point deadline);
   boost::asio::awaitable<SshExpected<bool>> connect_tcp(Clock::time_point deadline);
   bool libssh_must_connect() const;
+  // Why a handshake on our TCP connection may have failed, for its error.
+  std::string handshake_hint() const;
   SshExpected<bool> verify_host_key();
   boost::asio::awaitable<SshExpected<bool>> authenticate(Clock::time_point deadline);
   // Login by a person (ssh_login.cpp).
@@ -198,6 +200,8 @@ class SshConnection : public std::enable_shared_from_this<SshConnection> {
   boost::asio::awaitable<void> wait_progress(Clock::time_point deadline);
   boost::asio::awaitable<void> pump_loop();
   boost::asio::awaitable<void> keepalive_loop();
+  // Fails the connection when nothing has arrived for `limit`; true if it did.
+  bool fail_if_silent(Clock::duration limit);
   void pump();
   // After every libssh call: notice received packets and a dead socket,
   // retry pending writes, deliver output (now, or posted for user calls).

@@ -7,8 +7,9 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import net from 'node:net';
 import path from 'node:path';
 import { startAgentty, WAIT_MS } from './lib/mcp-client.mjs';
 import { startSshd, sshdUsable, sshClientEnv } from './lib/sshd.mjs';
@@ -70,4 +71,105 @@ test('a remote prompt read by a program in a session of its own (setsid -w) wait
 
 test('a remote prompt under su -c waits for input', { skip: skip || !installed('su') }, async (t) => {
   await answersARemotePromptOutsideTheSession(t, `su nobody -s /bin/bash -c 'read -p "Name: " n; echo "hi $n"'`);
+});
+
+// A server and an agentty of a test's own, for faults that break the
+// connection; both ended after the test `t`. `env`: added to agentty's, or a
+// function of the server that returns it.
+async function ownHost(t, sshdOptions = {}, env = {}) {
+  const own = await startSshd(sshdOptions);
+  const extra = typeof env === 'function' ? env(own) : env;
+  const a = await startAgentty({ env: { ...sshClientEnv(own, home), ...extra } });
+  t.after(async () => {
+    await a.client.close();
+    await own.stop();
+  });
+  const run = (command, extra = {}) =>
+    a.call('execute', { host: own.host, command, side_effects: ['NONE'], ...extra });
+  // The per-connection sshd serving agentty's one connection.
+  const connectionServer = () => {
+    const listener = readFileSync(`${own.dir}/sshd.pid`, 'utf8').trim();
+    const pids = execFileSync('pgrep', ['-P', listener], { encoding: 'utf8' }).trim().split('\n');
+    assert.equal(pids.length, 1, `one connection: ${pids}`);
+    return Number(pids[0]);
+  };
+  const openFds = () => readdirSync(`/proc/${a.transport.pid}/fd`).length;
+  return { own, a, run, connectionServer, openFds };
+}
+
+// The connection died under a running command (its sshd killed): the answer
+// kept what it printed, said what happened and what to do next, and the
+// next call connected again without leaving the dead socket behind.
+test('a connection killed mid-command: output kept, the reason says what next, the next call reconnects', { skip }, async (t) => {
+  const { a, run, connectionServer, openFds } = await ownHost(t);
+  assert.equal((await run('echo warm')).output, 'warm\n');
+  const fds = openFds();
+  const r = await run('echo before-the-drop; sleep 100', { yield_ms: 0 });
+  assert.equal(r.isError, false, brief(r));
+  const printed = await a.call('wait', { execution_id: r.execution_id, pattern: 'before-the-drop', timeout_ms: WAIT_MS });
+  assert.equal(printed.wait_result, 'matched', brief(printed));
+  process.kill(connectionServer(), 'SIGKILL');
+  const w = await a.call('wait', { execution_id: r.execution_id, until: 'exit', timeout_ms: WAIT_MS });
+  assert.equal(w.wait_result, 'exited', brief(w));
+  assert.equal(w.status, 'failed', brief(w));
+  assert.match(w.failure_reason, /connection to root@127\.0\.0\.1:\d+ lost/, brief(w));
+  assert.match(w.failure_reason, /next execute or open on this host connects again/, brief(w));
+  const all = await a.call('read', { execution_id: r.execution_id, since_seq: 1 });
+  assert.match(all.output, /before-the-drop/);
+  const listed = (await a.call('ps', { status: 'failed' })).executions.map((e) => e.execution_id);
+  assert.deepEqual(listed, [r.execution_id]);
+  const again = await run('echo again');
+  assert.equal(again.output, 'again\n', brief(again));
+  assert.equal(openFds(), fds, 'the dead connection\'s socket is closed, one new one open');
+  const pruned = await a.call('cleanup', { stopped_older_than_ms: 0 });
+  assert.equal(pruned.removed, 1, brief(pruned));
+});
+
+// The link hung (the per-connection sshd stopped: nothing it sends or
+// answers). An execute started then waited 15 s for its channel and failed
+// "timed out waiting for ... to open a session channel" although the
+// keepalives declared the connection dead moments later and a new one would
+// have worked: an open that nothing answered on a connection silent for two
+// keepalive intervals now ends the connection and is made on a fresh one.
+test('an execute on a connection whose link hung connects again and runs', { skip }, async (t) => {
+  const { run, connectionServer } = await ownHost(t);
+  assert.equal((await run('echo warm')).output, 'warm\n');
+  const frozen = connectionServer();
+  process.kill(frozen, 'SIGSTOP');
+  t.after(() => { try { process.kill(frozen, 'SIGKILL'); process.kill(frozen, 'SIGCONT'); } catch { /* gone */ } });
+  const r = await run('echo after-the-hang', { yield_ms: 50000 });
+  assert.equal(r.isError, false, brief(r));
+  assert.equal(r.status, 'completed', brief(r));
+  assert.equal(r.output, 'after-the-hang\n');
+});
+
+// Refusals before anything ran: each names what to check.
+test('a closed port and a name that does not resolve: the refusal says what to check', { skip }, async () => {
+  const closed = await agent.call('execute', { host: 'root@127.0.0.1:1', command: 'true', side_effects: ['NONE'] });
+  assert.equal(closed.status, 'failed_to_start', brief(closed));
+  assert.match(closed.error, /Connection refused/, brief(closed));
+  assert.match(closed.error, /nothing listens on port 1 there: check the port/, brief(closed));
+  const unknown = await agent.call('execute', { host: 'no-such-host.invalid', command: 'true', side_effects: ['NONE'] });
+  assert.equal(unknown.status, 'failed_to_start', brief(unknown));
+  assert.match(unknown.error, /cannot resolve no-such-host\.invalid/, brief(unknown));
+  assert.match(unknown.error, /check the host name/, brief(unknown));
+});
+
+// OpenSSH drops a new connection before its banner while MaxStartups
+// connections have not logged in yet (a person's pending password login
+// beside an agent's key login is one): the error said "is that port an SSH
+// server's?", which sent the agent looking at the wrong thing.
+test('a server refusing connections for now (MaxStartups) is named as the likely cause', { skip }, async (t) => {
+  const { own, run } = await ownHost(t, { maxStartups: 1 });
+  const pending = net.connect(own.port, '127.0.0.1');  // not logged in: holds the one start-up
+  t.after(() => pending.destroy());
+  await new Promise((resolve, reject) => { pending.once('data', resolve); pending.once('error', reject); });
+  const refused = await run('echo hi');
+  assert.equal(refused.status, 'failed_to_start', brief(refused));
+  assert.match(refused.error, /MaxStartups/, brief(refused));
+  assert.match(refused.error, /try again in a moment/, brief(refused));
+  pending.destroy();
+  await new Promise((resolve) => pending.once('close', resolve));
+  const again = await run('echo hi');
+  assert.equal(again.output, 'hi\n', brief(again));
 });

@@ -340,6 +340,28 @@ TEST_F(SshConnectionTest, SilentServerFailsWithinTheKeepaliveWindow) {
   EXPECT_EQ(pool.connection_count(), 0u);
 }
 
+// An open that nothing answers on a pooled connection that has gone silent
+// (the link hung) failed as "timed out waiting ... to open a session
+// channel" although the keepalives gave the connection up moments later and
+// a fresh one would have worked: silent for two keepalive intervals by the
+// open's deadline, the connection is given up and the open made anew.
+TEST_F(SshConnectionTest, OpenOnAConnectionThatWentSilentIsMadeOnAFreshOne) {
+  restart_sshd_ = true;
+  SshOptions options = fixture_options(*sshd_);
+  options.keepalive = std::chrono::seconds(1);
+  options.keepalive_max_missed = 60;  // the keepalives alone would wait a minute
+  options.connect_timeout = std::chrono::seconds(4);
+  SshConnectionPool pool(io_, options);
+  SshRun first = open(pool, "exit 0");
+  ASSERT_TRUE(first.opened) << first.open_error;
+  ASSERT_TRUE(first.wait_exit(io_));
+  sshd_->signal_connection_servers(SIGSTOP);  // the pooled connection's server
+  SshRun second = open(pool, "exit 3");
+  ASSERT_TRUE(second.opened) << second.open_error;
+  ASSERT_TRUE(second.wait_exit(io_));
+  EXPECT_EQ(second.exit->code, 3);
+}
+
 TEST_F(SshConnectionTest, ShutdownFailsOpenChannels) {
   SshConnectionPool pool(io_, fixture_options(*sshd_));
   SshRun r = open(pool, "echo ready; sleep 100");

@@ -103,6 +103,12 @@ class SshdFixture {
   void signal_sshd_tree(int signo) {
     for (int pid : sshd_tree()) ::kill(pid, signo);
   }
+  // Signals only the per-connection sshds: SIGSTOP hangs the links made so
+  // far while new connections are still served.
+  void signal_connection_servers(int signo) {
+    for (int pid : sshd_tree())
+      if (pid != pid_) ::kill(pid, signo);
+  }
 
   // Kills everything and starts sshd again on the same port and keys.
   void restart() {

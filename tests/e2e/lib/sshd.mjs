@@ -62,7 +62,7 @@ function sshdTree(root) {
   return tree;
 }
 
-function sshdConfig(dir, { passwordAuth, keyboardInteractive, usePam, maxSessions }) {
+function sshdConfig(dir, { passwordAuth, keyboardInteractive, usePam, maxSessions, maxStartups }) {
   const yesNo = (on) => (on ? 'yes' : 'no');
   return [
     'ListenAddress 127.0.0.1',
@@ -76,7 +76,7 @@ function sshdConfig(dir, { passwordAuth, keyboardInteractive, usePam, maxSession
     `KbdInteractiveAuthentication ${yesNo(keyboardInteractive)}`,
     `PermitRootLogin ${passwordAuth ? 'yes' : 'prohibit-password'}`,
     `MaxSessions ${maxSessions}`,
-    'MaxStartups 64',
+    `MaxStartups ${maxStartups}`,
     // bash sources ~/.bashrc for `bash -c CMD` run by sshd at SHLVL 0; this
     // machine's root rc runs `pyenv init` (seconds per exec). See the C++ fixture.
     'SetEnv SHLVL=1',
@@ -84,9 +84,10 @@ function sshdConfig(dir, { passwordAuth, keyboardInteractive, usePam, maxSession
   ].join('\n');
 }
 
-// `maxSessions`: channels sshd allows per connection (OpenSSH's default is 10).
+// `maxSessions`: channels sshd allows per connection (OpenSSH's default is 10);
+// `maxStartups`: connections it takes at once before they have logged in.
 export async function startSshd({
-  passwordAuth = false, keyboardInteractive = false, usePam = false, maxSessions = 64,
+  passwordAuth = false, keyboardInteractive = false, usePam = false, maxSessions = 64, maxStartups = 64,
 } = {}) {
   const dir = mkdtempSync(path.join(tmpdir(), 'agentty-e2e-sshd-'));
   chmodSync(dir, 0o755);  // sshd reads authorized_keys as the user logging in
@@ -99,7 +100,7 @@ export async function startSshd({
   chmodSync(`${dir}/authorized_keys`, 0o644);
   writeFileSync(`${dir}/ssh_config`, '');
   const port = await freePort();
-  writeFileSync(`${dir}/sshd_config`, sshdConfig(dir, { passwordAuth, keyboardInteractive, usePam, maxSessions }));
+  writeFileSync(`${dir}/sshd_config`, sshdConfig(dir, { passwordAuth, keyboardInteractive, usePam, maxSessions, maxStartups }));
   const hostKey = readFileSync(`${dir}/hostkey.pub`, 'utf8');
   writeFileSync(`${dir}/known_hosts`, `[127.0.0.1]:${port} ${hostKey}`);
 
