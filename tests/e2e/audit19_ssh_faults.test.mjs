@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import net from 'node:net';
 import path from 'node:path';
 import { startAgentty, WAIT_MS } from './lib/mcp-client.mjs';
-import { startSshd, sshdUsable, sshClientEnv } from './lib/sshd.mjs';
+import { startSshd, sshdUsable, sshClientEnv, createPasswordUser } from './lib/sshd.mjs';
 
 const skip = sshdUsable() ? false : 'needs root and /usr/sbin/sshd';
 const home = mkdtempSync(path.join(tmpdir(), 'agentty-audit19-home-'));  // no ~/.ssh keys or config
@@ -172,4 +172,27 @@ test('a server refusing connections for now (MaxStartups) is named as the likely
   await new Promise((resolve) => pending.once('close', resolve));
   const again = await run('echo hi');
   assert.equal(again.output, 'hi\n', brief(again));
+});
+
+// Waited out yield_ms (30 s by default) for a login only a person can do,
+// then said "write to answer prompts" while every write was refused (held).
+test('execute on a host that wants a password answers at once, held, saying who must act and how to follow', { skip }, async (t) => {
+  const user = createPasswordUser({ suffix: 'p' });
+  t.after(() => user.remove());
+  // No key of agentty's is accepted: only a password logs in.
+  const { a, own } = await ownHost(t, { passwordAuth: true },
+    (server) => ({ AGENTTY_SSH_CONFIG: server.writeConfig(server.wrongKey, 'wrong_config') }));
+  const started = Date.now();
+  const r = await a.call('execute', {
+    host: `${user.name}@127.0.0.1:${own.port}`, command: 'echo hi', side_effects: ['NONE'], yield_ms: WAIT_MS,
+  });
+  assert.equal(r.status, 'backgrounded', brief(r));  // ended with its agentty after the test
+  assert.equal(r.held, true, brief(r));
+  assert.ok(Date.now() - started < WAIT_MS, 'returned at once, not at yield_ms');
+  assert.match(r.handoff_reason ?? '', /password/, brief(r));
+  assert.match(r.message, /until="released"/, brief(r));
+  assert.doesNotMatch(r.message, /write to answer/, brief(r));
+  const ps = (await a.call('ps', {})).executions.find((e) => e.execution_id === r.execution_id);
+  assert.equal(ps.held, true, brief(ps));  // still waiting for the person, nothing ran
+  assert.equal(ps.status, 'running', brief(ps));
 });

@@ -110,6 +110,9 @@ json output_schema() {
       {"description", "The effective yield_ms after capping (hint says when it was capped)."}};
   properties["stdin_error"] = {{"type", "string"}};
   properties["alt_screen"] = alt_screen_output_property();
+  properties["handoff_reason"] = {
+      {"type", "string"},
+      {"description", "With held: why a person must act first (an SSH login needs a password)."}};
   return {{"type", "object"}, {"properties", properties}};
 }
 
@@ -216,7 +219,18 @@ void describe_running(json& result, session::Execution& execution, WaitEnd end,
                       std::uint32_t yield) {
   if (execution.finished()) return;
   result["status"] = "backgrounded";
-  if (end == WaitEnd::condition) {
+  if (execution.login_held()) {
+    if (execution.handoff_reason()) result["handoff_reason"] = *execution.handoff_reason();
+    result["message"] =
+        "held: the SSH login needs a person (handoff_reason), so this returned at once; nothing "
+        "runs until they log in. They open terminal_url, take over and type the password there; "
+        "you never see it, and writes are refused until then. Tell them, then call "
+        "wait(execution_id=\"" +
+        execution.id() +
+        "\", until=\"released\") (again while it answers deadline_reached), or until=\"exit\" "
+        "for the command's end. If the login fails it ends (status failed, failure_reason says "
+        "why).";
+  } else if (end == WaitEnd::condition) {
     result["message"] =
         "It waits for input (" + awaits_answer_reason(execution) +
         "), so this returned before yield_ms; it keeps running. Answer with write "
@@ -267,8 +281,10 @@ boost::asio::awaitable<ToolResult> execute(ToolContext& ctx, const json& args) {
 
   auto yield = effective_yield(ctx, args, ctx.config.default_yield_ms);
   auto deadline = steady_clock::now() + milliseconds(yield);
+  // A login handed to a person answers at once: the agent must tell someone.
   auto end = co_await wait_until(
-      ctx, *execution, deadline, [&] { return execution->finished() || awaits_answer(*execution); },
+      ctx, *execution, deadline,
+      [&] { return execution->finished() || execution->login_held() || awaits_answer(*execution); },
       kAnswerRecheck);
   if (end == WaitEnd::cancelled) co_return ToolResult{};
 
@@ -323,7 +339,9 @@ ToolDefinition make_execute_tool(const ToolConfig& config) {
           "cat). The execution runs until its whole process group has ended: a job left in the "
           "background (`server &`, nohup) keeps it running (status backgrounded) until that job "
           "ends; start a long-lived server as its own execute (it backgrounds after yield_ms) and "
-          "stop it when done. Use open for state that must persist (cd, export) between commands.",
+          "stop it when done. Use open for state that must persist (cd, export) between commands. "
+          "On a `host` with no usable key it answers at once with held=true and handoff_reason: "
+          "a person logs in on terminal_url; then wait(until=\"released\").",
       input_schema(config),
       output_schema(),
       annotations(false, true, false, true),
