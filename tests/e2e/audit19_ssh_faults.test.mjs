@@ -11,6 +11,7 @@ import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import net from 'node:net';
 import path from 'node:path';
+import { setTimeout } from 'node:timers/promises';
 import { startAgentty, WAIT_MS } from './lib/mcp-client.mjs';
 import { startSshd, sshdUsable, sshClientEnv, createPasswordUser } from './lib/sshd.mjs';
 
@@ -86,15 +87,23 @@ async function ownHost(t, sshdOptions = {}, env = {}) {
   });
   const run = (command, extra = {}) =>
     a.call('execute', { host: own.host, command, side_effects: ['NONE'], ...extra });
-  // The per-connection sshd serving agentty's one connection.
-  const connectionServer = () => {
+  // The per-connection sshds (children of the listener).
+  const connectionServers = () => {
     const listener = readFileSync(`${own.dir}/sshd.pid`, 'utf8').trim();
-    const pids = execFileSync('pgrep', ['-P', listener], { encoding: 'utf8' }).trim().split('\n');
+    try {
+      return execFileSync('pgrep', ['-P', listener], { encoding: 'utf8' }).trim().split('\n').map(Number);
+    } catch {
+      return [];  // pgrep found none
+    }
+  };
+  // The one serving agentty's connection.
+  const connectionServer = () => {
+    const pids = connectionServers();
     assert.equal(pids.length, 1, `one connection: ${pids}`);
-    return Number(pids[0]);
+    return pids[0];
   };
   const openFds = () => readdirSync(`/proc/${a.transport.pid}/fd`).length;
-  return { own, a, run, connectionServer, openFds };
+  return { own, a, run, connectionServer, connectionServers, openFds };
 }
 
 // The connection died under a running command (its sshd killed): the answer
@@ -160,7 +169,7 @@ test('a closed port and a name that does not resolve: the refusal says what to c
 // beside an agent's key login is one): the error said "is that port an SSH
 // server's?", which sent the agent looking at the wrong thing.
 test('a server refusing connections for now (MaxStartups) is named as the likely cause', { skip }, async (t) => {
-  const { own, run } = await ownHost(t, { maxStartups: 1 });
+  const { own, run, connectionServers } = await ownHost(t, { maxStartups: 1 });
   const pending = net.connect(own.port, '127.0.0.1');  // not logged in: holds the one start-up
   t.after(() => pending.destroy());
   await new Promise((resolve, reject) => { pending.once('data', resolve); pending.once('error', reject); });
@@ -169,7 +178,8 @@ test('a server refusing connections for now (MaxStartups) is named as the likely
   assert.match(refused.error, /MaxStartups/, brief(refused));
   assert.match(refused.error, /try again in a moment/, brief(refused));
   pending.destroy();
-  await new Promise((resolve) => pending.once('close', resolve));
+  // Its slot is free once the server process that took it has gone.
+  for (let i = 0; i < 400 && connectionServers().length > 0; ++i) await setTimeout(25);
   const again = await run('echo hi');
   assert.equal(again.output, 'hi\n', brief(again));
 });
