@@ -12,8 +12,11 @@
 #include <new>
 #include <vector>
 
+#include <spdlog/spdlog.h>
+
 #include "base/errno_message.hpp"
 #include "base/fd_io.hpp"
+#include "base/private_dir.hpp"
 #include "session/text_view.hpp"
 
 namespace agentty::session {
@@ -92,10 +95,23 @@ struct OutputLog::Impl {
   // Bytes may go to the spool (its file may not exist yet).
   bool spool_active() const { return spool_enabled; }
 
-  void drop_spool(std::string error) {
-    spool_error = std::move(error);
+  // The log goes on with its RAM ring alone. The file is removed: reads no
+  // longer use it, and on a full disk its blocks are better given back. Said
+  // once in the server's log; the tools show spool_error to the agent.
+  void drop_spool(const std::string& cause) {
+    spool_error = "cannot write the spool file " + spool_path.string() + ": " + cause;
     spool_enabled = false;
     spool_fd.reset();
+    if (spool_created) ::unlink(spool_path.c_str());
+    spool_created = false;
+    spdlog::error(
+        "{}; output older than the newest {} bytes of this execution is lost. Free "
+        "space there or make it writable, or restart agentty with another --state-dir",
+        spool_error, ring.size());
+  }
+
+  int open_new_spool() const {
+    return ::open(spool_path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
   }
 
   bool ensure_spool_file() {
@@ -103,10 +119,20 @@ struct OutputLog::Impl {
     // A stale spool from a crashed run is ours to replace; O_EXCL then makes
     // sure we do not follow a link planted in its place.
     ::unlink(spool_path.c_str());
-    const int fd =
-        ::open(spool_path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    int fd = open_new_spool();
+    const int open_errno = errno;
+    std::string error = fd < 0 ? errno_message("open") : std::string();
+    // The directory went while the server ran (a state dir removed by hand):
+    // made again, as at start-up, rather than losing every long output.
+    if (fd < 0 && open_errno == ENOENT) {
+      if (auto made = ensure_private_dir(spool_path.parent_path()); !made) {
+        error = made.error();
+      } else if (fd = open_new_spool(); fd < 0) {
+        error = errno_message("open");
+      }
+    }
     if (fd < 0) {
-      drop_spool(errno_message("open spool") + ": " + spool_path.string());
+      drop_spool(error);
       return false;
     }
     spool_fd.reset(fd);

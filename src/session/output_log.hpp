@@ -14,9 +14,11 @@
 // Cost: append() is a memcpy into the ring; the spool is written with pwrite
 // once at least 256 KiB (or half the ring) is unflushed, and on flush(). The
 // spool file is created 0600, O_CLOEXEC, O_EXCL when the first batch goes out
-// (a log that never outgrows a batch has no file), and removed by the
-// destructor; spool_error() says why it could not be, and the log then keeps
-// only its RAM ring.
+// (a log that never outgrows a batch has no file; its directory is made
+// again if it went), and removed by the destructor. When it cannot be
+// created or written (a full disk, a read-only state dir) the log keeps only
+// its RAM ring, removes the file, logs an error once, and spool_error() says
+// why, for the tools to tell the agent.
 //
 // Threading: used only on the I/O event loop (no locking).
 #pragma once
@@ -103,8 +105,8 @@ class OutputLog {
   std::uint64_t spool_frozen_at() const;
 
   const std::filesystem::path& spool_path() const { return options_.spool_path; }
-  // Why the spool is not in use (could not be created or written), or empty.
-  // The log then keeps only its RAM ring.
+  // Why the spool is not in use ("cannot write the spool file PATH: CAUSE"),
+  // or empty. The log then keeps only its RAM ring.
   const std::string& spool_error() const;
 
  private:

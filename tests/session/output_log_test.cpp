@@ -239,16 +239,39 @@ TEST(OutputLog, SmallAppendsAreBatchedNotWrittenOneByOne) {
 }
 
 TEST(OutputLog, AnUnwritableSpoolLeavesTheRingAloneWithAReason) {
-  OutputLog log({.ram_bytes = 4096,
-                 .spool_cap_bytes = 1 << 20,
-                 .spool_path = "/nonexistent-dir/agentty/spool.log"});
+  // Under a file, not a missing directory: that one would be made.
+  OutputLog log(
+      {.ram_bytes = 4096, .spool_cap_bytes = 1 << 20, .spool_path = "/dev/null/agentty/spool.log"});
   std::string data;
   for (int i = 0; data.size() < 20000; ++i) data += "line " + std::to_string(i) + "\n";
   for (std::size_t at = 0; at < data.size(); at += 500) log.append(data.substr(at, 500));
-  EXPECT_NE(log.spool_error().find("open spool"), std::string::npos) << log.spool_error();
+  EXPECT_NE(log.spool_error().find("cannot write the spool file /dev/null/agentty/spool.log: "),
+            std::string::npos)
+      << log.spool_error();
+  EXPECT_NE(log.spool_error().find("Not a directory"), std::string::npos) << log.spool_error();
   EXPECT_EQ(log.first_retained_seq(), log.latest_seq() - 4096);
   EXPECT_TRUE(log.read(1, 100).evicted);
   EXPECT_EQ(log.copy_range(1, log.latest_seq()), data.substr(data.size() - 4096));
+}
+
+// A state dir removed by hand while the server runs: its spool directory is
+// made again (0700), not every later long output lost.
+TEST(OutputLog, ASpoolWhoseDirectoryWentMakesItAgain) {
+  const fs::path dir = temp_spool("gone");
+  const fs::path path = dir / "spool" / "x.log";
+  fs::remove_all(dir);
+  {
+    OutputLog log({.ram_bytes = 4096, .spool_cap_bytes = 1 << 20, .spool_path = path});
+    const std::string data(20000, 'x');
+    log.append(data);
+    ASSERT_TRUE(log.spool_error().empty()) << log.spool_error();
+    EXPECT_EQ(log.first_retained_seq(), 1u);
+    EXPECT_EQ(log.copy_range(1, log.latest_seq()), data);
+    struct stat info {};
+    ASSERT_EQ(::stat(path.parent_path().c_str(), &info), 0);
+    EXPECT_EQ(info.st_mode & 0777, 0700u);
+  }
+  fs::remove_all(dir);
 }
 
 TEST(OutputLog, PastTheSpoolCapTheOldestBytesAreGone) {

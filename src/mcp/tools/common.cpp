@@ -125,7 +125,8 @@ json read_output_properties() {
         {"description", "The response cap cut the output; the rest is still readable."}}},
       {"evicted",
        {{"type", "boolean"},
-        {"description", "Part of the requested range is gone for good (past the spool cap)."}}},
+        {"description",
+         "Part of the requested range is gone for good (past the spool cap; hint says why)."}}},
       {"hint",
        {{"type", "string"},
         {"description",
@@ -143,6 +144,12 @@ json read_output_properties() {
         {"description",
          "Set once the total output budget of all executions ran out while this one wrote: it "
          "keeps only its newest bytes from then on; says how many."}}},
+      {"spool_error",
+       {{"type", "string"},
+        {"description",
+         "Set when this execution's output could not be written to its spool file (a full "
+         "disk, a read-only or removed state directory): why, and that only its newest bytes "
+         "are kept, in memory."}}},
   };
 }
 

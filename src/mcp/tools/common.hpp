@@ -94,6 +94,15 @@ std::optional<session::LogPage> output_tail(const session::OutputLog& log, std::
 // returns the hint that names the bytes between `shown_to` and the tail.
 std::string add_output_tail(json& out, session::Execution& execution, const ReadRequest& request,
                             const session::LogPage& tail, std::uint64_t shown_to);
+// Why output before first_retained_seq is gone, and what to do about it:
+// the spool cap, the total budget, or a spool file that could not be written.
+struct EvictionCause {
+  std::string reason;  // "past the spool cap", ...
+  std::string fix;     // a sentence
+};
+EvictionCause eviction_cause(const session::OutputLog& log);
+// spool_limited / spool_error, when the log's spool was frozen or failed.
+void add_spool_notes(json& out, const session::OutputLog& log);
 // Bytes as the agent reads them: raw, or the text view (with a session's
 // [human] lines).
 std::string rendered(session::Execution& execution, const ReadRequest& request,

@@ -25,15 +25,20 @@ json lines_json(const std::vector<session::ExploreLine>& lines) {
 
 // Every answer says when the output's beginning is gone, and where line 1
 // now starts: line numbers count from there.
-void add_eviction(const session::Explorer& explorer, json& out) {
+void add_eviction(session::Execution& execution, const session::Explorer& explorer, json& out) {
   const auto s = explorer.cached_stat();
   out["evicted"] = s.evicted;
   if (!s.evicted) return;
   out["first_retained_seq"] = s.first_retained_seq;
   out["text_start_seq"] = s.text_seq;
-  std::string message = "Output before byte " + std::to_string(s.first_retained_seq) +
-                        " is gone for good (only the newest AGENTTY_MAX_SPOOL_BYTES per execution "
-                        "are kept, fewer once AGENTTY_MAX_TOTAL_SPOOL_BYTES is reached). ";
+  const auto& spool_error = execution.log().spool_error();
+  std::string message =
+      "Output before byte " + std::to_string(s.first_retained_seq) + " is gone for good " +
+      (spool_error.empty()
+           ? "(only the newest AGENTTY_MAX_SPOOL_BYTES per execution are kept, fewer once "
+             "AGENTTY_MAX_TOTAL_SPOOL_BYTES is reached). "
+           : "(" + spool_error + ", so only the newest bytes held in memory are kept). " +
+                 eviction_cause(execution.log()).fix + " ");
   if (s.first_line_cut) {
     message += "No line end is left after it, so line 1 is the end of a line whose start is gone.";
   } else {
@@ -59,7 +64,7 @@ boost::asio::awaitable<ToolResult> stat(session::Execution& execution, Explorer&
               {"line_count", s.line_count},
               {"max_line_bytes", s.max_line_bytes},
               {"raw_bytes", s.raw_bytes}};
-  add_eviction(explorer, out);
+  add_eviction(execution, explorer, out);
   co_return ToolResult{std::move(out)};
 }
 
@@ -101,7 +106,7 @@ boost::asio::awaitable<ToolResult> grep(session::Execution& execution, Explorer&
     out["hint"] = "More matches may follow: call explore op=grep again with start_line=" +
                   std::to_string(found->next_start_line) + ", or narrow the pattern.";
   }
-  add_eviction(explorer, out);
+  add_eviction(execution, explorer, out);
   co_return ToolResult{std::move(out)};
 }
 
@@ -131,7 +136,7 @@ boost::asio::awaitable<ToolResult> read_lines(session::Execution& execution, Exp
                   "). Use line_offset=-N for the last N lines" +
                   (execution.finished() ? "." : ", or wait for more output.");
   }
-  add_eviction(explorer, out);
+  add_eviction(execution, explorer, out);
   co_return ToolResult{std::move(out)};
 }
 

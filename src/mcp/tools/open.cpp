@@ -63,7 +63,12 @@ Expected<void> set_local_shell(ToolContext& ctx, session::ShellKind kind, const 
                                            : ctx.config.state_dir) /
              "sessions" / ctx.registry.state_file_name(nonce);
   auto launch = session::write_shell_startup(kind, program, nonce, dir, spec.env);
-  if (!launch) return make_error(launch.error());
+  if (!launch) {
+    return make_error(launch.error() +
+                      ". The session's startup files live in the state directory: free space "
+                      "there or make it writable, or restart agentty with another --state-dir "
+                      "(execute with command or argv needs no file there).");
+  }
   spec.argv = launch.value().argv;
   for (const auto& [key, value] : launch.value().env) spec.env[key] = value;
   spec.startup_files = launch.value().files;

@@ -104,6 +104,37 @@ std::string add_output_tail(json& out, session::Execution& execution, const Read
          "), or explore to search them.";
 }
 
+EvictionCause eviction_cause(const session::OutputLog& log) {
+  if (!log.spool_error().empty()) {
+    return {"the spool file could not be written, see spool_error",
+            "Free space in the state directory or make it writable, or restart agentty with "
+            "another --state-dir."};
+  }
+  if (log.spool_frozen_at()) {
+    return {"past the spool cap or the total budget, see spool_limited",
+            "Read more often, use explore, or raise AGENTTY_MAX_SPOOL_BYTES."};
+  }
+  return {"past the spool cap", "Read more often, use explore, or raise AGENTTY_MAX_SPOOL_BYTES."};
+}
+
+void add_spool_notes(json& out, const session::OutputLog& log) {
+  const auto kept = std::to_string(log.latest_seq() - log.first_retained_seq());
+  if (auto frozen = log.spool_frozen_at()) {
+    out["spool_limited"] =
+        "The total output budget of all executions (AGENTTY_MAX_TOTAL_SPOOL_BYTES) ran out at "
+        "byte " +
+        std::to_string(frozen) + ": from there on this execution keeps only its newest " + kept +
+        " bytes and older ones are evicted (evicted=true). The program keeps running. Read more "
+        "often, use tail_lines or explore, or cleanup ended executions.";
+  }
+  if (!log.spool_error().empty()) {
+    out["spool_error"] = log.spool_error() + ". So this execution keeps only its newest " + kept +
+                         " bytes, in memory, and older ones are evicted (evicted=true). The "
+                         "program keeps running. Free space in the state directory or make it "
+                         "writable, or restart agentty with another --state-dir.";
+  }
+}
+
 json read_fields(session::Execution& execution, const ReadRequest& request) {
   auto& log = execution.log();
   session::LogPage page;
@@ -130,22 +161,12 @@ json read_fields(session::Execution& execution, const ReadRequest& request) {
       {"output", std::move(output)},    {"start_seq", page.start_seq}, {"next_seq", page.next_seq},
       {"latest_seq", log.latest_seq()}, {"capped", page.capped},       {"evicted", page.evicted},
   };
+  add_spool_notes(out, log);
   std::string hint;
-  if (auto frozen = log.spool_frozen_at()) {
-    out["spool_limited"] =
-        "The total output budget of all executions (AGENTTY_MAX_TOTAL_SPOOL_BYTES) ran out at "
-        "byte " +
-        std::to_string(frozen) + ": from there on this execution keeps only its newest " +
-        std::to_string(log.latest_seq() - log.first_retained_seq()) +
-        " bytes and older ones are evicted (evicted=true). The program keeps running. Read more "
-        "often, use tail_lines or explore, or cleanup ended executions.";
-  }
   if (page.evicted) {
-    hint = "Output before byte " + std::to_string(page.start_seq) +
-           " is gone for good (past the spool cap" +
-           (log.spool_frozen_at() ? std::string(" or the total budget, see spool_limited") : "") +
-           "); this page starts there. Read more often, use explore, or raise "
-           "AGENTTY_MAX_SPOOL_BYTES. ";
+    const auto cause = eviction_cause(log);
+    hint = "Output before byte " + std::to_string(page.start_seq) + " is gone for good (" +
+           cause.reason + "); this page starts there. " + cause.fix + " ";
   }
   if (page.capped && request.tail_lines) {
     // A tail page is cut at its start: nothing more is waiting after it.

@@ -22,6 +22,14 @@ namespace agentty::mcp::tools {
 
 namespace {
 
+// Why the script could not be kept, and what to do (a full disk, a
+// read-only state dir).
+std::string unwritable(const std::filesystem::path& dir, const std::string& cause) {
+  return "cannot write the script file in " + dir.string() + ": " + cause +
+         ". Free space there or make it writable, or restart agentty with another --state-dir "
+         "(command and argv need no file there).";
+}
+
 Expected<std::shared_ptr<const OwnedPath>> write_script(const std::string& script,
                                                         const std::filesystem::path& state_dir,
                                                         const std::string& name_prefix) {
@@ -30,13 +38,14 @@ Expected<std::shared_ptr<const OwnedPath>> write_script(const std::string& scrip
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
   } else if (auto made = ensure_private_dir(dir); !made) {
-    return make_error(made.error());
+    return make_error(unwritable(dir, made.error()));
   }
   auto path = dir / (name_prefix + "script-" + random_hex(8) + ".sh");
   UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
-  if (!fd) return make_error(errno_message(("open " + path.string()).c_str()));
+  if (!fd) return make_error(unwritable(dir, errno_message("open")));
   auto file = std::make_shared<const OwnedPath>(path);  // removed on any error below
-  if (auto written = write_all(fd.get(), script); !written) return make_error(written.error());
+  if (auto written = write_all(fd.get(), script); !written)
+    return make_error(unwritable(dir, written.error()));
   return file;
 }
 
