@@ -98,13 +98,17 @@ json command_output(session::Execution& execution, const session::ShellCommand& 
   std::string bytes;
   std::uint64_t next = command.output_end;
   bool capped = false;
+  // The command's start may be gone (past the spool cap, a spool that could
+  // not be written): the answer then starts where the log does, and says so.
+  const std::uint64_t begin =
+      std::min(std::max(command.output_begin, log.first_retained_seq()), command.output_end);
+  const bool evicted = begin > command.output_begin;
   // Too long for one page: its start, and its last lines (errors, a summary).
-  auto tail = output_tail(log, command.output_begin, command.output_end, request.max_bytes);
-  if (command.output_end - command.output_begin <= request.max_bytes) {
-    bytes = log.copy_range(command.output_begin, command.output_end);
+  auto tail = output_tail(log, begin, command.output_end, request.max_bytes);
+  if (command.output_end - begin <= request.max_bytes) {
+    bytes = log.copy_range(begin, command.output_end);
   } else {
-    auto page = log.read(command.output_begin,
-                         request.max_bytes - (tail ? tail->bytes.size() : std::size_t{0}));
+    auto page = log.read(begin, request.max_bytes - (tail ? tail->bytes.size() : std::size_t{0}));
     bytes = std::move(page.bytes);
     next = page.next_seq;
     capped = true;
@@ -122,19 +126,27 @@ json command_output(session::Execution& execution, const session::ShellCommand& 
     }
   }
   out["output"] = request.raw ? bytes + after : session::to_text(bytes) + session::to_text(after);
-  out["start_seq"] = command.output_begin;
+  out["start_seq"] = begin;
   out["next_seq"] = next;
   out["latest_seq"] = log.latest_seq();
   out["capped"] = capped;
-  out["evicted"] = false;
-  if (tail) {
-    out["hint"] = add_output_tail(out, execution, request, *tail, next);
-  } else if (capped) {
-    out["hint"] =
-        "The command's output is longer than max_output_bytes; read with execution_id=\"" +
-        execution.id() + "\" and since_seq=" + std::to_string(next) +
-        " for the rest (it ends at byte " + std::to_string(command.output_end) + ").";
+  out["evicted"] = evicted;
+  add_spool_notes(out, log);
+  std::string hint;
+  if (evicted) {
+    const auto cause = eviction_cause(log);
+    hint = "The command's output from byte " + std::to_string(command.output_begin) + " to byte " +
+           std::to_string(begin) + " is gone for good (" + cause.reason +
+           "); output starts after it. " + cause.fix + " ";
   }
+  if (tail) {
+    hint += add_output_tail(out, execution, request, *tail, next);
+  } else if (capped) {
+    hint += "The command's output is longer than max_output_bytes; read with execution_id=\"" +
+            execution.id() + "\" and since_seq=" + std::to_string(next) +
+            " for the rest (it ends at byte " + std::to_string(command.output_end) + ").";
+  }
+  if (!hint.empty()) out["hint"] = hint;
   execution.advance_cursor(capped ? next : std::max(command.prompt_end, command.output_end));
   return out;
 }
