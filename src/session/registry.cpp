@@ -21,7 +21,8 @@ Registry::Registry(boost::asio::io_context& io, RegistryOptions options)
     : io_(io),
       options_(std::move(options)),
       recording_retention_(options_.state_dir / "recordings", options_.recordings),
-      launcher_(io, options_.spare_terminal) {
+      launcher_(io, options_.spare_terminal),
+      prune_timer_(io) {
   spool_budget_ = std::make_shared<SpoolBudget>(SpoolBudget{this});
   if (!options_.state_dir.empty()) {
     if (auto made = ensure_private_dir(options_.state_dir / "spool"); !made)
@@ -330,6 +331,31 @@ void Registry::prune_retained() {
   });
 }
 
+void Registry::prune_within(std::chrono::steady_clock::duration delay) {
+  const auto due = std::chrono::steady_clock::now() + delay;
+  if (prune_armed_ && prune_timer_.expiry() <= due) return;
+  prune_armed_ = true;
+  prune_timer_.expires_at(due);  // a later wait ends with operation_aborted
+  prune_timer_.async_wait([this](boost::system::error_code ec) {
+    if (ec) return;  // replaced by a sooner wait, or the registry is gone
+    prune_armed_ = false;
+    prune_retained();
+    std::optional<std::chrono::system_clock::time_point> oldest_end;
+    for (const auto& [id, execution] : executions_) {
+      if (auto ended = execution->ended_at(); ended && execution->finished())
+        oldest_end = oldest_end ? std::min(*oldest_end, *ended) : *ended;
+    }
+    if (!oldest_end) return;
+    using std::chrono::milliseconds;
+    const auto age =
+        std::chrono::duration_cast<milliseconds>(std::chrono::system_clock::now() - *oldest_end);
+    // Hourly at most (a long retention is then checked again, no overflow),
+    // and a little past the due time: cleanup keeps a record until it is older.
+    const milliseconds left = options_.retention > age ? options_.retention - age : milliseconds(0);
+    prune_within(std::min<milliseconds>(left, std::chrono::hours(1)) + milliseconds(10));
+  });
+}
+
 void Registry::shutdown(std::chrono::milliseconds grace) {
   for (auto& [id, execution] : executions_) {
     if (execution->finished()) continue;
@@ -354,6 +380,8 @@ void Registry::remove_observer(int token) {
 void Registry::notify(Execution& execution) {
   // A program ended: its response goes out first, then the spare is made.
   if (execution.finished() && execution.spec().host.empty()) launcher_.prepare_spare();
+  // From the loop, not here: a caller may be iterating over the records.
+  if (execution.finished()) prune_within(std::chrono::steady_clock::duration::zero());
   for (auto it = observers_.begin(); it != observers_.end();) {
     auto current = it++;
     current->second(execution);

@@ -7,6 +7,7 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include <chrono>
 #include <filesystem>
@@ -113,6 +114,10 @@ class Registry {
   std::shared_ptr<Execution> make_execution(ExecutionSpec spec);
   void adopt(const std::shared_ptr<Execution>& execution, std::unique_ptr<pty::PtyChannel> channel);
   void prune_retained();
+  // Runs prune_retained within `delay`, and again whenever the oldest ended
+  // record comes of age: records went only when the next execution started,
+  // so a server left idle kept their memory and spool files for good.
+  void prune_within(std::chrono::steady_clock::duration delay);
   void attach_recorder(Execution& execution);
   void notify(Execution& execution);
   void on_output_bytes(Execution& execution, std::size_t bytes);
@@ -139,6 +144,8 @@ class Registry {
   RecordingRetention recording_retention_;
   bool recordings_dir_made_ = false;
   pty::PtyLauncher launcher_;
+  boost::asio::steady_timer prune_timer_;
+  bool prune_armed_ = false;
   // Starts waiting for their program or channel; shared with the starting
   // coroutines, which may end (cancelled, or at exit) after the registry.
   struct StartsInFlight {
