@@ -1,6 +1,8 @@
 // agentty: terminal sessions for AI agents and the humans who supervise them.
 // Parses the command line (CLI11; every option also reads an AGENTTY_*
 // variable) and hands over to server_app.
+#include <pwd.h>
+#include <unistd.h>
 #include <CLI/CLI.hpp>
 
 #include <cstdlib>
@@ -17,12 +19,19 @@
 
 namespace {
 
+// Without HOME (a service manager, cron, `env -i`) the home comes from the
+// password database, as bash and ssh find it: the fallback to a shared
+// /tmp/agentty let every user's server use a directory whoever made it first
+// owned. Only a user with no home at all gets a directory in /tmp, named by
+// uid.
 std::filesystem::path default_state_dir() {
   if (const char* xdg = std::getenv("XDG_STATE_HOME"); xdg && *xdg)
     return std::filesystem::path(xdg) / "agentty";
   if (const char* home = std::getenv("HOME"); home && *home)
     return std::filesystem::path(home) / ".local/state/agentty";
-  return std::filesystem::temp_directory_path() / "agentty";
+  if (const passwd* entry = ::getpwuid(::getuid()); entry && entry->pw_dir && *entry->pw_dir)
+    return std::filesystem::path(entry->pw_dir) / ".local/state/agentty";
+  return std::filesystem::temp_directory_path() / ("agentty-" + std::to_string(::getuid()));
 }
 
 // --shell must name a program that can run: found in PATH like execvp does,

@@ -107,16 +107,16 @@ void write_url_file(const std::filesystem::path& path, const std::string& url) {
 
 // STATE_DIR holds what a session's shell sources and the scripts agentty runs:
 // made 0700 whatever the umask. One the operator chose is left as it is, with
-// a warning if others may write into it.
+// a warning if others may write into it or it is another user's.
 void prepare_state_dir(const std::filesystem::path& dir) {
   auto made = make_private_dir_if_missing(dir);
   if (!made) {
     spdlog::warn("state dir: {}", made.error());
-  } else if (*made) {
+  } else if (!made->empty()) {
     spdlog::warn(
-        "state dir {} is writable by other users, who could replace what agentty keeps "
-        "there; chmod 700 it or choose another --state-dir",
-        dir.string());
+        "state dir {}, who could replace what agentty keeps there (the scripts and shell rc "
+        "files it runs); make it yours with mode 700 or choose another --state-dir",
+        *made);
   }
 }
 

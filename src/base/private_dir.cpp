@@ -56,15 +56,19 @@ Expected<void> ensure_private_dir(const fs::path& dir) {
   return {};
 }
 
-Expected<bool> make_private_dir_if_missing(const fs::path& dir) {
+Expected<std::string> make_private_dir_if_missing(const fs::path& dir) {
   auto made = make_dir(dir);
   if (!made) return make_error(made.error());
-  if (*made) return false;
+  if (*made) return std::string();
   struct stat info {};
   if (::stat(dir.c_str(), &info) != 0) return make_error(errno_message("stat"));
   if (!S_ISDIR(info.st_mode)) return make_error(dir.string() + " is not a directory");
+  if (info.st_uid != ::geteuid())
+    return dir.string() + " belongs to another user (uid " + std::to_string(info.st_uid) + ")";
   // Sticky (/tmp): others cannot replace what we put there.
-  return (info.st_mode & (S_IWGRP | S_IWOTH)) != 0 && (info.st_mode & S_ISVTX) == 0;
+  if ((info.st_mode & (S_IWGRP | S_IWOTH)) != 0 && (info.st_mode & S_ISVTX) == 0)
+    return dir.string() + " is writable by other users";
+  return std::string();
 }
 
 Expected<void> write_private_file(const fs::path& path, std::string_view text) {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <filesystem>
+#include <string>
 #include <string_view>
 
 #include "base/expected.hpp"
@@ -21,9 +22,10 @@ Expected<void> ensure_private_dir(const std::filesystem::path& dir);
 
 // `dir` made with mode 0700 if missing (parents as usual); an existing one
 // is left as it is: the operator chose it (a --state-dir may be a shared
-// directory). Returns whether other users may write into it, so the caller
-// can warn.
-Expected<bool> make_private_dir_if_missing(const std::filesystem::path& dir);
+// directory). Returns what makes an existing one unsafe for the caller to
+// warn about: other users may write into it, or it belongs to another user
+// (who could replace what we keep there); empty when neither.
+Expected<std::string> make_private_dir_if_missing(const std::filesystem::path& dir);
 
 // An open file of ours (a log someone may have made with looser
 // permissions) set to 0600. Left as it is when it is not a regular file
