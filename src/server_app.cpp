@@ -172,6 +172,7 @@ Expected<std::unique_ptr<Server>> make_server(AppOptions& options, const char* k
                                : options.audit_log;
   session::AuditLogOptions audit_options;
   audit_options.path = audit_path;
+  audit_options.follow_links = !options.audit_log.empty();
   if (!options.web_token.empty()) audit_options.secrets.push_back(options.web_token);
   if (auto secrets = options.registry.secrets)
     audit_options.redact = [secrets](std::string_view text) { return secrets->redact(text); };

@@ -81,9 +81,22 @@ Expected<std::unique_ptr<AuditLog>> AuditLog::open(AuditLogOptions options) {
   if (!parent.empty()) std::filesystem::create_directories(parent, error);
   if (error) {
     return make_error("cannot create the audit log directory '" + parent.string() +
-                      "': " + error.message());
+                      "': " + error.message() +
+                      "; make its parent writable, or choose another --state-dir or "
+                      "AGENTTY_AUDIT_LOG (--audit-log)");
   }
-  if (auto opened = log->open_file(); !opened) return make_error(opened.error());
+  const auto& path = log->options_.path;
+  if (!log->options_.follow_links && std::filesystem::is_symlink(path, error)) {
+    return make_error("the audit log '" + path.string() +
+                      "' is a symbolic link, and agentty does not write through links in its "
+                      "state directory (whoever planted it chooses which file grows). Remove "
+                      "it, or set AGENTTY_AUDIT_LOG to the file you want.");
+  }
+  if (auto opened = log->open_file(); !opened) {
+    return make_error(opened.error() +
+                      "; make it writable, or choose another --state-dir or AGENTTY_AUDIT_LOG "
+                      "(--audit-log; /dev/null keeps none)");
+  }
   return log;
 }
 
@@ -97,7 +110,9 @@ AuditLog::AuditLog(AuditLogOptions options) : options_(std::move(options)) {
 
 Expected<void> AuditLog::open_file() {
   const auto& path = options_.path;
-  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600));
+  // open() said so of a link; O_NOFOLLOW closes the race.
+  const int no_follow = options_.follow_links ? 0 : O_NOFOLLOW;
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | no_follow, 0600));
   if (!fd) {
     return make_error("cannot open the audit log '" + path.string() +
                       "': " + errno_message("open"));

@@ -58,6 +58,10 @@ struct AuditLogOptions {
   unsigned keep_files = 3;                              // rotated files kept (0: none)
   std::vector<std::string> secrets;                     // never written; empty ones ignored
   std::function<std::string(std::string_view)> redact;  // optional, applied to every string
+  // False for the default file in the state directory: a symbolic link
+  // there is refused (ELOOP), not written through; a path the operator
+  // chose may be one.
+  bool follow_links = true;
 };
 
 struct ToolCallRecord {

@@ -262,5 +262,29 @@ TEST_F(AuditLogTest, OpenFailureNamesThePath) {
   EXPECT_NE(log.error().find((dir_ / "file").string()), std::string::npos) << log.error();
 }
 
+// The default file in the state dir: a link planted there names any file of
+// the user's (a ~/.bashrc) to append to and chmod. A path the operator gave
+// may be a link.
+TEST_F(AuditLogTest, ALinkIsRefusedUnlessLinksAreFollowed) {
+  fs::create_directories(path_.parent_path());
+  const fs::path target = dir_ / "target";
+  std::ofstream(target) << "mine\n";
+  fs::create_symlink(target, path_);
+  AuditLogOptions options;
+  options.path = path_;
+  options.follow_links = false;
+  auto refused = AuditLog::open(options);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().find("is a symbolic link"), std::string::npos) << refused.error();
+  EXPECT_EQ(read_all(target), "mine\n");
+  options.follow_links = true;
+  auto followed = AuditLog::open(options);
+  ASSERT_TRUE(followed.ok()) << followed.error();
+  (*followed)->record(json{{"n", 1}});
+  const auto written = read_all(target);
+  EXPECT_EQ(written.rfind("mine\n", 0), 0u) << written;
+  EXPECT_NE(written.find("\"n\":1"), std::string::npos) << written;
+}
+
 }  // namespace
 }  // namespace agentty::session
