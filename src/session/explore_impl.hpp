@@ -74,7 +74,7 @@ struct Explorer::Impl {
 
   void reset(std::uint64_t from_seq) {
     store.clear();
-    converter = TextConverter();
+    converter = TextConverter(log.charsets_at(from_seq));
     start_seq = converted_seq = text_seq = from_seq;
     seeking_line = from_seq > 1;
     first_line_cut = false;

@@ -30,6 +30,7 @@
 
 #include "base/expected.hpp"
 #include "base/unique_fd.hpp"
+#include "session/charset_index.hpp"
 
 namespace agentty::session {
 
@@ -89,6 +90,11 @@ class OutputLog {
   // blocks reuses one buffer instead of faulting in fresh memory each time.
   void copy_range(std::uint64_t from, std::uint64_t to, std::string& out) const;
 
+  // The character sets in use at `seq` (a page's start_seq), from the bytes
+  // before it: pass it to to_text with the page (see CharsetIndex for the
+  // cost, and for a position inside a sequence or after an eviction).
+  Charsets charsets_at(std::uint64_t seq) const { return charsets_.at(*this, seq); }
+
   // Stops the spool from growing (a budget shared by all logs ran out): it
   // keeps the bytes it holds as a ring, so from now on the newest bytes
   // replace the oldest, which become evicted; when everything so far still
@@ -115,6 +121,7 @@ class OutputLog {
   std::uint64_t latest_seq_ = 1;
   bool complete_ = false;
   Impl* impl_;
+  mutable CharsetIndex charsets_;  // a cache of what the bytes say
 };
 
 }  // namespace agentty::session

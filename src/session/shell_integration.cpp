@@ -379,7 +379,8 @@ const ShellCommand* ShellIntegration::current() const {
   return commands_.empty() ? nullptr : &commands_.back();
 }
 
-std::string ShellIntegration::agent_text(std::string_view bytes, std::uint64_t start_seq) const {
+std::string ShellIntegration::agent_text(std::string_view bytes, std::uint64_t start_seq,
+                                         Charsets charsets) const {
   std::uint64_t end_seq = start_seq + bytes.size();
   // At `seq`, `note` replaces the bytes up to `resume`.
   struct Edit {
@@ -406,18 +407,25 @@ std::string ShellIntegration::agent_text(std::string_view bytes, std::uint64_t s
     if (hook.end_seq > start_seq && hook.line_seq < end_seq)
       edits.push_back({std::max(hook.line_seq, start_seq), std::min(hook.end_seq, end_seq), ""});
   }
-  if (edits.empty()) return to_text(bytes);
+  if (edits.empty()) return to_text(bytes, charsets);
   std::stable_sort(edits.begin(), edits.end(),
                    [](const Edit& a, const Edit& b) { return a.seq < b.seq; });
   std::string out;
   std::uint64_t pos = start_seq;
+  std::uint64_t charsets_seq = start_seq;  // where `charsets` are in use
+  // The text from `pos`, in the character sets the bytes before it select.
+  auto text_from = [&](std::uint64_t end) {
+    advance_charsets(bytes.substr(charsets_seq - start_seq, pos - charsets_seq), charsets, false);
+    charsets_seq = pos;
+    return to_text(bytes.substr(pos - start_seq, end - pos), charsets);
+  };
   for (const auto& edit : edits) {
-    if (edit.seq > pos) out += to_text(bytes.substr(pos - start_seq, edit.seq - pos));
+    if (edit.seq > pos) out += text_from(edit.seq);
     if (!edit.note.empty() && !out.empty() && out.back() != '\n') out += '\n';
     out += edit.note;
     pos = std::max(pos, edit.resume);
   }
-  out += to_text(bytes.substr(pos - start_seq));
+  out += text_from(end_seq);
   return out;
 }
 

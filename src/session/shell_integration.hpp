@@ -43,6 +43,7 @@
 #include <string_view>
 #include <vector>
 
+#include "session/charsets.hpp"
 #include "session/shell_hook.hpp"
 
 namespace agentty::session {
@@ -158,8 +159,10 @@ class ShellIntegration {
   const ShellCommand* current() const;
 
   // The text view of `bytes` (log positions from start_seq) with the
-  // `[human] $ CMD` / `[exit N]` annotations of human commands inserted.
-  std::string agent_text(std::string_view bytes, std::uint64_t start_seq) const;
+  // `[human] $ CMD` / `[exit N]` annotations of human commands inserted;
+  // `charsets`: the character sets in use at start_seq.
+  std::string agent_text(std::string_view bytes, std::uint64_t start_seq,
+                         Charsets charsets = {}) const;
 
  private:
   static constexpr std::size_t kMaxCommands = 4096;

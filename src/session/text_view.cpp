@@ -325,6 +325,18 @@ void TextConverter::apply_escape(std::string_view unit, std::string& out) {
   }
 }
 
+// Printable ASCII in a set other than ASCII: each byte as the set draws it.
+void TextConverter::put_in_charset(std::string_view run) {
+  for (std::size_t k = 0; k < run.size(); ++k) {
+    const std::string_view glyph = charsets_.glyph(run[k]);
+    if (glyph.empty()) {
+      line_.put_ascii(run.substr(k, 1));
+    } else {
+      line_.put(glyph);
+    }
+  }
+}
+
 void TextConverter::convert(std::string_view raw, bool final, std::string& out) {
   static constexpr char kReplacement[] = "\xEF\xBF\xBD";
   const unsigned char* p = bytes_of(raw);
@@ -335,7 +347,11 @@ void TextConverter::convert(std::string_view raw, bool final, std::string& out) 
     if (is_printable_ascii(p[i])) {
       std::size_t j = i + 1;
       while (j < n && is_printable_ascii(p[j])) ++j;
-      line_.put_ascii(raw.substr(i, j - i));
+      if (charsets_.plain()) {
+        line_.put_ascii(raw.substr(i, j - i));
+      } else {
+        put_in_charset(raw.substr(i, j - i));
+      }
       i = j;
       continue;
     }
@@ -366,19 +382,42 @@ void TextConverter::convert(std::string_view raw, bool final, std::string& out) 
         line_.move_left(1);
         break;
       case UnitKind::kEscape:
+        charsets_.apply(bytes);
         apply_escape(bytes, out);
         break;
       case UnitKind::kControl:
+        charsets_.apply(bytes);  // SO, SI
         break;
     }
     i += unit.length;
   }
 }
 
-std::string to_text(std::string_view raw) {
+std::size_t advance_charsets(std::string_view raw, Charsets& charsets, bool more_may_follow) {
+  const unsigned char* p = bytes_of(raw);
+  const std::size_t n = raw.size();
+  std::size_t i = 0;
+  while (i < n) {
+    // Only ESC (every escape sequence starts a unit with it), SO and SI
+    // select sets; no other unit holds one of them but a string sequence,
+    // which starts with ESC and is skipped whole.
+    const unsigned char c = p[i];
+    if (c > kEsc || (c != kEsc && c != 0x0e && c != 0x0f)) {
+      ++i;
+      continue;
+    }
+    const Unit unit = scan_unit(p + i, n - i);
+    if (!unit.complete && more_may_follow) break;
+    charsets.apply(raw.substr(i, unit.length));
+    i += unit.length;
+  }
+  return i;
+}
+
+std::string to_text(std::string_view raw, Charsets charsets) {
   std::string out;
   out.reserve(raw.size());
-  TextConverter converter;
+  TextConverter converter(charsets);
   converter.feed(raw, out);
   converter.finish(out);
   return out;

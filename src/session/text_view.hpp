@@ -21,10 +21,16 @@
 //   reads as its successive frames ("one\e[Atwo" -> "one\n   two").
 // - Erased or skipped cells are blanks: spaces between text, nothing at the
 //   end of a row; a space printed over a cell blanks it too ("\b \b").
-// - Every other escape sequence (SGR colours, OSC titles and links, modes,
-//   charset designations) and C0 control is dropped.
-// Pure functions, no state between calls: the log's page boundaries (see
-// OutputLog::read) make page texts concatenate to the text of the whole.
+// - Printable ASCII prints in the character set in use (Charsets: DEC line
+//   drawing after ESC ( 0 reads as the box-drawing characters a person sees,
+//   "\e(0lqqk\e(B" -> "┌──┐"); the set in use at a page's start comes from
+//   the bytes before it (OutputLog::charsets_at).
+// - Every other escape sequence (SGR colours, OSC titles and links, modes)
+//   and C0 control is dropped.
+// Pure functions; the one state a page takes from the bytes before it is
+// the character sets in use at its start (given by the caller). With it, the
+// log's page boundaries (see OutputLog::read) make page texts concatenate to
+// the text of the whole.
 // The one exception is a single line, longer than a page, that holds a unit
 // that reaches back into the line (a bare CR, BS, a move left or to a
 // column, an erase of its start, a move to another row): it cannot reach
@@ -44,13 +50,22 @@
 #include <string>
 #include <string_view>
 
+#include "session/charsets.hpp"
 #include "session/text_line.hpp"
 
 namespace agentty::session {
 
 inline constexpr std::size_t kMaxSequenceBytes = 1 << 20;
 
-std::string to_text(std::string_view raw);
+// `charsets`: the character sets in use where `raw` starts.
+std::string to_text(std::string_view raw, Charsets charsets = {});
+
+// Follows `raw` (starting at a unit boundary) for the character sets it
+// selects, from `charsets`, and returns how many bytes it went through: all
+// of them, or up to an incomplete unit at the end when `more_may_follow`
+// (the caller goes on from there with more bytes). Units as to_text cuts
+// them, so an SO inside an OSC title changes nothing here either.
+std::size_t advance_charsets(std::string_view raw, Charsets& charsets, bool more_may_follow);
 
 // The printable text of `raw` as it comes, nothing replayed: escape
 // sequences and C0 controls other than TAB and LF dropped, invalid UTF-8 as
@@ -88,6 +103,7 @@ std::size_t raw_length_through_line(std::string_view raw, std::size_t lines);
 // finish() flushes both as if the output had ended. Not thread-safe.
 class TextConverter {
  public:
+  explicit TextConverter(Charsets charsets = {}) : charsets_(charsets) {}
   void feed(std::string_view raw, std::string& out);
   void finish(std::string& out);
   // The text of the line still open (no LF yet), as it would print now.
@@ -105,12 +121,14 @@ class TextConverter {
   void apply_escape(std::string_view unit, std::string& out);
   void end_line(std::string& out);
   void change_row(std::size_t column, std::string& out);
+  void put_in_charset(std::string_view run);
 
   TextLine line_;        // the open line
   std::string pending_;  // incomplete unit held from the previous feed
   std::size_t lines_ended_ = 0;
   std::size_t saved_column_ = 0;  // ESC 7 / CSI s
   bool changed_row_ = false;      // a row was left since the save
+  Charsets charsets_;             // what printable ASCII prints as
 };
 
 }  // namespace agentty::session

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -47,9 +48,11 @@ class SyntheticOutput {
   }
 
   void append_line(std::string& out) {
-    static const char* const kPieces[] = {"\x1b[31m", "\x1b[0m",      "\x1b[1;32m",
-                                          "\xc3\xa9", "\xe2\x9c\x93", "\xf0\x9f\x99\x82",
-                                          "\t",       "\x1b]0;t\x07"};
+    // With DEC line drawing in G0 and G1 (ESC ( 0, ESC ) 0 and SO), which
+    // pages must carry over (OutputLog::charsets_at).
+    static const char* const kPieces[] = {
+        "\x1b[31m", "\x1b[0m", "\x1b[1;32m",       "\xc3\xa9", "\xe2\x9c\x93", "\xf0\x9f\x99\x82",
+        "\t",       "\x1b(0",  "\x1b]0;t\x0e\x07", "\x1b(B",   "\x1b)0\x0e",   "\x0f"};
     const std::uint64_t r = rand();
     if (r % 16 == 0) {  // progress bar: short overwritten line
       for (int p = 0; p < 3; ++p) out += std::to_string(r % 100 + p) + "% done\r";
@@ -57,7 +60,7 @@ class SyntheticOutput {
     const std::size_t words = 1 + r % 12;
     for (std::size_t w = 0; w < words; ++w) {
       const std::uint64_t x = rand();
-      if (x % 5 == 0) out += kPieces[(x >> 8) % 8];
+      if (x % 5 == 0) out += kPieces[(x >> 8) % std::size(kPieces)];
       const std::size_t length = 1 + (x >> 16) % 9;
       for (std::size_t i = 0; i < length; ++i) out += static_cast<char>('a' + (x >> (20 + i)) % 26);
       out += ' ';
@@ -398,11 +401,58 @@ TEST(OutputLog, PageTextsConcatenateToTheTextOfTheWhole) {
     LogPage page = log.read(seq, 300 + rng() % 5000);
     ASSERT_FALSE(page.bytes.empty());
     raw += page.bytes;
-    text += to_text(page.bytes);
+    text += to_text(page.bytes, log.charsets_at(page.start_seq));
     seq = page.next_seq;
   }
   EXPECT_TRUE(raw == whole);
   EXPECT_TRUE(text == to_text(whole));
+}
+
+// The character sets at a position are those the bytes before it select,
+// asked in any order (behind the index's frontier too), through a small RAM
+// ring and a spool.
+TEST(OutputLog, CharsetsAtAnyPositionAreThoseTheBytesBeforeItSelect) {
+  const fs::path path = temp_spool("charsets");
+  OutputLog log({.ram_bytes = 4096, .spool_cap_bytes = 16 << 20, .spool_path = path});
+  SyntheticOutput source(5, 3 << 20);
+  std::string whole;
+  while (!source.done()) {
+    const std::string block = source.next_block();
+    whole += block;
+    log.append(block);
+  }
+  log.mark_complete();
+  // Unit boundaries, and the sets in use at each, by following from the start.
+  std::vector<std::uint64_t> boundaries;
+  std::vector<Charsets> expected;
+  Charsets charsets;
+  for (std::size_t at = 0; at < whole.size();) {
+    boundaries.push_back(at + 1);
+    expected.push_back(charsets);
+    const std::size_t length = unit_length(std::string_view(whole).substr(at));
+    advance_charsets(std::string_view(whole).substr(at, length), charsets, false);
+    at += length;
+  }
+  ASSERT_NE(std::count(expected.begin(), expected.end(), Charsets()), std::ssize(expected));
+  std::mt19937 rng(11);
+  for (int ask = 0; ask < 400; ++ask) {
+    const std::size_t k = rng() % boundaries.size();
+    ASSERT_TRUE(log.charsets_at(boundaries[k]) == expected[k]) << "at " << boundaries[k];
+  }
+  EXPECT_TRUE(log.charsets_at(log.latest_seq()) == charsets);
+  fs::remove(path);
+}
+
+TEST(OutputLog, CharsetsAfterAnEvictionStartFromWhatIsRetained) {
+  OutputLog log({.ram_bytes = 4096, .spool_cap_bytes = 0, .spool_path = {}});
+  log.append("\x1b(0");
+  EXPECT_EQ(log.charsets_at(log.latest_seq()).slots[0], Charsets::kDecGraphics);
+  log.append(std::string(10000, 'q'));  // evicts the designation unseen
+  log.append("\x1b)0\x0e");
+  const Charsets after = log.charsets_at(log.latest_seq());
+  EXPECT_EQ(after.in_use, 1);
+  EXPECT_EQ(after.slots[1], Charsets::kDecGraphics);
+  EXPECT_EQ(log.charsets_at(log.first_retained_seq()), Charsets());
 }
 
 // 100 MB through a 1 MiB ring and a spool, read back in 20,000-byte cursor
@@ -435,7 +485,7 @@ TEST(OutputLog, HundredMegabytesReadBackExactlyRawAndAsText) {
     ASSERT_FALSE(page.bytes.empty());
     ASSERT_FALSE(page.evicted);
     raw_match.add_left(page.bytes);
-    text_match.add_left(to_text(page.bytes));
+    text_match.add_left(to_text(page.bytes, log.charsets_at(page.start_seq)));
     while (raw_match.right_behind() && !raw_again.done())
       raw_match.add_right(raw_again.next_block());
     while (text_match.right_behind() && !text_again.done()) {

@@ -26,8 +26,10 @@ ReadRequest read_request(const ToolContext& ctx, const json& args) {
 std::string rendered(session::Execution& execution, const ReadRequest& request,
                      const std::string& bytes, std::uint64_t start_seq) {
   if (request.raw) return bytes;
-  return execution.shell() ? execution.shell()->agent_text(bytes, start_seq)  // + [human] lines
-                           : session::to_text(bytes);
+  const session::Charsets charsets = execution.log().charsets_at(start_seq);
+  return execution.shell()
+             ? execution.shell()->agent_text(bytes, start_seq, charsets)  // + [human] lines
+             : session::to_text(bytes, charsets);
 }
 
 namespace {

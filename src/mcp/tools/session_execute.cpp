@@ -125,7 +125,9 @@ json command_output(session::Execution& execution, const session::ShellCommand& 
       next = command.after_end;
     }
   }
-  out["output"] = request.raw ? bytes + after : session::to_text(bytes) + session::to_text(after);
+  out["output"] = request.raw ? bytes + after
+                              : session::to_text(bytes, log.charsets_at(begin)) +
+                                    session::to_text(after, log.charsets_at(command.after_begin));
   out["start_seq"] = begin;
   out["next_seq"] = next;
   out["latest_seq"] = log.latest_seq();

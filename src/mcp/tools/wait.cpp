@@ -188,7 +188,7 @@ WaitCondition until_match(session::Execution& execution, const Pattern& pattern,
       std::uint64_t begin =
           std::max({*start, latest > kMatchWindow ? latest - kMatchWindow : 1, settled});
       std::string raw = execution.log().copy_range(begin, latest);
-      std::string text = session::to_text(raw);
+      std::string text = session::to_text(raw, execution.log().charsets_at(begin));
       auto searched = pattern.search(text);
       if (!searched) {
         findings.match_failure = searched.error();
