@@ -338,7 +338,6 @@ void TextConverter::put_in_charset(std::string_view run) {
 }
 
 void TextConverter::convert(std::string_view raw, bool final, std::string& out) {
-  static constexpr char kReplacement[] = "\xEF\xBF\xBD";
   const unsigned char* p = bytes_of(raw);
   const std::size_t n = raw.size();
   std::size_t i = 0;
@@ -369,7 +368,7 @@ void TextConverter::convert(std::string_view raw, bool final, std::string& out) 
         line_.tab();
         break;
       case UnitKind::kInvalid:
-        line_.put(kReplacement);
+        line_.put(kReplacementCharacter);
         break;
       case UnitKind::kLf:
       case UnitKind::kCrLf:
@@ -435,7 +434,7 @@ std::string without_escapes(std::string_view raw) {
         out.append(raw, i, unit.length);
         break;
       case UnitKind::kInvalid:
-        out += "\xEF\xBF\xBD";
+        out += kReplacementCharacter;
         break;
       case UnitKind::kLf:  // VT and FF (ctrl-k, ctrl-l) are keys, not line ends
       case UnitKind::kCrLf:
