@@ -175,10 +175,27 @@ export async function startSshd({
 // only), for password logins and for a login shell without this machine's
 // rc files (`home` is chowned to it); remove() deletes it. `suffix` tells
 // apart two accounts of one test process.
+// Removes an account and kills what still runs as it: a plain userdel
+// refuses while the user has processes (a login shell that outlived its
+// test), and runs left ~200 such accounts behind.
+function removeUser(name) {
+  try { execFileSync('pkill', ['-KILL', '-u', name], { stdio: 'ignore' }); } catch { /* none */ }
+  try { execFileSync('userdel', ['-f', name], { stdio: 'ignore' }); } catch { /* gone */ }
+}
+
+// Accounts of earlier test processes that are gone (killed runs).
+function removeStaleUsers() {
+  for (const line of readFileSync('/etc/passwd', 'utf8').split('\n')) {
+    const owner = /^agtpw(\d+)[^:]*:/.exec(line);
+    if (owner && !existsSync(`/proc/${owner[1]}`)) removeUser(line.slice(0, line.indexOf(':')));
+  }
+}
+
 export function createPasswordUser({ home = '/tmp', shell = '/bin/bash', suffix = '' } = {}) {
   const name = `agtpw${process.pid}${suffix}`;
   const password = `Pw-${process.pid}-e2e`;
-  try { execFileSync('userdel', [name], { stdio: 'ignore' }); } catch { /* none left over */ }
+  removeStaleUsers();
+  removeUser(name);  // none left over
   execFileSync('useradd', ['-M', '-d', home, '-s', shell, name]);
   execFileSync('chpasswd', { input: `${name}:${password}\n` });
   if (home !== '/tmp') execFileSync('chown', [name, home]);
@@ -186,7 +203,7 @@ export function createPasswordUser({ home = '/tmp', shell = '/bin/bash', suffix 
     name,
     password,
     remove() {
-      try { execFileSync('userdel', [name], { stdio: 'ignore' }); } catch { /* gone */ }
+      removeUser(name);
     },
   };
 }
