@@ -7,6 +7,7 @@
 
 #include <csignal>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 
 #include "agentty_version.hpp"
@@ -40,6 +41,24 @@ std::map<std::string, std::string> environment() {
   return env;
 }
 
+// STATE_DIR/web-url names the last server started, while it lives: removed
+// when that server stops, unless a later one has written its own since, so
+// it never names a server that is gone (a dead secret and port).
+struct WebUrlFile {
+  WebUrlFile(std::filesystem::path path, std::string url)
+      : path(std::move(path)), url(std::move(url)) {}
+  WebUrlFile(const WebUrlFile&) = delete;  // one owner removes it
+  WebUrlFile& operator=(const WebUrlFile&) = delete;
+  ~WebUrlFile() {
+    std::ifstream in(path);
+    std::string line;
+    if (std::getline(in, line) && line == url) ::unlink(path.c_str());
+  }
+
+  const std::filesystem::path path;
+  const std::string url;
+};
+
 // Everything one server process owns, in construction order.
 struct Server {
   boost::asio::io_context io{1};
@@ -48,6 +67,7 @@ struct Server {
   std::unique_ptr<session::Registry> registry;
   std::unique_ptr<web::WebServer> web;
   std::unique_ptr<web::ServerRegistration> directory_entry;  // STATE_DIR/servers/<pid>.json
+  std::unique_ptr<WebUrlFile> url_file;
   bool stopping = false;
 
   std::string terminal_url(const std::string& id) const {
@@ -59,6 +79,7 @@ struct Server {
     if (stopping) return;
     stopping = true;
     directory_entry.reset();
+    url_file.reset();
     if (web) web->stop();
     registry->shutdown(grace);
     boost::asio::co_spawn(
@@ -100,9 +121,13 @@ Expected<web::WebOptions> parse_web_listen(const std::string& listen) {
 // The dashboard URL carries the secret: it goes to a new 0600 file, never to a
 // log. Rewriting the old file in place kept its mode (0644 made by hand or an
 // older agentty) and followed a symlink planted there.
-void write_url_file(const std::filesystem::path& path, const std::string& url) {
-  if (auto written = write_private_file(path, url + "\n"); !written)
+std::unique_ptr<WebUrlFile> write_url_file(const std::filesystem::path& path,
+                                           const std::string& url) {
+  if (auto written = write_private_file(path, url + "\n"); !written) {
     spdlog::warn("web-url: {}", written.error());
+    return nullptr;
+  }
+  return std::make_unique<WebUrlFile>(path, url);
 }
 
 // STATE_DIR holds what a session's shell sources and the scripts agentty runs:
@@ -192,7 +217,8 @@ Expected<std::unique_ptr<Server>> make_server(AppOptions& options, const char* k
         std::make_unique<web::WebServer>(server->io, *server->registry, web_options.value());
     if (auto started = server->web->start(); !started)
       return make_error("web terminal: " + started.error() + " (use --web-listen or --no-web)");
-    write_url_file(options.registry.state_dir / "web-url", server->web->dashboard_url());
+    server->url_file =
+        write_url_file(options.registry.state_dir / "web-url", server->web->dashboard_url());
     publish_in_directory(*server, web_options->servers_dir, kind);
   }
   return server;

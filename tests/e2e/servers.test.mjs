@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, statSync, existsSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, statSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { agenttyBin, startAgentty } from './lib/mcp-client.mjs';
@@ -141,4 +141,18 @@ test('the servers endpoint needs the secret and this server\'s Host', async () =
   assert.notEqual(foreignHost.status, 200);
   const foreignOrigin = await httpGet(`${serve.origin}/api/servers`, { 'X-Agentty-Token': serve.token, Origin: 'http://evil.example' });
   assert.notEqual(foreignOrigin.status, 200);
+});
+
+test('web-url names the last server started, and goes when that server stops', async () => {
+  // It kept naming a server that had exited (a dead port and secret).
+  const file = path.join(stateDir, 'web-url');
+  const first = await startAgentty({ stateDir });
+  const firstUrl = readFileSync(file, 'utf8').trim();
+  const second = await startAgentty({ stateDir });
+  const secondUrl = readFileSync(file, 'utf8').trim();
+  assert.notEqual(secondUrl, firstUrl);
+  await first.client.close();
+  assert.equal(readFileSync(file, 'utf8').trim(), secondUrl, 'a later server\'s URL is left alone');
+  await second.client.close();
+  assert.equal(existsSync(file), false);
 });
