@@ -4,33 +4,17 @@
 // that left the terminal's session. Through the official MCP SDK client
 // against a real OpenSSH sshd on 127.0.0.1 (tests/e2e/lib/sshd.mjs), logged
 // in as root like the other SSH tests. Needs root (sshd).
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, readdirSync } from 'node:fs';
 import net from 'node:net';
-import path from 'node:path';
 import { setTimeout } from 'node:timers/promises';
 import { startAgentty, WAIT_MS } from './lib/mcp-client.mjs';
-import { startSshd, sshdUsable, sshClientEnv, createPasswordUser } from './lib/sshd.mjs';
+import { startSshd, sshClientEnv, createPasswordUser, sshdAndAgentForFile } from './lib/sshd.mjs';
 
-const skip = sshdUsable() ? false : 'needs root and /usr/sbin/sshd';
-const home = mkdtempSync(path.join(tmpdir(), 'agentty-audit19-home-'));  // no ~/.ssh keys or config
-
-let sshd;
-let agent;
-
-before(async () => {
-  if (skip) return;
-  sshd = await startSshd();
-  agent = await startAgentty({ env: sshClientEnv(sshd, home) });
-});
-
-after(async () => {
-  await agent?.client.close();
-  await sshd?.stop();
-});
+const ssh = sshdAndAgentForFile('agentty-audit19-home-');
+const { skip, home } = ssh;
 
 const brief = (r) => JSON.stringify({ ...r, raw: undefined });
 
@@ -50,18 +34,18 @@ function installed(program) {
 // yield_ms and wait(until="input") never answered. (Locally fixed in audit 18.)
 async function answersARemotePromptOutsideTheSession(t, command) {
   const started = Date.now();
-  const r = await agent.call('execute', { host: sshd.host, command, side_effects: ['NONE'], yield_ms: WAIT_MS });
-  t.after(() => agent.call('stop', { execution_id: r.execution_id, signal: 'SIGKILL' }));
+  const r = await ssh.agent.call('execute', { host: ssh.sshd.host, command, side_effects: ['NONE'], yield_ms: WAIT_MS });
+  t.after(() => ssh.agent.call('stop', { execution_id: r.execution_id, signal: 'SIGKILL' }));
   assert.equal(r.status, 'backgrounded', brief(r));
   assert.equal(r.waiting_for_input, true, brief(r));
   assert.ok(Date.now() - started < WAIT_MS, 'returned at the prompt, not at yield_ms');
   assert.doesNotMatch(r.message ?? '', /guess/, brief(r));  // the host's answer
   assert.match(r.output, /Name: $/);
-  const seen = await agent.call('wait', { execution_id: r.execution_id, until: 'input', timeout_ms: WAIT_MS });
+  const seen = await ssh.agent.call('wait', { execution_id: r.execution_id, until: 'input', timeout_ms: WAIT_MS });
   assert.equal(seen.wait_result, 'waiting_for_input', brief(seen));
-  const answer = await agent.call('write', { execution_id: r.execution_id, input: 'bob', newline: true });
+  const answer = await ssh.agent.call('write', { execution_id: r.execution_id, input: 'bob', newline: true });
   assert.equal(answer.isError, false, brief(answer));
-  const done = await agent.call('wait', { execution_id: r.execution_id, until: 'exit', timeout_ms: WAIT_MS });
+  const done = await ssh.agent.call('wait', { execution_id: r.execution_id, until: 'exit', timeout_ms: WAIT_MS });
   assert.equal(done.exit_code, 0, brief(done));
   assert.match(answer.output + done.output, /hi bob\n/);
 }
@@ -154,11 +138,11 @@ test('an execute on a connection whose link hung connects again and runs', { ski
 
 // Refusals before anything ran: each names what to check.
 test('a closed port and a name that does not resolve: the refusal says what to check', { skip }, async () => {
-  const closed = await agent.call('execute', { host: 'root@127.0.0.1:1', command: 'true', side_effects: ['NONE'] });
+  const closed = await ssh.agent.call('execute', { host: 'root@127.0.0.1:1', command: 'true', side_effects: ['NONE'] });
   assert.equal(closed.status, 'failed_to_start', brief(closed));
   assert.match(closed.error, /Connection refused/, brief(closed));
   assert.match(closed.error, /nothing listens on port 1 there: check the port/, brief(closed));
-  const unknown = await agent.call('execute', { host: 'no-such-host.invalid', command: 'true', side_effects: ['NONE'] });
+  const unknown = await ssh.agent.call('execute', { host: 'no-such-host.invalid', command: 'true', side_effects: ['NONE'] });
   assert.equal(unknown.status, 'failed_to_start', brief(unknown));
   assert.match(unknown.error, /cannot resolve no-such-host\.invalid/, brief(unknown));
   assert.match(unknown.error, /check the host name/, brief(unknown));

@@ -2,7 +2,7 @@
 // by driving agentty as an operator and an agent would, through the official
 // MCP SDK client against a real OpenSSH sshd on 127.0.0.1 (tests/e2e/lib/
 // sshd.mjs), logged in as root like the other SSH tests. Needs root (sshd).
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
@@ -10,27 +10,13 @@ import { setTimeout } from 'node:timers/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startAgentty } from './lib/mcp-client.mjs';
-import { startSshd, sshdUsable, createPasswordUser, sshClientEnv } from './lib/sshd.mjs';
+import { startSshd, createPasswordUser, sshdAndAgentForFile } from './lib/sshd.mjs';
 
-const skip = sshdUsable() ? false : 'needs root and /usr/sbin/sshd';
-const home = mkdtempSync(path.join(tmpdir(), 'agentty-audit6-home-'));  // no ~/.ssh keys or config
-
-let sshd;
-let agent;
-
-before(async () => {
-  if (skip) return;
-  sshd = await startSshd();
-  agent = await startAgentty({ env: sshClientEnv(sshd, home) });
-});
-
-after(async () => {
-  await agent?.client.close();
-  await sshd?.stop();
-});
+const ssh = sshdAndAgentForFile('agentty-audit6-home-');
+const { skip, home } = ssh;
 
 const run = (command, extra = {}) =>
-  agent.call('execute', { host: sshd.host, command, side_effects: ['NONE'], ...extra });
+  ssh.agent.call('execute', { host: ssh.sshd.host, command, side_effects: ['NONE'], ...extra });
 
 // OpenSSH refuses signal requests for a root login (it runs without
 // privilege separation: "session signalling requires privilege separation"),
@@ -40,9 +26,9 @@ const run = (command, extra = {}) =>
 test('stop(SIGHUP) of a remote command hangs its terminal up at once, not after the grace', { skip }, async () => {
   const r = await run('echo ready; sleep 600', { yield_ms: 0 });
   assert.equal(r.isError, false, r.error);
-  await agent.call('wait', { execution_id: r.execution_id, pattern: 'ready', timeout_ms: 20000 });
+  await ssh.agent.call('wait', { execution_id: r.execution_id, pattern: 'ready', timeout_ms: 20000 });
   const startedAt = Date.now();
-  const s = await agent.call('stop', { execution_id: r.execution_id, signal: 'SIGHUP', force_after_ms: 40000 });
+  const s = await ssh.agent.call('stop', { execution_id: r.execution_id, signal: 'SIGHUP', force_after_ms: 40000 });
   assert.equal(s.isError, false, JSON.stringify(s));
   assert.equal(s.status, 'stopped', JSON.stringify(s));
   assert.equal(s.signal, 'SIGHUP');
@@ -51,10 +37,10 @@ test('stop(SIGHUP) of a remote command hangs its terminal up at once, not after 
 });
 
 test('stop of a remote session (SIGHUP by default) ends it at once', { skip }, async () => {
-  const o = await agent.call('open', { host: sshd.host });
+  const o = await ssh.agent.call('open', { host: ssh.sshd.host });
   assert.equal(o.prompt_ready, true, JSON.stringify(o));
   const startedAt = Date.now();
-  const s = await agent.call('stop', { execution_id: o.execution_id, force_after_ms: 40000 });
+  const s = await ssh.agent.call('stop', { execution_id: o.execution_id, force_after_ms: 40000 });
   assert.equal(s.status, 'stopped', JSON.stringify(s));
   assert.equal(s.signal, 'SIGHUP');
   assert.ok(Date.now() - startedAt < 20000, `stop took ${Date.now() - startedAt} ms`);
@@ -68,12 +54,12 @@ test('wait(until=input) on a host: a program that printed half a line and sleeps
   const r = await run('printf "slow> "; sleep 600', { yield_ms: 0 });
   assert.equal(r.isError, false, r.error);
   try {
-    await agent.call('wait', { execution_id: r.execution_id, pattern: 'slow> ', timeout_ms: 30000 });
-    const w = await agent.call('wait', { execution_id: r.execution_id, until: 'input', timeout_ms: 3000 });
+    await ssh.agent.call('wait', { execution_id: r.execution_id, pattern: 'slow> ', timeout_ms: 30000 });
+    const w = await ssh.agent.call('wait', { execution_id: r.execution_id, until: 'input', timeout_ms: 3000 });
     assert.equal(w.wait_result, 'deadline_reached', JSON.stringify(w));
     assert.equal(w.waiting_for_input, false);
   } finally {
-    await agent.call('stop', { execution_id: r.execution_id, signal: 'SIGKILL' });
+    await ssh.agent.call('stop', { execution_id: r.execution_id, signal: 'SIGKILL' });
   }
 });
 
@@ -121,14 +107,14 @@ test('a shared connection found dead while a channel opens: the execute reconnec
 test('script on a host runs under bash even when the login shell is sh', { skip }, async (t) => {
   const user = createPasswordUser({ home: mkdtempSync(path.join(tmpdir(), 'agentty-audit6-sh-')), shell: '/bin/sh' });
   t.after(() => user.remove());
-  const host = `${user.name}@127.0.0.1:${sshd.port}`;
+  const host = `${user.name}@127.0.0.1:${ssh.sshd.port}`;
   const script = 'letters=(a b c)\n[[ ${#letters[@]} == 3 ]] && echo "second=${letters[1]}"\nread -r line\necho "read=$line"\n';
-  const r = await agent.call('execute', { host, script, stdin: 'piped\n', cwd: '/tmp', side_effects: ['NONE'] });
+  const r = await ssh.agent.call('execute', { host, script, stdin: 'piped\n', cwd: '/tmp', side_effects: ['NONE'] });
   assert.equal(r.status, 'completed', JSON.stringify(r));
   assert.equal(r.output, 'second=b\nread=piped\n');
   assert.equal(r.exit_code, 0);
   // A command is the login shell's, as with `ssh host cmd`.
-  const c = await agent.call('execute', { host, command: 'echo "${BASH_VERSION:-not bash}"', side_effects: ['NONE'] });
+  const c = await ssh.agent.call('execute', { host, command: 'echo "${BASH_VERSION:-not bash}"', side_effects: ['NONE'] });
   assert.equal(c.output, 'not bash\n');
 });
 
@@ -168,9 +154,9 @@ test('execute(host, cwd) and open(host, cwd): "~" and "~/dir" are the remote hom
   r = await run('pwd', { cwd: '~/.agentty audit6' });
   assert.equal(r.exit_code, 0, JSON.stringify(r));
   assert.equal(r.output, `${remoteHome}/.agentty audit6\n`);
-  const o = await agent.call('open', { host: sshd.host, cwd: '~/.agentty audit6' });
+  const o = await ssh.agent.call('open', { host: ssh.sshd.host, cwd: '~/.agentty audit6' });
   assert.equal(o.prompt_ready, true, JSON.stringify(o));
-  t.after(() => agent.call('close', { execution_id: o.execution_id }));
-  r = await agent.call('execute', { session: o.execution_id, command: 'pwd', side_effects: ['NONE'] });
+  t.after(() => ssh.agent.call('close', { execution_id: o.execution_id }));
+  r = await ssh.agent.call('execute', { session: o.execution_id, command: 'pwd', side_effects: ['NONE'] });
   assert.equal(r.output, `${remoteHome}/.agentty audit6\n`);
 });

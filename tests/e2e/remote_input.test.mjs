@@ -3,43 +3,29 @@
 // input_probe.cpp does locally) instead of guessed from a mid-line cursor and
 // 2 s of quiet. Against a real OpenSSH sshd on 127.0.0.1 (tests/e2e/lib/sshd.mjs),
 // logged in as root like the other SSH tests. Needs root (sshd).
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startAgentty, WAIT_MS } from './lib/mcp-client.mjs';
-import { startSshd, sshdUsable, createPasswordUser, sshClientEnv } from './lib/sshd.mjs';
+import { startSshd, createPasswordUser, sshClientEnv, sshdAndAgentForFile } from './lib/sshd.mjs';
 
-const skip = sshdUsable() ? false : 'needs root and /usr/sbin/sshd';
-const home = mkdtempSync(path.join(tmpdir(), 'agentty-remote-input-home-'));  // no ~/.ssh keys or config
-
-let sshd;
-let agent;
-
-before(async () => {
-  if (skip) return;
-  sshd = await startSshd();
-  agent = await startAgentty({ env: sshClientEnv(sshd, home) });
-});
-
-after(async () => {
-  await agent?.client.close();
-  await sshd?.stop();
-});
+const ssh = sshdAndAgentForFile('agentty-remote-input-home-');
+const { skip, home } = ssh;
 
 const brief = (r) => JSON.stringify({ ...r, raw: undefined });
 
 // Starts `command` on the host in the background; SIGKILLed after the test.
 async function background(t, command) {
-  const r = await agent.call('execute', { host: sshd.host, command, side_effects: ['NONE'], yield_ms: 0 });
+  const r = await ssh.agent.call('execute', { host: ssh.sshd.host, command, side_effects: ['NONE'], yield_ms: 0 });
   assert.equal(r.isError, false, brief(r));
-  t.after(() => agent.call('stop', { execution_id: r.execution_id, signal: 'SIGKILL' }));
+  t.after(() => ssh.agent.call('stop', { execution_id: r.execution_id, signal: 'SIGKILL' }));
   return r.execution_id;
 }
 
 const waitFor = (id, pattern) =>
-  agent.call('wait', { execution_id: id, pattern, timeout_ms: WAIT_MS });
+  ssh.agent.call('wait', { execution_id: id, pattern, timeout_ms: WAIT_MS });
 
 // The guess needed 2 s of quiet after the prompt: a wait of 1.5 s from the
 // prompt on ran out. The host's /proc shows python reading its terminal as
@@ -48,15 +34,15 @@ test('a remote python REPL waits for input before 2 s of quiet, and says nothing
   const id = await background(t, 'python3 -q -i');
   const prompt = await waitFor(id, '>>> $');
   assert.equal(prompt.wait_result, 'matched', brief(prompt));
-  const w = await agent.call('wait', { execution_id: id, until: 'input', timeout_ms: 1500 });
+  const w = await ssh.agent.call('wait', { execution_id: id, until: 'input', timeout_ms: 1500 });
   assert.equal(w.wait_result, 'waiting_for_input', brief(w));
   assert.equal(w.waiting_for_input, true);
   assert.equal(w.message, undefined, brief(w));
   // Typed input is answered, and the REPL is back at its prompt, reading.
-  const answer = await agent.call('write', { execution_id: id, input: 'print(6 * 7)\n' });
+  const answer = await ssh.agent.call('write', { execution_id: id, input: 'print(6 * 7)\n' });
   assert.equal(answer.isError, false, brief(answer));
   assert.match(answer.output, /42/, brief(answer));  // write returns what it printed back
-  const again = await agent.call('wait', { execution_id: id, until: 'input', timeout_ms: 1500 });
+  const again = await ssh.agent.call('wait', { execution_id: id, until: 'input', timeout_ms: 1500 });
   assert.equal(again.wait_result, 'waiting_for_input', brief(again));
 });
 
@@ -65,39 +51,39 @@ test('a remote python REPL waits for input before 2 s of quiet, and says nothing
 test('a remote program that printed half a line and works is not waiting for input', { skip }, async (t) => {
   const id = await background(t, "printf 'working...'; sleep 30");
   assert.equal((await waitFor(id, 'working\\.\\.\\.')).wait_result, 'matched');
-  const idle = await agent.call('wait', { execution_id: id, until: 'idle', idle_ms: 3000, timeout_ms: WAIT_MS });
+  const idle = await ssh.agent.call('wait', { execution_id: id, until: 'idle', idle_ms: 3000, timeout_ms: WAIT_MS });
   assert.equal(idle.wait_result, 'idle', brief(idle));
-  const r = await agent.call('read', { execution_id: id });
+  const r = await ssh.agent.call('read', { execution_id: id });
   assert.equal(r.waiting_for_input, false, brief(r));
-  const w = await agent.call('wait', { execution_id: id, until: 'input', timeout_ms: 1500 });
+  const w = await ssh.agent.call('wait', { execution_id: id, until: 'input', timeout_ms: 1500 });
   assert.equal(w.wait_result, 'deadline_reached', brief(w));
   assert.equal(w.waiting_for_input, false);
-  const s = await agent.call('screen', { execution_id: id });
+  const s = await ssh.agent.call('screen', { execution_id: id });
   assert.equal(s.waiting_for_input, false, brief(s));
-  const listed = (await agent.call('ps', {})).executions.find((e) => e.execution_id === id);
+  const listed = (await ssh.agent.call('ps', {})).executions.find((e) => e.execution_id === id);
   assert.equal(listed.waiting_for_input, false);
 });
 
 test('a remote silent password prompt (read -s) is waiting for input', { skip }, async (t) => {
   const id = await background(t, "read -r -s -p 'Password: ' pw; echo; echo \"got ${#pw} chars\"");
   assert.equal((await waitFor(id, 'Password: $')).wait_result, 'matched');
-  const w = await agent.call('wait', { execution_id: id, until: 'input', timeout_ms: 1500 });
+  const w = await ssh.agent.call('wait', { execution_id: id, until: 'input', timeout_ms: 1500 });
   assert.equal(w.wait_result, 'waiting_for_input', brief(w));
-  await agent.call('write', { execution_id: id, input: 'hunter2\n' });
-  const done = await agent.call('wait', { execution_id: id, until: 'exit', timeout_ms: WAIT_MS });
+  await ssh.agent.call('write', { execution_id: id, input: 'hunter2\n' });
+  const done = await ssh.agent.call('wait', { execution_id: id, until: 'exit', timeout_ms: WAIT_MS });
   assert.equal(done.status, 'completed', brief(done));
-  const all = await agent.call('read', { execution_id: id, since_seq: 1 });
+  const all = await ssh.agent.call('read', { execution_id: id, since_seq: 1 });
   assert.match(all.output, /got 7 chars/);
 });
 
 // A command ahead of `sleep` in the same remote line: the shell runs it in a
 // child and waits, and the probe finds the terminal by the shell's command line.
 test('a remote execute answers at once when its program prompts, from the host, not the guess', { skip }, async (t) => {
-  const r = await agent.call('execute', {
-    host: sshd.host, command: "sleep 0.2; printf 'Continue? [y/N] '; read -r answer; echo \"answer=$answer\"",
+  const r = await ssh.agent.call('execute', {
+    host: ssh.sshd.host, command: "sleep 0.2; printf 'Continue? [y/N] '; read -r answer; echo \"answer=$answer\"",
     side_effects: ['NONE'], yield_ms: 20000,
   });
-  t.after(() => agent.call('stop', { execution_id: r.execution_id, signal: 'SIGKILL' }));
+  t.after(() => ssh.agent.call('stop', { execution_id: r.execution_id, signal: 'SIGKILL' }));
   assert.equal(r.status, 'backgrounded', brief(r));
   assert.equal(r.waiting_for_input, true, brief(r));
   assert.doesNotMatch(r.message ?? '', /guess/, brief(r));
@@ -105,29 +91,29 @@ test('a remote execute answers at once when its program prompts, from the host, 
 });
 
 test('open(host): a REPL in a remote session waits for input without the guess; a busy command does not', { skip }, async (t) => {
-  const o = await agent.call('open', { host: sshd.host });
+  const o = await ssh.agent.call('open', { host: ssh.sshd.host });
   assert.equal(o.prompt_ready, true, brief(o));
-  t.after(() => agent.call('close', { execution_id: o.execution_id }));
+  t.after(() => ssh.agent.call('close', { execution_id: o.execution_id }));
   const session = o.execution_id;
-  const r = await agent.call('execute', { session, command: 'python3 -q -i', side_effects: ['NONE'], yield_ms: 0 });
+  const r = await ssh.agent.call('execute', { session, command: 'python3 -q -i', side_effects: ['NONE'], yield_ms: 0 });
   assert.equal(r.isError, false, brief(r));
   assert.equal((await waitFor(session, '>>> $')).wait_result, 'matched');
-  const w = await agent.call('wait', { execution_id: session, until: 'input', timeout_ms: 1500 });
+  const w = await ssh.agent.call('wait', { execution_id: session, until: 'input', timeout_ms: 1500 });
   assert.equal(w.wait_result, 'waiting_for_input', brief(w));
   assert.equal(w.message, undefined, brief(w));
-  await agent.call('write', { execution_id: session, input: 'exit()\n' });
-  const busy = await agent.call('execute', {
+  await ssh.agent.call('write', { execution_id: session, input: 'exit()\n' });
+  const busy = await ssh.agent.call('execute', {
     session, command: "printf 'working...'; sleep 30", side_effects: ['NONE'], yield_ms: 0,
   });
   assert.equal(busy.isError, false, brief(busy));
   assert.equal((await waitFor(session, 'working\\.\\.\\.$')).wait_result, 'matched');
-  const idle = await agent.call('wait', { execution_id: session, until: 'idle', idle_ms: 3000, timeout_ms: WAIT_MS });
+  const idle = await ssh.agent.call('wait', { execution_id: session, until: 'idle', idle_ms: 3000, timeout_ms: WAIT_MS });
   assert.equal(idle.wait_result, 'idle', brief(idle));
-  const read = await agent.call('read', { execution_id: session });
+  const read = await ssh.agent.call('read', { execution_id: session });
   assert.equal(read.waiting_for_input, false, brief(read));
-  const still = await agent.call('wait', { execution_id: session, until: 'input', timeout_ms: 1500 });
+  const still = await ssh.agent.call('wait', { execution_id: session, until: 'input', timeout_ms: 1500 });
   assert.equal(still.wait_result, 'deadline_reached', brief(still));
-  await agent.call('write', { execution_id: session, keys: ['ctrl-c'] });
+  await ssh.agent.call('write', { execution_id: session, keys: ['ctrl-c'] });
 });
 
 // A remote program stopped with nothing to continue it (SIGSTOP here: ctrl-z
@@ -138,21 +124,21 @@ test('open(host): a REPL in a remote session waits for input without the guess; 
 test('a stopped remote program is suspended, and resume continues it', { skip }, async (t) => {
   const id = await background(t, 'python3 -q -i');
   assert.equal((await waitFor(id, '>>> $')).wait_result, 'matched');
-  await agent.call('write', { execution_id: id, input: 'import os, signal; os.kill(os.getpid(), signal.SIGSTOP)\n' });
+  await ssh.agent.call('write', { execution_id: id, input: 'import os, signal; os.kill(os.getpid(), signal.SIGSTOP)\n' });
   // No event announces the stop: look again after each quiet spell.
   let r;
   for (let i = 0; i < 40; ++i) {
-    r = await agent.call('read', { execution_id: id });
+    r = await ssh.agent.call('read', { execution_id: id });
     if (r.suspended) break;
-    await agent.call('wait', { execution_id: id, until: 'idle', idle_ms: 250, timeout_ms: 5000 });
+    await ssh.agent.call('wait', { execution_id: id, until: 'idle', idle_ms: 250, timeout_ms: 5000 });
   }
   assert.equal(r.suspended, true, brief(r));
   assert.equal(r.waiting_for_input, false);
-  const resumed = await agent.call('write', { execution_id: id, action: 'resume' });
+  const resumed = await ssh.agent.call('write', { execution_id: id, action: 'resume' });
   assert.equal(resumed.isError, false, brief(resumed));
-  const answer = await agent.call('write', { execution_id: id, input: 'print(6 * 7)\n' });
+  const answer = await ssh.agent.call('write', { execution_id: id, input: 'print(6 * 7)\n' });
   assert.match(answer.output, /42/, brief(answer));
-  const w = await agent.call('wait', { execution_id: id, until: 'input', timeout_ms: WAIT_MS });
+  const w = await ssh.agent.call('wait', { execution_id: id, until: 'input', timeout_ms: WAIT_MS });
   assert.equal(w.wait_result, 'waiting_for_input', brief(w));
 });
 
@@ -172,18 +158,18 @@ test('a host that cannot tell (not Linux) falls back to the guess, and wait says
   ].join('\n'), { mode: 0o755 });
   const user = createPasswordUser({ home: dir, shell, suffix: 'f' });
   t.after(() => user.remove());
-  const r = await agent.call('execute', {
-    host: `${user.name}@127.0.0.1:${sshd.port}`, command: 'printf "name? "; read -r name; echo "hello $name"',
+  const r = await ssh.agent.call('execute', {
+    host: `${user.name}@127.0.0.1:${ssh.sshd.port}`, command: 'printf "name? "; read -r name; echo "hello $name"',
     side_effects: ['NONE'], yield_ms: 0,
   });
   assert.equal(r.isError, false, brief(r));
-  t.after(() => agent.call('stop', { execution_id: r.execution_id, signal: 'SIGKILL' }));
-  const w = await agent.call('wait', { execution_id: r.execution_id, until: 'input', timeout_ms: WAIT_MS });
+  t.after(() => ssh.agent.call('stop', { execution_id: r.execution_id, signal: 'SIGKILL' }));
+  const w = await ssh.agent.call('wait', { execution_id: r.execution_id, until: 'input', timeout_ms: WAIT_MS });
   assert.equal(w.wait_result, 'waiting_for_input', brief(w));
   assert.match(w.message ?? '', /is a guess: it stopped mid-line .* printed nothing for 2 s/, brief(w));
-  await agent.call('write', { execution_id: r.execution_id, input: 'guessed\n' });
-  await agent.call('wait', { execution_id: r.execution_id, until: 'exit', timeout_ms: WAIT_MS });
-  const all = await agent.call('read', { execution_id: r.execution_id, since_seq: 1 });
+  await ssh.agent.call('write', { execution_id: r.execution_id, input: 'guessed\n' });
+  await ssh.agent.call('wait', { execution_id: r.execution_id, until: 'exit', timeout_ms: WAIT_MS });
+  const all = await ssh.agent.call('read', { execution_id: r.execution_id, since_seq: 1 });
   assert.match(all.output, /hello guessed/);
 });
 

@@ -8,6 +8,7 @@
 // stop() kills sshd and every per-connection sshd below it, then removes
 // the dir.
 import { spawn, execFileSync } from 'node:child_process';
+import { after, before } from 'node:test';
 import {
   mkdtempSync, mkdirSync, writeFileSync, readFileSync, copyFileSync, existsSync, readdirSync, rmSync,
   appendFileSync, chmodSync,
@@ -15,6 +16,7 @@ import {
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { startAgentty } from './mcp-client.mjs';
 
 export function sshdUsable() {
   return typeof process.getuid === 'function' && process.getuid() === 0 &&
@@ -216,4 +218,28 @@ export function sshClientEnv(sshd, home) {
     HOME: home, SSH_AUTH_SOCK: '', AGENTTY_SSH_KNOWN_HOSTS: sshd.knownHosts,
     AGENTTY_SSH_CONFIG: sshd.writeConfig(sshd.clientKey),
   };
+}
+
+// For a whole test file: a real sshd on 127.0.0.1 and an agentty that
+// reaches it with sshd's client key and nothing of the user's (`home`, a
+// fresh directory named by `prefix`, has no ~/.ssh keys or config). `skip`
+// is the reason sshd cannot run here, or false; `sshd` and `agent` exist
+// once the file's tests run.
+export function sshdAndAgentForFile(prefix) {
+  const fixture = {
+    skip: sshdUsable() ? false : 'needs root and /usr/sbin/sshd',
+    home: mkdtempSync(path.join(tmpdir(), prefix)),
+    sshd: undefined,
+    agent: undefined,
+  };
+  before(async () => {
+    if (fixture.skip) return;
+    fixture.sshd = await startSshd();
+    fixture.agent = await startAgentty({ env: sshClientEnv(fixture.sshd, fixture.home) });
+  });
+  after(async () => {
+    await fixture.agent?.client.close();
+    await fixture.sshd?.stop();
+  });
+  return fixture;
 }
