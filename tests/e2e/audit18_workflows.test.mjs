@@ -5,20 +5,10 @@
 // next step that works.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { openSession, serverForFile, WAIT_MS } from './lib/mcp-client.mjs';
+import { installed, openSession, serverForFile, WAIT_MS } from './lib/mcp-client.mjs';
 
 const server = serverForFile();
 const call = server.call;
-
-function installed(program) {
-  try {
-    execFileSync('sh', ['-c', `command -v ${program}`], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 async function run(session, command, extra = {}) {
   const r = await call('execute', { session, command, side_effects: ['NONE'], yield_ms: WAIT_MS, ...extra });

@@ -10,22 +10,13 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import net from 'node:net';
 import { setTimeout } from 'node:timers/promises';
-import { startAgentty, WAIT_MS } from './lib/mcp-client.mjs';
+import { installed, startAgentty, WAIT_MS } from './lib/mcp-client.mjs';
 import { startSshd, sshClientEnv, createPasswordUser, sshdAndAgentForFile } from './lib/sshd.mjs';
 
 const ssh = sshdAndAgentForFile('agentty-audit19-home-');
 const { skip, home } = ssh;
 
 const brief = (r) => JSON.stringify({ ...r, raw: undefined });
-
-function installed(program) {
-  try {
-    execFileSync('sh', ['-c', `command -v ${program}`], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 // `su user -c CMD` (util-linux) runs CMD with setsid on the same terminal and
 // waits for it. The host probe looked only at the foreground group (su, in

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -72,4 +73,14 @@ export function waiterFor(call) {
     assert.equal(w.isError, false, w.error);
     return w;
   };
+}
+
+// Whether `program` is on this machine's PATH (for tests that need an optional one).
+export function installed(program) {
+  try {
+    execFileSync('sh', ['-c', `command -v ${program}`], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
 }
