@@ -72,7 +72,8 @@ TEST_F(SshChannelTest, CtrlCThroughTheTerminalInterrupts) {
   SshRun r = run("echo ready; sleep 100");
   ASSERT_TRUE(r.wait_output(io_, "ready"));
   r.channel->write("\x03");
-  ASSERT_TRUE(r.wait_exit(io_, 20s));
+  ASSERT_TRUE(r.wait_exit(io_, 20s))
+      << "output: " << r.output << "\nqueued input: " << r.channel->queued_input_bytes();
   EXPECT_TRUE(r.exit->signal == SIGINT || r.exit->code == 130) << r.exit->describe();
 }
 
@@ -96,7 +97,8 @@ TEST_F(SshChannelTest, SigintOnARootLoginIsCtrlC) {
   SshRun r = run("trap 'echo got-INT; exit 4' INT; echo ready; while :; do sleep 0.2; done");
   ASSERT_TRUE(r.wait_output(io_, "ready"));
   r.channel->send_signal(SIGINT);
-  ASSERT_TRUE(r.wait_exit(io_, 20s));
+  ASSERT_TRUE(r.wait_exit(io_, 20s))
+      << "output: " << r.output << "\nqueued input: " << r.channel->queued_input_bytes();
   EXPECT_EQ(r.exit->code, 4) << r.exit->describe();
   EXPECT_NE(r.output.find("got-INT"), std::string::npos) << r.output;
 }
