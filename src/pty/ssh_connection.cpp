@@ -418,12 +418,16 @@ asio::awaitable<void> SshConnection::keepalive_loop() {
     keepalive_.expires_after(options_.keepalive);
     co_await keepalive_.async_wait(kToken);
     if (state_ != State::ready || fail_if_silent(silence_limit)) break;
-    // The first call collects the previous answer, the second sends anew
-    // (libssh keeps one global request in flight).
-    ssh_send_keepalive(session_);
-    ssh_send_keepalive(session_);
+    send_keepalive();
     after_call();
   }
+}
+
+void SshConnection::send_keepalive() {
+  // The first call collects the previous answer, the second sends anew
+  // (libssh keeps one global request in flight).
+  ssh_send_keepalive(session_);
+  ssh_send_keepalive(session_);
 }
 
 bool SshConnection::session_dead() const {

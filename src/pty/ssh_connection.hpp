@@ -202,6 +202,12 @@ class SshConnection : public std::enable_shared_from_this<SshConnection> {
   boost::asio::awaitable<void> keepalive_loop();
   // Fails the connection when nothing has arrived for `limit`; true if it did.
   bool fail_if_silent(Clock::duration limit);
+  void send_keepalive();
+  // After closing a channel: ends it when the host has not answered (not
+  // even a keepalive) within kHangupAnswerWindow (ssh_signal.cpp).
+  void confirm_hangup(const std::shared_ptr<SshChannelState>& channel);
+  // Inside stop's allowance for a program to end after SIGKILL (signal_and_wait).
+  static constexpr std::chrono::seconds kHangupAnswerWindow{4};
   void pump();
   // After every libssh call: notice received packets and a dead socket,
   // retry pending writes, deliver output (now, or posted for user calls).

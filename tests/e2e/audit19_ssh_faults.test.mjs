@@ -127,6 +127,28 @@ test('an execute on a connection whose link hung connects again and runs', { ski
   assert.equal(r.output, 'after-the-hang\n');
 });
 
+// The link hung under a running command. stop (a hang-up on a root login)
+// waited out its allowance, answered "not ended yet", and the execution
+// ended only when the keepalives gave the connection up 15-20 s later. The
+// hang-up now goes with a keepalive, which a live server answers at once:
+// silence ends the execution within stop's allowance, saying why.
+test('stop on a command whose link hung ends it within the call, saying the link is silent', { skip }, async (t) => {
+  const { a, run, connectionServer } = await ownHost(t);
+  const r = await run('echo ready; sleep 100', { yield_ms: 0 });
+  assert.equal(r.isError, false, brief(r));
+  const seen = await a.call('wait', { execution_id: r.execution_id, pattern: 'ready', timeout_ms: WAIT_MS });
+  assert.equal(seen.wait_result, 'matched', brief(seen));
+  const frozen = connectionServer();
+  process.kill(frozen, 'SIGSTOP');
+  t.after(() => { try { process.kill(frozen, 'SIGKILL'); process.kill(frozen, 'SIGCONT'); } catch { /* gone */ } });
+  const s = await a.call('stop', { execution_id: r.execution_id, force_after_ms: 1000 });
+  assert.equal(s.stopped, true, brief(s));
+  assert.equal(s.status, 'failed', brief(s));
+  // Not the keepalives' "connection ... lost: nothing received for 15 s".
+  assert.match(s.failure_reason, /link to root@127\.0\.0\.1:\d+ is silent/, brief(s));
+  assert.match(s.failure_reason, /hangs the program up if the link comes back/, brief(s));
+});
+
 // Refusals before anything ran: each names what to check.
 test('a closed port and a name that does not resolve: the refusal says what to check', { skip }, async () => {
   const closed = await ssh.agent.call('execute', { host: 'root@127.0.0.1:1', command: 'true', side_effects: ['NONE'] });

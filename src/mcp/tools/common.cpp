@@ -446,8 +446,10 @@ boost::asio::awaitable<std::optional<ToolResult>> signal_and_wait(ToolContext& c
                                                                   const json& refused) {
   if (auto ok = execution.stop(signo, grace, session::InputSource::agent); !ok)
     co_return refusal(execution, ctx, ok.error(), refused);
-  // SIGKILL lands within the grace; allow a little more for the group to drain.
-  auto deadline = steady_clock::now() + grace + milliseconds(3000);
+  // SIGKILL lands within the grace; allow a little more for the group to
+  // drain, and for a remote host to answer the hang-up (an SSH channel whose
+  // link went silent ends 4 s after it: SshConnection::kHangupAnswerWindow).
+  auto deadline = steady_clock::now() + grace + milliseconds(5000);
   auto end = co_await wait_until(ctx, execution, deadline, [&] { return execution.finished(); });
   if (end == WaitEnd::cancelled) co_return ToolResult{};
   co_return std::nullopt;
