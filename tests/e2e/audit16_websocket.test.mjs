@@ -386,6 +386,10 @@ test('two viewers race to take over while the agent writes: one holds, the other
   const taken = await loser.message((m) => m.type === 'refused' || (m.type === 'state' && m.held),
     'the second takeover', fromLoser);
   assert.equal(taken.held_by_you, true, JSON.stringify(taken));
+  // The terminal's echo and cat's copy come back in their own time (a read
+  // at once found nothing yet on a loaded machine): waited for.
+  const echoed = await agent.call('wait', { execution_id: id, pattern: '(?s)typed-while-held.*typed-while-held', timeout_ms: WAIT_MS });
+  assert.equal(echoed.wait_result, 'matched', JSON.stringify(echoed));
   const read = await agent.call('read', { execution_id: id, tail_lines: 50 });
   assert.match(read.output, /typed-while-held/);
   assert.doesNotMatch(read.output, /typed-after-release/);
