@@ -30,6 +30,14 @@ Expected<bool> make_dir(const fs::path& dir) {
   return false;
 }
 
+// How `dir` is named in an error: with where it leads when it is a symlink.
+std::string described(const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::is_symlink(dir, ec)) return dir.string();
+  auto target = fs::read_symlink(dir, ec);
+  return dir.string() + " (a symlink to " + (ec ? std::string("?") : target.string()) + ")";
+}
+
 }  // namespace
 
 void make_open_file_private(int fd) {
@@ -44,10 +52,11 @@ Expected<void> ensure_private_dir(const fs::path& dir) {
   if (!made) return make_error(made.error());
   if (*made) return {};
   struct stat info {};
-  if (::lstat(dir.c_str(), &info) != 0) return make_error(errno_message("lstat"));
-  if (!S_ISDIR(info.st_mode)) return make_error(dir.string() + " is not a directory");
+  if (::stat(dir.c_str(), &info) != 0)
+    return make_error("cannot use " + described(dir) + ": " + errno_message("stat"));
+  if (!S_ISDIR(info.st_mode)) return make_error(described(dir) + " is not a directory");
   if (info.st_uid != ::geteuid()) {
-    return make_error(dir.string() + " belongs to another user (uid " +
+    return make_error(described(dir) + " belongs to another user (uid " +
                       std::to_string(info.st_uid) + "); remove it or choose another --state-dir");
   }
   if ((info.st_mode & 07777) != 0700 && ::chmod(dir.c_str(), 0700) != 0) {

@@ -61,7 +61,8 @@ std::string take_complete_utf8(std::string& carry, std::string_view bytes) {
 }
 
 Expected<std::unique_ptr<Recorder>> Recorder::open(const RecorderOptions& options) {
-  UniqueFd fd(::open(options.path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+  UniqueFd fd(
+      ::open(options.path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600));
   if (!fd) {
     return make_error("cannot create recording '" + options.path.string() +
                       "': " + errno_message("open"));

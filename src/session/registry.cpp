@@ -38,7 +38,9 @@ Registry::Registry(boost::asio::io_context& io, RegistryOptions options)
 }
 
 std::string Registry::state_file_name(std::string_view name) const {
-  return owner_ ? owner_->owned_name(name) : std::string(name);
+  if (!owner_) return std::string(name);
+  owner_->keep_claim();
+  return owner_->owned_name(name);
 }
 
 Registry::~Registry() {
@@ -184,8 +186,16 @@ void Registry::attach_recorder(Execution& execution) {
   auto dir = options_.state_dir / "recordings";
   if (!recordings_dir_made_) {  // once: a stat per start shows in execute's latency
     auto made = ensure_private_dir(dir);
-    if (!made) spdlog::warn("recordings: {}", made.error());
     recordings_dir_made_ = made.ok();
+    if (!made) {
+      // Nothing is written through what is not a private directory of ours,
+      // and the reason is said once, not at every execute.
+      if (made.error() != recordings_refusal_)
+        spdlog::warn("recordings are off until this is fixed: {}", made.error());
+      recordings_refusal_ = made.error();
+      return;
+    }
+    recordings_refusal_.clear();
   }
   // Room for this one; recordings of live executions are never pruned.
   recording_retention_.make_room([this] {

@@ -143,6 +143,7 @@ class Registry {
   std::shared_ptr<pty::SshConnectionPool> ssh_pool_;
   RecordingRetention recording_retention_;
   bool recordings_dir_made_ = false;
+  std::string recordings_refusal_;  // why recordings are off, as last warned
   pty::PtyLauncher launcher_;
   boost::asio::steady_timer prune_timer_;
   bool prune_armed_ = false;

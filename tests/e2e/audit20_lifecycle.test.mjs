@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import {
-  chmodSync, chownSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync,
+  chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync,
 } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
@@ -187,6 +187,42 @@ test('a state directory deleted while the server runs is made again: long output
   assert.equal(statSync(path.join(stateDir, 'spool')).mode & 0o777, 0o700);
   const script = await agent.run({ script: 'echo script ran' });
   assert.equal(script.output, 'script ran\n');
+});
+
+// recordings/ and spool/ replaced by links to a file: warned about as "not
+// a directory" at every execute, and then written through anyway. Now
+// nothing goes through a link that does not lead to a directory of ours,
+// the warning comes once, and a link to one of ours (recordings moved to
+// a bigger disk) is followed without a word.
+test('recordings and spool links that do not lead to a directory of ours are not written through; one that does is used', async (t) => {
+  const root = mkdtempSync(path.join(tmpdir(), 'agentty-links-'));
+  t.after(() => rmSync(root, { recursive: true, force: true }));
+  const stateDir = path.join(root, 'state');
+  const victim = path.join(root, 'victim');
+  writeFileSync(victim, 'mine\n', { mode: 0o644 });
+  mkdirSync(stateDir, { mode: 0o700 });
+  symlinkSync(victim, path.join(stateDir, 'recordings'));
+  symlinkSync(victim, path.join(stateDir, 'spool'));
+  const agent = await agenttyWithStderr(t, { stateDir, args: smallRam });
+  for (let i = 0; i < 3; i++) assert.equal((await agent.run({ command: `echo run${i}` })).output, `run${i}\n`);
+  const long = await agent.run({ command: 'seq 1 100000' });
+  assert.equal(long.status, 'completed', long.error);
+  assert.match(long.spool_error ?? '', /spool \(a symlink to .*victim\) is not a directory/, long.hint);
+  assert.equal(readFileSync(victim, 'utf8'), 'mine\n');
+  assert.equal(statSync(victim).mode & 0o777, 0o644);
+  const warnings = agent.stderr().match(/recordings are off until this is fixed: .*recordings \(a symlink to .*victim\) is not a directory/g) ?? [];
+  assert.equal(warnings.length, 1, agent.stderr());
+
+  const moved = path.join(root, 'bigger-disk');
+  mkdirSync(moved, { mode: 0o755 });
+  const movedState = path.join(root, 'state2');
+  mkdirSync(movedState, { mode: 0o700 });
+  symlinkSync(moved, path.join(movedState, 'recordings'));
+  const other = await agenttyWithStderr(t, { stateDir: movedState });
+  const r = await other.run({ command: 'echo recorded' });
+  assert.equal(r.output, 'recorded\n');
+  assert.deepEqual(listDir(moved), [`${r.execution_id}.cast`]);
+  assert.doesNotMatch(other.stderr(), /recordings/);
 });
 
 // A session command longer than what is kept: the answer used to claim the

@@ -106,12 +106,17 @@ std::string add_output_tail(json& out, session::Execution& execution, const Read
          "), or explore to search them.";
 }
 
+namespace {
+// What an operator does about a spool_error (a full disk, a read-only or
+// removed state dir, a spool/ that is a link to somewhere not agentty's).
+constexpr const char* kSpoolErrorFix =
+    "Free space in the state directory or make it writable (its spool/ must be a directory of "
+    "the user agentty runs as), or restart agentty with another --state-dir.";
+}  // namespace
+
 EvictionCause eviction_cause(const session::OutputLog& log) {
-  if (!log.spool_error().empty()) {
-    return {"the spool file could not be written, see spool_error",
-            "Free space in the state directory or make it writable, or restart agentty with "
-            "another --state-dir."};
-  }
+  if (!log.spool_error().empty())
+    return {"the spool file could not be written, see spool_error", kSpoolErrorFix};
   if (log.spool_frozen_at()) {
     return {"past the spool cap or the total budget, see spool_limited",
             "Read more often, use explore, or raise AGENTTY_MAX_SPOOL_BYTES."};
@@ -132,8 +137,8 @@ void add_spool_notes(json& out, const session::OutputLog& log) {
   if (!log.spool_error().empty()) {
     out["spool_error"] = log.spool_error() + ". So this execution keeps only its newest " + kept +
                          " bytes, in memory, and older ones are evicted (evicted=true). The "
-                         "program keeps running. Free space in the state directory or make it "
-                         "writable, or restart agentty with another --state-dir.";
+                         "program keeps running. " +
+                         kSpoolErrorFix;
   }
 }
 
