@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -46,15 +47,9 @@ DeadOwner check_owner(const std::filesystem::path& path) {
   return {true, std::move(fd)};
 }
 
-}  // namespace
-
-StateDirOwner::StateDirOwner(std::filesystem::path state_dir, std::string tag, UniqueFd lock)
-    : state_dir_(std::move(state_dir)), tag_(std::move(tag)), lock_(std::move(lock)) {}
-
-Expected<std::unique_ptr<StateDirOwner>> StateDirOwner::acquire(
-    const std::filesystem::path& state_dir) {
+// Makes STATE_DIR/owners/<tag>.lock, locked before it appears under that name.
+Expected<UniqueFd> take_lock(const std::filesystem::path& state_dir, const std::string& tag) {
   if (auto made = ensure_private_dir(state_dir / "owners"); !made) return make_error(made.error());
-  const std::string tag = random_hex(kTagLength / 2);
   const auto temporary = state_dir / "owners" / ("." + tag + ".new");
   UniqueFd fd(::open(temporary.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
   if (!fd) return make_error(errno_message(("open " + temporary.string()).c_str()));
@@ -64,7 +59,36 @@ Expected<std::unique_ptr<StateDirOwner>> StateDirOwner::acquire(
     ::unlink(temporary.c_str());
     return make_error(error);
   }
-  return std::unique_ptr<StateDirOwner>(new StateDirOwner(state_dir, tag, std::move(fd)));
+  return fd;
+}
+
+}  // namespace
+
+StateDirOwner::StateDirOwner(std::filesystem::path state_dir, std::string tag, UniqueFd lock)
+    : state_dir_(std::move(state_dir)), tag_(std::move(tag)), lock_(std::move(lock)) {}
+
+Expected<std::unique_ptr<StateDirOwner>> StateDirOwner::acquire(
+    const std::filesystem::path& state_dir) {
+  const std::string tag = random_hex(kTagLength / 2);
+  auto lock = take_lock(state_dir, tag);
+  if (!lock) return make_error(lock.error());
+  return std::unique_ptr<StateDirOwner>(new StateDirOwner(state_dir, tag, std::move(lock).value()));
+}
+
+void StateDirOwner::keep_claim() {
+  struct stat info {};
+  if (::stat(lock_path(state_dir_, tag_).c_str(), &info) == 0) return;
+  auto lock = take_lock(state_dir_, tag_);
+  if (!lock) {
+    spdlog::warn(
+        "the state dir's owner file went and cannot be made again ({}); a server "
+        "started later may remove this one's files",
+        lock.error());
+    return;
+  }
+  spdlog::info("state dir {} was removed while this server ran; its owner file is made again",
+               state_dir_.string());
+  lock_ = std::move(lock).value();
 }
 
 StateDirOwner::~StateDirOwner() {

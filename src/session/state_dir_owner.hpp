@@ -47,6 +47,12 @@ class StateDirOwner {
   // `name` as this server names what it makes in an owned directory.
   std::string owned_name(std::string_view name) const { return tag_ + "-" + std::string(name); }
 
+  // Makes the lock file again (same tag) if it is gone: a state dir deleted
+  // by hand takes it along, and a server started afterwards would take this
+  // one for gone and sweep the files it makes from then on. A stat when
+  // nothing is wrong; called before each new owned name is handed out.
+  void keep_claim();
+
   // Removes the entries of owners that are gone, and their lock files;
   // returns how many entries it removed.
   std::size_t sweep() const;

@@ -74,5 +74,30 @@ TEST(StateDirOwner, SweepRemovesWhatAGoneOwnerLeftAndNeverALiveOnes) {
   fs::remove_all(dir);
 }
 
+// Audit 20: a state dir deleted by hand took the lock file along, and a
+// server started afterwards swept a live server's new files as a dead one's.
+TEST(StateDirOwner, KeepClaimMakesTheLockAgainAfterTheStateDirWasDeleted) {
+  const fs::path dir = fresh_dir("claim");
+  auto live = StateDirOwner::acquire(dir);
+  ASSERT_TRUE(live.ok()) << live.error();
+  const fs::path lock = dir / "owners" / ((*live)->tag() + ".lock");
+  (*live)->keep_claim();  // nothing wrong: nothing changes
+  ASSERT_TRUE(fs::exists(lock));
+
+  fs::remove_all(dir);
+  (*live)->keep_claim();
+  ASSERT_TRUE(fs::exists(lock));
+  touch(dir / "spool" / (*live)->owned_name("new.log"));
+  auto later = StateDirOwner::acquire(dir);
+  ASSERT_TRUE(later.ok()) << later.error();
+  EXPECT_EQ((*later)->sweep(), 0u);
+  EXPECT_TRUE(fs::exists(dir / "spool" / (*live)->owned_name("new.log")));
+
+  live->reset();  // gone: its lock file goes, and then its files can be swept
+  EXPECT_FALSE(fs::exists(lock));
+  EXPECT_EQ((*later)->sweep(), 1u);
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace agentty::session
