@@ -5,16 +5,12 @@
 // next step that works.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { installed, openSession, serverForFile, WAIT_MS } from './lib/mcp-client.mjs';
+import { installed, openSession, serverForFile, sessionRunner, WAIT_MS } from './lib/mcp-client.mjs';
 
 const server = serverForFile();
 const call = server.call;
 
-async function run(session, command, extra = {}) {
-  const r = await call('execute', { session, command, side_effects: ['NONE'], yield_ms: WAIT_MS, ...extra });
-  assert.equal(r.isError, false, r.error);
-  return r;
-}
+const run = sessionRunner(call);
 
 // `su user -c CMD` (util-linux) runs CMD in a session of its own on the same
 // terminal and waits for it: CMD's prompt (a password, a REPL such as

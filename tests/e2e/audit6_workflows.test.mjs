@@ -5,16 +5,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { openSession, serverForFile, WAIT_MS } from './lib/mcp-client.mjs';
+import { openSession, serverForFile, sessionRunner, WAIT_MS } from './lib/mcp-client.mjs';
 
 const server = serverForFile();
 const call = server.call;
 
-async function run(session, command, extra = {}) {
-  const r = await call('execute', { session, command, side_effects: ['NONE'], yield_ms: WAIT_MS, ...extra });
-  assert.equal(r.isError, false, r.error);
-  return r;
-}
+const run = sessionRunner(call);
 
 test('session: what the shell prints after a command and before its prompt (a prompt hook, job notices) is in the answer', async (t) => {
   // direnv's hook ("direnv: loading .envrc", "direnv: error .envrc is

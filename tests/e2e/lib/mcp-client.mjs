@@ -65,6 +65,16 @@ export async function openSession(call, t) {
 // Generous: the suite runs on a loaded 2-core machine.
 export const WAIT_MS = 30000;
 
+// A runner of commands in a session for `call` (a server's tool caller):
+// execute(session=) up to WAIT_MS, checked to have answered without error.
+export function sessionRunner(call) {
+  return async (session, command, extra = {}) => {
+    const r = await call('execute', { session, command, side_effects: ['NONE'], yield_ms: WAIT_MS, ...extra });
+    assert.equal(r.isError, false, r.error);
+    return r;
+  };
+}
+
 // A waiter for `call` (a server's tool caller): wait(until) on an execution,
 // up to WAIT_MS, checked to have answered without error.
 export function waiterFor(call) {
