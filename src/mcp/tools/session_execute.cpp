@@ -1,10 +1,9 @@
 // execute(session=...): type a command into an open shell and answer with
 // exactly its output (between the C and D marks) and its exit code (from the
-// D mark). Also write's session actions.
+// D mark). write's session actions are session_action.cpp.
 #include "mcp/tools/session_execute.hpp"
 
 #include <algorithm>
-#include <regex>
 #include <utility>
 
 #include "mcp/tools/common.hpp"
@@ -39,10 +38,6 @@ constexpr std::pair<const char*, const char*> kNotWithSession[] = {
     {"rows", "and resize with write(cols, rows)"},
     {"name", "(a session's name is given by open)"},
 };
-
-ToolResult refuse(session::Execution& execution, const ToolContext& ctx, std::string message) {
-  return refusal(execution, ctx, std::move(message), session_fields(execution));
-}
 
 std::string trim_trailing_newlines(std::string text) {
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
@@ -183,19 +178,6 @@ boost::asio::awaitable<bool> wait_for_prompt(ToolContext& ctx, session::Executio
   co_return end == WaitEnd::condition && !execution.finished();
 }
 
-// readline turns echo off at every prompt, so echo off alone does not mean a
-// password prompt: it must also ask for one on the cursor's line.
-bool asking_for_secret(session::Execution& execution) {
-  if (execution.echo_enabled() != false) return false;
-  auto snapshot = execution.screen().snapshot();
-  if (snapshot.cursor.row < 0 || snapshot.cursor.row >= static_cast<int>(snapshot.lines.size()))
-    return true;
-  static const std::regex secret(
-      R"((pass(word|phrase)?|PIN|OTP|token|verification|secret|key)[^\n]*[:?]\s*$)",
-      std::regex::icase);
-  return std::regex_search(snapshot.lines[snapshot.cursor.row], secret);
-}
-
 // The open session `args` names, or why execute cannot type into it.
 Expected<std::shared_ptr<session::Execution>> session_named(ToolContext& ctx, const json& args) {
   std::string id = args["session"].get<std::string>();
@@ -250,15 +232,16 @@ Expected<std::string> line_to_type(ToolContext& ctx, const json& args) {
 std::optional<ToolResult> busy_refusal(ToolContext& ctx, session::Execution& execution,
                                        bool& heuristic) {
   if (execution.finished()) {
-    return refuse(execution, ctx,
-                  "session: the shell has ended (" + session::to_string(execution.status()) +
-                      "); open a new session with open.");
+    return session_refusal(execution, ctx,
+                           "session: the shell has ended (" +
+                               session::to_string(execution.status()) +
+                               "); open a new session with open.");
   }
   if (auto held = held_refusal(execution, ctx, "nothing was typed", session_fields(execution)))
     return held;
   auto* shell = execution.shell();
   if (const auto* waiting = unstarted_command(*shell)) {
-    return refuse(
+    return session_refusal(
         execution, ctx,
         "session: the previous command (" + execution.redacted(waiting->text) +
             ") was typed but the shell has not started it: it is still starting, or the shell "
@@ -267,7 +250,7 @@ std::optional<ToolResult> busy_refusal(ToolContext& ctx, session::Execution& exe
             "to drop it; nothing was typed.");
   }
   if (shell->line_entered()) {
-    return refuse(
+    return session_refusal(
         execution, ctx,
         "session: a line entered with write (or by a person) has not come back to the prompt: "
         "the shell is about to run it, runs it, or waits for the rest of the line (an unclosed "
@@ -277,16 +260,17 @@ std::optional<ToolResult> busy_refusal(ToolContext& ctx, session::Execution& exe
   heuristic = false;
   if (!shell->command_running()) return std::nullopt;
   if (!execution.waiting_for_input()) {
-    return refuse(execution, ctx,
-                  "session: a command is still running in this session (" +
-                      execution.redacted(shell->current()->text) +
-                      "). wait(until=\"exit\") for it, write to answer "
-                      "it, write keys [\"ctrl-c\"] to interrupt it, or open another session.");
+    return session_refusal(
+        execution, ctx,
+        "session: a command is still running in this session (" +
+            execution.redacted(shell->current()->text) +
+            "). wait(until=\"exit\") for it, write to answer "
+            "it, write keys [\"ctrl-c\"] to interrupt it, or open another session.");
   }
   if (execution.screen_modes().alt_screen) {
     // vim, less, top: a command line typed there is keys (vim would edit
     // its buffer with it), whoever left the program open.
-    return refuse(
+    return session_refusal(
         execution, ctx,
         "session: a full-screen program (" + execution.redacted(shell->current()->text) +
             ") is open in this session and reads keys, not command lines: typing this "
@@ -364,54 +348,12 @@ void describe_unfinished(json& result, session::Execution& execution, std::uint6
   }
 }
 
-// Types what `action` sends; a refusal when nothing could be typed.
-std::optional<ToolResult> send_action(ToolContext& ctx, session::Execution& execution,
-                                      const std::string& action) {
-  if (action == "rearm") {
-    if (asking_for_secret(execution)) {
-      return refuse(execution, ctx,
-                    "action: the terminal has echo off (a password prompt?); nothing was typed. "
-                    "Answer the prompt first (or ask a human with handoff), then rearm at the new "
-                    "shell's prompt.");
-    }
-    // Typed with ctrl-u first, erasing its echo (a person watching sees no
-    // hook line, and the agent's text leaves it out).
-    if (auto typed = retype_hook(execution); !typed) return refuse(execution, ctx, typed.error());
-    return std::nullopt;
-  }
-  // At the shell's prompt, ctrl-c: the terminal discards typed-ahead input
-  // and readline drops the line. With a program running, only ctrl-u
-  // (erase the line being typed), so the program is never interrupted.
-  const std::string bytes = execution.shell()->prompt_ready() ? "\x03" : "\x15";
-  if (auto ok = execution.write(bytes, session::InputSource::agent); !ok)
-    return refuse(execution, ctx, ok.error());
-  return std::nullopt;
-}
-
-// What the action did, once the shell answered or the wait ran out.
-void describe_action(json& result, const ShellIntegration& shell, const std::string& action,
-                     std::uint64_t typed_at, WaitEnd end) {
-  if (action == "rearm") {
-    // A prompt alone is not proof: one left from before (marks in PS1, a zsh
-    // that could not run the bash hook) comes without the hook's end mark.
-    const bool armed =
-        shell.prompt_ready() && !shell.line_entered() && shell.last_end_mark() > typed_at;
-    result["armed"] = armed;
-    result["message"] = armed ? "The prompt hook is installed in the foreground shell; "
-                                "execute(session=) has exact boundaries again."
-                              : "The hook's line brought back no end mark: the foreground program "
-                                "may not be bash (rearm types bash's hook; output shows what it "
-                                "answered). execute(session=) boundaries stay as they were.";
-  } else {
-    result["message"] = shell.prompt_ready() || end == WaitEnd::condition
-                            ? "Sent ctrl-c at the shell prompt (drops typed-ahead input and the "
-                              "line) or ctrl-u to the "
-                              "running program (erases its current line)."
-                            : "Sent; nothing printed yet.";
-  }
-}
-
 }  // namespace
+
+ToolResult session_refusal(session::Execution& execution, const ToolContext& ctx,
+                           std::string message) {
+  return refusal(execution, ctx, std::move(message), session_fields(execution));
+}
 
 const session::ShellCommand* unstarted_command(const ShellIntegration& shell) {
   if (shell.command_running()) return nullptr;
@@ -470,10 +412,11 @@ boost::asio::awaitable<ToolResult> execute_in_session(ToolContext& ctx, const js
   auto* shell = execution->shell();
   if (!heuristic && !shell->prompt_ready() &&
       !co_await wait_for_prompt(ctx, *execution, kPromptWait)) {
-    co_return refuse(*execution, ctx,
-                     "session: the shell did not show a prompt within 10 s; read the session "
-                     "to see why, or write(action=\"flush\") and try again." +
-                         std::string(execution->spec().host.empty() ? "" : kHookNeedsBash));
+    co_return session_refusal(
+        *execution, ctx,
+        "session: the shell did not show a prompt within 10 s; read the session "
+        "to see why, or write(action=\"flush\") and try again." +
+            std::string(execution->spec().host.empty() ? "" : kHookNeedsBash));
   }
 
   auto submitted_at = steady_clock::now();
@@ -488,7 +431,7 @@ boost::asio::awaitable<ToolResult> execute_in_session(ToolContext& ctx, const js
                                  session::InputSource::agent);
       !ok) {
     shell->abandon_pending(command_id);
-    co_return refuse(*execution, ctx, ok.error());
+    co_return session_refusal(*execution, ctx, ok.error());
   }
   execution->set_agent_typed_line("");  // erased (ctrl-u) or submitted with the command
   auto yield = effective_yield(ctx, args, ctx.config.default_yield_ms);
@@ -538,48 +481,6 @@ boost::asio::awaitable<ToolResult> execute_in_session(ToolContext& ctx, const js
     note_full_screen(result, *execution);  // vim, less, top run in the session
   }
   note_capped_timer(result, ctx, args, "yield_ms", "yield_ms");  // last: a hint may be set
-  co_return ToolResult{std::move(result)};
-}
-
-boost::asio::awaitable<ToolResult> session_action(ToolContext& ctx, session::Execution& execution,
-                                                  const json& args) {
-  auto* shell = execution.shell();
-  std::string action = args["action"].get<std::string>();
-  if (!shell) {
-    co_return tool_error("action: " + action +
-                         " applies to shell sessions started with open; this execution is a "
-                         "plain command. Use input/keys instead.");
-  }
-  if (args.contains("input") || args.contains("keys") || args.contains("eof") ||
-      args.contains("newline")) {
-    co_return tool_error(
-        "action: cannot be combined with input, keys, newline or eof; send them in a separate "
-        "write.");
-  }
-  if (auto held = held_refusal(execution, ctx, "nothing was written", session_fields(execution)))
-    co_return std::move(*held);
-  auto yield = milliseconds(effective_yield(ctx, args, 3000));
-  const auto typed_at = execution.log().latest_seq();
-  if (auto refused = send_action(ctx, execution, action)) co_return std::move(*refused);
-  auto before = execution.log().latest_seq();
-  auto sent_at = steady_clock::now();
-  auto done = [&] {
-    if (execution.finished()) return true;
-    // Back at a marked prompt after the hook's line: a shell already at its
-    // prompt is ready before it has even read that line.
-    if (action == "rearm") return shell->prompt_ready() && !shell->line_entered();
-    auto quiet = execution.idle().value_or(milliseconds::max());
-    return execution.log().latest_seq() > before && quiet >= milliseconds(150) &&
-           steady_clock::now() - sent_at >= milliseconds(150);
-  };
-  auto end = co_await wait_until(ctx, execution, sent_at + yield, done, milliseconds(50));
-  if (end == WaitEnd::cancelled) co_return ToolResult{};
-  json result =
-      merged(execution_result(execution, ctx, read_request(ctx, args)), session_fields(execution));
-  result["ok"] = true;
-  result["yield_ms"] = yield.count();
-  note_capped_timer(result, ctx, args, "yield_ms", "yield_ms");
-  describe_action(result, *shell, action, typed_at, end);
   co_return ToolResult{std::move(result)};
 }
 

@@ -1,5 +1,6 @@
-// Running commands inside an open shell session (execute with `session=`),
-// the session actions of write (rearm, flush) and the session fields every
+// Running commands inside an open shell session (execute with `session=`,
+// session_execute.cpp), the session actions of write (rearm, flush:
+// session_action.cpp) and the session fields every
 // session response carries (boundaries, command_running, ...).
 #pragma once
 
@@ -14,6 +15,9 @@ boost::asio::awaitable<ToolResult> session_action(ToolContext& ctx, session::Exe
 // boundaries, command_running, prompt_ready, command_exit_code; with
 // `command_exit` and a live shell whose last command ended, also exit_code.
 json session_fields(session::Execution& execution, bool command_exit = false);
+// A refusal to act on a session, with its session fields.
+ToolResult session_refusal(session::Execution& execution, const ToolContext& ctx,
+                           std::string message);
 // The agent's command typed at the prompt that the shell has neither started
 // (no C mark) nor dropped (no prompt drawn since): typed ahead of a slow
 // shell, or the shell waits for the rest of the line (an unclosed quote, a
