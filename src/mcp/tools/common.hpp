@@ -1,7 +1,8 @@
 // Pieces every execution tool shares: looking up an execution, refusals,
 // the cursor read fields, the status fields, schema fragments, the fields
 // execute and open both fill in a new execution's spec, and the event-driven
-// wait loop.
+// wait loop. Defined in common.cpp, with the schema fragments in
+// tool_schemas.cpp.
 #pragma once
 
 #include <chrono>
