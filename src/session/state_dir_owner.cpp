@@ -80,12 +80,16 @@ void StateDirOwner::keep_claim() {
   if (::stat(lock_path(state_dir_, tag_).c_str(), &info) == 0) return;
   auto lock = take_lock(state_dir_, tag_);
   if (!lock) {
-    spdlog::warn(
-        "the state dir's owner file went and cannot be made again ({}); a server "
-        "started later may remove this one's files",
-        lock.error());
+    if (lock.error() != claim_error_) {  // said once per reason, not at every execute
+      spdlog::warn(
+          "the state dir's owner file went and cannot be made again ({}); a server "
+          "started later may remove this one's files",
+          lock.error());
+    }
+    claim_error_ = lock.error();
     return;
   }
+  claim_error_.clear();
   spdlog::info("state dir {} was removed while this server ran; its owner file is made again",
                state_dir_.string());
   lock_ = std::move(lock).value();

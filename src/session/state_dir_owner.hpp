@@ -63,6 +63,7 @@ class StateDirOwner {
   std::filesystem::path state_dir_;
   std::string tag_;
   UniqueFd lock_;
+  std::string claim_error_;  // why keep_claim could not make the lock, as last warned
 };
 
 }  // namespace agentty::session
