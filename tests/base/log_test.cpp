@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <string>
 
+#include "support/temp_dir.hpp"
+
 namespace agentty {
 namespace {
 
@@ -15,16 +17,14 @@ namespace fs = std::filesystem;
 class LogFile : public ::testing::Test {
  protected:
   void SetUp() override {
-    char pattern[] = "/tmp/agentty-log-test-XXXXXX";
-    dir_ = ::mkdtemp(pattern);
     old_umask_ = ::umask(0);  // the loosest a service manager may hand us
   }
   void TearDown() override {
     ::umask(old_umask_);
     ASSERT_TRUE(init_logging({}));  // back to stderr only, closing the file
-    fs::remove_all(dir_);
   }
-  fs::path dir_;
+  test_util::TempDir temp_{"agentty-log-test"};
+  fs::path dir_ = temp_.path();
   mode_t old_umask_ = 0;
 };
 

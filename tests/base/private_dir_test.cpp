@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "support/temp_dir.hpp"
+
 namespace agentty {
 namespace {
 
@@ -17,11 +19,7 @@ namespace fs = std::filesystem;
 
 class PrivateDir : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char pattern[] = "/tmp/agentty-private-dir-test-XXXXXX";
-    dir_ = ::mkdtemp(pattern);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
+  void SetUp() override {}
 
   static mode_t mode_of(const fs::path& path) {
     struct stat info {};
@@ -29,7 +27,8 @@ class PrivateDir : public ::testing::Test {
     return info.st_mode & 07777;
   }
 
-  fs::path dir_;
+  test_util::TempDir temp_{"agentty-private-dir-test"};
+  fs::path dir_ = temp_.path();
 };
 
 TEST_F(PrivateDir, MakesAMissingOneWith0700WhateverTheUmask) {

@@ -13,6 +13,8 @@
 #include <sstream>
 #include <thread>
 
+#include "support/temp_dir.hpp"
+
 namespace agentty::session {
 namespace {
 
@@ -21,13 +23,7 @@ using nlohmann::json;
 
 class AuditLogTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char pattern[] = "/tmp/agentty-audit-XXXXXX";
-    ASSERT_NE(::mkdtemp(pattern), nullptr);
-    dir_ = pattern;
-    path_ = dir_ / "state" / "audit.jsonl";
-  }
-  void TearDown() override { fs::remove_all(dir_); }
+  void SetUp() override { path_ = dir_ / "state" / "audit.jsonl"; }
 
   std::unique_ptr<AuditLog> open(AuditLogOptions options = {}) {
     options.path = path_;
@@ -54,7 +50,8 @@ class AuditLogTest : public ::testing::Test {
     return out;
   }
 
-  fs::path dir_;
+  test_util::TempDir temp_{"agentty-audit"};
+  fs::path dir_ = temp_.path();
   fs::path path_;
 };
 

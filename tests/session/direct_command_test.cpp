@@ -9,6 +9,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "support/temp_dir.hpp"
+
 namespace agentty::session {
 namespace {
 
@@ -67,16 +69,12 @@ std::string run_sorted(const std::vector<std::string>& argv, const Env& overlay,
 class DirectCommandTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char pattern[] = "/tmp/agentty-direct-XXXXXX";
-    ASSERT_NE(::mkdtemp(pattern), nullptr);
-    root_ = fs::canonical(pattern);
     fs::create_directories(root_ / "work");
     fs::create_symlink(root_ / "work", root_ / "link");
     write_file("work/show.sh", "#!/bin/sh\necho \"args: $0 $*\"\nenv\n", 0755);
     write_file("work/noshebang", "echo run as a script\n", 0755);
     write_file("work/notexec.sh", "#!/bin/sh\necho hi\n", 0644);
   }
-  void TearDown() override { fs::remove_all(root_); }
 
   void write_file(const std::string& name, const std::string& text, int mode) {
     std::ofstream(root_ / name) << text;
@@ -92,7 +90,8 @@ class DirectCommandTest : public ::testing::Test {
         << line << " in " << cwd;
   }
 
-  fs::path root_;
+  test_util::TempDir temp_{"agentty-direct"};
+  fs::path root_ = temp_.path();
 };
 
 TEST_F(DirectCommandTest, SimpleCommandsSkipBashWithTheirWordsAsArgv) {

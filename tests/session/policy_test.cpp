@@ -7,6 +7,8 @@
 #include <fstream>
 #include <set>
 
+#include "support/temp_dir.hpp"
+
 namespace agentty::session {
 namespace {
 
@@ -28,15 +30,11 @@ PolicyConfig config_from(const std::map<std::string, std::string>& env) {
 class PolicyCwdTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char pattern[] = "/tmp/agentty-policy-XXXXXX";
-    ASSERT_NE(::mkdtemp(pattern), nullptr);
-    root_ = fs::canonical(pattern);
     fs::create_directories(root_ / "work/a/sub");
     fs::create_directories(root_ / "work/ab");
     fs::create_directories(root_ / "outside");
     std::ofstream(root_ / "work/a/file.txt") << "x";
   }
-  void TearDown() override { fs::remove_all(root_); }
 
   Policy policy_with_roots(std::vector<std::string> roots) {
     PolicyConfig config;
@@ -44,7 +42,8 @@ class PolicyCwdTest : public ::testing::Test {
     return Policy(config);
   }
 
-  fs::path root_;
+  test_util::TempDir temp_{"agentty-policy"};
+  fs::path root_ = temp_.path();
 };
 
 TEST(PolicySideEffects, TableHasAll21UniqueNamesAndFiveDefaults) {

@@ -16,6 +16,8 @@
 #include <sstream>
 #include <vector>
 
+#include "support/temp_dir.hpp"
+
 namespace agentty::session {
 namespace {
 
@@ -24,12 +26,7 @@ using nlohmann::json;
 
 class RecorderTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char pattern[] = "/tmp/agentty-recorder-XXXXXX";
-    ASSERT_NE(::mkdtemp(pattern), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
+  void SetUp() override {}
 
   std::unique_ptr<Recorder> open(std::uint64_t max_bytes = 1 << 20) {
     RecorderOptions options;
@@ -56,7 +53,8 @@ class RecorderTest : public ::testing::Test {
     return out;
   }
 
-  fs::path dir_;
+  test_util::TempDir temp_{"agentty-recorder"};
+  fs::path dir_ = temp_.path();
 };
 
 // Runs `asciinema cat FILE` with a real PTY as its controlling terminal (it

@@ -8,6 +8,8 @@
 #include <memory>
 #include <vector>
 
+#include "support/temp_dir.hpp"
+
 namespace agentty::session {
 namespace {
 
@@ -15,12 +17,7 @@ namespace fs = std::filesystem;
 
 class RecordingRetentionTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char pattern[] = "/tmp/agentty-recordings-XXXXXX";
-    ASSERT_NE(::mkdtemp(pattern), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
+  void SetUp() override {}
 
   // File `name` of `bytes` bytes, last modified `age_s` seconds ago (explicit
   // times: creation order alone is too coarse on some filesystems).
@@ -31,7 +28,8 @@ class RecordingRetentionTest : public ::testing::Test {
   }
   bool exists(const std::string& name) const { return fs::exists(dir_ / name); }
 
-  fs::path dir_;
+  test_util::TempDir temp_{"agentty-recordings"};
+  fs::path dir_ = temp_.path();
 };
 
 TEST_F(RecordingRetentionTest, DeletesOldestFirstUntilCountLeavesRoomForTheNewOne) {

@@ -11,6 +11,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "support/temp_dir.hpp"
+
 namespace agentty::web {
 namespace {
 namespace fs = std::filesystem;
@@ -18,12 +20,7 @@ namespace fs = std::filesystem;
 // A fresh STATE_DIR; its servers/ does not exist yet.
 class ServerDirectoryTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "agentty-servers-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    state_ = pattern;
-  }
-  void TearDown() override { fs::remove_all(state_); }
+  void SetUp() override {}
 
   fs::path dir() const { return state_ / "servers"; }
   ServerDirectory directory() const { return ServerDirectory(dir()); }
@@ -43,7 +40,8 @@ class ServerDirectoryTest : public ::testing::Test {
     return found;
   }
 
-  fs::path state_;
+  test_util::TempDir temp_{"agentty-servers"};
+  fs::path state_ = temp_.path();
 };
 
 // A child that has exited and been reaped: its pid names no process.
