@@ -8,7 +8,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { startAgentty, agenttyBin } from './lib/mcp-client.mjs';
+import { startAgentty, agenttyBin, tempDirForRun } from './lib/mcp-client.mjs';
 import { eventually } from './lib/web-helpers.mjs';
 
 let agent;
@@ -316,7 +316,7 @@ test('ps lists executions and cleanup prunes ended ones', async () => {
 });
 
 test('malformed JSON lines and unknown methods leave the server serving', async () => {
-  const child = spawn(agenttyBin, ['mcp', '--state-dir', agent.stateDir + '-raw', '--no-web'], { stdio: ['pipe', 'pipe', 'ignore'] });
+  const child = spawn(agenttyBin, ['mcp', '--state-dir', tempDirForRun('agentty-raw-'), '--no-web'], { stdio: ['pipe', 'pipe', 'ignore'] });
   const lines = [];
   let buffer = '';
   child.stdout.on('data', (d) => {

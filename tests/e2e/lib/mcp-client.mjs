@@ -5,7 +5,7 @@ import { after, before } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,9 +13,27 @@ import { fileURLToPath } from 'node:url';
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const agenttyBin = process.env.AGENTTY_BIN || path.resolve(here, '../../../build/agentty');
 
+// A temp dir (a server's state dir) removed when this test file's process
+// exits; otherwise every server leaves its spools, recordings and scripts.
+const runDirs = [];
+process.on('exit', () => {
+  for (const dir of runDirs) {
+    try {
+      rmSync(dir, { recursive: true, force: true });
+    } catch {
+      // left behind: a test made something in it we may not remove
+    }
+  }
+});
+export function tempDirForRun(prefix) {
+  const dir = mkdtempSync(path.join(tmpdir(), prefix));
+  runDirs.push(dir);
+  return dir;
+}
+
 // `stateDir`: share one with another server (default: a fresh temp dir).
 export async function startAgentty({ env = {}, args = [], stateDir } = {}) {
-  stateDir ??= mkdtempSync(path.join(tmpdir(), 'agentty-e2e-'));
+  stateDir ??= tempDirForRun('agentty-e2e-');
   const transport = new StdioClientTransport({
     command: agenttyBin,
     args: ['mcp', '--state-dir', stateDir, '--web-listen', '127.0.0.1:0', ...args],

@@ -4,13 +4,10 @@
 // waits until one matches, `reply(id)` takes the answer with that id (or an
 // error with a null id). The child is killed after the test `t`.
 import { spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { agenttyBin } from './mcp-client.mjs';
+import { agenttyBin, tempDirForRun } from './mcp-client.mjs';
 
 export function rawAgentty(t, { env = {}, stateDir } = {}) {
-  stateDir ??= mkdtempSync(path.join(tmpdir(), 'agentty-raw-'));
+  stateDir ??= tempDirForRun('agentty-raw-');
   const child = spawn(agenttyBin, ['mcp', '--state-dir', stateDir, '--no-web'], {
     stdio: ['pipe', 'pipe', 'ignore'], env: { ...process.env, AGENTTY_LOG_LEVEL: 'warn', ...env },
   });
