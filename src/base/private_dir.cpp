@@ -59,6 +59,13 @@ Expected<void> ensure_private_dir(const fs::path& dir) {
     return make_error(described(dir) + " belongs to another user (uid " +
                       std::to_string(info.st_uid) + "); remove it or choose another --state-dir");
   }
+  struct stat link {};
+  if (::lstat(dir.c_str(), &link) == 0 && S_ISLNK(link.st_mode) && (info.st_mode & 077) != 0) {
+    // Never made private through a link: it may lead to a shared directory
+    // of ours (/tmp for root), which must keep its mode.
+    return make_error(described(dir) + " is open to other users; make its target private " +
+                      "(chmod 700) or point the link to a directory of its own");
+  }
   if ((info.st_mode & 07777) != 0700 && ::chmod(dir.c_str(), 0700) != 0) {
     return make_error("cannot make " + dir.string() + " private: " + errno_message("chmod"));
   }

@@ -16,10 +16,11 @@ namespace agentty {
 
 // `dir` (its parents made as usual) as a directory of ours with mode 0700:
 // made so if missing, and an existing one with other bits is set back to
-// 0700; one of another user is refused. A symlink is followed to a
+// 0700; one of another user is refused. A symlink is followed to a private
 // directory of ours (an operator may move recordings to a bigger disk), and
-// refused, naming where it points, when it leads anywhere else. For
-// directories agentty names itself (STATE_DIR/spool, sessions ...).
+// refused, naming where it points, when it leads anywhere else; its target's
+// mode is never changed (it may be /tmp). For directories agentty names
+// itself (STATE_DIR/spool, sessions ...).
 Expected<void> ensure_private_dir(const std::filesystem::path& dir);
 
 // `dir` made with mode 0700 if missing (parents as usual); an existing one

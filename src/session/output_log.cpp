@@ -116,20 +116,26 @@ struct OutputLog::Impl {
 
   bool ensure_spool_file() {
     if (spool_fd.valid()) return true;
-    // Checked at every spool (one per long output): made again if it went
-    // while the server ran (a state dir removed by hand), rather than losing
-    // every long output, and never a way to write elsewhere (a symlink to a
-    // place not ours alone).
-    if (auto made = ensure_private_dir(spool_path.parent_path()); !made) {
-      drop_spool(made.error());
-      return false;
-    }
     // A stale spool from a crashed run is ours to replace; O_EXCL then makes
     // sure we do not follow a link planted in its place.
     ::unlink(spool_path.c_str());
     int fd = open_new_spool();
+    const int open_errno = errno;
+    std::string error = fd < 0 ? errno_message("open") : std::string();
+    // The directory went while the server ran (a state dir removed by hand):
+    // made again, as at start-up, rather than losing every long output; or
+    // it is not one (a link to a file): ensure_private_dir says what it is.
+    // Only then: an existing directory is the caller's (the Registry made
+    // STATE_DIR/spool private at start-up; a test may spool into /tmp).
+    if (fd < 0 && (open_errno == ENOENT || open_errno == ENOTDIR)) {
+      if (auto made = ensure_private_dir(spool_path.parent_path()); !made) {
+        error = made.error();
+      } else if (fd = open_new_spool(); fd < 0) {
+        error = errno_message("open");
+      }
+    }
     if (fd < 0) {
-      drop_spool(errno_message("open"));
+      drop_spool(error);
       return false;
     }
     spool_fd.reset(fd);

@@ -47,13 +47,26 @@ TEST_F(PrivateDir, SetsAnExistingOneBackTo0700) {
 }
 
 // An operator may move recordings to a bigger disk with a symlink.
-TEST_F(PrivateDir, FollowsASymlinkToADirectoryOfOurs) {
+TEST_F(PrivateDir, FollowsASymlinkToAPrivateDirectoryOfOurs) {
   fs::create_directory(dir_ / "elsewhere");
-  ::chmod((dir_ / "elsewhere").c_str(), 0755);
+  ::chmod((dir_ / "elsewhere").c_str(), 0700);
   fs::create_directory_symlink(dir_ / "elsewhere", dir_ / "recordings");
   auto made = ensure_private_dir(dir_ / "recordings");
   ASSERT_TRUE(made) << made.error();
-  EXPECT_EQ(mode_of(dir_ / "elsewhere"), 0700u);
+}
+
+// A link may lead to a shared directory of ours (/tmp when agentty runs as
+// root): made 0700 through the link, that broke every other user of /tmp.
+TEST_F(PrivateDir, NeverChangesTheModeOfALinksTarget) {
+  fs::create_directory(dir_ / "shared");
+  ::chmod((dir_ / "shared").c_str(), 01777);
+  fs::create_directory_symlink(dir_ / "shared", dir_ / "spool");
+  auto made = ensure_private_dir(dir_ / "spool");
+  ASSERT_FALSE(made);
+  EXPECT_NE(made.error().find("a symlink to " + (dir_ / "shared").string()), std::string::npos)
+      << made.error();
+  EXPECT_NE(made.error().find("open to other users"), std::string::npos) << made.error();
+  EXPECT_EQ(mode_of(dir_ / "shared"), 01777u);
 }
 
 // Audit 20: these were warned about as "not a directory", then written through.

@@ -214,7 +214,7 @@ test('recordings and spool links that do not lead to a directory of ours are not
   assert.equal(warnings.length, 1, agent.stderr());
 
   const moved = path.join(root, 'bigger-disk');
-  mkdirSync(moved, { mode: 0o755 });
+  mkdirSync(moved, { mode: 0o700 });
   const movedState = path.join(root, 'state2');
   mkdirSync(movedState, { mode: 0o700 });
   symlinkSync(moved, path.join(movedState, 'recordings'));

@@ -277,6 +277,25 @@ TEST(OutputLog, ASpoolWhoseDirectoryWentMakesItAgain) {
   fs::remove_all(dir);
 }
 
+// A spool in a directory that exists is the caller's choice: its mode stays
+// (a check made "private" at every spool turned /tmp into 0700 when the
+// tests spooled there as root).
+TEST(OutputLog, ASpoolLeavesTheModeOfAnExistingDirectoryAlone) {
+  const fs::path dir = temp_spool("shared");
+  fs::create_directories(dir);
+  ::chmod(dir.c_str(), 01777);
+  {
+    OutputLog log({.ram_bytes = 4096, .spool_cap_bytes = 1 << 20, .spool_path = dir / "x.log"});
+    log.append(std::string(20000, 'x'));
+    ASSERT_TRUE(log.spool_error().empty()) << log.spool_error();
+    ASSERT_TRUE(fs::exists(dir / "x.log"));
+  }
+  struct stat info {};
+  ASSERT_EQ(::stat(dir.c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 07777, 01777u);
+  fs::remove_all(dir);
+}
+
 TEST(OutputLog, PastTheSpoolCapTheOldestBytesAreGone) {
   const fs::path path = temp_spool("cap");
   OutputLog log({.ram_bytes = 4096, .spool_cap_bytes = 65536, .spool_path = path});
