@@ -60,9 +60,10 @@ Expected<void> ensure_private_dir(const fs::path& dir) {
                       std::to_string(info.st_uid) + "); remove it or choose another --state-dir");
   }
   struct stat link {};
-  if (::lstat(dir.c_str(), &link) == 0 && S_ISLNK(link.st_mode) && (info.st_mode & 077) != 0) {
+  if (::lstat(dir.c_str(), &link) == 0 && S_ISLNK(link.st_mode)) {
     // Never made private through a link: it may lead to a shared directory
     // of ours (/tmp for root), which must keep its mode.
+    if ((info.st_mode & 077) == 0) return {};
     return make_error(described(dir) + " is open to other users; make its target private " +
                       "(chmod 700) or point the link to a directory of its own");
   }

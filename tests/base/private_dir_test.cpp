@@ -49,10 +49,11 @@ TEST_F(PrivateDir, SetsAnExistingOneBackTo0700) {
 // An operator may move recordings to a bigger disk with a symlink.
 TEST_F(PrivateDir, FollowsASymlinkToAPrivateDirectoryOfOurs) {
   fs::create_directory(dir_ / "elsewhere");
-  ::chmod((dir_ / "elsewhere").c_str(), 0700);
+  ::chmod((dir_ / "elsewhere").c_str(), 01700);
   fs::create_directory_symlink(dir_ / "elsewhere", dir_ / "recordings");
   auto made = ensure_private_dir(dir_ / "recordings");
   ASSERT_TRUE(made) << made.error();
+  EXPECT_EQ(mode_of(dir_ / "elsewhere"), 01700u) << "private already: left as it is";
 }
 
 // A link may lead to a shared directory of ours (/tmp when agentty runs as
