@@ -4,15 +4,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { serverForFile } from './lib/mcp-client.mjs';
+import { serverForFile, tempDirForRun } from './lib/mcp-client.mjs';
 
 const server = serverForFile();
 // The sessions' HOME: no rc file of the machine's user (a pyenv PROMPT_COMMAND
 // traced by set -x, a slow startup) takes part.
-const home = mkdtempSync(path.join(tmpdir(), 'agentty-audit10-home-'));
+const home = tempDirForRun('agentty-audit10-home-');
 
 // Opens a session (bash unless `shell`), checks its prompt, closes it after `t`.
 async function openClean(t, shell = 'bash') {
@@ -142,7 +141,7 @@ test("a shell whose stdout goes to /dev/null (exec >/dev/null) still answers eac
 });
 
 test("open's env names the user's startup files: ZDOTDIR for zsh, ENV for sh", async (t) => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'agentty-audit10-rc-'));
+  const dir = tempDirForRun('agentty-audit10-rc-');
   writeFileSync(path.join(dir, '.zshrc'), 'alias from_zdotdir="echo zshrc loaded"\n');
   writeFileSync(path.join(dir, 'envrc'), 'alias from_env="echo envrc loaded"\n');
   const cases = [

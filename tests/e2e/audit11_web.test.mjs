@@ -16,10 +16,9 @@
 //   execute(session=) typed its command line into vim as keystrokes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { startAgentty } from './lib/mcp-client.mjs';
+import { startAgentty, tempDirForRun } from './lib/mcp-client.mjs';
 import { startSshd, sshdUsable, sshClientEnv } from './lib/sshd.mjs';
 import {
   TOKEN, agentAndBrowserForFile, eventually, openTerminal as openViewer, watchPage, waitForLine,
@@ -251,7 +250,7 @@ test('the dashboard says which host an execution runs on', {
   skip: sshdUsable() ? false : 'needs root and /usr/sbin/sshd',
 }, async () => {
   const sshd = await startSshd();
-  const home = mkdtempSync(path.join(tmpdir(), 'agentty-audit11-ssh-'));
+  const home = tempDirForRun('agentty-audit11-ssh-');
   const remote = await startAgentty({ env: { ...sshClientEnv(sshd, home), AGENTTY_WEB_TOKEN: TOKEN } });
   const context = await fixture.browser.newContext();
   try {

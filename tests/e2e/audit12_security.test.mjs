@@ -9,20 +9,19 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import crypto from 'node:crypto';
 import path from 'node:path';
-import { tmpdir } from 'node:os';
 import {
-  chmodSync, lstatSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync,
+  chmodSync, lstatSync, readFileSync, readdirSync, statSync, writeFileSync,
 } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { agenttyBin, startAgentty, WAIT_MS } from './lib/mcp-client.mjs';
+import { agenttyBin, startAgentty, WAIT_MS, tempDirForRun } from './lib/mcp-client.mjs';
 import { TOKEN, Tmux, httpGet, tryUpgrade, parseUrl, eventually } from './lib/web-helpers.mjs';
 
 const protocols = ['agentty.v1', `agentty-token.${TOKEN}`];
 
 // The built agentty behind a shell line run first (a umask, a ulimit).
 function wrappedBin(prefix) {
-  const dir = mkdtempSync(path.join(tmpdir(), 'agentty-wrap-'));
+  const dir = tempDirForRun('agentty-wrap-');
   const file = path.join(dir, 'agentty-wrapped');
   writeFileSync(file, `#!/bin/sh\n${prefix}\nexec '${agenttyBin}' "$@"\n`);
   chmodSync(file, 0o755);
@@ -30,7 +29,7 @@ function wrappedBin(prefix) {
 }
 
 async function startWrapped(prefix, options = {}) {
-  const stateDir = options.stateDir ?? mkdtempSync(path.join(tmpdir(), 'agentty-e2e-'));
+  const stateDir = options.stateDir ?? tempDirForRun('agentty-e2e-');
   const transport = new StdioClientTransport({
     command: wrappedBin(prefix),
     args: ['mcp', '--state-dir', stateDir, '--web-listen', '127.0.0.1:0'],
@@ -182,7 +181,7 @@ function looseEntries(dir) {
 }
 
 test('under umask 000 the state directory and everything in it stay private', async (t) => {
-  const stateDir = path.join(mkdtempSync(path.join(tmpdir(), 'agentty-umask-')), 'state');
+  const stateDir = path.join(tempDirForRun('agentty-umask-'), 'state');
   const agent = await startWrapped('umask 000', { stateDir });
   t.after(() => agent.client.close());
   const session = await openSession(agent.call);  // STATE_DIR/sessions/<nonce>/bashrc
@@ -196,7 +195,7 @@ test('under umask 000 the state directory and everything in it stay private', as
 });
 
 test('a web-url file left with loose permissions is replaced by a private one', async (t) => {
-  const stateDir = mkdtempSync(path.join(tmpdir(), 'agentty-e2e-'));
+  const stateDir = tempDirForRun('agentty-e2e-');
   writeFileSync(path.join(stateDir, 'web-url'), 'old\n', { mode: 0o644 });
   chmodSync(path.join(stateDir, 'web-url'), 0o644);
   const agent = await startAgentty({ stateDir, env: { AGENTTY_WEB_TOKEN: TOKEN } });

@@ -15,10 +15,9 @@
 //   (3.8 vs 52.8 MB in 5 s of `yes`) and other calls waited behind it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { startAgentty } from './lib/mcp-client.mjs';
+import { startAgentty, tempDirForRun } from './lib/mcp-client.mjs';
 import { rawAgentty } from './lib/raw-agentty.mjs';
 import { eventually } from './lib/web-helpers.mjs';
 
@@ -109,7 +108,7 @@ test('a client that does not read a big answer yet does not stop programs and ot
   });
   // A program with output to be read (more than a terminal buffers), then a
   // file it makes: it gets there only if agentty keeps reading its terminal.
-  const done = path.join(mkdtempSync(path.join(tmpdir(), 'agentty-audit13-')), 'done');
+  const done = path.join(tempDirForRun('agentty-audit13-'), 'done');
   tool(3, 'execute', { command: `seq 1 200000; touch ${done}`, yield_ms: 0 });
   await eventually(() => existsSync(done), { timeout: 15000, what: 'the program to finish while the client does not read' });
 

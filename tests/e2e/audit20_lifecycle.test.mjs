@@ -8,11 +8,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import {
-  chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync,
+  chmodSync, chownSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync,
 } from 'node:fs';
-import { tmpdir, userInfo } from 'node:os';
+import { userInfo } from 'node:os';
 import path from 'node:path';
-import { agenttyBin, startAgentty } from './lib/mcp-client.mjs';
+import { agenttyBin, startAgentty, tempDirForRun } from './lib/mcp-client.mjs';
 import { eventually } from './lib/web-helpers.mjs';
 
 const isRoot = process.getuid?.() === 0;
@@ -127,7 +127,7 @@ test('ended records go when --retention-ms says, spool files too, though nothing
 
 // A 2 MiB tmpfs (root only: mount), unmounted after the test `t`.
 function smallFilesystem(t) {
-  const dir = mkdtempSync(path.join(tmpdir(), 'agentty-full-'));
+  const dir = tempDirForRun('agentty-full-');
   execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=2m,mode=0700', 'tmpfs', dir]);
   t.after(() => {
     spawnSync('umount', ['-l', dir]);
@@ -174,7 +174,7 @@ test('on a full filesystem, output that could not be spooled is reported lost wi
 });
 
 test('a state directory deleted while the server runs is made again: long output is still kept whole', async (t) => {
-  const stateDir = path.join(mkdtempSync(path.join(tmpdir(), 'agentty-gone-')), 'state');
+  const stateDir = path.join(tempDirForRun('agentty-gone-'), 'state');
   const agent = await agenttyWithStderr(t, { stateDir, args: smallRam });
   assert.equal((await agent.run({ command: 'echo warm' })).status, 'completed');
   rmSync(stateDir, { recursive: true, force: true });
@@ -195,7 +195,7 @@ test('a state directory deleted while the server runs is made again: long output
 // the warning comes once, and a link to one of ours (recordings moved to
 // a bigger disk) is followed without a word.
 test('recordings and spool links that do not lead to a directory of ours are not written through; one that does is used', async (t) => {
-  const root = mkdtempSync(path.join(tmpdir(), 'agentty-links-'));
+  const root = tempDirForRun('agentty-links-');
   t.after(() => rmSync(root, { recursive: true, force: true }));
   const stateDir = path.join(root, 'state');
   const victim = path.join(root, 'victim');
@@ -247,7 +247,7 @@ test('execute(session=) whose output start is gone says evicted, from where, and
 // A link planted as STATE_DIR/audit.jsonl was written through (and the file
 // it named made 0600): a ~/.bashrc of the user running agentty gained JSON lines.
 test('an audit.jsonl planted in the state directory as a symbolic link is refused, not written through', (t) => {
-  const stateDir = mkdtempSync(path.join(tmpdir(), 'agentty-link-'));
+  const stateDir = tempDirForRun('agentty-link-');
   const victim = path.join(stateDir, 'victim');
   writeFileSync(victim, 'mine\n', { mode: 0o644 });
   chmodSync(victim, 0o644);
@@ -261,7 +261,7 @@ test('an audit.jsonl planted in the state directory as a symbolic link is refuse
 });
 
 test('a read-only state directory stops start-up naming the file, the cause and the fix', { skip: !isRoot && 'mounts a tmpfs: root only' }, (t) => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'agentty-ro-'));
+  const dir = tempDirForRun('agentty-ro-');
   execFileSync('mount', ['-t', 'tmpfs', '-o', 'ro,size=1m', 'tmpfs', dir]);
   t.after(() => {
     spawnSync('umount', ['-l', dir]);
@@ -273,7 +273,7 @@ test('a read-only state directory stops start-up naming the file, the cause and 
 });
 
 test('a state directory that belongs to another user is used with a warning naming it', { skip: !isRoot && 'chown: root only' }, async (t) => {
-  const stateDir = mkdtempSync(path.join(tmpdir(), 'agentty-theirs-'));
+  const stateDir = tempDirForRun('agentty-theirs-');
   chownSync(stateDir, 65534, 65534);
   const agent = await agenttyWithStderr(t, { stateDir });
   assert.equal((await agent.run({ command: 'echo ok' })).output, 'ok\n');

@@ -5,10 +5,9 @@
 // (ncurses, TERM=xterm-256color), not what agentty sent.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
-import { openSession, serverForFile, waiterFor, WAIT_MS } from './lib/mcp-client.mjs';
+import { openSession, serverForFile, waiterFor, WAIT_MS, tempDirForRun } from './lib/mcp-client.mjs';
 
 const UTF8 = { LANG: 'C.UTF-8' };
 
@@ -17,7 +16,7 @@ const call = server.call;
 const start = (t, args) => server.agent.startCommand(t, args);
 const waitFor = waiterFor(call);
 
-const dir = mkdtempSync(path.join(tmpdir(), 'agentty-audit21-'));
+const dir = tempDirForRun('agentty-audit21-');
 // argv: MODE LOG. MODE keypad (keypad on: ncurses turns on application
 // cursor keys and decodes keys), raw (keypad off: the bytes), halfdelay,
 // timeout (keypad on, getch polling with a timeout). Raw tty mode, so

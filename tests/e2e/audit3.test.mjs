@@ -5,14 +5,13 @@
 // (a real OpenSSH sshd on 127.0.0.1, tests/e2e/lib/sshd.mjs).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { serverForFile, startAgentty, openSession } from './lib/mcp-client.mjs';
+import { serverForFile, startAgentty, openSession, tempDirForRun } from './lib/mcp-client.mjs';
 import { startSshd, sshdUsable } from './lib/sshd.mjs';
 
 // A plain rc file: the machine's own may be slow (pyenv init, ...).
-const home = mkdtempSync(path.join(tmpdir(), 'agentty-audit3-home-'));
+const home = tempDirForRun('agentty-audit3-home-');
 writeFileSync(path.join(home, '.bashrc'), "PS1='audit3$ '\n");
 
 const server = serverForFile({ env: { HOME: home } });
@@ -180,7 +179,7 @@ after(async () => {
 
 test('execute(host, cwd): the command runs in that directory; one that does not exist stops it', { skip }, async () => {
   const a = await sshAgent();
-  const dir = mkdtempSync(path.join(tmpdir(), 'agentty-audit3-remote-cwd-'));
+  const dir = tempDirForRun('agentty-audit3-remote-cwd-');
   const r = await a.call('execute', { host: sshd.host, cwd: dir, command: 'pwd; echo ran', side_effects: ['NONE'], yield_ms: 20000 });
   assert.equal(r.exit_code, 0, JSON.stringify(r));
   assert.equal(r.output, `${dir}\nran\n`);
@@ -202,7 +201,7 @@ test('open(host): cwd and env reach the login shell; a shell other than bash is 
   const refused = await a.call('open', { host: sshd.host, shell: 'zsh' });
   assert.equal(refused.isError, true);
   assert.match(refused.error, /^shell: with host .*remove shell/);
-  const dir = mkdtempSync(path.join(tmpdir(), 'agentty-audit3-remote-open-'));
+  const dir = tempDirForRun('agentty-audit3-remote-open-');
   const o = await a.call('open', { host: sshd.host, cwd: dir, env: { AUDIT3_VAR: "it's set" } });
   assert.equal(o.isError, false, o.error || o.message);
   t.after(() => a.call('close', { execution_id: o.execution_id }));

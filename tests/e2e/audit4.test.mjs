@@ -4,13 +4,12 @@
 // and the edges found by driving every tool with odd arguments.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { serverForFile, openSession } from './lib/mcp-client.mjs';
+import { serverForFile, openSession, tempDirForRun } from './lib/mcp-client.mjs';
 
 // A plain rc file: the machine's own may be slow (pyenv init, ...).
-const home = mkdtempSync(path.join(tmpdir(), 'agentty-audit4-home-'));
+const home = tempDirForRun('agentty-audit4-home-');
 writeFileSync(path.join(home, '.bashrc'), "PS1='audit4$ '\n");
 
 const server = serverForFile({ env: { HOME: home } });

@@ -4,12 +4,11 @@
 // sshd.mjs), logged in as root like the other SSH tests. Needs root (sshd).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { setTimeout } from 'node:timers/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { startAgentty } from './lib/mcp-client.mjs';
+import { startAgentty, tempDirForRun } from './lib/mcp-client.mjs';
 import { startSshd, createPasswordUser, sshdAndAgentForFile } from './lib/sshd.mjs';
 
 const ssh = sshdAndAgentForFile('agentty-audit6-home-');
@@ -105,7 +104,7 @@ test('a shared connection found dead while a channel opens: the execute reconnec
 // account's login shell, so for an account whose shell is sh a script that
 // passed the check failed remotely with sh's syntax error.
 test('script on a host runs under bash even when the login shell is sh', { skip }, async (t) => {
-  const user = createPasswordUser({ home: mkdtempSync(path.join(tmpdir(), 'agentty-audit6-sh-')), shell: '/bin/sh' });
+  const user = createPasswordUser({ home: tempDirForRun('agentty-audit6-sh-'), shell: '/bin/sh' });
   t.after(() => user.remove());
   const host = `${user.name}@127.0.0.1:${ssh.sshd.port}`;
   const script = 'letters=(a b c)\n[[ ${#letters[@]} == 3 ]] && echo "second=${letters[1]}"\nread -r line\necho "read=$line"\n';

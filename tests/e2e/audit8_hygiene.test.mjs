@@ -5,10 +5,9 @@
 // explore after eviction.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { agenttyBin, startAgentty } from './lib/mcp-client.mjs';
+import { agenttyBin, startAgentty, tempDirForRun } from './lib/mcp-client.mjs';
 import { eventually } from './lib/web-helpers.mjs';
 import { rawAgentty } from './lib/raw-agentty.mjs';
 
@@ -256,7 +255,7 @@ test('ended records hold no file open: their spools and text caches are opened p
 // ---- 4. files of a server killed outright ----
 
 test("a server killed with SIGKILL leaves spool, session and script files that the next server removes, never a live one's", async (t) => {
-  const stateDir = mkdtempSync(path.join(tmpdir(), 'agentty-audit8-shared-'));
+  const stateDir = tempDirForRun('agentty-audit8-shared-');
   const footprint = async (agent) => {
     const big = await agent.call('execute', { command: 'seq 1 100000', side_effects: ['NONE'], max_output_bytes: 100 });
     await agent.call('explore', { execution_id: big.execution_id, op: 'stat' });  // a text cache

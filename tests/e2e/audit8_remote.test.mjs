@@ -5,14 +5,13 @@
 // as a throwaway account where root behaves differently). Needs root (sshd).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { startAgentty } from './lib/mcp-client.mjs';
+import { startAgentty, tempDirForRun } from './lib/mcp-client.mjs';
 import { startSshd, sshdUsable, createPasswordUser, sshClientEnv } from './lib/sshd.mjs';
 
 const skip = sshdUsable() ? false : 'needs root and /usr/sbin/sshd';
-const home = mkdtempSync(path.join(tmpdir(), 'agentty-audit8-home-'));  // no ~/.ssh keys or config
+const home = tempDirForRun('agentty-audit8-home-');  // no ~/.ssh keys or config
 
 let sshd;
 let agent;
@@ -22,7 +21,7 @@ let userHome;
 before(async () => {
   if (skip) return;
   sshd = await startSshd();
-  userHome = mkdtempSync(path.join(tmpdir(), 'agentty-audit8-user-'));
+  userHome = tempDirForRun('agentty-audit8-user-');
   user = createPasswordUser({ home: userHome });
   agent = await startAgentty({ env: sshClientEnv(sshd, home) });
 });
@@ -191,7 +190,7 @@ test('open(host): the typed prompt hook is not shown; what the login printed is'
 // it: a zsh account gets a session with exact boundaries, and neither the
 // answers nor the screen show the hook.
 test('open(host) on a zsh login shell: exact boundaries, exit codes, no hook text', { skip }, async (t) => {
-  const zshHome = mkdtempSync(path.join(tmpdir(), 'agentty-audit8-zsh-'));
+  const zshHome = tempDirForRun('agentty-audit8-zsh-');
   // A two-line prompt (and a .zshrc at all: no new-user wizard).
   writeFileSync(path.join(zshHome, '.zshrc'), "PS1=$'%n@zsh-host\\n%# '\n");
   const zshUser = createPasswordUser({ home: zshHome, shell: '/usr/bin/zsh', suffix: 'z' });
@@ -224,7 +223,7 @@ test('open(host) on a zsh login shell: exact boundaries, exit codes, no hook tex
 // be installed" and execute(session=) then failed the same way, with no hint
 // that the login shell was the cause or what to use instead.
 test('open(host) on a login shell that is neither bash nor zsh says so and points to execute(host)', { skip }, async (t) => {
-  const shUser = createPasswordUser({ home: mkdtempSync(path.join(tmpdir(), 'agentty-audit8-sh-')), shell: '/bin/sh', suffix: 's' });
+  const shUser = createPasswordUser({ home: tempDirForRun('agentty-audit8-sh-'), shell: '/bin/sh', suffix: 's' });
   t.after(() => shUser.remove());
   const o = await agent.call('open', { host: `${shUser.name}@127.0.0.1:${sshd.port}` });
   t.after(() => agent.call('close', { execution_id: o.execution_id }));

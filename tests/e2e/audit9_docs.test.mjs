@@ -6,14 +6,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { agenttyBin, openSession, startAgentty } from './lib/mcp-client.mjs';
+import { agenttyBin, openSession, startAgentty, tempDirForRun } from './lib/mcp-client.mjs';
 import { httpGet } from './lib/web-helpers.mjs';
 
-const scratch = mkdtempSync(path.join(tmpdir(), 'agentty-audit9-'));
+const scratch = tempDirForRun('agentty-audit9-');
 
 // Starts `agentty serve ARGS` and resolves with its start-up text once complete.
 function startServe(t, args, env = {}) {

@@ -5,10 +5,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { hostname, tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import path from 'node:path';
-import { serverForFile, waiterFor, WAIT_MS } from './lib/mcp-client.mjs';
+import { serverForFile, waiterFor, WAIT_MS, tempDirForRun } from './lib/mcp-client.mjs';
 import { Tmux } from './lib/web-helpers.mjs';
 
 const UTF8 = { LANG: 'C.UTF-8' };
@@ -74,7 +74,7 @@ test('a title saved with CSI 22 t comes back with CSI 23 t, as in tmux (vim on e
 });
 
 test('vim with its title set: while it runs the title is vim\'s; after :q! the one before vim', async (t) => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'agentty-audit9-'));
+  const dir = tempDirForRun('agentty-audit9-');
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const file = path.join(dir, 'notes.txt');
   writeFileSync(file, 'first line\n');

@@ -5,14 +5,13 @@
 // must name the argument and the fix.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { serverForFile, startAgentty, openSession } from './lib/mcp-client.mjs';
+import { serverForFile, startAgentty, openSession, tempDirForRun } from './lib/mcp-client.mjs';
 import { startSshd, sshdUsable } from './lib/sshd.mjs';
 
 // A plain rc file: the machine's own may be slow (pyenv init, ...).
-const home = mkdtempSync(path.join(tmpdir(), 'agentty-contract-home-'));
+const home = tempDirForRun('agentty-contract-home-');
 writeFileSync(path.join(home, '.bashrc'), "PS1='contract$ '\n");
 
 const server = serverForFile({ env: { HOME: home } });

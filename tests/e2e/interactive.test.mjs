@@ -4,11 +4,10 @@
 // viewer, and the terminal size (given at start, and changed by a holder).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { startAgentty, agenttyBin } from './lib/mcp-client.mjs';
+import { startAgentty, agenttyBin, tempDirForRun } from './lib/mcp-client.mjs';
 import { Tmux, eventually } from './lib/web-helpers.mjs';
 import { winchReporter } from './lib/programs.mjs';
 
@@ -25,7 +24,7 @@ after(async () => {
 });
 
 const call = (name, args) => agent.call(name, args);
-const dataDir = mkdtempSync(path.join(tmpdir(), 'agentty-interactive-'));
+const dataDir = tempDirForRun('agentty-interactive-');
 
 // Starts a command and kills it after the test whatever happens.
 const start = (t, args) => agent.startCommand(t, args);

@@ -4,9 +4,8 @@ import assert from 'node:assert/strict';
 import Ajv from 'ajv';
 import { execFileSync, spawn } from 'node:child_process';
 import {
-  chmodSync, closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync,
+  chmodSync, closeSync, existsSync, openSync, readFileSync, rmSync, writeFileSync, writeSync,
 } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startAgentty, agenttyBin, tempDirForRun } from './lib/mcp-client.mjs';
 import { eventually } from './lib/web-helpers.mjs';
@@ -203,7 +202,7 @@ test('stop and timeout_ms end the whole process group', async () => {
 
 test('a script is checked off the event loop: other calls are answered meanwhile, and a cancelled check is killed', async (t) => {
   // A bash whose `-n` waits for a gate (a FIFO): the check takes as long as the test says.
-  const dir = mkdtempSync(path.join(tmpdir(), 'agentty-slow-check-'));
+  const dir = tempDirForRun('agentty-slow-check-');
   const gate = path.join(dir, 'gate');
   const pidFile = path.join(dir, 'checking.pid');
   execFileSync('mkfifo', [gate]);

@@ -3,14 +3,13 @@
 // group starts its own server with the AGENTTY_* variables it needs.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, mkdirSync, symlinkSync, existsSync, readFileSync, readdirSync, statSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, symlinkSync, existsSync, readFileSync, readdirSync, statSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
-import { startAgentty, agenttyBin } from './lib/mcp-client.mjs';
+import { startAgentty, agenttyBin, tempDirForRun } from './lib/mcp-client.mjs';
 
-const scratch = mkdtempSync(path.join(tmpdir(), 'agentty-policy-'));
+const scratch = tempDirForRun('agentty-policy-');
 const work = path.join(scratch, 'work');
 const outside = path.join(scratch, 'outside');
 mkdirSync(path.join(work, 'a'), { recursive: true });

@@ -5,10 +5,9 @@
 // logged in as root like the other SSH tests. Needs root (sshd).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { startAgentty, WAIT_MS } from './lib/mcp-client.mjs';
+import { startAgentty, WAIT_MS, tempDirForRun } from './lib/mcp-client.mjs';
 import { startSshd, createPasswordUser, sshClientEnv, sshdAndAgentForFile } from './lib/sshd.mjs';
 
 const ssh = sshdAndAgentForFile('agentty-remote-input-home-');
@@ -147,7 +146,7 @@ test('a stopped remote program is suspended, and resume continues it', { skip },
 // bash. waiting_for_input falls back to the guess (stopped mid-line, quiet
 // for 2 s), and wait's answer says it is one.
 test('a host that cannot tell (not Linux) falls back to the guess, and wait says so', { skip }, async (t) => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'agentty-remote-input-fake-'));
+  const dir = tempDirForRun('agentty-remote-input-fake-');
   chmodSync(dir, 0o755);
   const shell = path.join(dir, 'fake-os-shell');
   writeFileSync(shell, [

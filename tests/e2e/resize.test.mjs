@@ -7,17 +7,15 @@
 // a person holds the terminal is covered in tests/mcp/write_resize_test.cpp.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { startAgentty } from './lib/mcp-client.mjs';
+import { rmSync } from 'node:fs';
+import { startAgentty, tempDirForRun } from './lib/mcp-client.mjs';
 import { winchReporter } from './lib/programs.mjs';
 
 // Generous: the suite runs on a loaded 2-core machine.
 const WAIT_MS = 30000;
 
 let agent;
-const home = mkdtempSync(path.join(tmpdir(), 'agentty-resize-'));
+const home = tempDirForRun('agentty-resize-');
 before(async () => {
   agent = await startAgentty();
 });

@@ -5,13 +5,12 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, statSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, statSync, existsSync } from 'node:fs';
 import path from 'node:path';
-import { agenttyBin, startAgentty } from './lib/mcp-client.mjs';
+import { agenttyBin, startAgentty, tempDirForRun } from './lib/mcp-client.mjs';
 import { launchBrowser, watchPage, parseUrl, httpGet, eventually } from './lib/web-helpers.mjs';
 
-const stateDir = mkdtempSync(path.join(tmpdir(), 'agentty-servers-'));
+const stateDir = tempDirForRun('agentty-servers-');
 const serversDir = path.join(stateDir, 'servers');
 let serve;     // { child, url, origin, token, output }
 let browser;

@@ -2,13 +2,12 @@
 // official MCP SDK client against the real binary.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync, readFileSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync, readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { serverForFile, startAgentty } from './lib/mcp-client.mjs';
+import { serverForFile, startAgentty, tempDirForRun } from './lib/mcp-client.mjs';
 
-const home = mkdtempSync(path.join(tmpdir(), 'agentty-sessions-home-'));
+const home = tempDirForRun('agentty-sessions-home-');
 const promptLog = path.join(home, 'prompt-command.log');
 // An exotic prompt: colours, two lines, \w, and a PROMPT_COMMAND of its own.
 writeFileSync(path.join(home, '.bashrc'), [
@@ -60,7 +59,7 @@ test('exit codes 0, 1, 127 and 130 after ctrl-c', async () => {
 });
 
 test('cd and export persist; multi-line commands and heredocs', async () => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'agentty-cd-'));
+  const dir = tempDirForRun('agentty-cd-');
   const id = await open();
   await run(id, `cd ${dir}`);
   await run(id, 'export AGENTTY_X=42');

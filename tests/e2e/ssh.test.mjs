@@ -5,15 +5,14 @@
 // the terminal page, as the person handed the login would.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync, readFileSync, existsSync, chownSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync, readFileSync, existsSync, chownSync } from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { startAgentty } from './lib/mcp-client.mjs';
+import { startAgentty, tempDirForRun } from './lib/mcp-client.mjs';
 import { startSshd, sshdUsable, createPasswordUser } from './lib/sshd.mjs';
 
 const skip = sshdUsable() ? false : 'needs root and /usr/sbin/sshd';
-const home = mkdtempSync(path.join(tmpdir(), 'agentty-ssh-home-'));  // no ~/.ssh keys or config
+const home = tempDirForRun('agentty-ssh-home-');  // no ~/.ssh keys or config
 
 let sshd;
 let agent;
@@ -29,7 +28,7 @@ async function agentWith(env) {
 before(async () => {
   if (skip) return;
   sshd = await startSshd();
-  user = createPasswordUser({ home: mkdtempSync(path.join(tmpdir(), 'agentty-ssh-user-')) });
+  user = createPasswordUser({ home: tempDirForRun('agentty-ssh-user-') });
   agent = await agentWith({
     AGENTTY_SSH_KNOWN_HOSTS: sshd.knownHosts,
     AGENTTY_SSH_CONFIG: sshd.writeConfig(sshd.clientKey),
@@ -166,7 +165,7 @@ test('open(host) and execute(session=): exact exit codes, cd persists', { skip }
 });
 
 test('unknown host: refused with the fingerprint and the opt-in, then accepted', { skip }, async () => {
-  const knownHosts = path.join(mkdtempSync(path.join(tmpdir(), 'agentty-kh-')), 'known_hosts');
+  const knownHosts = path.join(tempDirForRun('agentty-kh-'), 'known_hosts');
   writeFileSync(knownHosts, '');
   const config = sshd.writeConfig(sshd.clientKey);
   const strict = await agentWith({ AGENTTY_SSH_KNOWN_HOSTS: knownHosts, AGENTTY_SSH_CONFIG: config });

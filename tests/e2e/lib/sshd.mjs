@@ -10,13 +10,11 @@
 import { spawn, execFileSync } from 'node:child_process';
 import { after, before } from 'node:test';
 import {
-  mkdtempSync, mkdirSync, writeFileSync, readFileSync, copyFileSync, existsSync, readdirSync, rmSync,
+  mkdirSync, writeFileSync, readFileSync, copyFileSync, existsSync, readdirSync, rmSync,
   appendFileSync, chmodSync,
 } from 'node:fs';
 import net from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { startAgentty } from './mcp-client.mjs';
+import { startAgentty, tempDirForRun } from './mcp-client.mjs';
 
 export function sshdUsable() {
   return typeof process.getuid === 'function' && process.getuid() === 0 &&
@@ -91,7 +89,7 @@ function sshdConfig(dir, { passwordAuth, keyboardInteractive, usePam, maxSession
 export async function startSshd({
   passwordAuth = false, keyboardInteractive = false, usePam = false, maxSessions = 64, maxStartups = 64,
 } = {}) {
-  const dir = mkdtempSync(path.join(tmpdir(), 'agentty-e2e-sshd-'));
+  const dir = tempDirForRun('agentty-e2e-sshd-');
   chmodSync(dir, 0o755);  // sshd reads authorized_keys as the user logging in
   mkdirSync('/run/sshd', { recursive: true, mode: 0o755 });
   ensureRootUnlocked();
@@ -228,7 +226,7 @@ export function sshClientEnv(sshd, home) {
 export function sshdAndAgentForFile(prefix) {
   const fixture = {
     skip: sshdUsable() ? false : 'needs root and /usr/sbin/sshd',
-    home: mkdtempSync(path.join(tmpdir(), prefix)),
+    home: tempDirForRun(prefix),
     sshd: undefined,
     agent: undefined,
   };

@@ -5,10 +5,9 @@ import { chromium } from 'playwright-core';
 import http from 'node:http';
 import crypto from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { after, before } from 'node:test';
-import { startAgentty } from './mcp-client.mjs';
-import { tmpdir } from 'node:os';
+import { startAgentty, tempDirForRun } from './mcp-client.mjs';
 import path from 'node:path';
 
 export const TOKEN = crypto.randomBytes(32).toString('hex');
@@ -133,7 +132,7 @@ export async function eventually(check, { timeout = 15000, interval = 50, what =
 // A private tmux server (own socket) for driving a real terminal client.
 export class Tmux {
   constructor() {
-    this.dir = mkdtempSync(path.join(tmpdir(), 'agentty-tmux-'));
+    this.dir = tempDirForRun('agentty-tmux-');
     this.socket = path.join(this.dir, 'socket');
   }
   run(...args) {
@@ -152,7 +151,7 @@ export class Tmux {
 // to its environment), and a browser.
 // `fixture.agent` and `fixture.browser` exist once the file's tests run.
 export function agentAndBrowserForFile(prompt, prefix, env = {}) {
-  const workDir = mkdtempSync(path.join(tmpdir(), prefix));
+  const workDir = tempDirForRun(prefix);
   const home = path.join(workDir, 'home');
   const fixture = { workDir, home, agent: undefined, browser: undefined };
   before(async () => {
