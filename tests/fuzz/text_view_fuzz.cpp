@@ -1,4 +1,5 @@
-// libFuzzer target for the text view and page boundaries (see README.md).
+// libFuzzer target for the text view and page boundaries (`make fuzz`; see
+// README.md here).
 //
 // Checks, for any bytes: to_text() is valid UTF-8; safe_page_length() cuts
 // only where it may (never 0 unless allowed, never past the input); pages cut
@@ -11,25 +12,9 @@
 #include <string_view>
 
 #include "session/text_view.hpp"
+#include "support/utf8_check.hpp"
 
 namespace {
-
-bool valid_utf8(std::string_view s) {
-  for (std::size_t i = 0; i < s.size();) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    const std::size_t n = c < 0x80                   ? 1
-                          : (c >= 0xc2 && c <= 0xdf) ? 2
-                          : (c >= 0xe0 && c <= 0xef) ? 3
-                          : (c >= 0xf0 && c <= 0xf4) ? 4
-                                                     : 0;
-    if (n == 0 || i + n > s.size()) return false;
-    for (std::size_t k = 1; k < n; ++k) {
-      if ((static_cast<unsigned char>(s[i + k]) & 0xc0) != 0x80) return false;
-    }
-    i += n;
-  }
-  return true;
-}
 
 void check(bool condition) {
   if (!condition) std::abort();
@@ -39,6 +24,7 @@ void check(bool condition) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace agentty::session;
+  using agentty::test_util::valid_utf8;
   if (size == 0) return 0;
   // The first byte picks the page cap and whether more may follow; the rest
   // is terminal output.

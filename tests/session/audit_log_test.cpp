@@ -13,6 +13,7 @@
 #include <sstream>
 #include <thread>
 
+#include "support/json_lines.hpp"
 #include "support/temp_dir.hpp"
 
 namespace agentty::session {
@@ -37,17 +38,6 @@ class AuditLogTest : public ::testing::Test {
     std::stringstream content;
     content << in.rdbuf();
     return content.str();
-  }
-
-  static std::vector<json> parse_lines(const fs::path& path) {
-    std::ifstream in(path);
-    std::vector<json> out;
-    for (std::string line; std::getline(in, line);) {
-      auto parsed = json::parse(line, nullptr, false);
-      EXPECT_FALSE(parsed.is_discarded()) << "not JSON: " << line;
-      out.push_back(parsed);
-    }
-    return out;
   }
 
   test_util::TempDir temp_{"agentty-audit"};
@@ -81,7 +71,7 @@ TEST_F(AuditLogTest, WritesOneParseableLinePerRecordWithTimeFirst) {
   }
   EXPECT_EQ(count, 3);
 
-  const auto records = parse_lines(path_);
+  const auto records = test_util::json_lines(path_);
   ASSERT_EQ(records.size(), 3u);
   EXPECT_EQ(records[0]["kind"], "tool");
   EXPECT_EQ(records[0]["tool"], "execute");
@@ -105,7 +95,7 @@ TEST_F(AuditLogTest, AppendsToAnExistingLogAndTightensItsPermissions) {
   auto log = open();
   ASSERT_TRUE(log);
   log->record(json{{"n", 1}});
-  const auto records = parse_lines(path_);
+  const auto records = test_util::json_lines(path_);
   ASSERT_EQ(records.size(), 2u);
   EXPECT_EQ(records[0]["old"], true);
   EXPECT_EQ(records[1]["n"], 1);
@@ -137,7 +127,8 @@ TEST_F(AuditLogTest, RotatesAtTheSizeAndKeepsTheNewestFiles) {
   // Oldest to newest, the kept files hold consecutive records ending at the last one.
   std::vector<int> numbers;
   for (const auto& file : {second, first, path_}) {
-    for (const auto& record : parse_lines(file)) numbers.push_back(record["n"].get<int>());
+    for (const auto& record : test_util::json_lines(file))
+      numbers.push_back(record["n"].get<int>());
   }
   ASSERT_FALSE(numbers.empty());
   EXPECT_EQ(numbers.back(), 59);
@@ -171,7 +162,7 @@ TEST_F(AuditLogTest, NeverWritesASecret) {
   EXPECT_EQ(raw.find("7f3a"), std::string::npos) << raw;
   EXPECT_EQ(raw.find("Zq9\\\"web"), std::string::npos) << raw;  // the JSON-escaped form
   EXPECT_EQ(raw.find("hunter2"), std::string::npos) << raw;
-  const auto records = parse_lines(path_);
+  const auto records = test_util::json_lines(path_);
   ASSERT_EQ(records.size(), 2u);
   EXPECT_EQ(records[0]["command"], "curl -H 'X-Secret: [REDACTED]' http://127.0.0.1/?password=***");
   EXPECT_EQ(records[0]["purpose"], "check [REDACTED][REDACTED] twice\xEF\xBF\xBD");
@@ -189,7 +180,7 @@ TEST_F(AuditLogTest, ConcurrentWritersProduceWholeLines) {
   std::thread b(writer, 2);
   a.join();
   b.join();
-  EXPECT_EQ(parse_lines(path_).size(), 400u);
+  EXPECT_EQ(test_util::json_lines(path_).size(), 400u);
 }
 
 // Past RLIMIT_FSIZE a write fails (EFBIG) as on a full disk (ENOSPC): it
@@ -226,7 +217,7 @@ TEST_F(AuditLogTest, AFailedWriteLeavesWholeLinesAndTheGapIsRecorded) {
     EXPECT_NE(log->last_error().find("File too large"), std::string::npos) << log->last_error();
   }
   log->record(json{{"n", 4}});
-  auto lines = parse_lines(path_);
+  auto lines = test_util::json_lines(path_);
   ASSERT_EQ(lines.size(), 3u) << read_all(path_);
   EXPECT_EQ(lines[0]["n"], 1);
   EXPECT_EQ(lines[1]["event"], "audit_records_lost");

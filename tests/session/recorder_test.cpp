@@ -16,6 +16,7 @@
 #include <sstream>
 #include <vector>
 
+#include "support/json_lines.hpp"
 #include "support/temp_dir.hpp"
 
 namespace agentty::session {
@@ -42,16 +43,7 @@ class RecorderTest : public ::testing::Test {
   }
 
   // Every line of the file, each parsed as JSON (a parse failure fails the test).
-  std::vector<json> lines() {
-    std::ifstream in(dir_ / "rec.cast");
-    std::vector<json> out;
-    for (std::string line; std::getline(in, line);) {
-      auto parsed = json::parse(line, nullptr, false);
-      EXPECT_FALSE(parsed.is_discarded()) << "not JSON: " << line;
-      out.push_back(parsed);
-    }
-    return out;
-  }
+  std::vector<json> lines() { return test_util::json_lines(dir_ / "rec.cast"); }
 
   test_util::TempDir temp_{"agentty-recorder"};
   fs::path dir_ = temp_.path();

@@ -5,26 +5,12 @@
 #include <random>
 #include <string>
 
+#include "support/utf8_check.hpp"
+
 namespace agentty::session {
 namespace {
 
-bool valid_utf8(std::string_view s) {
-  std::size_t i = 0;
-  while (i < s.size()) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    std::size_t n = c < 0x80                   ? 1
-                    : (c >= 0xc2 && c <= 0xdf) ? 2
-                    : (c >= 0xe0 && c <= 0xef) ? 3
-                    : (c >= 0xf0 && c <= 0xf4) ? 4
-                                               : 0;
-    if (n == 0 || i + n > s.size()) return false;
-    for (std::size_t k = 1; k < n; ++k) {
-      if ((static_cast<unsigned char>(s[i + k]) & 0xc0) != 0x80) return false;
-    }
-    i += n;
-  }
-  return true;
-}
+using test_util::valid_utf8;
 
 TEST(TextView, RemovesEscapeSequencesOfAllKinds) {
   EXPECT_EQ(to_text("\x1b[1;31mred\x1b[0m"), "red");
