@@ -249,10 +249,13 @@ void TextConverter::end_line(std::string& out) {
 
 // A move to another row: the view has no rows, so the line written so far
 // ends there (as if with LF), unless it holds no text; the cursor keeps the
-// column the terminal gives it.
+// column the terminal gives it. Spaces at its end are dropped: a full-screen
+// program pads the rows it draws with them (vim's `~` rows: a whole row of
+// spaces each), which no one reads, and `screen` does not show them either.
 void TextConverter::change_row(std::size_t column, std::string& out) {
   if (line_.has_text()) {
-    out += line_.text();
+    const std::string& text = line_.text();
+    out.append(text, 0, text.find_last_not_of(' ') + 1);
     out += '\n';
     ++lines_ended_;
   }

@@ -16,7 +16,9 @@
 // - LF, CR LF, VT, FF, ESC D and ESC E end the row ('\n').
 // - A move to another row (CSI n A / B / E / F / d / e / H / f, ESC M, a
 //   restore after a row change) ends the row too, but only if it holds
-//   text, and the text goes on at the column the terminal gives: the view
+//   text, without the spaces at its end (a full-screen program pads the
+//   rows it draws with them), and the text goes on at the column the
+//   terminal gives: the view
 //   never rewrites a line it has printed, so a multi-line progress display
 //   reads as its successive frames ("one\e[Atwo" -> "one\n   two").
 // - Erased or skipped cells are blanks: spaces between text, nothing at the

@@ -128,6 +128,18 @@ TEST(TextViewTerminal, MovesToOtherRowsStartANewLine) {
   EXPECT_EQ(to_text("abc\x1b[3Jx"), "abcx");  // ED 3: only the scrollback
 }
 
+// A full-screen drawing pads each row with spaces before it moves to the
+// next (vim's `~` rows): the row's text ends at its last character, as
+// `screen` shows it. Spaces before LF are the program's text and stay.
+TEST(TextViewTerminal, SpacesPaddingARowLeftForAnotherAreNotText) {
+  const std::string pad(119, ' ');
+  EXPECT_EQ(to_text("~" + pad + "\x1b[4;1H~" + pad + "\x1b[5;1H~" + pad + "\x1b[1;1H"),
+            "~\n~\n~\n");
+  EXPECT_EQ(to_text("   \x1b[2;1Hx"), "\nx");         // a row of spaces only: an empty line
+  EXPECT_EQ(to_text("a b  \x1b[Ac"), "a b\n     c");  // the column stays
+  EXPECT_EQ(to_text("kept  \r\n"), "kept  \n");
+}
+
 TEST(TextViewTerminal, RawLengthThroughLineCountsRowChanges) {
   const std::string raw = "one\x1b[Atwo\nthree";
   ASSERT_EQ(to_text(raw), "one\n   two\nthree");
