@@ -21,6 +21,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "pty/exit_status.hpp"
 
@@ -87,6 +88,11 @@ class PtyChannel {
   // The name (comm) of the terminal's foreground process group leader:
   // what a person would say is running ("python3"); nullopt if unknown.
   virtual std::optional<std::string> foreground_program() const { return std::nullopt; }
+  // The program itself has ended, and what keeps the channel open is what it
+  // left running in the terminal's session (`server &`): up to a few of
+  // those as "name (pid N)". Empty while the program runs, or where the
+  // backend cannot tell (a remote terminal).
+  virtual std::vector<std::string> left_running() const { return {}; }
   virtual TerminalSize size() const = 0;
   // A size the program set from inside (`stty cols 50`, TIOCSWINSZ on its
   // terminal) since the last call, now also size(); nullopt if none or if the

@@ -90,6 +90,29 @@ int kill_session_members_but_nohup(pid_t session_id) {
   return signalled;
 }
 
+std::vector<std::string> left_running_after(pid_t session_id, pid_t program, std::size_t max) {
+  std::vector<std::string> left;
+  if (session_id <= 0 || program <= 0) return left;
+  // Still running (a zombie has ended; a pid outside the session was reused).
+  if (auto stat = read_proc_stat(program);
+      stat && stat->session == session_id && stat->state != 'Z')
+    return left;
+  for (pid_t pid : session_members(session_id)) {
+    if (left.size() == max) break;
+    auto stat = read_proc_stat(pid);
+    if (!stat || stat->session != session_id || stat->state == 'Z') continue;
+    std::string name = "?";
+    UniqueFd comm(::open(("/proc/" + std::to_string(pid) + "/comm").c_str(), O_RDONLY | O_CLOEXEC));
+    char buffer[64];
+    if (ssize_t n = comm ? ::read(comm.get(), buffer, sizeof buffer) : -1; n > 0) {
+      name.assign(buffer, static_cast<std::size_t>(n));
+      if (name.back() == '\n') name.pop_back();
+    }
+    left.push_back(name + " (pid " + std::to_string(pid) + ")");
+  }
+  return left;
+}
+
 int continue_stopped_members(pid_t session_id, pid_t only_group) {
   int continued = 0;
   for_each_pinned_member(session_id, [&](pid_t, int pidfd, const ProcStat& stat) {

@@ -16,6 +16,7 @@
 
 #include <sys/types.h>
 
+#include <string>
 #include <vector>
 
 namespace agentty::pty {
@@ -43,5 +44,11 @@ int kill_session_members_but_nohup(pid_t session_id);
 // ones: a shell continued right after a hang-up may miss the hang-up.
 // Returns how many were continued.
 int continue_stopped_members(pid_t session_id, pid_t only_group = 0);
+
+// When `program` (started in session `session_id`) has ended but other
+// members of the session live on (`server &`, a job the shell left), up to
+// `max` of them as "name (pid N)"; empty while the program runs, when nothing
+// is left, or when /proc cannot be read.
+std::vector<std::string> left_running_after(pid_t session_id, pid_t program, std::size_t max);
 
 }  // namespace agentty::pty

@@ -363,6 +363,11 @@ std::optional<std::string> Execution::foreground_program() const {
   return channel_->foreground_program();
 }
 
+std::vector<std::string> Execution::left_running() const {
+  if (finished() || !channel_ || kind() == ExecutionKind::session) return {};
+  return channel_->left_running();
+}
+
 Expected<void> Execution::stop(int signo, milliseconds force_after, InputSource source) {
   if (source == InputSource::agent && held_by_) {
     return make_error(

@@ -190,6 +190,9 @@ class Execution : public std::enable_shared_from_this<Execution> {
   // The foreground program's name while it runs (local terminals); nullopt
   // when unknown.
   std::optional<std::string> foreground_program() const;
+  // The command has ended but what it left running keeps the execution
+  // running (`server &`): "name (pid N)" of a few (local terminals).
+  std::vector<std::string> left_running() const;
   // The program was stopped by ctrl-z and nothing above it (no job-control
   // shell) will continue it; resume() continues it, as `fg` would. Refused
   // for the agent while held, and when nothing is suspended.

@@ -358,11 +358,18 @@ Expected<std::string> Policy::check_cwd(const std::string& cwd) const {
       // A relative path is this server's: say from where, so an agent that
       // meant its project's directory sees why.
       std::error_code ignored;
-      const std::string base = !cwd.empty() && cwd[0] != '/'
-                                   ? " (relative to the server's directory " +
-                                         std::filesystem::current_path(ignored).string() +
-                                         "; pass an absolute path)"
-                                   : "";
+      std::string base = !cwd.empty() && cwd[0] != '/'
+                             ? " (relative to the server's directory " +
+                                   std::filesystem::current_path(ignored).string() +
+                                   "; pass an absolute path)"
+                             : "";
+      // `~` is a shell's expansion; a cwd is a path as it is (a host's `~` is
+      // its home: SSH starts there).
+      const char* home = std::getenv("HOME");
+      if ((cwd == "~" || cwd.starts_with("~/")) && home && *home == '/')
+        base =
+            " ('~' is not expanded in a local cwd; pass the absolute path: " + std::string(home) +
+            cwd.substr(1) + ")";
       return make_error("cwd '" + shown + "'" + base +
                         " does not exist; create it first or pass an existing "
                         "directory.");

@@ -1,4 +1,6 @@
 // cleanup: prune terminal execution records.
+#include <algorithm>
+
 #include "mcp/tools/common.hpp"
 
 namespace agentty::mcp::tools {
@@ -9,7 +11,21 @@ boost::asio::awaitable<ToolResult> cleanup(ToolContext& ctx, const json& args) {
   auto completed = std::chrono::milliseconds(args.value("completed_older_than_ms", 3600000LL));
   auto stopped = std::chrono::milliseconds(args.value("stopped_older_than_ms", 3600000LL));
   std::size_t removed = ctx.registry.cleanup(completed, stopped);
-  co_return ToolResult{{{"removed", removed}, {"remaining", ctx.registry.list().size()}}};
+  const auto remaining = ctx.registry.list();
+  json result = {{"removed", removed}, {"remaining", remaining.size()}};
+  // The thresholds' default keeps the last hour: a bare cleanup often removes
+  // nothing, which looks like a fault without this.
+  const auto ended = std::count_if(remaining.begin(), remaining.end(),
+                                   [](const auto& execution) { return execution->finished(); });
+  if (ended > 0) {
+    result["message"] =
+        std::to_string(ended) +
+        (ended == 1 ? " ended record is kept: it ended" : " ended records are kept: they ended") +
+        " more recently than the thresholds "
+        "(default 1 h). completed_older_than_ms=0 and stopped_older_than_ms=0 "
+        "remove every ended record.";
+  }
+  co_return ToolResult{std::move(result)};
 }
 
 }  // namespace
@@ -46,6 +62,7 @@ ToolDefinition make_cleanup_tool(const ToolConfig&) {
        {"properties",
         {{"removed", {{"type", "integer"}}},
          {"remaining", {{"type", "integer"}}},
+         {"message", {{"type", "string"}}},
          {"error", {{"type", "string"}}}}}},
       annotations(false, true, true, false),
       cleanup,

@@ -230,7 +230,7 @@ std::string awaits_answer_reason(const session::Execution& execution) {
   // Locally, and on a host whose kernel answered the probe, it was seen reading.
   if (execution.spec().host.empty() || execution.input_state() != pty::InputState::unknown) {
     auto program = execution.foreground_program();
-    return std::string(program ? "it (" + *program + " in the foreground)" : "it") +
+    return std::string(program ? "the foreground program, " + *program + "," : "it") +
            " reads the terminal and has printed nothing for " +
            std::to_string(kAnswerQuiet.count()) + " ms";
   }
@@ -239,6 +239,27 @@ std::string awaits_answer_reason(const session::Execution& execution) {
          " s; this host cannot show whether it reads its terminal (not Linux, no /proc or awk, or "
          "the probe failed), so this is a guess: "
          "check output or screen for its prompt before you write";
+}
+
+void note_timed_out(json& result, session::Execution& execution) {
+  if (execution.status() != session::ExecutionStatus::timed_out) return;
+  result["message"] =
+      "timeout_ms (" + std::to_string(execution.spec().timeout.count()) +
+      " ms, the run time limit) ran out, so it was ended (SIGTERM to its process group, then "
+      "SIGKILL). To give it longer, run it again with a larger timeout_ms, or timeout_ms=0 for "
+      "no limit; yield_ms is only how long execute waits before it answers.";
+}
+
+std::string left_running_note(session::Execution& execution) {
+  const auto left = execution.left_running();
+  if (left.empty()) return "";
+  std::string names;
+  for (const auto& each : left) names += (names.empty() ? "" : ", ") + each;
+  return "Its command has ended, but what it left running in the background keeps this "
+         "execution running: " +
+         names + ". It ends when they do; stop (execution_id=\"" + execution.id() +
+         "\") ends them. A server meant to keep running is better started as its own execute "
+         "(no &), which backgrounds after yield_ms, and stopped when done.";
 }
 
 boost::asio::awaitable<std::optional<ToolResult>> signal_and_wait(ToolContext& ctx,

@@ -136,6 +136,15 @@ bool awaits_answer(session::Execution& execution);
 // Why awaits_answer holds, for the answer's message ("It waits for input (...)").
 std::string awaits_answer_reason(const session::Execution& execution);
 
+// The command itself has ended and only what it left in the background
+// (`server &`, nohup) keeps the execution running: a sentence naming those
+// and what to do; empty otherwise.
+std::string left_running_note(session::Execution& execution);
+
+// An execution that timeout_ms ended: result["message"] says so and how to
+// allow more time (status timed_out alone does not say which limit applied).
+void note_timed_out(json& result, session::Execution& execution);
+
 // stop and close: signals the process group (SIGKILL after `grace`) and waits
 // until it ends or 3 s past the grace. Returns what to answer at once: the
 // refusal (with `refused` fields) or an empty result when the request was

@@ -25,7 +25,9 @@ json input_schema(const ToolConfig& config) {
        {{"type", "string"},
         {"minLength", 1},
         {"maxLength", 1 << 20},
-        {"description", "A shell command line, run as `bash -c COMMAND` under a PTY."}}},
+        {"description",
+         "A shell command line (one string), run as `bash -c COMMAND` under a PTY; a list of "
+         "program and arguments goes in argv instead."}}},
       {"argv",
        {{"type", "array"},
         {"minItems", 1},
@@ -243,6 +245,8 @@ void describe_running(json& result, session::Execution& execution, WaitEnd end,
         "Still running after " + std::to_string(yield) +
         " ms; it continues in the background. Use read or wait with execution_id=\"" +
         execution.id() + "\" to follow it, write to answer prompts, stop to end it.";
+    if (auto left = left_running_note(execution); !left.empty())
+      result["message"] = result["message"].get<std::string>() + " " + left;
   }
 }
 
@@ -294,6 +298,7 @@ boost::asio::awaitable<ToolResult> execute(ToolContext& ctx, const json& args) {
   result["yield_ms"] = yield;
   note_capped_timer(result, ctx, args, "yield_ms", "yield_ms");
   describe_running(result, *execution, end, yield);
+  note_timed_out(result, *execution);
   note_full_screen(result, *execution);
   co_return ToolResult{std::move(result)};
 }

@@ -8,6 +8,7 @@
 
 #include "mcp/tools/common.hpp"
 #include "mcp/tools/login_hook.hpp"
+#include "mcp/tools/unsubmitted_input.hpp"
 #include "session/policy.hpp"
 #include "session/shell_integration.hpp"
 #include "session/text_view.hpp"
@@ -279,6 +280,16 @@ std::optional<ToolResult> busy_refusal(ToolContext& ctx, session::Execution& exe
             "to drop changes; less: input \"q\"), "
             "or open another session; nothing was typed.");
   }
+  if (auto pending = unsubmitted_input(execution)) {
+    // git add -p answered with "y" alone: the command would only lengthen that answer.
+    return session_refusal(
+        execution, ctx,
+        "session: the program running in this session (" +
+            execution.redacted(shell->current()->text) + ") waits with " + *pending +
+            ", typed by an earlier write, on its input line, not submitted: this command line "
+            "would be appended to it. Submit it with write newline=true, erase it with write "
+            "keys [\"ctrl-u\"], or open another session; nothing was typed.");
+  }
   heuristic = true;  // the foreground program reads the terminal: a nested shell or REPL
   return std::nullopt;
 }
@@ -309,14 +320,21 @@ void describe_unfinished(json& result, session::Execution& execution, std::uint6
     result["status"] = "completed";
     result["boundaries"] = "heuristic";
     result["exit_code"] = nullptr;
-    result["message"] =
-        "Typed into the program running in the session (no prompt marks: a nested shell or REPL, "
-        "or a prompt whose PS1 and PROMPT_COMMAND were both replaced), "
-        "returned once its output went quiet and it waited for input; the output includes the "
-        "echoed "
-        "line and the exit code is unknown. After ssh/su/bash into a bash (or that reset), "
-        "write(action=\"rearm\") "
-        "restores exact boundaries.";
+    const auto program = execution.foreground_program();
+    if (!may_be_nested_shell(program)) {
+      // A REPL line: the rearm advice would be noise on every line typed.
+      result["message"] = "Typed into " + *program +
+                          " (running in the session), answered once its output went quiet and "
+                          "it waited for input again; the output starts with the echoed line; "
+                          "no exit code.";
+    } else {
+      result["message"] =
+          "Typed into the program running in the session (no prompt marks: a nested shell or "
+          "REPL, or a prompt whose PS1 and PROMPT_COMMAND were both replaced), returned once its "
+          "output went quiet and it waited for input; the output includes the echoed line and "
+          "the exit code is unknown. After ssh/su/bash into a bash (or that reset), "
+          "write(action=\"rearm\") restores exact boundaries.";
+    }
   } else if (command && command->c_mark_seq == 0 && execution.waiting_for_input()) {
     result["status"] = "backgrounded";
     result["message"] =

@@ -5,6 +5,7 @@
 #include "mcp/tools/common.hpp"
 #include "mcp/tools/pattern.hpp"
 #include "mcp/tools/session_execute.hpp"
+#include "mcp/tools/unsubmitted_input.hpp"
 #include "session/shell_integration.hpp"
 #include "session/text_view.hpp"
 
@@ -205,6 +206,48 @@ WaitCondition until_match(session::Execution& execution, const Pattern& pattern,
   }};
 }
 
+// What to do after a deadline. A program that waits for input (a prompt
+// that came after the wait began, a line typed without Enter) would make
+// "wait again" a loop that never ends.
+std::string deadline_advice(session::Execution& execution, const std::string& until) {
+  const std::string again = "Call wait again to keep waiting.";
+  if (until == "exit") {
+    if (auto left = left_running_note(execution); !left.empty()) return left;
+  }
+  if (until == "input" || until == "released" || !execution.waiting_for_input()) return again;
+  if (auto pending = unsubmitted_input(execution)) return unsubmitted_input_advice(*pending);
+  // A session's shell at its own prompt waits for a command, not an answer.
+  if (execution.shell() && !execution.shell()->command_running()) return again;
+  return "It waits for input (waiting_for_input=true): a prompt goes on only once it is "
+         "answered, so answer it with write (or end it: keys [\"ctrl-c\"], stop); a server "
+         "that also reads its terminal (keyboard shortcuts) looks the same, and then waiting "
+         "again is right.";
+}
+
+// A match wait that ran out, whose pattern is in output from before `from`
+// (up to kEarlierLookBack back): the line it is on. The usual cause is the
+// line having come in execute's own answer (a server's "Listening on..."):
+// wait looks only at output from the cursor on, and would never see it.
+constexpr std::uint64_t kEarlierLookBack = 256 << 10;
+std::optional<std::string> earlier_match(session::Execution& execution, const Pattern& pattern,
+                                         std::uint64_t from) {
+  const auto& log = execution.log();
+  const std::uint64_t begin = std::max<std::uint64_t>(
+      log.first_retained_seq(), from > kEarlierLookBack ? from - kEarlierLookBack : 1);
+  if (begin >= from) return std::nullopt;
+  auto searched =
+      pattern.search(session::to_text(log.copy_range(begin, from), log.charsets_at(begin)));
+  if (!searched || !*searched) return std::nullopt;
+  std::string line = std::move((*searched)->line);
+  constexpr std::size_t kShown = 200;
+  if (line.size() > kShown) {
+    std::size_t cut = kShown;
+    while (cut > 0 && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80) --cut;
+    line = line.substr(0, cut) + "...";
+  }
+  return line;
+}
+
 // wait_result: why the wait ended.
 std::string wait_result_name(WaitEnd end, const std::string& until, const WaitFindings& findings,
                              session::Execution& execution) {
@@ -273,12 +316,24 @@ boost::asio::awaitable<ToolResult> wait(ToolContext& ctx, const json& args,
   result["max_wait_ms"] = budget;
   result["timeout_ms"] = budget;
   note_capped_timer(result, ctx, args, "timeout_ms", "max_wait_ms");
+  note_timed_out(result, *execution);
   if (const auto& found = findings.found)
     result["match"] = {{"text", found->text}, {"groups", found->groups}, {"line", found->line}};
   if (end == WaitEnd::deadline) {
     result["message"] = "The wait budget ran out; the execution is " +
-                        session::to_string(execution->status()) +
-                        " and was not touched. Call wait again to keep waiting.";
+                        session::to_string(execution->status()) + " and was not touched. " +
+                        deadline_advice(*execution, until);
+    if (wanted->pattern) {
+      if (auto line = earlier_match(*execution, *wanted->pattern, from)) {
+        result["message"] =
+            result["message"].get<std::string>() +
+            " The pattern is in output from before where this wait looked (a line an earlier "
+            "answer returned): \"" +
+            *line +
+            "\". wait(until=\"match\") looks only at output after the cursor; since_seq=1 "
+            "searches from the start.";
+      }
+    }
   }
   if (nothing_held) {
     result["message"] =
@@ -353,7 +408,8 @@ ToolDefinition make_wait_tool(const ToolConfig& config) {
       "\"Listening on port \\\\d+\"), "
       "input (the program waits for you to type), released (a human handed back control). wait "
       "never ends or "
-      "signals the process: wait_result=deadline_reached just means call wait again. A cancelled "
+      "signals the process: wait_result=deadline_reached means call wait again, unless its "
+      "message says the program waits for an answer (then write it). A cancelled "
       "request returns at "
       "once. Errors: an invalid pattern (the message quotes PCRE2's reason and offset), or one "
       "PCRE2 gives up on (match limit: simplify it); unknown "

@@ -7,6 +7,7 @@
 #include "base/proc_stat.hpp"
 #include "mcp/tools/common.hpp"
 #include "mcp/tools/session_execute.hpp"
+#include "mcp/tools/unsubmitted_input.hpp"
 #include "session/key_encoder.hpp"
 #include "session/policy.hpp"
 #include "session/shell_integration.hpp"
@@ -288,6 +289,10 @@ boost::asio::awaitable<ToolResult> write(ToolContext& ctx, const json& args,
                        session_fields(*execution));
   result["ok"] = true;
   note_pending_input(result, *execution);
+  if (auto pending = unsubmitted_input(*execution)) {
+    std::string message = result.value("message", "");
+    result["message"] = (message.empty() ? "" : message + " ") + unsubmitted_input_advice(*pending);
+  }
   if (args.value("paste", false)) result["bracketed_paste"] = modes.bracketed_paste;
   result["yield_ms"] = yield;
   note_capped_timer(result, ctx, args, "yield_ms", "yield_ms");
