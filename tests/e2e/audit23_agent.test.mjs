@@ -1,0 +1,152 @@
+// End-to-end regression tests from the twenty-third audit: an agent's first
+// hour, driven through the MCP SDK. Each test is a mistake an agent makes
+// (an answer typed without Enter, a wait for a line that already came, a
+// server left in the background with &, a bare cleanup, a too-short
+// timeout_ms) and checks that the answer says what happened and what to do.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { openSession, serverForFile, waiterFor, WAIT_MS } from './lib/mcp-client.mjs';
+
+const server = serverForFile();
+const call = server.call;
+const start = (t, args) => server.agent.startCommand(t, args);
+const waitFor = waiterFor(call);
+
+// A program at a [Y/n] prompt, returned early by execute (waiting for input).
+async function startPrompt(t, command = 'read -p "Proceed? [Y/n] " a; echo got=$a') {
+  const r = await start(t, { command, yield_ms: WAIT_MS });
+  assert.equal(r.waiting_for_input, true, JSON.stringify(r));
+  return r.execution_id;
+}
+
+test('an answer typed without Enter is named as not submitted, and Enter then submits it', async (t) => {
+  const id = await startPrompt(t);
+  const typed = await call('write', { execution_id: id, input: 'y' });
+  assert.equal(typed.isError, false, typed.error);
+  assert.equal(typed.waiting_for_input, true, JSON.stringify(typed));
+  assert.match(typed.message ?? '', /"y" is typed but not submitted/, JSON.stringify(typed));
+  assert.match(typed.message, /newline=true/);
+
+  // Waiting does not help, and the deadline's answer says so instead of "wait again".
+  const waited = await call('wait', { execution_id: id, until: 'exit', timeout_ms: 300 });
+  assert.equal(waited.wait_result, 'deadline_reached');
+  assert.match(waited.message, /"y" is typed but not submitted/, waited.message);
+  assert.doesNotMatch(waited.message, /Call wait again/);
+
+  const entered = await call('write', { execution_id: id, newline: true });
+  assert.equal(entered.isError, false, entered.error);
+  const done = await waitFor(id, 'exit');
+  assert.match(entered.output + done.output, /got=y/);
+  assert.doesNotMatch(entered.message ?? '', /not submitted/);
+});
+
+test('a key a program reads by itself (read -n1) is not called unsubmitted', async (t) => {
+  const id = await startPrompt(t, 'read -n1 -p "key? " k; echo; echo key=$k; read -p "next: " x');
+  const typed = await call('write', { execution_id: id, input: 'j' });
+  assert.equal(typed.isError, false, typed.error);
+  const after = await waitFor(id, 'input');
+  assert.match(typed.output + after.output, /key=j/);
+  assert.doesNotMatch(typed.message ?? '', /not submitted/, JSON.stringify(typed));
+});
+
+test('a wait that runs out at a prompt says it waits for an answer', async (t) => {
+  const id = await startPrompt(t);
+  const waited = await call('wait', { execution_id: id, until: 'exit', timeout_ms: 300 });
+  assert.equal(waited.wait_result, 'deadline_reached');
+  assert.equal(waited.waiting_for_input, true);
+  assert.match(waited.message, /It waits for input/, waited.message);
+  assert.match(waited.message, /answer it with write/);
+});
+
+test('execute(session=) is refused, not appended, while an unsubmitted answer waits in the session', async (t) => {
+  const session = await openSession(call, t);
+  const asked = await call('execute', {
+    session, command: 'read -p "Stage this hunk [y,n]? " a; echo got=$a', side_effects: ['NONE'], yield_ms: WAIT_MS,
+  });
+  assert.equal(asked.waiting_for_input, true, JSON.stringify(asked));
+  await call('write', { execution_id: session, input: 'y' });
+
+  const refused = await call('execute', { session, command: 'git status --short', side_effects: ['NONE'] });
+  assert.equal(refused.isError, true, JSON.stringify(refused));
+  assert.match(refused.error, /waits with "y", typed by an earlier write/, refused.error);
+  assert.match(refused.error, /nothing was typed/);
+
+  const entered = await call('write', { execution_id: session, newline: true });
+  const done = await waitFor(session, 'exit');
+  assert.match(entered.output + done.output, /got=y\n/);
+  assert.doesNotMatch(entered.output + done.output, /git status/);
+  assert.equal(done.command_exit_code, 0);
+});
+
+test('a wait for a line that came in an earlier answer says where it is', async (t) => {
+  const r = await start(t, { command: 'echo Listening on port 8123; exec sleep 60', yield_ms: 1000 });
+  assert.equal(r.status, 'backgrounded');
+  assert.match(r.output, /Listening on port 8123/);
+  const waited = await call('wait', { execution_id: r.execution_id, pattern: 'Listening on port \\d+', timeout_ms: 300 });
+  assert.equal(waited.wait_result, 'deadline_reached');
+  assert.match(waited.message, /The pattern is in output from before where this wait looked/, waited.message);
+  assert.match(waited.message, /"Listening on port 8123"/);
+  assert.match(waited.message, /since_seq=1/);
+});
+
+test('a command whose background job keeps it running says so and names the job', async (t) => {
+  const r = await start(t, { command: 'sleep 60 & echo started', yield_ms: 1500 });
+  assert.equal(r.status, 'backgrounded', JSON.stringify(r));
+  assert.equal(r.output, 'started\n');
+  assert.match(r.message, /Its command has ended, but what it left running in the background/, r.message);
+  assert.match(r.message, /sleep \(pid \d+\)/);
+
+  const waited = await call('wait', { execution_id: r.execution_id, until: 'exit', timeout_ms: 300 });
+  assert.equal(waited.wait_result, 'deadline_reached');
+  assert.match(waited.message, /sleep \(pid \d+\)/, waited.message);
+
+  // A command still running itself is not described so.
+  const busy = await start(t, { command: 'sleep 60', yield_ms: 300 });
+  assert.doesNotMatch(busy.message, /left running/, busy.message);
+});
+
+test('a cleanup that keeps recent ended records says why and how to remove them', async () => {
+  const done = await call('execute', { command: 'true', side_effects: ['NONE'] });
+  assert.equal(done.status, 'completed');
+  const kept = await call('cleanup', {});
+  assert.equal(kept.isError, false);
+  assert.match(kept.message, /ended records? (is|are) kept/, JSON.stringify(kept));
+  assert.match(kept.message, /completed_older_than_ms=0/);
+  await call('cleanup', { completed_older_than_ms: 0, stopped_older_than_ms: 0 });
+  const again = await call('read', { execution_id: done.execution_id });
+  assert.equal(again.isError, true);
+});
+
+test('timed_out says that timeout_ms ended it and how to allow longer', async () => {
+  const r = await call('execute', { command: 'echo start; exec sleep 30', side_effects: ['NONE'], timeout_ms: 500 });
+  assert.equal(r.status, 'timed_out', JSON.stringify(r));
+  assert.match(r.message, /timeout_ms \(500 ms, the run time limit\) ran out/, r.message);
+  assert.match(r.message, /timeout_ms=0 for no limit/);
+});
+
+test('a command given as a list of words is refused pointing to argv', async () => {
+  const r = await call('execute', { command: ['ls', '-l'], side_effects: ['NONE'] });
+  assert.equal(r.isError, true);
+  assert.match(r.error, /^command: must be a string/);
+  assert.match(r.error, /goes in argv instead/);
+});
+
+test('a REPL line typed with execute(session=) gets a short message, without the rearm advice', async (t) => {
+  const session = await openSession(call, t);
+  const repl = await call('execute', { session, command: 'python3 -q', side_effects: ['NONE'], yield_ms: WAIT_MS });
+  assert.equal(repl.waiting_for_input, true, JSON.stringify(repl));
+  const line = await call('execute', { session, command: 'print(6*7)', side_effects: ['NONE'], yield_ms: WAIT_MS });
+  assert.equal(line.status, 'completed', JSON.stringify(line));
+  assert.match(line.output, /42/);
+  assert.match(line.message, /^Typed into python3[\w.]* \(running in the session\)/, line.message);
+  assert.doesNotMatch(line.message, /rearm/);
+  const quit = await call('execute', { session, command: 'exit()', side_effects: ['NONE'], yield_ms: WAIT_MS });
+  assert.equal(quit.prompt_ready, true, JSON.stringify(quit));
+});
+
+test('a local cwd of ~ is refused with the absolute path to pass instead', async () => {
+  const r = await call('execute', { command: 'pwd', cwd: '~/nowhere-a23', side_effects: ['NONE'] });
+  assert.equal(r.isError, true);
+  assert.equal(r.status, 'failed_to_start');
+  assert.ok(r.error.includes(`'~' is not expanded in a local cwd; pass the absolute path: ${process.env.HOME}/nowhere-a23`), r.error);
+});
