@@ -88,7 +88,7 @@ test('execute(session=) typed into a REPL whose line ends it answers the exit co
   assert.equal(repl.waiting_for_input, true, JSON.stringify(repl));
   // The message names the program at its prompt, and leaves out the advice
   // for nested shells (rearm), which does not apply to a REPL.
-  assert.match(repl.message, /python3 in the foreground/, repl.message);
+  assert.match(repl.message, /foreground program, python3,/, repl.message);
   assert.doesNotMatch(repl.message, /rearm/, repl.message);
   const line = await run(id, 'print(6*7)');
   assert.equal(line.output, 'print(6*7)\n42\n>>> ');
