@@ -150,3 +150,45 @@ test('a local cwd of ~ is refused with the absolute path to pass instead', async
   assert.equal(r.status, 'failed_to_start');
   assert.ok(r.error.includes(`'~' is not expanded in a local cwd; pass the absolute path: ${process.env.HOME}/nowhere-a23`), r.error);
 });
+
+// max_output_bytes caps the text the agent gets, not only the bytes it came
+// from: DEC line drawing turns each `q` into a 3-byte `─`, and an invalid
+// byte reads as a 3-byte U+FFFD.
+test('max_output_bytes caps the text, also where it is longer than its bytes; paging still loses nothing', async (t) => {
+  const cap = 4000;
+  const lines = 40;
+  // 40 lines of 300 q's in the DEC line-drawing set, then 3000 invalid bytes.
+  const command = `printf '\\033(0'; for i in $(seq ${lines}); do printf 'q%.0s' $(seq 300); echo; done; ` +
+    `printf '\\033(B'; head -c 3000 /dev/zero | tr '\\000' '\\377'; echo; echo end`;
+  const r = await start(t, { command, max_output_bytes: cap, yield_ms: WAIT_MS });
+  assert.equal(r.status, 'completed', JSON.stringify(r).slice(0, 300));
+  // Buffer lengths: the cap is in bytes.
+  const bytes = (s) => Buffer.byteLength(s ?? '');
+  assert.ok(bytes(r.output) + bytes(r.output_tail) <= cap, `execute: ${bytes(r.output)} + ${bytes(r.output_tail)} bytes`);
+  let text = '';
+  for (let since = 1, pages = 0; ; pages++) {
+    assert.ok(pages < 200, 'paging ends');
+    const page = await call('read', { execution_id: r.execution_id, since_seq: since, max_output_bytes: cap });
+    assert.ok(bytes(page.output) <= cap, `a read page of ${bytes(page.output)} bytes`);
+    text += page.output;
+    if (!page.capped) break;
+    assert.ok(page.next_seq > since, 'each page moves on');
+    since = page.next_seq;
+  }
+  assert.equal((text.match(/─/g) ?? []).length, lines * 300);
+  assert.match(text, /\uFFFD/);
+  assert.match(text, /end\n?$/);
+  const tail = await call('read', { execution_id: r.execution_id, tail_lines: 5, max_output_bytes: 1000 });
+  assert.ok(bytes(tail.output) <= 1000, `a tail page of ${bytes(tail.output)} bytes`);
+
+  // The same command in a session: its answer fits too, and says where the rest is.
+  const session = await openSession(call, t);
+  const inSession = await call('execute', {
+    session, command, max_output_bytes: cap, side_effects: ['NONE'], yield_ms: WAIT_MS,
+  });
+  assert.equal(inSession.status, 'completed', JSON.stringify(inSession).slice(0, 300));
+  assert.ok(bytes(inSession.output) + bytes(inSession.output_tail) <= cap,
+    `session: ${bytes(inSession.output)} + ${bytes(inSession.output_tail)} bytes`);
+  assert.equal(inSession.capped, true);
+  assert.match(inSession.hint, /since_seq=\d+|output_tail/);
+});

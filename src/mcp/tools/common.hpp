@@ -9,6 +9,8 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
+#include <utility>
 
 #include "base/expected.hpp"
 #include "mcp/tool.hpp"
@@ -91,6 +93,15 @@ json read_fields(session::Execution& execution, const ReadRequest& request);
 // when max_bytes is too small to share or no whole line fits.
 std::optional<session::LogPage> output_tail(const session::OutputLog& log, std::uint64_t from,
                                             std::uint64_t to, std::size_t max_bytes);
+// The cap is on what the agent gets, but text can be longer than the bytes
+// it comes from (an invalid byte reads as U+FFFD, three bytes; DEC line
+// drawing as box characters). `read_page(budget)` gives a page of at most
+// `budget` bytes and its text; a page whose text is over `limit` is read
+// again, shorter, until it fits (the log keeps pages whole: a single
+// sequence longer than that is returned as it is).
+using PageReader = std::function<std::pair<session::LogPage, std::string>(std::size_t budget)>;
+std::pair<session::LogPage, std::string> fitted_page(const PageReader& read_page,
+                                                     std::size_t budget, std::size_t limit);
 // Sets output_tail / output_tail_seq (out-of-band: no cursor moves) and
 // returns the hint that names the bytes between `shown_to` and the tail.
 std::string add_output_tail(json& out, session::Execution& execution, const ReadRequest& request,

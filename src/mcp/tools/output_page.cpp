@@ -65,8 +65,13 @@ std::pair<session::LogPage, std::string> tail_as_text(session::Execution& execut
   session::LogPage page;
   std::string text;
   for (std::size_t raw_lines = wanted;; raw_lines *= 2) {
-    page = log.tail_lines(raw_lines, request.max_bytes);
-    text = rendered(execution, request, page.bytes, page.start_seq);
+    std::tie(page, text) = fitted_page(
+        [&](std::size_t budget) {
+          auto tail = log.tail_lines(raw_lines, budget);
+          auto tail_text = rendered(execution, request, tail.bytes, tail.start_seq);
+          return std::pair{std::move(tail), std::move(tail_text)};
+        },
+        request.max_bytes, request.max_bytes);
     if (request.raw || count_lines(text) >= wanted || page.capped || page.evicted ||
         page.start_seq <= log.first_retained_seq() || raw_lines >= wanted * kMaxWidening)
       break;
@@ -76,6 +81,18 @@ std::pair<session::LogPage, std::string> tail_as_text(session::Execution& execut
 }
 
 }  // namespace
+
+std::pair<session::LogPage, std::string> fitted_page(const PageReader& read_page,
+                                                     std::size_t budget, std::size_t limit) {
+  auto [page, text] = read_page(budget);
+  for (int tries = 0; text.size() > limit && page.bytes.size() > 1 && tries < 8; ++tries) {
+    const std::size_t shorter =
+        std::min(page.bytes.size() - 1, page.bytes.size() * limit / text.size());
+    if (shorter == 0) break;
+    std::tie(page, text) = read_page(shorter);
+  }
+  return {std::move(page), std::move(text)};
+}
 
 std::optional<session::LogPage> output_tail(const session::OutputLog& log, std::uint64_t from,
                                             std::uint64_t to, std::size_t max_bytes) {
@@ -152,18 +169,31 @@ json read_fields(session::Execution& execution, const ReadRequest& request) {
     std::tie(page, output) = tail_as_text(execution, request);
   } else {
     auto from = request.since_seq.value_or(execution.cursor());
-    page = log.read(from, request.max_bytes);
+    auto read_from = [&](std::size_t budget) {
+      auto from_page = log.read(from, budget);
+      auto text = rendered(execution, request, from_page.bytes, from_page.start_seq);
+      return std::pair{std::move(from_page), std::move(text)};
+    };
+    std::tie(page, output) = fitted_page(read_from, request.max_bytes, request.max_bytes);
     // An ended execution's output no longer grows: show its end too.
     if (page.capped && request.tail_preview && execution.finished())
       tail = output_tail(log, from, log.latest_seq(), request.max_bytes);
-    if (tail) page = log.read(from, request.max_bytes - tail->bytes.size());
+    if (tail) {
+      // A tail whose text is half the cap or more (binary bytes) shows nothing useful.
+      const auto tail_text = rendered(execution, request, tail->bytes, tail->start_seq).size();
+      if (tail_text > request.max_bytes / 2) {
+        tail.reset();
+      } else {
+        std::tie(page, output) = fitted_page(read_from, request.max_bytes - tail->bytes.size(),
+                                             request.max_bytes - tail_text);
+      }
+    }
     if (tail && page.next_seq > tail->start_seq) {  // a single sequence longer than the page
       tail.reset();
-      page = log.read(from, request.max_bytes);
+      std::tie(page, output) = fitted_page(read_from, request.max_bytes, request.max_bytes);
     }
   }
   if (cursorless) execution.advance_cursor(page.next_seq);
-  if (!request.tail_lines) output = rendered(execution, request, page.bytes, page.start_seq);
   json out = {
       {"output", std::move(output)},    {"start_seq", page.start_seq}, {"next_seq", page.next_seq},
       {"latest_seq", log.latest_seq()}, {"capped", page.capped},       {"evicted", page.evicted},
