@@ -7,7 +7,7 @@
 //    sshd sets SHLVL=1 so bash skips ~/.bashrc, which Debian's bash would
 //    otherwise source for every SSH command (this machine's root rc runs
 //    `pyenv init`: that, not the channel setup, was the 2.6 s median).
-// Run as root (sshd needs it): ./build/bench/ssh_throughput_bench
+// Logs in as the user who runs it: ./build/bench/ssh_throughput_bench
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
@@ -57,7 +57,7 @@ std::size_t run_remote(boost::asio::io_context& io, SshConnectionPool& pool,
         // a co_await expression twice.
         SshLaunch launch;
         launch.command = command;
-        SshTarget target{"127.0.0.1", "root", sshd.port()};
+        SshTarget target{"127.0.0.1", sshd.login_user(), sshd.port()};
         auto opened = co_await pool.open_channel(std::move(target), std::move(launch));
         if (!opened) {
           std::fprintf(stderr, "open failed: %s\n", opened.error().c_str());
@@ -89,12 +89,17 @@ double median(std::vector<double> values) {
 }  // namespace
 
 int main() {
+  if (auto why = agentty::pty::test_util::SshdFixture::unusable_reason()) {
+    std::fprintf(stderr, "%s\n", why->c_str());
+    return 1;
+  }
   agentty::pty::test_util::SshdFixture sshd;
   const std::string file = sshd.dir() + "/data";
   write_test_file(file);
   const std::string ssh = "ssh " + openssh_args(sshd);
+  const std::string login = " " + sshd.login_user() + "@127.0.0.1";
   // A warm master connection; its output must not hold our stdout open.
-  if (std::system((ssh + " -M -f -N root@127.0.0.1 < /dev/null > /dev/null 2>&1").c_str()) != 0)
+  if (std::system((ssh + " -M -f -N" + login + " < /dev/null > /dev/null 2>&1").c_str()) != 0)
     return 1;
   std::fprintf(stderr, "sshd on port %d, file written, ssh master up\n", sshd.port());
 
@@ -112,7 +117,7 @@ int main() {
   std::fprintf(stderr, "agentty cat: %.2f s\n", agentty_seconds);
 
   start = Clock::now();
-  if (std::system((ssh + " -tt root@127.0.0.1 cat " + file + " < /dev/null > /dev/null").c_str()) !=
+  if (std::system((ssh + " -tt" + login + " cat " + file + " < /dev/null > /dev/null").c_str()) !=
       0)
     return 1;
   const double openssh_seconds = seconds_since(start);
@@ -126,11 +131,11 @@ int main() {
   }
   for (int i = 0; i < kLatencyRuns; ++i) {
     start = Clock::now();
-    if (std::system((ssh + " -tt root@127.0.0.1 true < /dev/null > /dev/null 2>&1").c_str()) != 0)
+    if (std::system((ssh + " -tt" + login + " true < /dev/null > /dev/null 2>&1").c_str()) != 0)
       return 1;
     openssh_latency.push_back(seconds_since(start) * 1000);
   }
-  std::system((ssh + " -O exit root@127.0.0.1 2>/dev/null").c_str());
+  std::system((ssh + " -O exit" + login + " 2>/dev/null").c_str());
 
   const double mb = kFileBytes / 1e6;
   std::printf("%-44s %12s %12s\n", "measure", "agentty", "openssh");

@@ -19,7 +19,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { startAgentty, tempDirForRun } from './lib/mcp-client.mjs';
-import { startSshd, sshdUsable, sshClientEnv } from './lib/sshd.mjs';
+import { startSshd, sshdSkip, sshClientEnv } from './lib/sshd.mjs';
 import {
   TOKEN, agentAndBrowserForFile, eventually, openTerminal as openViewer, watchPage, waitForLine,
 } from './lib/web-helpers.mjs';
@@ -247,7 +247,7 @@ test('the dashboard says what runs in a session now, as the agent\'s ps does', a
 });
 
 test('the dashboard says which host an execution runs on', {
-  skip: sshdUsable() ? false : 'needs root and /usr/sbin/sshd',
+  skip: sshdSkip(),
 }, async () => {
   const sshd = await startSshd();
   const home = tempDirForRun('agentty-audit11-ssh-');

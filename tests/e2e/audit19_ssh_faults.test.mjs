@@ -3,7 +3,7 @@
 // restart or change their key, logins that fail, and programs on the host
 // that left the terminal's session. Through the official MCP SDK client
 // against a real OpenSSH sshd on 127.0.0.1 (tests/e2e/lib/sshd.mjs), logged
-// in as root like the other SSH tests. Needs root (sshd).
+// in as the user running the tests like the other SSH tests.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -11,7 +11,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import net from 'node:net';
 import { setTimeout } from 'node:timers/promises';
 import { installed, startAgentty, WAIT_MS } from './lib/mcp-client.mjs';
-import { startSshd, sshClientEnv, createPasswordUser, sshdAndAgentForFile } from './lib/sshd.mjs';
+import { startSshd, sshClientEnv, createPasswordUser, sshdAndAgentForFile, rootOnly, loginUser } from './lib/sshd.mjs';
 
 const ssh = sshdAndAgentForFile('agentty-audit19-home-');
 const { skip, home } = ssh;
@@ -45,7 +45,7 @@ test('a remote prompt read by a program in a session of its own (setsid -w) wait
   await answersARemotePromptOutsideTheSession(t, `setsid -w bash -c 'read -p "Name: " n; echo "hi $n"'`);
 });
 
-test('a remote prompt under su -c waits for input', { skip: skip || !installed('su') }, async (t) => {
+test('a remote prompt under su -c waits for input', { skip: skip || rootOnly || !installed('su') }, async (t) => {
   await answersARemotePromptOutsideTheSession(t, `su nobody -s /bin/bash -c 'read -p "Name: " n; echo "hi $n"'`);
 });
 
@@ -96,7 +96,7 @@ test('a connection killed mid-command: output kept, the reason says what next, t
   const w = await a.call('wait', { execution_id: r.execution_id, until: 'exit', timeout_ms: WAIT_MS });
   assert.equal(w.wait_result, 'exited', brief(w));
   assert.equal(w.status, 'failed', brief(w));
-  assert.match(w.failure_reason, /connection to root@127\.0\.0\.1:\d+ lost/, brief(w));
+  assert.match(w.failure_reason, new RegExp(`connection to ${loginUser}@127\\.0\\.0\\.1:\\d+ lost`), brief(w));
   assert.match(w.failure_reason, /next execute or open on this host connects again/, brief(w));
   const all = await a.call('read', { execution_id: r.execution_id, since_seq: 1 });
   assert.match(all.output, /before-the-drop/);
@@ -145,7 +145,7 @@ test('stop on a command whose link hung ends it within the call, saying the link
   assert.equal(s.stopped, true, brief(s));
   assert.equal(s.status, 'failed', brief(s));
   // Not the keepalives' "connection ... lost: nothing received for 15 s".
-  assert.match(s.failure_reason, /link to root@127\.0\.0\.1:\d+ is silent/, brief(s));
+  assert.match(s.failure_reason, new RegExp(`link to ${loginUser}@127\\.0\\.0\\.1:\\d+ is silent`), brief(s));
   assert.match(s.failure_reason, /hangs the program up if the link comes back/, brief(s));
 });
 
@@ -183,7 +183,7 @@ test('a server refusing connections for now (MaxStartups) is named as the likely
 
 // Waited out yield_ms (30 s by default) for a login only a person can do,
 // then said "write to answer prompts" while every write was refused (held).
-test('execute on a host that wants a password answers at once, held, saying who must act and how to follow', { skip }, async (t) => {
+test('execute on a host that wants a password answers at once, held, saying who must act and how to follow', { skip: skip || rootOnly }, async (t) => {
   const user = createPasswordUser({ suffix: 'p' });
   t.after(() => user.remove());
   // No key of agentty's is accepted: only a password logs in.

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { serverForFile, startAgentty, openSession, tempDirForRun } from './lib/mcp-client.mjs';
-import { startSshd, sshdUsable } from './lib/sshd.mjs';
+import { startSshd, sshdSkip, loginHome } from './lib/sshd.mjs';
 
 // A plain rc file: the machine's own may be slow (pyenv init, ...).
 const home = tempDirForRun('agentty-audit3-home-');
@@ -158,7 +158,7 @@ test('host: an ssh option or a line with spaces is refused as a host, with the f
 });
 
 // --- SSH hosts ----------------------------------------------------------------
-const skip = sshdUsable() ? false : 'needs root and /usr/sbin/sshd';
+const skip = sshdSkip();
 let sshd;
 let remote;
 async function sshAgent() {
@@ -193,7 +193,7 @@ test('execute(host, cwd): the command runs in that directory; one that does not 
   assert.match(missing.output, /nonexistent-audit3/);
   assert.doesNotMatch(missing.output, /must-not-run/);
   const plain = await a.call('execute', { host: sshd.host, command: 'pwd', side_effects: ['NONE'], yield_ms: 20000 });
-  assert.equal(plain.output, '/root\n', 'no cwd: the account\'s home, not the server\'s directory');
+  assert.equal(plain.output, `${loginHome}\n`, 'no cwd: the account\'s home, not the server\'s directory');
 });
 
 test('open(host): cwd and env reach the login shell; a shell other than bash is refused', { skip }, async (t) => {

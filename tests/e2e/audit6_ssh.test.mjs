@@ -1,7 +1,7 @@
 // End-to-end regression tests for remote (SSH) executions and sessions found
 // by driving agentty as an operator and an agent would, through the official
 // MCP SDK client against a real OpenSSH sshd on 127.0.0.1 (tests/e2e/lib/
-// sshd.mjs), logged in as root like the other SSH tests. Needs root (sshd).
+// sshd.mjs), logged in as the user running the tests like the other SSH tests.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { setTimeout } from 'node:timers/promises';
 import path from 'node:path';
 import { startAgentty, tempDirForRun } from './lib/mcp-client.mjs';
-import { startSshd, createPasswordUser, sshdAndAgentForFile } from './lib/sshd.mjs';
+import { startSshd, createPasswordUser, sshdAndAgentForFile, rootOnly } from './lib/sshd.mjs';
 
 const ssh = sshdAndAgentForFile('agentty-audit6-home-');
 const { skip, home } = ssh;
@@ -103,7 +103,7 @@ test('a shared connection found dead while a channel opens: the execute reconnec
 // `script` is bash (checked with bash -n here); on a host it ran under the
 // account's login shell, so for an account whose shell is sh a script that
 // passed the check failed remotely with sh's syntax error.
-test('script on a host runs under bash even when the login shell is sh', { skip }, async (t) => {
+test('script on a host runs under bash even when the login shell is sh', { skip: skip || rootOnly }, async (t) => {
   const user = createPasswordUser({ home: tempDirForRun('agentty-audit6-sh-'), shell: '/bin/sh' });
   t.after(() => user.remove());
   const host = `${user.name}@127.0.0.1:${ssh.sshd.port}`;

@@ -1,28 +1,32 @@
 // End-to-end regression tests for executions and sessions on an SSH host,
 // found by driving agentty as an operator and an agent would, through the
 // official MCP SDK client against a real OpenSSH sshd on 127.0.0.1
-// (tests/e2e/lib/sshd.mjs), logged in as root like the other SSH tests (and
-// as a throwaway account where root behaves differently). Needs root (sshd).
+// (tests/e2e/lib/sshd.mjs), logged in as the user running the tests like the
+// other SSH tests; where a root login behaves differently, and for login
+// shells of other accounts, a throwaway account (those tests need root).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { startAgentty, tempDirForRun } from './lib/mcp-client.mjs';
-import { startSshd, sshdUsable, createPasswordUser, sshClientEnv } from './lib/sshd.mjs';
+import { startSshd, sshdSkip, rootOnly, loginUser, createPasswordUser, sshClientEnv } from './lib/sshd.mjs';
 
-const skip = sshdUsable() ? false : 'needs root and /usr/sbin/sshd';
+const skip = sshdSkip();
+const skipUnlessRoot = skip || rootOnly;
 const home = tempDirForRun('agentty-audit8-home-');  // no ~/.ssh keys or config
 
 let sshd;
 let agent;
-let user;  // a throwaway account (not root), with a home of its own
+let user;  // a throwaway account (not root), with a home of its own; root only
 let userHome;
 
 before(async () => {
   if (skip) return;
   sshd = await startSshd();
-  userHome = tempDirForRun('agentty-audit8-user-');
-  user = createPasswordUser({ home: userHome });
+  if (!rootOnly) {
+    userHome = tempDirForRun('agentty-audit8-user-');
+    user = createPasswordUser({ home: userHome });
+  }
   agent = await startAgentty({ env: sshClientEnv(sshd, home) });
 });
 
@@ -93,7 +97,7 @@ test('execute(host, stdin): the shell\'s messages name the command\'s own line n
 // requires privilege separation", and sshd keeps none after a root login):
 // stop(SIGTERM) sent one, nothing happened, and the stop waited out the
 // whole force_after_ms before its hang-up ended the program, without a word.
-test('stop(SIGTERM) on a root login: the hang-up comes at once, and the answer says why', { skip }, async (t) => {
+test('stop(SIGTERM) on a root login: the hang-up comes at once, and the answer says why', { skip: skipUnlessRoot }, async (t) => {
   const id = await background(t, 'trap "echo got-TERM" TERM; echo ready; while :; do sleep 0.2; done');
   await agent.call('wait', { execution_id: id, pattern: 'ready', timeout_ms: 20000 });
   const startedAt = Date.now();
@@ -109,7 +113,7 @@ test('stop(SIGTERM) on a root login: the hang-up comes at once, and the answer s
 
 // SIGINT has a key: the remote terminal sends it to its foreground job, as
 // when a person presses ctrl-c at ssh, so the graceful stage works on root.
-test('stop(SIGINT) on a root login is ctrl-c through the remote terminal', { skip }, async (t) => {
+test('stop(SIGINT) on a root login is ctrl-c through the remote terminal', { skip: skipUnlessRoot }, async (t) => {
   const id = await background(t, 'trap "echo got-INT; exit 4" INT; echo ready; while :; do sleep 0.2; done');
   await agent.call('wait', { execution_id: id, pattern: 'ready', timeout_ms: 20000 });
   const startedAt = Date.now();
@@ -123,8 +127,9 @@ test('stop(SIGINT) on a root login is ctrl-c through the remote terminal', { ski
 });
 
 // Another account's login keeps privilege separation: signals arrive as sent.
+// Not root: the tests' own login is such an account.
 test('stop(SIGTERM) on a non-root login reaches the program', { skip }, async (t) => {
-  const host = `${user.name}@127.0.0.1:${sshd.port}`;
+  const host = `${user?.name ?? loginUser}@127.0.0.1:${sshd.port}`;
   const r = await agent.call('execute', {
     host, command: 'trap "echo got-TERM; exit 3" TERM; echo ready; while :; do sleep 0.2; done',
     side_effects: ['NONE'], yield_ms: 0,
@@ -162,7 +167,7 @@ test('write on a host says how much input the remote program has not read', { sk
 // (hundreds of characters, rows of the screen) stayed on the screen, in the
 // terminal page and in the agent's output, where a person who logged in with
 // ssh sees only what the login printed and a prompt.
-test('open(host): the typed prompt hook is not shown; what the login printed is', { skip }, async (t) => {
+test('open(host): the typed prompt hook is not shown; what the login printed is', { skip: skipUnlessRoot }, async (t) => {
   writeFileSync(path.join(userHome, '.bash_profile'), 'echo "welcome-8a from the profile"\nPS1="prompt-8a\\$ "\n');
   const o = await agent.call('open', { host: `${user.name}@127.0.0.1:${sshd.port}`, cols: 80, rows: 24 });
   assert.equal(o.prompt_ready, true, JSON.stringify({ ...o, raw: undefined }));
@@ -189,7 +194,7 @@ test('open(host): the typed prompt hook is not shown; what the login printed is'
 // The hook typed into the login shell is bash's or zsh's, whichever reads
 // it: a zsh account gets a session with exact boundaries, and neither the
 // answers nor the screen show the hook.
-test('open(host) on a zsh login shell: exact boundaries, exit codes, no hook text', { skip }, async (t) => {
+test('open(host) on a zsh login shell: exact boundaries, exit codes, no hook text', { skip: skipUnlessRoot }, async (t) => {
   const zshHome = tempDirForRun('agentty-audit8-zsh-');
   // A two-line prompt (and a .zshrc at all: no new-user wizard).
   writeFileSync(path.join(zshHome, '.zshrc'), "PS1=$'%n@zsh-host\\n%# '\n");
@@ -222,7 +227,7 @@ test('open(host) on a zsh login shell: exact boundaries, exit codes, no hook tex
 // prompt ever comes: open said only "a slow rc file, or the hook could not
 // be installed" and execute(session=) then failed the same way, with no hint
 // that the login shell was the cause or what to use instead.
-test('open(host) on a login shell that is neither bash nor zsh says so and points to execute(host)', { skip }, async (t) => {
+test('open(host) on a login shell that is neither bash nor zsh says so and points to execute(host)', { skip: skipUnlessRoot }, async (t) => {
   const shUser = createPasswordUser({ home: tempDirForRun('agentty-audit8-sh-'), shell: '/bin/sh', suffix: 's' });
   t.after(() => shUser.remove());
   const o = await agent.call('open', { host: `${shUser.name}@127.0.0.1:${sshd.port}` });

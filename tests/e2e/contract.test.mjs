@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { serverForFile, startAgentty, openSession, tempDirForRun } from './lib/mcp-client.mjs';
-import { startSshd, sshdUsable } from './lib/sshd.mjs';
+import { startSshd, sshdSkip } from './lib/sshd.mjs';
 
 // A plain rc file: the machine's own may be slow (pyenv init, ...).
 const home = tempDirForRun('agentty-contract-home-');
@@ -323,7 +323,7 @@ test('explore: a line cut at max_bytes never ends inside a UTF-8 character', asy
 });
 
 test('execute on an SSH host: a silent remote command is not taken for a prompt', {
-  skip: sshdUsable() ? false : 'needs root and /usr/sbin/sshd',
+  skip: sshdSkip(),
 }, async (t) => {
   const sshd = await startSshd();
   t.after(() => sshd.stop());

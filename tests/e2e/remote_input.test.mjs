@@ -2,13 +2,13 @@
 // PTY-less exec channel of the same connection reads the remote /proc, as
 // input_probe.cpp does locally) instead of guessed from a mid-line cursor and
 // 2 s of quiet. Against a real OpenSSH sshd on 127.0.0.1 (tests/e2e/lib/sshd.mjs),
-// logged in as root like the other SSH tests. Needs root (sshd).
+// logged in as the user running the tests like the other SSH tests.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmodSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { startAgentty, WAIT_MS, tempDirForRun } from './lib/mcp-client.mjs';
-import { startSshd, createPasswordUser, sshClientEnv, sshdAndAgentForFile } from './lib/sshd.mjs';
+import { startSshd, createPasswordUser, sshClientEnv, sshdAndAgentForFile, rootOnly } from './lib/sshd.mjs';
 
 const ssh = sshdAndAgentForFile('agentty-remote-input-home-');
 const { skip, home } = ssh;
@@ -145,7 +145,7 @@ test('a stopped remote program is suspended, and resume continues it', { skip },
 // probe as a host that is not Linux would, and runs everything else with
 // bash. waiting_for_input falls back to the guess (stopped mid-line, quiet
 // for 2 s), and wait's answer says it is one.
-test('a host that cannot tell (not Linux) falls back to the guess, and wait says so', { skip }, async (t) => {
+test('a host that cannot tell (not Linux) falls back to the guess, and wait says so', { skip: skip || rootOnly }, async (t) => {
   const dir = tempDirForRun('agentty-remote-input-fake-');
   chmodSync(dir, 0o755);
   const shell = path.join(dir, 'fake-os-shell');

@@ -1,7 +1,8 @@
 // End-to-end: executions and sessions on an SSH host, with the official MCP
 // SDK client against the real binary and a real OpenSSH sshd on 127.0.0.1
-// (tests/e2e/lib/sshd.mjs). Needs root for sshd (skipped otherwise); the
-// password login test also drives Debian's chromium to type the password on
+// (tests/e2e/lib/sshd.mjs), logging in as the user running the tests; the
+// password login tests need root (a throwaway account) and also drive
+// Debian's chromium to type the password on
 // the terminal page, as the person handed the login would.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,14 +10,15 @@ import { writeFileSync, readFileSync, existsSync, chownSync } from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { startAgentty, tempDirForRun } from './lib/mcp-client.mjs';
-import { startSshd, sshdUsable, createPasswordUser } from './lib/sshd.mjs';
+import { startSshd, sshdSkip, rootOnly, loginUser, createPasswordUser } from './lib/sshd.mjs';
 
-const skip = sshdUsable() ? false : 'needs root and /usr/sbin/sshd';
+const skip = sshdSkip();
+const skipUnlessRoot = skip || rootOnly;
 const home = tempDirForRun('agentty-ssh-home-');  // no ~/.ssh keys or config
 
 let sshd;
 let agent;
-let user;  // a throwaway account with a plain bash and no rc files
+let user;  // a throwaway account with a plain bash and no rc files (root only)
 const started = [];
 
 async function agentWith(env) {
@@ -28,7 +30,7 @@ async function agentWith(env) {
 before(async () => {
   if (skip) return;
   sshd = await startSshd();
-  user = createPasswordUser({ home: tempDirForRun('agentty-ssh-user-') });
+  if (!rootOnly) user = createPasswordUser({ home: tempDirForRun('agentty-ssh-user-') });
   agent = await agentWith({
     AGENTTY_SSH_KNOWN_HOSTS: sshd.knownHosts,
     AGENTTY_SSH_CONFIG: sshd.writeConfig(sshd.clientKey),
@@ -144,14 +146,15 @@ test('ps lists host executions; stop ends one', { skip }, async () => {
 });
 
 test('open(host) and execute(session=): exact exit codes, cd persists', { skip }, async () => {
-  const o = await agent.call('open', { host: `${user.name}@127.0.0.1:${sshd.port}` });
+  const sessionUser = user?.name ?? loginUser;  // not root: sshd logs in only its own user
+  const o = await agent.call('open', { host: `${sessionUser}@127.0.0.1:${sshd.port}` });
   assert.equal(o.isError, false, JSON.stringify(o));
   assert.equal(o.prompt_ready, true, JSON.stringify(o));
   const id = o.execution_id;
   const inSession = (command) => agent.call('execute', { session: id, command, side_effects: ['NONE'] });
   let r = await inSession('echo hi-$(id -un)');
   assert.equal(r.exit_code, 0);
-  assert.equal(r.output, `hi-${user.name}\n`);
+  assert.equal(r.output, `hi-${sessionUser}\n`);
   assert.equal(r.boundaries, 'exact');
   r = await inSession('false');
   assert.equal(r.exit_code, 1);
@@ -194,7 +197,7 @@ test('a wrong key is refused clearly', { skip }, async () => {
   const r = await wrong.call('execute', { host: sshd.host, command: 'true', side_effects: ['NONE'] });
   assert.equal(r.isError, true);
   assert.equal(r.status, 'failed_to_start');
-  assert.match(r.raw.content[0].text, /no key was accepted by root@127\.0\.0\.1:\d+/);
+  assert.match(r.raw.content[0].text, new RegExp(`no key was accepted by ${loginUser}@127\\.0\\.0\\.1:\\d+`));
 });
 
 test('sshd killed mid-command: the execution fails with a reason, and the next call reconnects', { skip }, async () => {
@@ -212,7 +215,7 @@ test('sshd killed mid-command: the execution fails with a reason, and the next c
     assert.equal(w.wait_result, 'exited');
     assert.ok(Date.now() - killedAt < 25000);
     assert.equal(w.status, 'failed');
-    assert.match(w.failure_reason, /connection to root@127\.0\.0\.1:\d+ lost/);
+    assert.match(w.failure_reason, new RegExp(`connection to ${loginUser}@127\\.0\\.0\\.1:\\d+ lost`));
     const again = await a.call('execute', { host: doomed.host, command: 'true', side_effects: ['NONE'] });
     assert.equal(again.isError, true);  // nothing listens now
     assert.match(again.raw.content[0].text, /cannot connect|Connection refused/);
@@ -247,7 +250,7 @@ const passwordAgent = (locked) => agentWith({
   AGENTTY_WEB_TOKEN: 'f'.repeat(64),
 });
 
-test('password login: held for a person, typed on the web page, never seen by the agent', { skip }, async () => {
+test('password login: held for a person, typed on the web page, never seen by the agent', { skip: skipUnlessRoot }, async () => {
   const browser = await launchChromium();
   if (!browser) return;  // no chromium here: the C++ tests cover the login itself
   const locked = await startSshd({ passwordAuth: true });
@@ -290,7 +293,7 @@ test('password login: held for a person, typed on the web page, never seen by th
   }
 });
 
-test('open(host) with a password: held at once, a person logs in on the page, then exact commands', { skip }, async () => {
+test('open(host) with a password: held at once, a person logs in on the page, then exact commands', { skip: skipUnlessRoot }, async () => {
   const browser = await launchChromium();
   if (!browser) return;  // no chromium here: tests/mcp/login_hook_test.cpp covers the hook logic
   const locked = await startSshd({ passwordAuth: true });
@@ -346,7 +349,7 @@ test('open(host) with a password: held at once, a person logs in on the page, th
   }
 });
 
-test('open(host) with a password: ended during the login, nothing typed; shutdown is clean', { skip }, async () => {
+test('open(host) with a password: ended during the login, nothing typed; shutdown is clean', { skip: skipUnlessRoot }, async () => {
   const locked = await startSshd({ passwordAuth: true });
   try {
     const a = await passwordAgent(locked);

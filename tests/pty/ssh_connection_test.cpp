@@ -140,10 +140,15 @@ TEST(SshEnterDirectoryTest, TildeIsTheRemoteHome) {
 
 class SshConnectionTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() { sshd_ = new SshdFixture(); }
+  static void SetUpTestSuite() {
+    if (!SshdFixture::unusable_reason()) sshd_ = new SshdFixture();
+  }
   static void TearDownTestSuite() {
     delete sshd_;
     sshd_ = nullptr;
+  }
+  void SetUp() override {
+    if (!sshd_) GTEST_SKIP() << *SshdFixture::unusable_reason();
   }
   // Some tests kill or stop sshd: leave it running for the next one.
   void TearDown() override {
@@ -269,7 +274,7 @@ TEST_F(SshConnectionTest, HostNameIsResolvedByAsioAndKnownHostsMatchesTheName) {
   // (matched by the name typed, not by the address it resolved to)...
   SshOptions options = fixture_options(*sshd_);
   SshConnectionPool pool(io_, options);
-  SshTarget by_name{"localhost", "root", sshd_->port()};
+  SshTarget by_name{"localhost", SshdFixture::login_user(), sshd_->port()};
   SshRun unknown = open(pool, "exit 0", by_name);
   ASSERT_FALSE(unknown.opened);
   EXPECT_EQ(unknown.open_error_kind, SshErrorKind::host_key_unknown) << unknown.open_error;
@@ -289,13 +294,13 @@ TEST_F(SshConnectionTest, ConfigAliasSuppliesHostPortUserAndKey) {
   options.identity_files.clear();  // the alias names the key
   options.config_file = sshd_->dir() + "/alias_config";
   std::ofstream(options.config_file)
-      << "Host testbox\n  HostName 127.0.0.1\n  Port " << sshd_->port()
-      << "\n  User root\n  IdentityFile " << sshd_->client_key() << "\n";
+      << "Host testbox\n  HostName 127.0.0.1\n  Port " << sshd_->port() << "\n  User "
+      << SshdFixture::login_user() << "\n  IdentityFile " << sshd_->client_key() << "\n";
   SshConnectionPool pool(io_, options);
   SshRun r = open(pool, "whoami", SshTarget{"testbox", "", 0});
   ASSERT_TRUE(r.opened) << r.open_error;
   ASSERT_TRUE(r.wait_exit(io_));
-  EXPECT_NE(r.output.find("root"), std::string::npos);
+  EXPECT_NE(r.output.find(SshdFixture::login_user()), std::string::npos);
   // An explicit port overrides the alias's (nothing listens on port 1).
   SshRun overridden = open(pool, "exit 0", SshTarget{"testbox", "", 1});
   EXPECT_FALSE(overridden.opened);

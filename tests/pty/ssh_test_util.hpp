@@ -45,7 +45,7 @@ inline SshOptions fixture_options(const SshdFixture& sshd) {
 }
 
 inline SshTarget fixture_target(const SshdFixture& sshd) {
-  return SshTarget{"127.0.0.1", "root", sshd.port()};
+  return SshTarget{"127.0.0.1", SshdFixture::login_user(), sshd.port()};
 }
 
 // One remote program: its output, and how it ended.

@@ -7,16 +7,21 @@
 // user's ~/.ssh/config is never read). Readiness is sshd's own "Server
 // listening on" line, read from its stderr by a thread that keeps draining
 // the pipe (an undrained pipe would block sshd's logging) and keeps the log
-// for failure messages. We run as root: /run/sshd is created if missing, and
-// root must not be locked ('!' in /etc/shadow refuses even keys with
-// UsePAM no): ensure_root_unlocked() sets '*' only in that case. Sessions get
+// for failure messages. Logins are as login_user(), the user running the
+// tests: sshd started by root serves root (/run/sshd is created if missing,
+// and root must not be locked: '!' in /etc/shadow refuses even keys with
+// UsePAM no, so ensure_root_unlocked() sets '*' only in that case); sshd
+// started by another user serves only that user, and can give a login its
+// terminal only where unusable_reason() finds no problem. Sessions get
 // SHLVL=1 so the remote bash does not source ~/.bashrc for every exec (see
 // write_config).
 // Destruction kills sshd and every per-connection sshd below it.
 #pragma once
 
 #include <fcntl.h>
+#include <grp.h>
 #include <netinet/in.h>
+#include <pwd.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -24,12 +29,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -54,8 +61,10 @@ class SshdFixture {
     char pattern[] = "/tmp/agentty-sshd-XXXXXX";
     if (::mkdtemp(pattern) == nullptr) throw std::runtime_error("mkdtemp failed");
     dir_ = pattern;
-    ::mkdir("/run/sshd", 0755);
-    ensure_root_unlocked();
+    if (::geteuid() == 0) {  // privilege separation's directory; sshd run by a user has none
+      ::mkdir("/run/sshd", 0755);
+      ensure_root_unlocked();
+    }
     keygen(dir_ + "/hostkey");
     keygen(client_key());
     keygen(wrong_key());
@@ -76,6 +85,40 @@ class SshdFixture {
 
   SshdFixture(const SshdFixture&) = delete;
   SshdFixture& operator=(const SshdFixture&) = delete;
+
+  // The account the tests log in as: sshd run by anyone but root logs in
+  // only its own user.
+  static std::string login_user() {
+    const passwd* entry = ::getpwuid(::geteuid());
+    return entry ? entry->pw_name : "root";
+  }
+
+  // Why sshd cannot serve terminal logins here, or nullopt. sshd run by a
+  // user other than root gives a login its terminal with chown(pty, user,
+  // group tty), which the kernel allows only when the pty is in group tty
+  // already (/dev/pts mounted with gid=5, as standard) or the user is in
+  // that group; containers often mount devpts without gid=.
+  static std::optional<std::string> unusable_reason() {
+    if (::access("/usr/sbin/sshd", X_OK) != 0) return "needs /usr/sbin/sshd (openssh-server)";
+    if (::geteuid() == 0) return std::nullopt;
+    const group* tty = ::getgrnam("tty");
+    if (tty == nullptr) return std::nullopt;  // sshd keeps the user's own group
+    std::vector<gid_t> groups(static_cast<std::size_t>(std::max(::getgroups(0, nullptr), 0)));
+    if (::getgroups(static_cast<int>(groups.size()), groups.data()) >= 0)
+      for (gid_t gid : groups)
+        if (gid == tty->gr_gid) return std::nullopt;
+    int master = ::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+    struct stat slave {};
+    const bool stated = master >= 0 && ::grantpt(master) == 0 && ::unlockpt(master) == 0 &&
+                        ::stat(::ptsname(master), &slave) == 0;
+    if (master >= 0) ::close(master);
+    if (stated && slave.st_gid == tty->gr_gid) return std::nullopt;
+    return "sshd run by " + login_user() +
+           " cannot give a login its terminal: new ptys are not in group tty (/dev/pts is "
+           "mounted without gid=" +
+           std::to_string(tty->gr_gid) + ") and " + login_user() +
+           " is not in group tty; run as root";
+  }
 
   int port() const { return port_; }
   const std::string& dir() const { return dir_; }

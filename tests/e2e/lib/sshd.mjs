@@ -4,7 +4,10 @@
 // an authorized client key, a second (unauthorized) key, a known_hosts file
 // pre-seeded with `[127.0.0.1]:PORT <host key>` and an empty ssh config (so
 // the user's ~/.ssh/config is never read). Ready once sshd prints "Server
-// listening on". Needs root (sshd); sshdUsable() says whether it can run.
+// listening on". As root it serves any account (root's own logins, and
+// throwaway password users); as another user sshd can only log in that same
+// user (`loginUser`), so tests of other accounts skip with `rootOnly`.
+// sshdSkip() says why sshd cannot run here, or false.
 // stop() kills sshd and every per-connection sshd below it, then removes
 // the dir.
 import { spawn, execFileSync } from 'node:child_process';
@@ -14,11 +17,46 @@ import {
   appendFileSync, chmodSync,
 } from 'node:fs';
 import net from 'node:net';
+import { userInfo } from 'node:os';
 import { startAgentty, tempDirForRun } from './mcp-client.mjs';
 
+const isRoot = process.getuid?.() === 0;
+
+// The account the tests log in as: sshd run by anyone but root logs in only
+// its own user.
+export const loginUser = userInfo().username;
+export const loginHome = userInfo().homedir;
+
+// The skip reason of a test that needs a second account or a root login.
+export const rootOnly = isRoot ? false : 'needs root: logs in as another account or as root';
+
+// sshd run by a user other than root gives a login its terminal with
+// chown(pty, user, group tty), which the kernel allows only when the pty is
+// in group tty already (/dev/pts mounted with gid=5, as standard) or the user
+// is in that group. Containers often mount devpts without gid=, and then
+// every terminal login fails ("chown(/dev/pts/N, ...) failed"). '' if fine.
+function ptyGroupProblem() {
+  if (isRoot) return '';
+  const tty = readFileSync('/etc/group', 'utf8').split('\n').find((line) => line.startsWith('tty:'));
+  if (!tty) return '';  // no group tty: sshd keeps the user's own group
+  const ttyGid = Number(tty.split(':')[2]);
+  if (process.getgroups().includes(ttyGid)) return '';
+  const devpts = readFileSync('/proc/self/mountinfo', 'utf8').split('\n')
+    .filter((line) => line.split(' ')[4] === '/dev/pts').pop() ?? '';
+  const options = devpts.split(' - ')[1]?.split(' ')[2] ?? '';
+  if (options.split(',').includes(`gid=${ttyGid}`)) return '';
+  return `sshd run by ${loginUser} cannot give a login its terminal: /dev/pts is mounted without ` +
+    `gid=${ttyGid} (group tty) and ${loginUser} is not in group tty; run as root`;
+}
+
+export function sshdSkip() {
+  if (!existsSync('/usr/sbin/sshd') || !existsSync('/usr/bin/ssh-keygen'))
+    return 'needs /usr/sbin/sshd and ssh-keygen (openssh-server)';
+  return ptyGroupProblem() || false;
+}
+
 export function sshdUsable() {
-  return typeof process.getuid === 'function' && process.getuid() === 0 &&
-    existsSync('/usr/sbin/sshd') && existsSync('/usr/bin/ssh-keygen');
+  return sshdSkip() === false;
 }
 
 function keygen(file) {
@@ -91,8 +129,10 @@ export async function startSshd({
 } = {}) {
   const dir = tempDirForRun('agentty-e2e-sshd-');
   chmodSync(dir, 0o755);  // sshd reads authorized_keys as the user logging in
-  mkdirSync('/run/sshd', { recursive: true, mode: 0o755 });
-  ensureRootUnlocked();
+  if (isRoot) {  // privilege separation's directory; sshd run by a user has none
+    mkdirSync('/run/sshd', { recursive: true, mode: 0o755 });
+    ensureRootUnlocked();
+  }
   keygen(`${dir}/hostkey`);
   keygen(`${dir}/client`);
   keygen(`${dir}/wrong`);
@@ -139,7 +179,7 @@ export async function startSshd({
   return {
     port,
     dir,
-    host: `root@127.0.0.1:${port}`,
+    host: `${loginUser}@127.0.0.1:${port}`,
     clientKey: `${dir}/client`,
     wrongKey: `${dir}/wrong`,
     knownHosts: `${dir}/known_hosts`,
@@ -225,7 +265,7 @@ export function sshClientEnv(sshd, home) {
 // once the file's tests run.
 export function sshdAndAgentForFile(prefix) {
   const fixture = {
-    skip: sshdUsable() ? false : 'needs root and /usr/sbin/sshd',
+    skip: sshdSkip(),
     home: tempDirForRun(prefix),
     sshd: undefined,
     agent: undefined,
