@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -35,7 +36,7 @@ WaitCall wait_call(long nr) {
 }
 
 // /proc files are small and generated on read: one read() gets them whole.
-// nullopt when the file cannot be opened.
+// nullopt when the file cannot be opened (errno says why).
 std::optional<std::string> read_proc_file(const std::string& path) {
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd) return std::nullopt;
@@ -170,18 +171,31 @@ std::optional<std::vector<long>> polled_for_reading(pid_t pid, WaitCall call,
   return fds;
 }
 
+// What a look at a sleeping process found.
+enum class Reading {
+  no,
+  yes,
+  hidden,  // its /proc/<tid>/syscall may not be read: another user's process
+};
+
 // /proc/<tid>/syscall: "nr arg0 arg1 ... sp pc" while blocked in a syscall;
-// "running" or "-1 sp pc" otherwise.
-bool thread_reads_terminal(pid_t pid, const std::string& task_dir, SlaveDevice slave) {
+// "running" or "-1 sp pc" otherwise. It needs ptrace access, which a user
+// other than root lacks for a set-user-ID program (su, sudo, passwd) or
+// another user's process.
+Reading thread_reads_terminal(pid_t pid, const std::string& task_dir, SlaveDevice slave) {
   auto stat = read_proc_stat(task_dir);
-  if (!stat || stat->state != 'S') return false;
-  std::string text = read_proc_file(task_dir + "/syscall").value_or("");
-  if (text.empty() || text[0] < '0' || text[0] > '9') return false;
+  if (!stat || stat->state != 'S') return Reading::no;
+  auto syscall = read_proc_file(task_dir + "/syscall");
+  if (!syscall) return errno == EACCES || errno == EPERM ? Reading::hidden : Reading::no;
+  const std::string& text = *syscall;
+  if (text.empty() || text[0] < '0' || text[0] > '9') return Reading::no;
   char* end = nullptr;
   long nr = std::strtol(text.c_str(), &end, 10);
   const WaitCall call = wait_call(nr);
-  if (call == WaitCall::read) return fd_is_slave(pid, std::strtol(end, nullptr, 16), slave);
-  if (call == WaitCall::other) return false;
+  auto reading = [](bool yes) { return yes ? Reading::yes : Reading::no; };
+  if (call == WaitCall::read)
+    return reading(fd_is_slave(pid, std::strtol(end, nullptr, 16), slave));
+  if (call == WaitCall::other) return Reading::no;
   std::vector<unsigned long> args;
   for (const char* cursor = end; args.size() < 6; cursor = end) {
     unsigned long value = std::strtoul(cursor, &end, 16);
@@ -189,20 +203,25 @@ bool thread_reads_terminal(pid_t pid, const std::string& task_dir, SlaveDevice s
     args.push_back(value);
   }
   if (auto fds = polled_for_reading(pid, call, args)) {
-    return std::any_of(fds->begin(), fds->end(),
-                       [&](long fd) { return fd_is_slave(pid, fd, slave); });
+    return reading(std::any_of(fds->begin(), fds->end(),
+                               [&](long fd) { return fd_is_slave(pid, fd, slave); }));
   }
   // The fds cannot be read: holding the terminal on 0-2 is the best guess.
   for (long fd = 0; fd <= 2; ++fd)
-    if (fd_is_slave(pid, fd, slave)) return true;
-  return false;
+    if (fd_is_slave(pid, fd, slave)) return Reading::yes;
+  return Reading::no;
 }
 
-bool process_reads_terminal(pid_t pid, SlaveDevice slave) {
+// yes if any thread reads the terminal, else hidden if any could not be seen.
+Reading process_reads_terminal(pid_t pid, SlaveDevice slave) {
   std::string task_root = "/proc/" + std::to_string(pid) + "/task";
-  for (const auto& tid : list_dir(task_root, kMaxThreads))
-    if (thread_reads_terminal(pid, task_root + "/" + tid, slave)) return true;
-  return false;
+  Reading found = Reading::no;
+  for (const auto& tid : list_dir(task_root, kMaxThreads)) {
+    const Reading thread = thread_reads_terminal(pid, task_root + "/" + tid, slave);
+    if (thread == Reading::yes) return thread;
+    if (thread == Reading::hidden) found = thread;
+  }
+  return found;
 }
 
 }  // namespace
@@ -243,20 +262,26 @@ InputState probe_input_state(const InputProbeTarget& target) {
   if (!descendants) candidates = all_processes();
   std::size_t checked = 0;
   bool all_stopped = true;
+  bool hidden = false;  // a process that may read it could not be seen
   for (pid_t pid : candidates) {
     auto stat = read_proc_stat(pid);
     if (!stat) continue;
     if (stat->pgrp != *group) {
-      if (descendants && terminal_session > 0 && stat->session != terminal_session &&
-          process_reads_terminal(pid, {target.slave_device, false}))
-        return InputState::reading_input;
+      if (descendants && terminal_session > 0 && stat->session != terminal_session) {
+        const Reading reading = process_reads_terminal(pid, {target.slave_device, false});
+        if (reading == Reading::yes) return InputState::reading_input;
+        hidden = hidden || reading == Reading::hidden;
+      }
       continue;
     }
-    if (process_reads_terminal(pid, {target.slave_device})) return InputState::reading_input;
+    const Reading reading = process_reads_terminal(pid, {target.slave_device});
+    if (reading == Reading::yes) return InputState::reading_input;
+    hidden = hidden || reading == Reading::hidden;
     all_stopped = all_stopped && stat->state == 'T';
     if (++checked >= kMaxProcesses) break;
   }
-  return checked > 0 && all_stopped ? InputState::suspended : InputState::busy;
+  if (checked > 0 && all_stopped) return InputState::suspended;
+  return hidden ? InputState::unknown : InputState::busy;
 }
 
 }  // namespace agentty::pty

@@ -40,7 +40,7 @@ struct ChannelEvents {
 
 // What the program on the terminal is doing, as far as the backend can tell.
 enum class InputState {
-  unknown,        // the backend cannot tell (no /proc, here or on the SSH host)
+  unknown,        // the backend cannot tell (no /proc; a program of another user)
   reading_input,  // the foreground process is blocked reading the terminal
   busy,           // running, sleeping on something else, or not reading the terminal
   // The foreground process group is stopped (ctrl-z, SIGTSTP) and no

@@ -226,19 +226,28 @@ bool awaits_answer(session::Execution& execution) {
   return execution.quiet() >= kAnswerQuiet && execution.waiting_for_input();
 }
 
+std::string input_guess_cause(const session::Execution& execution) {
+  if (!execution.spec().host.empty()) {
+    return "this host cannot show whether it reads its terminal (not Linux, no /proc or awk, or "
+           "the probe failed)";
+  }
+  return "agentty cannot see whether it reads its terminal (it runs as another user, as su, "
+         "sudo and passwd do at a password prompt, and agentty is not root; or there is no "
+         "/proc)";
+}
+
 std::string awaits_answer_reason(const session::Execution& execution) {
-  // Locally, and on a host whose kernel answered the probe, it was seen reading.
-  if (execution.spec().host.empty() || execution.input_state() != pty::InputState::unknown) {
+  // The kernel answered the probe (here or on the host): it was seen reading.
+  if (execution.input_state() != pty::InputState::unknown) {
     auto program = execution.foreground_program();
     return std::string(program ? "the foreground program, " + *program + "," : "it") +
            " reads the terminal and has printed nothing for " +
            std::to_string(kAnswerQuiet.count()) + " ms";
   }
   return "it stopped mid-line, a prompt?, and has printed nothing for " +
-         std::to_string(session::Execution::kGuessedInputQuiet.count() / 1000) +
-         " s; this host cannot show whether it reads its terminal (not Linux, no /proc or awk, or "
-         "the probe failed), so this is a guess: "
-         "check output or screen for its prompt before you write";
+         std::to_string(session::Execution::kGuessedInputQuiet.count() / 1000) + " s; " +
+         input_guess_cause(execution) +
+         ", so this is a guess: check output or screen for its prompt before you write";
 }
 
 void note_timed_out(json& result, session::Execution& execution) {

@@ -139,13 +139,18 @@ boost::asio::awaitable<WaitEnd> wait_until(
 // terminal, quiet) for kAnswerQuiet: nothing will happen until someone types,
 // so waiting out the rest of yield_ms would only stall the agent. On an SSH
 // host the host's /proc is asked (pty/remote_input_probe.hpp); where it
-// cannot tell, waiting_for_input is the Execution's guess (stopped mid-line,
-// quiet for kGuessedInputQuiet), and the answer says it is a guess.
+// cannot tell (locally: a program of another user, such as su at its
+// password prompt, when agentty is not root), waiting_for_input is the
+// Execution's guess (stopped mid-line, quiet for kGuessedInputQuiet), and the
+// answer says it is a guess.
 constexpr std::chrono::milliseconds kAnswerQuiet{500};
 constexpr std::chrono::milliseconds kAnswerRecheck{100};
 bool awaits_answer(session::Execution& execution);
 // Why awaits_answer holds, for the answer's message ("It waits for input (...)").
 std::string awaits_answer_reason(const session::Execution& execution);
+// Why waiting_for_input is a guess for this execution (its input state is
+// unknown): "this host cannot show whether ...".
+std::string input_guess_cause(const session::Execution& execution);
 
 // The command itself has ended and only what it left in the background
 // (`server &`, nohup) keeps the execution running: a sentence naming those

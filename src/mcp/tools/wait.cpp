@@ -20,15 +20,15 @@ constexpr std::size_t kMatchWindow = 4 << 20;  // text searched for `match`, new
 // within this much before the last line end (a pattern spanning lines).
 constexpr std::size_t kMatchOverlap = 64 << 10;
 
-const std::string kRemoteInputGuess =
-    "This host cannot show whether the program reads its terminal (not Linux, no /proc or awk "
-    "there, or its probe failed), so "
-    "waiting_for_input is a guess: it stopped mid-line (the cursor after text, as at a prompt) "
-    "and has printed nothing for " +
-    std::to_string(session::Execution::kGuessedInputQuiet.count() / 1000) +
-    " s. A busy program that printed half a line looks the same: check the output or screen "
-    "for its prompt before you write; if it is still working, wait with until=\"match\" for "
-    "the prompt instead.";
+// `cause`: input_guess_cause's "this host cannot show whether it reads ...".
+std::string input_guess_message(const std::string& cause) {
+  return "waiting_for_input is a guess: it stopped mid-line (the cursor after text, as at a "
+         "prompt) and has printed nothing for " +
+         std::to_string(session::Execution::kGuessedInputQuiet.count() / 1000) + " s; " + cause +
+         ". A busy program that printed half a line looks the same: check the output or screen "
+         "for its prompt before you write; if it is still working, wait with until=\"match\" for "
+         "the prompt instead.";
+}
 
 // The log position just past the line on which `found` ends in the text of
 // `raw` (which starts at seq `begin`): where the next search starts, so a
@@ -309,8 +309,9 @@ boost::asio::awaitable<ToolResult> wait(ToolContext& ctx, const json& args,
   // make the field say false next to wait_result=waiting_for_input.
   if (result_name == "waiting_for_input") {
     result["waiting_for_input"] = true;
-    // A host whose kernel could not be asked: only quiet and the cursor.
-    if (findings.guessed && !execution->spec().host.empty()) result["message"] = kRemoteInputGuess;
+    // The kernel could not be asked (a host, or here a program of another
+    // user): only quiet and the cursor.
+    if (findings.guessed) result["message"] = input_guess_message(input_guess_cause(*execution));
   }
   result["waited_ms"] = duration_cast<milliseconds>(steady_clock::now() - start).count();
   result["max_wait_ms"] = budget;
@@ -363,7 +364,8 @@ ToolDefinition make_wait_tool(const ToolConfig& config) {
              "line of the match it last reported, which a capped page may leave ahead of the "
              "cursor). input: the program waits for input (read from /proc, also on a Linux SSH "
              "host; "
-             "where a host cannot tell, a guess: it stopped "
+             "where that cannot tell, a host or here a program of another user such as su, a "
+             "guess: it stopped "
              "mid-line and has been quiet for 2 s, and the answer's message says so). "
              "released: a human released a takeover."}}},
           {"pattern",

@@ -32,11 +32,13 @@ export function tempDirForRun(prefix) {
 }
 
 // `stateDir`: share one with another server (default: a fresh temp dir).
-export async function startAgentty({ env = {}, args = [], stateDir } = {}) {
+// `runAs`: a command that runs agentty's as another user (['setpriv', ...]).
+export async function startAgentty({ env = {}, args = [], stateDir, runAs = [] } = {}) {
   stateDir ??= tempDirForRun('agentty-e2e-');
+  const argv = [...runAs, agenttyBin, 'mcp', '--state-dir', stateDir, '--web-listen', '127.0.0.1:0', ...args];
   const transport = new StdioClientTransport({
-    command: agenttyBin,
-    args: ['mcp', '--state-dir', stateDir, '--web-listen', '127.0.0.1:0', ...args],
+    command: argv[0],
+    args: argv.slice(1),
     env: { ...process.env, AGENTTY_LOG_LEVEL: 'warn', ...env },
     stderr: 'pipe',
   });
