@@ -36,7 +36,9 @@ test('execute: a prompt read by a program in a session of its own (setsid -w) wa
   await answersAPromptOutsideTheSession(t, `setsid -w bash -c 'read -p "Name: " n; echo "hi $n"'`);
 });
 
-test('execute: a prompt under su -c waits for input', { skip: process.getuid() !== 0 || !installed('su') }, async (t) => {
+test('execute: a prompt under su -c waits for input', {
+  skip: (process.getuid() !== 0 && 'su to another account without its password: root only') || (!installed('su') && 'needs su'),
+}, async (t) => {
   await answersAPromptOutsideTheSession(t, `su nobody -s /bin/bash -c 'read -p "Name: " n; echo "hi $n"'`);
 });
 

@@ -272,6 +272,17 @@ test('a read-only state directory stops start-up naming the file, the cause and 
   assert.match(run.stderr, /audit\.jsonl.*Read-only file system.*--state-dir/);
 });
 
+// The same for a user other than root, who cannot mount: a directory it may
+// not write (root writes whatever the mode says).
+test('a state directory without write permission stops start-up naming the file, the cause and the fix', { skip: isRoot && 'root ignores the mode: the read-only mount above covers it' }, (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'agentty-unwritable-'));
+  chmodSync(dir, 0o555);
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const run = spawnSync(agenttyBin, ['mcp', '--state-dir', dir, '--no-web'], { input: '', encoding: 'utf8' });
+  assert.equal(run.status, 2, run.stderr);
+  assert.match(run.stderr, /audit\.jsonl.*Permission denied.*--state-dir/);
+});
+
 test('a state directory that belongs to another user is used with a warning naming it', { skip: !isRoot && 'chown: root only' }, async (t) => {
   const stateDir = tempDirForRun('agentty-theirs-');
   chownSync(stateDir, 65534, 65534);
