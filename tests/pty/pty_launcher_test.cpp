@@ -142,7 +142,10 @@ TEST_F(PtyLauncherTest, ASpareGivesTheProgramItsStdinFile) {
 
 TEST_F(PtyLauncherTest, ASpareGivesTheSameErrorsAsAFreshSpawn) {
   ready_spare();
-  EXPECT_EQ(run({"nosuchprog-agentty"}).error,
+  SpawnOptions missing;
+  missing.argv = {"nosuchprog-agentty"};
+  missing.env = {{"PATH", "/usr/bin:/bin"}};  // every directory searchable (else EACCES)
+  EXPECT_EQ(run(missing).error,
             "cannot run 'nosuchprog-agentty': No such file or directory (execvp)");
   ready_spare();
   SpawnOptions options;

@@ -179,7 +179,12 @@ TEST(PtyProcess, BadCwdIsAClearErrorAndLeavesNothing) {
 
 TEST(PtyProcess, MissingProgramIsAClearErrorAndLeavesNoZombie) {
   PtyRun run;
-  EXPECT_EQ(run.spawn({"nosuchprog-agentty"}),
+  // A PATH of its own: execvp reports EACCES when a PATH directory may not be
+  // searched (/root/... in root's PATH kept by `su user`).
+  SpawnOptions missing;
+  missing.argv = {"nosuchprog-agentty"};
+  missing.env = {{"PATH", "/usr/bin:/bin"}};
+  EXPECT_EQ(run.spawn(missing),
             "cannot run 'nosuchprog-agentty': No such file or directory (execvp)");
   auto plain = std::filesystem::temp_directory_path() /
                ("agentty-not-executable-" + std::to_string(getpid()));
