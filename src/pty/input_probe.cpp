@@ -36,13 +36,16 @@ WaitCall wait_call(long nr) {
 }
 
 // /proc files are small and generated on read: one read() gets them whole.
-// nullopt when the file cannot be opened (errno says why).
+// nullopt when the file cannot be opened or read (errno says why: a file of
+// another user's process fails to open, one that ptrace rules such as Yama's
+// hide fails to read).
 std::optional<std::string> read_proc_file(const std::string& path) {
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd) return std::nullopt;
   char buffer[1024];
   ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
-  return n > 0 ? std::string(buffer, static_cast<std::size_t>(n)) : std::string();
+  if (n < 0) return std::nullopt;
+  return std::string(buffer, static_cast<std::size_t>(n));
 }
 
 std::vector<std::string> list_dir(const std::string& path, std::size_t limit) {
@@ -180,8 +183,8 @@ enum class Reading {
 
 // /proc/<tid>/syscall: "nr arg0 arg1 ... sp pc" while blocked in a syscall;
 // "running" or "-1 sp pc" otherwise. It needs ptrace access, which a user
-// other than root lacks for a set-user-ID program (su, sudo, passwd) or
-// another user's process.
+// other than root lacks for a set-user-ID program (su, sudo, passwd), another
+// user's process, or (Yama's ptrace_scope 2) any process.
 Reading thread_reads_terminal(pid_t pid, const std::string& task_dir, SlaveDevice slave) {
   auto stat = read_proc_stat(task_dir);
   if (!stat || stat->state != 'S') return Reading::no;

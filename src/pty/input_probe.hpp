@@ -27,9 +27,9 @@
 // here (only x86_64 and aarch64 are), gives `unknown`; so does a member whose
 // /proc/<tid>/syscall may not be read (it needs ptrace access: an agentty
 // that is not root has none to a set-user-ID program such as su, sudo or
-// passwd at its password prompt, or to another user's process) when no
-// other member is seen reading. A foreground group with no live member gives
-// `busy`.
+// passwd at its password prompt, to another user's process, or under Yama's
+// ptrace_scope 2 to any) when no other member is seen reading. A foreground group with no live
+// member gives `busy`.
 //
 // Cost: a few small /proc reads per foreground process (bounded to
 // kMaxProcesses processes and kMaxThreads threads each, plus a read of a
