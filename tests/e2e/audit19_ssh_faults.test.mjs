@@ -11,7 +11,9 @@ import { readFileSync, readdirSync } from 'node:fs';
 import net from 'node:net';
 import { setTimeout } from 'node:timers/promises';
 import { installed, startAgentty, WAIT_MS } from './lib/mcp-client.mjs';
-import { startSshd, sshClientEnv, createPasswordUser, sshdAndAgentForFile, rootOnly, loginUser } from './lib/sshd.mjs';
+import {
+  startSshd, sshClientEnv, createPasswordUser, sshdAndAgentForFile, sshdTree, rootOnly, loginUser,
+} from './lib/sshd.mjs';
 
 const ssh = sshdAndAgentForFile('agentty-audit19-home-');
 const { skip, home } = ssh;
@@ -77,22 +79,40 @@ async function ownHost(t, sshdOptions = {}, env = {}) {
     assert.equal(pids.length, 1, `one connection: ${pids}`);
     return pids[0];
   };
+  // Signals every sshd process of agentty's connection: the per-connection
+  // sshd and, on a login other than root, the privilege-separated child
+  // below it that holds the socket and would go on serving alone. Returns
+  // their pids.
+  const signalConnection = (signal) => {
+    const pids = sshdTree(connectionServer());
+    for (const pid of pids) process.kill(pid, signal);
+    return pids;
+  };
   const openFds = () => readdirSync(`/proc/${a.transport.pid}/fd`).length;
-  return { own, a, run, connectionServer, connectionServers, openFds };
+  return { own, a, run, connectionServers, signalConnection, openFds };
+}
+
+// Kills what `signalConnection('SIGSTOP')` froze, after the test `t`.
+function killAfter(t, frozen) {
+  t.after(() => {
+    for (const pid of frozen) {
+      try { process.kill(pid, 'SIGKILL'); process.kill(pid, 'SIGCONT'); } catch { /* gone */ }
+    }
+  });
 }
 
 // The connection died under a running command (its sshd killed): the answer
 // kept what it printed, said what happened and what to do next, and the
 // next call connected again without leaving the dead socket behind.
 test('a connection killed mid-command: output kept, the reason says what next, the next call reconnects', { skip }, async (t) => {
-  const { a, run, connectionServer, openFds } = await ownHost(t);
+  const { a, run, signalConnection, openFds } = await ownHost(t);
   assert.equal((await run('echo warm')).output, 'warm\n');
   const fds = openFds();
   const r = await run('echo before-the-drop; sleep 100', { yield_ms: 0 });
   assert.equal(r.isError, false, brief(r));
   const printed = await a.call('wait', { execution_id: r.execution_id, pattern: 'before-the-drop', timeout_ms: WAIT_MS });
   assert.equal(printed.wait_result, 'matched', brief(printed));
-  process.kill(connectionServer(), 'SIGKILL');
+  signalConnection('SIGKILL');
   const w = await a.call('wait', { execution_id: r.execution_id, until: 'exit', timeout_ms: WAIT_MS });
   assert.equal(w.wait_result, 'exited', brief(w));
   assert.equal(w.status, 'failed', brief(w));
@@ -116,11 +136,9 @@ test('a connection killed mid-command: output kept, the reason says what next, t
 // have worked: an open that nothing answered on a connection silent for two
 // keepalive intervals now ends the connection and is made on a fresh one.
 test('an execute on a connection whose link hung connects again and runs', { skip }, async (t) => {
-  const { run, connectionServer } = await ownHost(t);
+  const { run, signalConnection } = await ownHost(t);
   assert.equal((await run('echo warm')).output, 'warm\n');
-  const frozen = connectionServer();
-  process.kill(frozen, 'SIGSTOP');
-  t.after(() => { try { process.kill(frozen, 'SIGKILL'); process.kill(frozen, 'SIGCONT'); } catch { /* gone */ } });
+  killAfter(t, signalConnection('SIGSTOP'));
   const r = await run('echo after-the-hang', { yield_ms: 50000 });
   assert.equal(r.isError, false, brief(r));
   assert.equal(r.status, 'completed', brief(r));
@@ -133,14 +151,12 @@ test('an execute on a connection whose link hung connects again and runs', { ski
 // hang-up now goes with a keepalive, which a live server answers at once:
 // silence ends the execution within stop's allowance, saying why.
 test('stop on a command whose link hung ends it within the call, saying the link is silent', { skip }, async (t) => {
-  const { a, run, connectionServer } = await ownHost(t);
+  const { a, run, signalConnection } = await ownHost(t);
   const r = await run('echo ready; sleep 100', { yield_ms: 0 });
   assert.equal(r.isError, false, brief(r));
   const seen = await a.call('wait', { execution_id: r.execution_id, pattern: 'ready', timeout_ms: WAIT_MS });
   assert.equal(seen.wait_result, 'matched', brief(seen));
-  const frozen = connectionServer();
-  process.kill(frozen, 'SIGSTOP');
-  t.after(() => { try { process.kill(frozen, 'SIGKILL'); process.kill(frozen, 'SIGCONT'); } catch { /* gone */ } });
+  killAfter(t, signalConnection('SIGSTOP'));
   const s = await a.call('stop', { execution_id: r.execution_id, force_after_ms: 1000 });
   assert.equal(s.stopped, true, brief(s));
   assert.equal(s.status, 'failed', brief(s));

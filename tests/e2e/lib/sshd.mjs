@@ -82,7 +82,7 @@ function ensureRootUnlocked() {
 
 // sshd's pid and every descendant whose command name is sshd (not the
 // commands they run).
-function sshdTree(root) {
+export function sshdTree(root) {
   const children = new Map();
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
