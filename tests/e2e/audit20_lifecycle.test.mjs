@@ -275,7 +275,7 @@ test('a read-only state directory stops start-up naming the file, the cause and 
 // The same for a user other than root, who cannot mount: a directory it may
 // not write (root writes whatever the mode says).
 test('a state directory without write permission stops start-up naming the file, the cause and the fix', { skip: isRoot && 'root ignores the mode: the read-only mount above covers it' }, (t) => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'agentty-unwritable-'));
+  const dir = tempDirForRun('agentty-unwritable-');
   chmodSync(dir, 0o555);
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const run = spawnSync(agenttyBin, ['mcp', '--state-dir', dir, '--no-web'], { input: '', encoding: 'utf8' });
