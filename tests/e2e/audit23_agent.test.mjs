@@ -192,3 +192,17 @@ test('max_output_bytes caps the text, also where it is longer than its bytes; pa
   assert.equal(inSession.capped, true);
   assert.match(inSession.hint, /since_seq=\d+|output_tail/);
 });
+
+// passwd at its prompt ignores SIGTERM: stop takes the whole grace and SIGKILL ends it.
+test('a stop that needed SIGKILL says the program ignored the signal and what to do next time', async (t) => {
+  const r = await start(t, { command: "trap '' TERM; sleep 100", yield_ms: 200 });
+  assert.equal(r.status, 'backgrounded');
+  const s = await call('stop', { execution_id: r.execution_id, force_after_ms: 300 });
+  assert.equal(s.isError, false, s.error);
+  assert.equal(s.signal, 'SIGKILL');
+  assert.match(s.message, /SIGTERM did not end it within force_after_ms \(300 ms\), so SIGKILL did/);
+  const plain = await start(t, { command: 'sleep 100', yield_ms: 200 });
+  const ended = await call('stop', { execution_id: plain.execution_id });
+  assert.equal(ended.signal, 'SIGTERM');
+  assert.equal(ended.message, undefined);
+});

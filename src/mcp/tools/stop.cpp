@@ -29,6 +29,13 @@ boost::asio::awaitable<ToolResult> stop(ToolContext& ctx, const json& args,
   if (!was_running) result["message"] = "The execution had already ended; nothing was signalled.";
   if (!execution->finished()) {
     result["message"] = "Signalled, but the process group has not ended yet; wait with until=exit.";
+  } else if (was_running && signo != SIGKILL && result["signal"] == "SIGKILL") {
+    // passwd at its prompt, a trap '' TERM: say why it took the grace and what it skipped.
+    result["message"] = name + " did not end it within force_after_ms (" +
+                        std::to_string(grace.count()) +
+                        " ms), so SIGKILL did: it ignores or blocks " + name +
+                        " (its own clean-up did not run). Next time give signal=\"SIGKILL\" "
+                        "or a shorter force_after_ms if waiting is pointless.";
   }
   if (delivery) {
     std::string message = result.value("message", "");
