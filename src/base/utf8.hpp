@@ -53,6 +53,26 @@ inline Utf8Scan scan_utf8(const unsigned char* p, std::size_t n) {
   return {length, true, false};
 }
 
+inline bool is_utf8_continuation(unsigned char byte) {
+  return (byte & 0xC0) == 0x80;
+}
+inline bool is_utf8_continuation(char byte) {
+  return is_utf8_continuation(static_cast<unsigned char>(byte));
+}
+
+// `i` moved back to the start of the character it falls in, so a cut at
+// the result does not split one.
+inline std::size_t utf8_char_start(std::string_view text, std::size_t i) {
+  while (i > 0 && i < text.size() && is_utf8_continuation(text[i])) --i;
+  return i;
+}
+
+// `i` moved forward past continuation bytes, onto the next character.
+inline std::size_t utf8_next_char_start(std::string_view text, std::size_t i) {
+  while (i < text.size() && is_utf8_continuation(text[i])) ++i;
+  return i;
+}
+
 // The length of the valid sequence at `p`, 0 if there is none.
 inline std::size_t valid_utf8_length(const unsigned char* p, std::size_t n) {
   const Utf8Scan scan = scan_utf8(p, n);
@@ -90,6 +110,18 @@ inline void append_utf8(std::string& out, char32_t cp) {
     out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
     out += static_cast<char>(0x80 | (cp & 0x3F));
   }
+}
+
+// Length of `text` without a sequence cut short at its end, one that more
+// bytes could still complete: what a reader of a stream in chunks holds back.
+inline std::size_t complete_utf8_prefix(std::string_view text) {
+  const std::size_t lowest = text.size() > 3 ? text.size() - 3 : 0;
+  for (std::size_t i = text.size(); i > lowest; --i) {
+    const auto* lead = reinterpret_cast<const unsigned char*>(text.data()) + (i - 1);
+    if (is_utf8_continuation(*lead)) continue;
+    return scan_utf8(lead, text.size() - (i - 1)).truncated ? i - 1 : text.size();
+  }
+  return text.size();
 }
 
 }  // namespace agentty

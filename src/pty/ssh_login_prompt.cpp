@@ -2,6 +2,8 @@
 
 #include <string.h>  // explicit_bzero
 
+#include "base/utf8.hpp"
+
 namespace agentty::pty {
 
 namespace {
@@ -12,10 +14,6 @@ constexpr char kBackspace = 0x08;
 constexpr char kCtrlU = 0x15;
 constexpr char kEscape = 0x1b;
 constexpr char kDelete = 0x7f;
-
-bool is_continuation(char c) {
-  return (static_cast<unsigned char>(c) & 0xC0) == 0x80;
-}
 
 }  // namespace
 
@@ -42,8 +40,7 @@ void SshLoginPrompt::end() {
 
 void SshLoginPrompt::erase_last(Result& result) {
   if (typed_.empty()) return;
-  std::size_t keep = typed_.size() - 1;
-  while (keep > 0 && is_continuation(typed_[keep])) --keep;
+  const std::size_t keep = utf8_char_start(typed_, typed_.size() - 1);
   explicit_bzero(typed_.data() + keep, typed_.size() - keep);
   typed_.resize(keep);
   if (echo_) result.echo += "\b \b";  // a wide character leaves a cell behind; rare in answers

@@ -1,5 +1,6 @@
 #include "session/explore.hpp"
 
+#include "base/utf8.hpp"
 #include "session/explore_impl.hpp"
 
 namespace agentty::session {
@@ -45,10 +46,7 @@ ExploreReadResult Explorer::Impl::read(const ExploreReadOptions& options) {
     byte_offset = std::min(options.byte_offset, next_line(probe, 0, ignored));
     std::string head;
     read_text(offset + byte_offset, 4, head);
-    for (std::size_t i = 0; i < head.size() && (static_cast<unsigned char>(head[i]) & 0xc0) == 0x80;
-         ++i) {
-      ++byte_offset;  // onto a character boundary
-    }
+    byte_offset += utf8_next_char_start(head, 0);  // onto a character boundary
     offset += byte_offset;
   }
   std::size_t used = 0;

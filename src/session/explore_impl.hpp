@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/utf8.hpp"
 #include "session/explore.hpp"
 #include "session/text_store.hpp"
 #include "session/text_view.hpp"
@@ -21,19 +22,6 @@ inline constexpr std::size_t kLineChunk = 64 << 10;  // reads while walking line
 // An open line (no LF yet) longer than this goes to the store as it is, so a
 // program printing one endless line does not grow the explorer's memory.
 inline constexpr std::size_t kMaxOpenLineBytes = 1 << 20;
-
-// Length of `text` without a UTF-8 sequence cut short at its end (a line
-// kept up to a byte cap may end inside a character).
-inline std::size_t without_cut_character(std::string_view text) {
-  std::size_t lead = text.size();
-  for (int back = 0; back < 4 && lead > 0; ++back) {
-    const auto byte = static_cast<unsigned char>(text[--lead]);
-    if ((byte & 0xc0) == 0x80) continue;  // a continuation byte: look further back
-    const std::size_t needed = byte < 0x80 ? 1 : byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : 2;
-    return lead + needed > text.size() ? lead : text.size();
-  }
-  return text.size();
-}
 
 inline std::uint64_t count_lf(const char* data, std::size_t size) {
   return static_cast<std::uint64_t>(std::count(data, data + size, '\n'));
@@ -267,12 +255,12 @@ struct Explorer::Impl {
       length += part;
       if (lf) {
         offset += length + 1;
-        if (length > text.size()) text.resize(without_cut_character(text));
+        if (length > text.size()) text.resize(complete_utf8_prefix(text));
         return length;
       }
     }
     offset += length;
-    if (length > text.size()) text.resize(without_cut_character(text));
+    if (length > text.size()) text.resize(complete_utf8_prefix(text));
     return length;
   }
 

@@ -17,6 +17,7 @@
 #include "base/errno_message.hpp"
 #include "base/fd_io.hpp"
 #include "base/private_dir.hpp"
+#include "base/utf8.hpp"
 #include "session/text_view.hpp"
 
 namespace agentty::session {
@@ -400,8 +401,7 @@ std::uint64_t resync(const OutputLog& log, std::uint64_t cut) {
     cut = std::max(cut, esc_seq + unit_length(unit));
   }
   const std::string after = log.copy_range(cut, cut + 4);
-  std::size_t skip = 0;
-  while (skip < after.size() && (static_cast<unsigned char>(after[skip]) & 0xc0) == 0x80) ++skip;
+  std::size_t skip = utf8_next_char_start(after, 0);
   if (skip == 0 && !after.empty() && after[0] == '\n' && !before.empty() && before.back() == '\r') {
     skip = 1;
   }

@@ -10,6 +10,7 @@
 #include "base/errno_message.hpp"
 #include "base/fd_io.hpp"
 #include "base/json_string.hpp"
+#include "base/utf8.hpp"
 
 namespace agentty::session {
 
@@ -18,29 +19,6 @@ namespace {
 // A larger event buffer is released after use rather than kept for the
 // execution's lifetime (bulk output chunks are 64 KiB, plus escapes).
 constexpr std::size_t kMaxKeptLineCapacity = 256 << 10;
-
-// Length of the UTF-8 sequence a lead byte starts; 0 for a continuation byte
-// or a byte that can never start one.
-std::size_t utf8_sequence_length(unsigned char byte) {
-  if (byte < 0x80) return 1;
-  if (byte >= 0xC2 && byte <= 0xDF) return 2;
-  if (byte >= 0xE0 && byte <= 0xEF) return 3;
-  if (byte >= 0xF0 && byte <= 0xF4) return 4;
-  return 0;
-}
-
-// Length of the prefix of `data` that ends on a whole UTF-8 character.
-std::size_t complete_utf8_length(std::string_view data) {
-  // Only the last three bytes can belong to an unfinished character.
-  const std::size_t lowest = data.size() > 3 ? data.size() - 3 : 0;
-  for (std::size_t i = data.size(); i > lowest; --i) {
-    const auto byte = static_cast<unsigned char>(data[i - 1]);
-    if ((byte & 0xC0) == 0x80) continue;  // continuation: keep looking for its lead
-    const std::size_t length = utf8_sequence_length(byte);
-    return length > data.size() - (i - 1) ? i - 1 : data.size();
-  }
-  return data.size();
-}
 
 std::string json_string(std::string_view text) {
   std::string out;
@@ -54,7 +32,7 @@ std::string take_complete_utf8(std::string& carry, std::string_view bytes) {
   std::string data = std::move(carry);
   carry.clear();
   data.append(bytes);
-  const std::size_t complete = complete_utf8_length(data);
+  const std::size_t complete = complete_utf8_prefix(data);
   carry = data.substr(complete);
   data.resize(complete);
   return data;
@@ -106,7 +84,7 @@ void Recorder::output(std::string_view bytes) {
     return;
   }
   // The common case, without copying the chunk.
-  const std::size_t complete = complete_utf8_length(bytes);
+  const std::size_t complete = complete_utf8_prefix(bytes);
   output_carry_.assign(bytes.substr(complete));
   if (complete > 0) write_event("o", bytes.substr(0, complete));
 }

@@ -31,18 +31,7 @@ constexpr std::size_t kMaxSavedTitles = 10;
 
 // Length of an unfinished UTF-8 character at the end of `data`.
 std::size_t incomplete_utf8_tail(std::string_view data) {
-  std::size_t n = data.size();
-  std::size_t i = n;
-  int continuation = 0;
-  while (i > 0 && continuation < 3 && (static_cast<unsigned char>(data[i - 1]) & 0xC0) == 0x80) {
-    --i;
-    ++continuation;
-  }
-  if (i == 0) return 0;
-  auto lead = static_cast<unsigned char>(data[i - 1]);
-  std::size_t need = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
-  std::size_t have = n - (i - 1);
-  return (lead >= 0xC0 && have < need) ? have : 0;
+  return data.size() - complete_utf8_prefix(data);
 }
 
 std::string cup(int row, int col) {

@@ -1,5 +1,6 @@
 #include "session/typed_lines.hpp"
 
+#include "base/utf8.hpp"
 #include "session/text_view.hpp"
 
 namespace agentty::session {
@@ -13,8 +14,7 @@ bool editable(const std::string& line) {
 }
 
 void erase_last_char(std::string& line) {
-  while (editable(line) && (static_cast<unsigned char>(line.back()) & 0xc0) == 0x80)
-    line.pop_back();
+  while (editable(line) && is_utf8_continuation(line.back())) line.pop_back();
   if (editable(line)) line.pop_back();
 }
 

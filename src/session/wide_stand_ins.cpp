@@ -4,6 +4,8 @@
 #include <array>
 #include <cstring>
 
+#include "base/utf8.hpp"
+
 namespace agentty::session {
 namespace {
 
@@ -38,10 +40,6 @@ bool too_narrow(std::uint32_t cp) {
   return it != kTooNarrow.begin() && cp <= std::prev(it)->last;
 }
 
-bool is_continuation(unsigned char byte) {
-  return (byte & 0xC0) == 0x80;
-}
-
 // The codepoint of a 4-byte sequence at `p` (its lead byte is 0xF0).
 std::uint32_t decode4(const unsigned char* p) {
   return (static_cast<std::uint32_t>(p[1] & 0x3F) << 12) |
@@ -64,8 +62,8 @@ bool rewrite_in_place(std::string& text, Select select, Map map) {
   auto* data = reinterpret_cast<unsigned char*>(text.data());
   std::size_t size = text.size();
   for (std::size_t i = 0; i + 3 < size; ++i) {
-    if (data[i] != 0xF0 || !is_continuation(data[i + 1]) || !is_continuation(data[i + 2]) ||
-        !is_continuation(data[i + 3])) {
+    if (data[i] != 0xF0 || !is_utf8_continuation(data[i + 1]) ||
+        !is_utf8_continuation(data[i + 2]) || !is_utf8_continuation(data[i + 3])) {
       continue;
     }
     std::uint32_t cp = decode4(data + i);
@@ -88,8 +86,8 @@ std::string_view with_wide_stand_ins(std::string_view bytes, std::string& storag
   bool any = false;
   for (std::size_t i = from; i + 3 < bytes.size(); ++i) {
     auto* p = reinterpret_cast<const unsigned char*>(bytes.data() + i);
-    if (p[0] == 0xF0 && is_continuation(p[1]) && is_continuation(p[2]) && is_continuation(p[3]) &&
-        too_narrow(decode4(p))) {
+    if (p[0] == 0xF0 && is_utf8_continuation(p[1]) && is_utf8_continuation(p[2]) &&
+        is_utf8_continuation(p[3]) && too_narrow(decode4(p))) {
       any = true;
       break;
     }

@@ -59,5 +59,28 @@ TEST(Utf8, DecodeAndAppendRoundTrip) {
   EXPECT_TRUE(none.empty());
 }
 
+TEST(Utf8, CharStartBacksOffToTheLeadNotPastIt) {
+  const std::string text =
+      "a\xe4\xb8\xad"
+      "b";  // a, U+4E2D, b
+  EXPECT_EQ(utf8_char_start(text, 3), 1u);
+  EXPECT_EQ(utf8_char_start(text, 2), 1u);
+  EXPECT_EQ(utf8_char_start(text, 1), 1u);
+  EXPECT_EQ(utf8_char_start(text, 4), 4u);
+  EXPECT_EQ(utf8_char_start(text, 9), 9u);  // past the end: unchanged
+  EXPECT_EQ(utf8_next_char_start(text, 2), 4u);
+  EXPECT_EQ(utf8_next_char_start("\x80\x80", 0), 2u);
+}
+
+TEST(Utf8, CompletePrefixHoldsBackOnlyWhatMoreBytesCouldComplete) {
+  EXPECT_EQ(complete_utf8_prefix("ab"), 2u);
+  EXPECT_EQ(complete_utf8_prefix("ab\xe4\xb8"), 2u);          // U+4E2D cut short
+  EXPECT_EQ(complete_utf8_prefix("ab\xf0\x9f\x98"), 2u);      // U+1F600 cut short
+  EXPECT_EQ(complete_utf8_prefix("ab\xf0\x9f\x98\x80"), 6u);  // whole
+  EXPECT_EQ(complete_utf8_prefix("ab\xe0\x80"), 4u);          // an overlong: no byte can mend it
+  EXPECT_EQ(complete_utf8_prefix("\x80\x80\x80\x80"), 4u);
+  EXPECT_EQ(complete_utf8_prefix(""), 0u);
+}
+
 }  // namespace
 }  // namespace agentty

@@ -296,17 +296,21 @@ std::uint32_t effective_yield(const ToolContext& ctx, const json& args, std::uin
   return effective_timer(ctx, args, "yield_ms", fallback);
 }
 
+void append_message(json& result, std::string_view sentence) {
+  std::string message = result.value("message", "");
+  if (!message.empty()) message += ' ';
+  result["message"] = message.append(sentence);
+}
+
 void note_full_screen(json& result, session::Execution& execution) {
   if (execution.finished()) return;
   bool alt_screen = execution.screen_modes().alt_screen;
   result["alt_screen"] = alt_screen;
   if (!alt_screen) return;
-  std::string message = result.value("message", "");
-  if (!message.empty()) message += ' ';
-  result["message"] = message +
-                      "It draws a full screen (alt_screen): output is that drawing flattened to "
-                      "text; call screen (execution_id=\"" +
-                      execution.id() + "\") to see what a person sees.";
+  append_message(result,
+                 "It draws a full screen (alt_screen): output is that drawing flattened to text; "
+                 "call screen (execution_id=\"" +
+                     execution.id() + "\") to see what a person sees.");
 }
 
 void add_hint(json& result, const std::string& text) {

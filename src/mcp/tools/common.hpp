@@ -74,6 +74,9 @@ Expected<void> fill_start_spec(const ToolContext& ctx, const json& args,
 Expected<void> check_start_limits(ToolContext& ctx);
 
 // --- results -----------------------------------------------------------------
+// Adds `sentence` to result["message"], after what it says already.
+void append_message(json& result, std::string_view sentence);
+
 struct ReadRequest {
   std::optional<std::uint64_t> since_seq;
   std::optional<std::size_t> tail_lines;

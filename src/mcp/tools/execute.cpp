@@ -245,8 +245,7 @@ void describe_running(json& result, session::Execution& execution, WaitEnd end,
         "Still running after " + std::to_string(yield) +
         " ms; it continues in the background. Use read or wait with execution_id=\"" +
         execution.id() + "\" to follow it, write to answer prompts, stop to end it.";
-    if (auto left = left_running_note(execution); !left.empty())
-      result["message"] = result["message"].get<std::string>() + " " + left;
+    if (auto left = left_running_note(execution); !left.empty()) append_message(result, left);
   }
 }
 

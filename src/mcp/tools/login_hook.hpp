@@ -39,7 +39,7 @@ inline constexpr std::chrono::milliseconds kAfterLogin{30000};
 // execute(session=)'s answers: the hook typed is for bash or zsh, whatever
 // the account's login shell is.
 inline constexpr const char* kHookNeedsBash =
-    " On a host the hook is typed into the account's login shell and knows bash and zsh: if the "
+    "On a host the hook is typed into the account's login shell and knows bash and zsh: if the "
     "login shell is neither (sh, fish; its error is in output), no marked prompt will come. Run "
     "commands with execute(host=...) instead, or type bash with write and then "
     "write(action=\"rearm\").";

@@ -109,8 +109,7 @@ ToolResult first_prompt_answer(ToolContext& ctx, session::Execution& execution,
         "left no marked prompt. The session is open: execute(session=) waits for the first "
         "prompt, read shows what the shell printed, and at a bash prompt without marks "
         "write(action=\"rearm\") installs the hook.";
-    if (!execution.spec().host.empty())
-      result["message"] = result["message"].get<std::string>() + kHookNeedsBash;
+    if (!execution.spec().host.empty()) append_message(result, kHookNeedsBash);
   }
   return ToolResult{std::move(result)};
 }

@@ -363,11 +363,11 @@ void describe_unfinished(json& result, session::Execution& execution, std::uint6
         "), so this returned before yield_ms. Answer it with write, or keys [\"ctrl-c\"] to "
         "interrupt it.";
     if (may_be_nested_shell(execution.foreground_program())) {
-      result["message"] = result["message"].get<std::string>() +
-                          " A nested shell (bash, su, ssh to a bash), or this shell after a "
-                          "command replaced both its PS1 and PROMPT_COMMAND (output ends with its "
-                          "unmarked prompt): write(action=\"rearm\") gives exact boundaries "
-                          "again; until then execute(session=) types into it heuristically.";
+      append_message(result,
+                     "A nested shell (bash, su, ssh to a bash), or this shell after a "
+                     "command replaced both its PS1 and PROMPT_COMMAND (output ends with its "
+                     "unmarked prompt): write(action=\"rearm\") gives exact boundaries "
+                     "again; until then execute(session=) types into it heuristically.");
     }
   } else {
     result["status"] = "backgrounded";
@@ -449,7 +449,7 @@ boost::asio::awaitable<ToolResult> execute_in_session(ToolContext& ctx, const js
         *execution, ctx,
         "session: the shell did not show a prompt within 10 s; read the session "
         "to see why, or write(action=\"flush\") and try again." +
-            std::string(execution->spec().host.empty() ? "" : kHookNeedsBash));
+            std::string(execution->spec().host.empty() ? "" : std::string(" ") + kHookNeedsBash));
   }
 
   auto submitted_at = steady_clock::now();

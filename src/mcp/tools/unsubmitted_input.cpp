@@ -1,5 +1,6 @@
 #include "mcp/tools/unsubmitted_input.hpp"
 
+#include "base/utf8.hpp"
 #include "session/execution.hpp"
 #include "session/text_view.hpp"
 #include "session/typed_lines.hpp"
@@ -31,8 +32,8 @@ std::optional<std::string> unsubmitted_input(session::Execution& execution) {
   if (row >= snapshot.lines.size() ||
       !without_trailing_spaces(snapshot.lines[row]).ends_with(pending))
     return std::nullopt;
-  std::size_t from = pending.size() > kQuotedMax ? pending.size() - kQuotedMax : 0;
-  while (from > 0 && (static_cast<unsigned char>(pending[from]) & 0xC0) == 0x80) --from;
+  const std::size_t from =
+      utf8_char_start(pending, pending.size() > kQuotedMax ? pending.size() - kQuotedMax : 0);
   std::string shown(from > 0 ? "..." : "");
   shown += pending.substr(from);
   return "\"" + execution.redacted(shown) + "\"";

@@ -2,6 +2,7 @@
 // deadline; never ends the process.
 #include <algorithm>
 
+#include "base/utf8.hpp"
 #include "mcp/tools/common.hpp"
 #include "mcp/tools/pattern.hpp"
 #include "mcp/tools/session_execute.hpp"
@@ -241,9 +242,7 @@ std::optional<std::string> earlier_match(session::Execution& execution, const Pa
   std::string line = std::move((*searched)->line);
   constexpr std::size_t kShown = 200;
   if (line.size() > kShown) {
-    std::size_t cut = kShown;
-    while (cut > 0 && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80) --cut;
-    line = line.substr(0, cut) + "...";
+    line = line.substr(0, utf8_char_start(line, kShown)) + "...";
   }
   return line;
 }
@@ -326,13 +325,13 @@ boost::asio::awaitable<ToolResult> wait(ToolContext& ctx, const json& args,
                         deadline_advice(*execution, until);
     if (wanted->pattern) {
       if (auto line = earlier_match(*execution, *wanted->pattern, from)) {
-        result["message"] =
-            result["message"].get<std::string>() +
-            " The pattern is in output from before where this wait looked (a line an earlier "
+        append_message(
+            result,
+            "The pattern is in output from before where this wait looked (a line an earlier "
             "answer returned): \"" +
-            *line +
-            "\". wait(until=\"match\") looks only at output after the cursor; since_seq=1 "
-            "searches from the start.";
+                *line +
+                "\". wait(until=\"match\") looks only at output after the cursor; since_seq=1 "
+                "searches from the start.");
       }
     }
   }

@@ -248,11 +248,9 @@ void note_pending_input(json& result, session::Execution& execution) {
   auto queued = execution.queued_input_bytes();
   if (!queued) return;
   result["input_pending_bytes"] = queued;
-  std::string message = result.value("message", "");
-  result["message"] = (message.empty() ? "" : message + " ") + "The program has not read " +
-                      std::to_string(queued) +
-                      " bytes of the input typed so far (it does not read its terminal "
-                      "now); they stay queued for it, in order.";
+  append_message(result, "The program has not read " + std::to_string(queued) +
+                             " bytes of the input typed so far (it does not read its terminal "
+                             "now); they stay queued for it, in order.");
 }
 
 boost::asio::awaitable<ToolResult> write(ToolContext& ctx, const json& args,
@@ -290,8 +288,7 @@ boost::asio::awaitable<ToolResult> write(ToolContext& ctx, const json& args,
   result["ok"] = true;
   note_pending_input(result, *execution);
   if (auto pending = unsubmitted_input(*execution)) {
-    std::string message = result.value("message", "");
-    result["message"] = (message.empty() ? "" : message + " ") + unsubmitted_input_advice(*pending);
+    append_message(result, unsubmitted_input_advice(*pending));
   }
   if (args.value("paste", false)) result["bracketed_paste"] = modes.bracketed_paste;
   result["yield_ms"] = yield;
