@@ -68,6 +68,15 @@ std::optional<std::string> check_type(const json& schema, const json& value,
          " (got " + describe(value) + ")";
 }
 
+// The argument's own description after the problem: what the value means
+// (since_seq's "1 = from the start", a key with no name: its bytes in input)
+// is what a caller needs to pick an allowed one.
+std::string with_description(const json& schema, std::string problem) {
+  if (auto description = schema.find("description"); description != schema.end())
+    problem += ". " + description->get<std::string>();
+  return problem;
+}
+
 std::optional<std::string> check_enum(const json& schema, const json& value,
                                       const std::string& path) {
   auto values = schema.find("enum");
@@ -76,13 +85,8 @@ std::optional<std::string> check_enum(const json& schema, const json& value,
     if (allowed == value) return std::nullopt;
   std::string list;
   for (const auto& allowed : *values) list += (list.empty() ? "" : ", ") + allowed.dump();
-  std::string problem =
-      name_of(path) + ": " + describe(value) + " is not one of the allowed values: " + list;
-  // What to do when the wanted value is not in the list (a key with no name:
-  // its bytes in input) is in the schema's own description.
-  if (auto description = schema.find("description"); description != schema.end())
-    problem += ". " + description->get<std::string>();
-  return problem;
+  return with_description(schema, name_of(path) + ": " + describe(value) +
+                                      " is not one of the allowed values: " + list);
 }
 
 std::optional<std::string> check_bounds(const json& schema, const json& value,
@@ -90,10 +94,12 @@ std::optional<std::string> check_bounds(const json& schema, const json& value,
   if (value.is_number()) {
     if (auto m = schema.find("minimum");
         m != schema.end() && value.get<double>() < m->get<double>())
-      return name_of(path) + ": must be at least " + m->dump() + " (got " + value.dump() + ")";
+      return with_description(schema, name_of(path) + ": must be at least " + m->dump() + " (got " +
+                                          value.dump() + ")");
     if (auto m = schema.find("maximum");
         m != schema.end() && value.get<double>() > m->get<double>())
-      return name_of(path) + ": must be at most " + m->dump() + " (got " + value.dump() + ")";
+      return with_description(
+          schema, name_of(path) + ": must be at most " + m->dump() + " (got " + value.dump() + ")");
   }
   if (value.is_string()) {
     const auto& text = value.get_ref<const std::string&>();

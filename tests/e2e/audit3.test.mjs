@@ -132,7 +132,10 @@ test('a wrong type or an empty list says what to give (the argument\'s descripti
   const none = await call('execute', { command: 'true', side_effects: [] });
   assert.match(none.error, /^side_effects: must have at least 1 item\(s\)\. .*\["NONE"\] for read-only commands/);
   const bounds = await call('stop', { execution_id: 'x', force_after_ms: 60000 });
-  assert.equal(bounds.error, 'force_after_ms: must be at most 50000 (got 60000)');
+  assert.match(bounds.error, /^force_after_ms: must be at most 50000 \(got 60000\)\. Grace before SIGKILL/);
+  // A bound's message carries what the value means: since_seq=0 is told that 1 is the start.
+  const seq = await call('read', { execution_id: 'x', since_seq: 0 });
+  assert.match(seq.error, /^since_seq: must be at least 1 \(got 0\)\. .*1 = from the start/);
 });
 
 test('stop on a session without a signal hangs the shell up (an interactive shell ignores SIGTERM)', async () => {
