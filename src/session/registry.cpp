@@ -270,7 +270,7 @@ std::uint64_t Registry::reclaim_spool(std::uint64_t budget, const Execution* kee
     const auto& execution = executions_.at(id);
     if (!execution->finished() || execution.get() == keep) return false;
     total -= execution->retained_bytes();
-    executions_.erase(id);
+    forget(id, RemovalCause::spool_budget);
     return true;
   });
   return total;
@@ -311,7 +311,7 @@ void Registry::on_output_bytes(Execution& execution, std::size_t bytes) {
 }
 
 std::size_t Registry::cleanup(std::chrono::milliseconds completed_older_than,
-                              std::chrono::milliseconds stopped_older_than) {
+                              std::chrono::milliseconds stopped_older_than, RemovalCause cause) {
   auto now = std::chrono::system_clock::now();
   std::size_t removed = 0;
   std::erase_if(order_, [&](const std::string& id) {
@@ -321,7 +321,7 @@ std::size_t Registry::cleanup(std::chrono::milliseconds completed_older_than,
     auto limit = execution->status() == ExecutionStatus::completed ? completed_older_than
                                                                    : stopped_older_than;
     if (age < limit) return false;
-    executions_.erase(id);
+    forget(id, cause);
     ++removed;
     return true;
   });
@@ -329,16 +329,21 @@ std::size_t Registry::cleanup(std::chrono::milliseconds completed_older_than,
 }
 
 void Registry::prune_retained() {
-  cleanup(options_.retention, options_.retention);
+  cleanup(options_.retention, options_.retention, RemovalCause::retention);
   std::size_t terminal = executions_.size() - running_count();
   if (terminal <= options_.max_retained) return;
   std::size_t excess = terminal - options_.max_retained;
   std::erase_if(order_, [&](const std::string& id) {
     if (excess == 0 || !executions_.at(id)->finished()) return false;
-    executions_.erase(id);
+    forget(id, RemovalCause::max_retained);
     --excess;
     return true;
   });
+}
+
+void Registry::forget(const std::string& id, RemovalCause cause) {
+  executions_.erase(id);
+  removed_.add(id, cause);
 }
 
 void Registry::prune_within(std::chrono::steady_clock::duration delay) {

@@ -22,6 +22,7 @@
 #include "pty/ssh_target.hpp"
 #include "session/execution.hpp"
 #include "session/recording_retention.hpp"
+#include "session/removed_records.hpp"
 #include "session/state_dir_owner.hpp"
 
 namespace agentty::pty {
@@ -72,6 +73,8 @@ class Registry {
   boost::asio::awaitable<Expected<std::shared_ptr<Execution>>> start(ExecutionSpec spec);
 
   std::shared_ptr<Execution> find(const std::string& id) const;
+  // When and why the record of `id` was removed, if it was (recently).
+  std::optional<RemovedRecord> removed(const std::string& id) const { return removed_.find(id); }
   std::vector<std::shared_ptr<Execution>> list() const;  // oldest first
   // Executions (sessions) running, and those still starting: a start waits
   // for its program's exec, and concurrent calls must count it.
@@ -94,7 +97,8 @@ class Registry {
 
   // Removes terminal records older than the thresholds; returns how many.
   std::size_t cleanup(std::chrono::milliseconds completed_older_than,
-                      std::chrono::milliseconds stopped_older_than);
+                      std::chrono::milliseconds stopped_older_than,
+                      RemovalCause cause = RemovalCause::cleanup);
   // Ends every live process group (SIGTERM to all at once, SIGKILL after grace).
   void shutdown(std::chrono::milliseconds grace);
 
@@ -137,6 +141,7 @@ class Registry {
   boost::asio::io_context& io_;
   RegistryOptions options_;
   std::map<std::string, std::shared_ptr<Execution>> executions_;
+  RemovedRecords removed_;
   std::vector<std::string> order_;  // ids, oldest first
   std::map<int, Observer> observers_;
   int next_observer_token_ = 1;
@@ -156,6 +161,8 @@ class Registry {
   std::shared_ptr<StartsInFlight> starting_ = std::make_shared<StartsInFlight>();
   friend class StartInFlight;
   std::size_t running_count() const;
+  // Drops the record of `id` (executions_ only: the caller edits order_).
+  void forget(const std::string& id, RemovalCause cause);
 };
 
 }  // namespace agentty::session

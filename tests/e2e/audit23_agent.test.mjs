@@ -113,8 +113,12 @@ test('a cleanup that keeps recent ended records says why and how to remove them'
   assert.match(kept.message, /ended records? (is|are) kept/, JSON.stringify(kept));
   assert.match(kept.message, /completed_older_than_ms=0/);
   await call('cleanup', { completed_older_than_ms: 0, stopped_older_than_ms: 0 });
+  // The id is told apart from a typo: what removed it, and when.
   const again = await call('read', { execution_id: done.execution_id });
   assert.equal(again.isError, true);
+  assert.match(again.error, new RegExp(`^execution_id: '${done.execution_id}' was removed by cleanup \\d+ s ago; its record and output are gone`), again.error);
+  const typo = await call('read', { execution_id: 'f00dfeedbeef' });
+  assert.match(typo.error, /unknown execution_id 'f00dfeedbeef'/, typo.error);
 });
 
 test('timed_out says that timeout_ms ended it and how to allow longer', async () => {

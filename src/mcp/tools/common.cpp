@@ -25,6 +25,15 @@ json merged(json a, const json& b) {
 
 namespace {
 
+// "12 s ago", "5 min ago", "3 h ago".
+std::string seconds_ago(std::chrono::system_clock::time_point when) {
+  using namespace std::chrono;
+  const auto age = duration_cast<seconds>(system_clock::now() - when).count();
+  if (age < 120) return std::to_string(std::max<long long>(age, 0)) + " s ago";
+  if (age < 7200) return std::to_string(age / 60) + " min ago";
+  return std::to_string(age / 3600) + " h ago";
+}
+
 boost::asio::awaitable<ToolResult> with_execution(ToolContext& ctx, const json& args,
                                                   ExecutionHandler handler) {
   std::string id = args.value("execution_id", "");
@@ -36,6 +45,13 @@ boost::asio::awaitable<ToolResult> with_execution(ToolContext& ctx, const json& 
       co_return tool_error("execution_id: '" + id + "' is the process_id of execution " +
                                known->id() + ", not its handle; pass execution_id=\"" +
                                known->id() + "\".",
+                           {{"execution_id", id}});
+    }
+    if (auto removed = ctx.registry.removed(id)) {
+      co_return tool_error("execution_id: '" + id + "' " + session::describe(removed->cause) + " " +
+                               seconds_ago(removed->removed_at) +
+                               "; its record and output are gone. Run the command again, or pass "
+                               "a current execution_id (ps lists them).",
                            {{"execution_id", id}});
     }
     co_return tool_error("execution_id: unknown execution_id '" + id +
