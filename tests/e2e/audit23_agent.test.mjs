@@ -210,3 +210,15 @@ test('a stop that needed SIGKILL says the program ignored the signal and what to
   assert.equal(ended.signal, 'SIGTERM');
   assert.equal(ended.message, undefined);
 });
+
+test('binary output printed to the terminal says it looks binary and how to see the bytes', async () => {
+  const binary = await call('execute', { command: 'head -c 4000 /bin/bash', side_effects: ['NONE'] });
+  assert.equal(binary.status, 'completed', JSON.stringify(binary));
+  assert.match(binary.hint ?? '', /^The output looks binary: \d+ of its \d+ characters are bytes that are not text/, JSON.stringify(binary));
+  assert.match(binary.hint, /xxd \| head/);
+  const again = await call('read', { execution_id: binary.execution_id, since_seq: 1 });
+  assert.match(again.hint ?? '', /looks binary/);
+  // A few stray bytes in text are text with a flaw, not a binary file.
+  const text = await call('execute', { command: "printf 'caf\\351 ok\\n'; seq 1 200", side_effects: ['NONE'] });
+  assert.equal(text.hint, undefined, JSON.stringify(text));
+});

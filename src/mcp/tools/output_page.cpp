@@ -7,6 +7,7 @@
 #include <tuple>
 #include <utility>
 
+#include "base/utf8.hpp"
 #include "mcp/tools/common.hpp"
 #include "session/shell_integration.hpp"
 #include "session/text_view.hpp"
@@ -50,6 +51,26 @@ std::string last_lines(std::string text, std::size_t lines) {
     if (++found == lines) return text.substr(end + 1);
   }
   return text;
+}
+
+// A page of mostly bytes that are not text (a binary file printed to the
+// terminal): its U+FFFD soup tells the agent nothing, so the hint says how to
+// look at the bytes instead. Both formats replace such bytes (JSON strings
+// carry text), so format="raw" is no way out.
+std::string binary_note(std::string_view text) {
+  constexpr std::size_t kFewest = 16;  // a stray U+FFFD in real text is no sign
+  std::size_t replaced = 0;
+  for (auto at = text.find(kReplacementCharacter); at != std::string_view::npos;
+       at = text.find(kReplacementCharacter, at + kReplacementCharacter.size()))
+    ++replaced;
+  if (replaced < kFewest) return {};
+  const auto characters = static_cast<std::size_t>(
+      std::count_if(text.begin(), text.end(), [](char c) { return !is_utf8_continuation(c); }));
+  if (replaced * 10 < characters) return {};
+  return "The output looks binary: " + std::to_string(replaced) + " of its " +
+         std::to_string(characters) +
+         " characters are bytes that are not text, shown as U+FFFD. To see the bytes, run the "
+         "command through `xxd | head` or `base64`; `file` tells what it is. ";
 }
 
 // tail_lines as text. The log finds the bytes of the last N lines by raw
@@ -199,11 +220,11 @@ json read_fields(session::Execution& execution, const ReadRequest& request) {
       {"latest_seq", log.latest_seq()}, {"capped", page.capped},       {"evicted", page.evicted},
   };
   add_spool_notes(out, log);
-  std::string hint;
+  std::string hint = binary_note(out["output"].get_ref<const std::string&>());
   if (page.evicted) {
     const auto cause = eviction_cause(log);
-    hint = "Output before byte " + std::to_string(page.start_seq) + " is gone for good (" +
-           cause.reason + "); this page starts there. " + cause.fix + " ";
+    hint += "Output before byte " + std::to_string(page.start_seq) + " is gone for good (" +
+            cause.reason + "); this page starts there. " + cause.fix + " ";
   }
   if (page.capped && request.tail_lines) {
     // A tail page is cut at its start: nothing more is waiting after it.
@@ -227,6 +248,7 @@ json read_fields(session::Execution& execution, const ReadRequest& request) {
             "), so nothing is returned. Pass a next_seq from an earlier response, since_seq=1 "
             "to re-read from the start, or no since_seq to continue from the cursor.";
   }
+  while (!hint.empty() && hint.back() == ' ') hint.pop_back();
   if (!hint.empty()) out["hint"] = hint;
   return out;
 }
