@@ -88,6 +88,10 @@ class PtyChannel {
   // The name (comm) of the terminal's foreground process group leader:
   // what a person would say is running ("python3"); nullopt if unknown.
   virtual std::optional<std::string> foreground_program() const { return std::nullopt; }
+  // Whether the program itself (a session's shell running its builtin
+  // `read`, say), not a job it started, holds the terminal's foreground;
+  // nullopt if the backend cannot tell.
+  virtual std::optional<bool> program_in_foreground() const { return std::nullopt; }
   // The program itself has ended, and what keeps the channel open is what it
   // left running in the terminal's session (`server &`): up to a few of
   // those as "name (pid N)". Empty while the program runs, or where the

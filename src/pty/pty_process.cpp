@@ -419,4 +419,10 @@ std::optional<std::string> PtyProcess::foreground_program() const {
   return probe_foreground_program(impl_->master_.native_handle());
 }
 
+std::optional<bool> PtyProcess::program_in_foreground() const {
+  const auto foreground = foreground_process_group();
+  if (!foreground || impl_->finished_) return std::nullopt;
+  return *foreground == process_group();
+}
+
 }  // namespace agentty::pty

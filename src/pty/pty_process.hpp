@@ -83,6 +83,7 @@ class PtyProcess final : public PtyChannel {
   std::optional<bool> echo_enabled() const override;
   std::vector<std::string> left_running() const override;
   std::optional<std::string> foreground_program() const override;
+  std::optional<bool> program_in_foreground() const override;
   TerminalSize size() const override;
   std::optional<TerminalSize> take_size_change() override;
   bool finished() const override;

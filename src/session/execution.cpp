@@ -363,6 +363,11 @@ std::optional<std::string> Execution::foreground_program() const {
   return channel_->foreground_program();
 }
 
+std::optional<bool> Execution::program_in_foreground() const {
+  if (finished() || !channel_) return std::nullopt;
+  return channel_->program_in_foreground();
+}
+
 std::vector<std::string> Execution::left_running() const {
   if (finished() || !channel_ || kind() == ExecutionKind::session) return {};
   return channel_->left_running();

@@ -190,6 +190,8 @@ class Execution : public std::enable_shared_from_this<Execution> {
   // The foreground program's name while it runs (local terminals); nullopt
   // when unknown.
   std::optional<std::string> foreground_program() const;
+  // See PtyChannel::program_in_foreground.
+  std::optional<bool> program_in_foreground() const;
   // The command has ended but what it left running keeps the execution
   // running (`server &`): "name (pid N)" of a few (local terminals).
   std::vector<std::string> left_running() const;

@@ -222,3 +222,22 @@ test('binary output printed to the terminal says it looks binary and how to see 
   const text = await call('execute', { command: "printf 'caf\\351 ok\\n'; seq 1 200", side_effects: ['NONE'] });
   assert.equal(text.hint, undefined, JSON.stringify(text));
 });
+
+test("the session's own shell at a read prompt keeps exact boundaries; a nested bash does not", async (t) => {
+  const session = await openSession(call, t);
+  const asked = await call('execute', {
+    session, command: 'read -p "name? " who; echo hi $who', side_effects: ['NONE'], yield_ms: WAIT_MS,
+  });
+  assert.equal(asked.waiting_for_input, true, JSON.stringify(asked));
+  assert.equal(asked.boundaries, 'exact', JSON.stringify(asked));
+  assert.doesNotMatch(asked.message, /nested shell|rearm/, asked.message);
+  await call('write', { execution_id: session, input: 'bob', newline: true });
+  const done = await waitFor(session, 'exit');
+  assert.equal(done.command_exit_code, 0, JSON.stringify(done));
+
+  const nested = await call('execute', { session, command: 'bash --norc', side_effects: ['NONE'], yield_ms: WAIT_MS });
+  assert.equal(nested.waiting_for_input, true, JSON.stringify(nested));
+  assert.equal(nested.boundaries, 'heuristic', JSON.stringify(nested));
+  assert.match(nested.message, /rearm/, nested.message);
+  await call('execute', { session, command: 'exit', side_effects: ['NONE'], yield_ms: WAIT_MS });
+});

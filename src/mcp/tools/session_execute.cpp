@@ -312,6 +312,12 @@ std::optional<ToolResult> busy_refusal(ToolContext& ctx, session::Execution& exe
 // Whether the program waiting in the foreground may be a shell of its own
 // (or a way into one), where write(action="rearm") brings back exact
 // boundaries; advice about it would only distract at a REPL's prompt.
+// The session's own shell reading the terminal (its builtin `read`, a
+// `select` menu) is no nested shell, whatever its name: its marks still come.
+bool shell_itself_reads(const session::Execution& execution) {
+  return execution.program_in_foreground() == true;
+}
+
 bool may_be_nested_shell(const std::optional<std::string>& program) {
   static constexpr std::string_view kShellLike[] = {
       "sh",     "bash",    "dash",    "zsh",    "ksh",        "mksh",      "fish",   "tcsh",
@@ -362,7 +368,7 @@ void describe_unfinished(json& result, session::Execution& execution, std::uint6
         "The command waits for input (" + awaits_answer_reason(execution) +
         "), so this returned before yield_ms. Answer it with write, or keys [\"ctrl-c\"] to "
         "interrupt it.";
-    if (may_be_nested_shell(execution.foreground_program())) {
+    if (may_be_nested_shell(execution.foreground_program()) && !shell_itself_reads(execution)) {
       append_message(result,
                      "A nested shell (bash, su, ssh to a bash), or this shell after a "
                      "command replaced both its PS1 and PROMPT_COMMAND (output ends with its "
@@ -419,8 +425,8 @@ json session_fields(session::Execution& execution, bool command_exit) {
   if (!shell) return json::object();
   // An ended shell runs nothing, whatever its last marks said (`exit` has no D mark).
   bool running = shell->command_running() && !execution.finished();
-  bool heuristic =
-      shell->kind() == session::ShellKind::sh || (running && execution.waiting_for_input());
+  bool heuristic = shell->kind() == session::ShellKind::sh ||
+                   (running && execution.waiting_for_input() && !shell_itself_reads(execution));
   json out = {{"boundaries", heuristic ? "heuristic" : "exact"},
               {"command_running", running},
               // A typed line the shell has not started (a continuation prompt) is not a prompt.
