@@ -12,6 +12,25 @@ bool valid_id(const json& id) {
   return id.is_string() || id.is_number_integer();
 }
 
+// A message without a method that answers a request: `result` or `error`.
+Response response_of(json id, json& message) {
+  Response response{std::move(id), nullptr, std::nullopt};
+  auto error = message.find("error");
+  if (error == message.end()) {
+    response.result = std::move(message["result"]);
+    return response;
+  }
+  ResponseError failure;
+  if (error->is_object()) {
+    auto code = error->find("code");
+    if (code != error->end() && code->is_number_integer()) failure.code = code->get<int>();
+    auto text = error->find("message");
+    if (text != error->end() && text->is_string()) failure.message = text->get<std::string>();
+  }
+  response.error = std::move(failure);
+  return response;
+}
+
 // Copying, comparing and printing a json value recurse once per level: a
 // line of 200 KB of '[' parsed fine (the parser keeps its own stack) and then
 // overflowed the stack of whatever touched it. MCP messages nest a handful
@@ -90,6 +109,9 @@ Message parse_message(std::string_view line) {
     return ErrorReply{nullptr, rpc_error::invalid_request, "Invalid Request: not an object"};
   json id = message.contains("id") ? message["id"] : json();
   bool has_id = message.contains("id");
+  const bool answer = !message.contains("method") && has_id &&
+                      (message.contains("result") || message.contains("error"));
+  if (answer && id.is_null() && message.contains("error")) return response_of(nullptr, message);
   if (has_id && !valid_id(id)) {
     return ErrorReply{nullptr, rpc_error::invalid_request,
                       "Invalid Request: id must be a string or an integer"};
@@ -100,7 +122,7 @@ Message parse_message(std::string_view line) {
   }
   auto method = message.find("method");
   if (method == message.end()) {
-    if (has_id && (message.contains("result") || message.contains("error"))) return Response{id};
+    if (answer) return response_of(std::move(id), message);
     return ErrorReply{id, rpc_error::invalid_request, "Invalid Request: missing method"};
   }
   if (!method->is_string())

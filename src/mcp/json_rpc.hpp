@@ -4,6 +4,10 @@
 // response, or returns the JSON-RPC error to send back (-32700 parse error,
 // -32600 invalid request), with the request's id whenever it can be found
 // (message_salvage.hpp), so a client is answered rather than left waiting.
+// A response (to a request this server sent) carries its result or the
+// client's error; one whose id cannot be read but that is an error answer
+// (`"id": null`, a request the client could not parse) is a Response too,
+// never answered back: JSON-RPC forbids answering a response.
 // Serialisation never throws: invalid UTF-8 (PTY output often has it) is
 // replaced with U+FFFD.
 #pragma once
@@ -43,8 +47,16 @@ struct Notification {
   json params;
 };
 
+// The error object of a response: its code and message ("" when absent).
+struct ResponseError {
+  int code = 0;
+  std::string message;
+};
+
 struct Response {
-  json id;
+  json id;      // null only with `error` (the client could not read our id)
+  json result;  // null when `error` is set
+  std::optional<ResponseError> error;
 };
 
 struct ErrorReply {

@@ -46,5 +46,34 @@ TEST(JsonRpc, BracketsInsideStringsAndModestNestingAreRead) {
   EXPECT_TRUE(std::holds_alternative<Request>(modest));
 }
 
+// The answers to the server's own requests (elicitation/create) carry their
+// result or the client's error.
+TEST(JsonRpc, AResponseCarriesItsResultOrTheClientsError) {
+  const auto result =
+      parse_message(R"({"jsonrpc":"2.0","id":"agentty-1","result":{"action":"accept"}})");
+  ASSERT_TRUE(std::holds_alternative<Response>(result));
+  EXPECT_EQ(std::get<Response>(result).id, "agentty-1");
+  EXPECT_EQ(std::get<Response>(result).result, (json{{"action", "accept"}}));
+  EXPECT_FALSE(std::get<Response>(result).error);
+
+  const auto error = parse_message(
+      R"({"jsonrpc":"2.0","id":"agentty-2","error":{"code":-32601,"message":"Method not found"}})");
+  ASSERT_TRUE(std::holds_alternative<Response>(error));
+  const auto& failure = std::get<Response>(error).error;
+  ASSERT_TRUE(failure);
+  EXPECT_EQ(failure->code, rpc_error::method_not_found);
+  EXPECT_EQ(failure->message, "Method not found");
+}
+
+// A client that could not read a request answers with "id": null; answering
+// that with an error of our own would start an exchange of errors.
+TEST(JsonRpc, AnErrorAnswerWithANullIdIsAResponseNotAnInvalidRequest) {
+  const auto message = parse_message(
+      R"({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}})");
+  ASSERT_TRUE(std::holds_alternative<Response>(message));
+  EXPECT_TRUE(std::get<Response>(message).id.is_null());
+  EXPECT_EQ(std::get<Response>(message).error->code, rpc_error::parse_error);
+}
+
 }  // namespace
 }  // namespace agentty::mcp
