@@ -83,7 +83,11 @@ McpServer::McpServer(boost::asio::io_context& io, session::Registry& registry, T
       policy_(policy),
       hooks_(std::move(hooks)),
       tools_(make_tool_table(config_)),
-      resources_(make_resource_handlers()) {}
+      resources_(make_resource_handlers()),
+      client_requests_([this](const json& message) { send(message); }),
+      handoff_elicitations_(
+          registry_, client_requests_, [this](const json& message) { send(message); },
+          hooks_.terminal_url) {}
 
 McpServer::~McpServer() {
   *alive_ = false;
@@ -158,11 +162,18 @@ void McpServer::handle_line(std::string_view line) {
     }
   } else if (auto* error = std::get_if<ErrorReply>(&message)) {
     respond(error->id, make_error(error->id, error->code, error->message));
+  } else if (auto* response = std::get_if<Response>(&message)) {
+    client_requests_.on_response(*response);  // an answer to a request of ours
   }
-  // Responses: we send no requests to the client, so there is nothing to match.
 }
 
 json McpServer::initialize(const json& params) {
+  // Only URL mode: a form would carry the password through the client.
+  const json capabilities = params.is_object() ? params.value("capabilities", json()) : json();
+  const json elicitation =
+      capabilities.is_object() ? capabilities.value("elicitation", json()) : json();
+  handoff_elicitations_.set_client_can_ask(elicitation.is_object() && elicitation.contains("url") &&
+                                           elicitation["url"].is_object());
   std::string requested = string_param(params, "protocolVersion");
   std::string version =
       is_supported_protocol_version(requested) ? requested : kLatestProtocolVersion;
@@ -245,8 +256,17 @@ void McpServer::handle_request(Request request) {
   }
 }
 
+ToolContext McpServer::tool_context() {
+  ToolContext ctx{registry_, config_, policy_, nullptr, hooks_.terminal_url, {}, {}};
+  ctx.client_handoff = [this](const std::string& execution_id) {
+    return ClientHandoff{handoff_elicitations_.client_can_ask(),
+                         handoff_elicitations_.state(execution_id)};
+  };
+  return ctx;
+}
+
 void McpServer::handle_resources(const Request& request) {
-  ToolContext ctx{registry_, config_, policy_, nullptr, hooks_.terminal_url, {}};
+  ToolContext ctx = tool_context();
   const std::string& method = request.method;
   if (method == "resources/list") {
     send(make_result(request.id, resources_.list(ctx)));
@@ -363,7 +383,7 @@ void McpServer::call_tool(Request request) {
   in_flight_.emplace(key, signal);
 
   auto responded = std::make_shared<bool>(false);
-  ToolContext ctx{registry_, config_, policy_, nullptr, hooks_.terminal_url, {}};
+  ToolContext ctx = tool_context();
   ctx.progress = progress_sender(params, responded);
 
   auto run = [this, tool, ctx = std::move(ctx), args = std::move(args), id = request.id, key,

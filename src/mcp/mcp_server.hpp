@@ -14,6 +14,10 @@
 // Every answer for that id waits, whatever produced it (an unparseable line
 // carrying the id, a line over the size cap).
 //
+// Requests to the client: a handoff becomes a URL elicitation in the client
+// when it declared that capability (handoff_elicitations.hpp); the answers
+// come back as responses, matched by ClientRequests.
+//
 // Threading: everything on the one I/O event loop.
 #pragma once
 
@@ -25,6 +29,8 @@
 #include <memory>
 #include <string>
 
+#include "mcp/client_requests.hpp"
+#include "mcp/handoff_elicitations.hpp"
 #include "mcp/json_rpc.hpp"
 #include "mcp/tool.hpp"
 
@@ -75,6 +81,7 @@ class McpServer {
   // Sends what was held back for `key` (a finished call's id).
   void release_held_answers(const std::string& key);
   void audit_call(const std::string& tool, const json& args, const ToolResult& result);
+  ToolContext tool_context();
 
   boost::asio::io_context& io_;
   session::Registry& registry_;
@@ -90,6 +97,8 @@ class McpServer {
   // costs one entry).
   std::map<std::string, std::vector<std::pair<std::string, std::size_t>>> held_answers_;
   int log_level_ = 1;  // index into the syslog-style level list; "info"
+  ClientRequests client_requests_;
+  HandoffElicitations handoff_elicitations_;  // after client_requests_: it uses them
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 

@@ -41,6 +41,14 @@ struct ToolConfig {
   std::filesystem::path state_dir;
 };
 
+// A handoff's request to the person in the agent's MCP client (URL
+// elicitation, see handoff_elicitations.hpp).
+struct ClientHandoff {
+  bool client_can_ask = false;  // the client declared URL elicitation
+  // asked, accepted, declined, cancelled, failed; "" when none is open.
+  std::string state;
+};
+
 struct ToolContext {
   session::Registry& registry;
   const ToolConfig& config;
@@ -49,6 +57,7 @@ struct ToolContext {
   std::function<std::string(const std::string& execution_id)> terminal_url;  // may be empty
   // Sends notifications/progress when the request carried a progress token.
   std::function<void(double progress, const std::string& message)> progress;
+  std::function<ClientHandoff(const std::string& execution_id)> client_handoff;  // may be empty
 };
 
 struct ToolResult {

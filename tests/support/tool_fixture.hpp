@@ -35,7 +35,7 @@ class ToolFixture : public ::testing::Test {
     options.state_dir = state_dir_;
     options.record = false;
     registry_.emplace(io_, options);
-    context_.emplace(mcp::ToolContext{*registry_, config_, &policy_, nullptr, {}, {}});
+    context_.emplace(mcp::ToolContext{*registry_, config_, &policy_, nullptr, {}, {}, {}});
     tools_ = mcp::make_tool_table(config_);
     loop_.start();
   }

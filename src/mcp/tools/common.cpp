@@ -202,6 +202,10 @@ json status_fields(session::Execution& execution, const ToolContext& ctx) {
     std::string url = ctx.terminal_url(execution.id());
     if (!url.empty()) out["terminal_url"] = url;
   }
+  if (ctx.client_handoff) {
+    auto asked = ctx.client_handoff(execution.id());
+    if (!asked.state.empty()) out["handoff_in_client"] = asked.state;
+  }
   return out;
 }
 

@@ -1,11 +1,29 @@
 // handoff: ask a person to take over an execution (a password, a 2FA code, a
-// judgement). The dashboard highlights it; wait(until="released") returns
-// when the person hands it back.
+// judgement). The dashboard highlights it, and a client that takes URL
+// elicitation shows the person terminal_url (handoff_elicitations.hpp);
+// wait(until="released") returns when the person hands it back.
 #include "mcp/tools/common.hpp"
 
 namespace agentty::mcp::tools {
 
 namespace {
+
+// What became of the request to the person in the agent's own MCP client.
+std::string client_sentence(const ClientHandoff& asked) {
+  if (asked.state == "asked")
+    return "Your MCP client was asked to show the person this reason and terminal_url "
+           "(asked_in_client); handoff_in_client says what they answered there. ";
+  if (asked.state == "declined" || asked.state == "cancelled")
+    return "The person already " + asked.state +
+           " this handoff in your MCP client (handoff_in_client); tell them another way. ";
+  if (asked.state == "failed")
+    return "Your MCP client refused to ask the person (handoff_in_client); give them "
+           "terminal_url. ";
+  if (!asked.state.empty()) return "";  // accepted: they are on their way
+  if (asked.client_can_ask)
+    return "Your MCP client was not asked: there is no terminal_url (the web server is off). ";
+  return "Give the person terminal_url. ";
+}
 
 boost::asio::awaitable<ToolResult> handoff(ToolContext& ctx, const json& args,
                                            std::shared_ptr<session::Execution> execution) {
@@ -17,9 +35,12 @@ boost::asio::awaitable<ToolResult> handoff(ToolContext& ctx, const json& args,
   execution->request_handoff(args["reason"].get<std::string>());
   json result = status_fields(*execution, ctx);
   result["requested"] = true;
-  result["message"] =
-      "A person can now take over from the dashboard or terminal_url. Call wait with "
-      "until=\"released\" to continue when they hand it back.";
+  const ClientHandoff asked =
+      ctx.client_handoff ? ctx.client_handoff(execution->id()) : ClientHandoff{};
+  result["asked_in_client"] = !asked.state.empty();
+  result["message"] = "A person can now take over from the dashboard or terminal_url. " +
+                      client_sentence(asked) +
+                      "Call wait with until=\"released\" to continue when they hand it back.";
   co_return ToolResult{std::move(result)};
 }
 
@@ -38,18 +59,21 @@ ToolDefinition make_handoff_tool(const ToolConfig&) {
   };
   json output = status_output_properties();
   output["requested"] = {{"type", "boolean"}};
+  output["asked_in_client"] = {
+      {"type", "boolean"},
+      {"description",
+       "Your MCP client was asked to show the person the reason and terminal_url (URL "
+       "elicitation); handoff_in_client then says what they answered."}};
   return ToolDefinition{
       "handoff",
       "Ask a person to take over",
-      "Ask a human to take over a running execution when it needs something you must not or cannot "
-      "provide: a "
-      "password, a 2FA code, a confirmation, a judgement. The reason is shown on the dashboard and "
-      "the execution is "
-      "highlighted; give the person terminal_url. Then call wait(until=\"released\") to continue "
-      "once they hand it "
-      "back (held=true while they type; your writes are refused meanwhile). Errors: the execution "
-      "has ended; "
-      "unknown execution_id.",
+      "Ask a human to take over a running execution when it needs something you must not or "
+      "cannot provide: a password, a 2FA code, a confirmation, a judgement. The reason is shown "
+      "on the dashboard and the execution is highlighted; a client that supports URL elicitation "
+      "also shows the person terminal_url (asked_in_client), else give it to them. Then call "
+      "wait(until=\"released\") to continue once they hand it back (held=true while they type; "
+      "your writes are refused meanwhile; wait_result=declined if they declined in the client). "
+      "Errors: the execution has ended; unknown execution_id.",
       object_schema(properties, {"execution_id", "reason"}),
       {{"type", "object"}, {"properties", output}},
       annotations(false, false, true, true),

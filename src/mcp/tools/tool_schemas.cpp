@@ -170,6 +170,12 @@ json status_output_properties() {
          "it will continue it: write(action=\"resume\") continues it, stop ends it."}}},
       {"duration_ms", {{"type", "integer"}}},
       {"terminal_url", {{"type", "string"}}},
+      {"handoff_in_client",
+       {{"type", "string"},
+        {"enum", {"asked", "accepted", "declined", "cancelled", "failed"}},
+        {"description",
+         "While a handoff is open and your MCP client was asked to send the person to "
+         "terminal_url: their answer there (asked: none yet; failed: the client refused)."}}},
       {"failure_reason", {{"type", "string"}}},
       {"message", {{"type", "string"}}},
       {"error", {{"type", "string"}}},

@@ -167,10 +167,18 @@ WaitCondition until_input(session::Execution& execution, WaitFindings& findings)
           milliseconds(40)};
 }
 
+// The person declined the handoff in the agent's MCP client and has not
+// taken it over: nobody is coming.
+bool declined_in_client(session::Execution& execution, const ToolContext& ctx) {
+  return !execution.held() && ctx.client_handoff &&
+         ctx.client_handoff(execution.id()).state == "declined";
+}
+
 // A handoff not yet taken over is still waiting for its person.
-WaitCondition until_released(session::Execution& execution) {
-  return {[&execution] {
-    return (!execution.held() && !execution.handoff_reason()) || execution.finished();
+WaitCondition until_released(session::Execution& execution, const ToolContext& ctx) {
+  return {[&execution, &ctx] {
+    return (!execution.held() && !execution.handoff_reason()) || execution.finished() ||
+           declined_in_client(execution, ctx);
   }};
 }
 
@@ -280,11 +288,12 @@ boost::asio::awaitable<ToolResult> wait(ToolContext& ctx, const json& args,
       until == "exit"       ? until_exit(*execution, findings)
       : until == "idle"     ? until_idle(*execution, wanted->idle, start)
       : until == "input"    ? until_input(*execution, findings)
-      : until == "released" ? until_released(*execution)
+      : until == "released" ? until_released(*execution, ctx)
                             : until_match(*execution, *wanted->pattern, from, cursorless, findings);
   // Nobody holds it and no handoff is pending: the answer comes at once, and
   // says why, so it is not mistaken for a person having handed it back.
-  bool nothing_held = until == "released" && condition.done() && !execution->finished();
+  bool nothing_held = until == "released" && condition.done() && !execution->finished() &&
+                      !declined_in_client(*execution, ctx);
   auto end = co_await wait_until(ctx, *execution, start + milliseconds(budget), condition.done,
                                  condition.recheck);
   if (end == WaitEnd::cancelled) co_return ToolResult{};
@@ -300,6 +309,8 @@ boost::asio::awaitable<ToolResult> wait(ToolContext& ctx, const json& args,
   }
 
   std::string result_name = wait_result_name(end, until, findings, *execution);
+  const bool declined = result_name == "released" && declined_in_client(*execution, ctx);
+  if (declined) result_name = "declined";
   json result = merged(execution_result(*execution, ctx, request),
                        session_fields(*execution, until == "exit"));
   result["wait_result"] = result_name;
@@ -335,6 +346,12 @@ boost::asio::awaitable<ToolResult> wait(ToolContext& ctx, const json& args,
       }
     }
   }
+  if (declined) {
+    result["message"] =
+        "The person declined the handoff in your MCP client (handoff_in_client), so nobody is "
+        "coming; the execution was not touched and stays highlighted on the dashboard. Do "
+        "something else, or ask them another way.";
+  }
   if (nothing_held) {
     result["message"] =
         "Not held: no person has taken this execution over and no handoff is pending, so there "
@@ -366,7 +383,8 @@ ToolDefinition make_wait_tool(const ToolConfig& config) {
              "where that cannot tell, a host or here a program of another user such as su, a "
              "guess: it stopped "
              "mid-line and has been quiet for 2 s, and the answer's message says so). "
-             "released: a human released a takeover."}}},
+             "released: a human released a takeover (or declined the handoff in your MCP "
+             "client: wait_result=declined)."}}},
           {"pattern",
            {{"type", "string"},
             {"minLength", 1},
@@ -386,9 +404,10 @@ ToolDefinition make_wait_tool(const ToolConfig& config) {
       },
       read_inputs(config));
   json output = merged(status_output_properties(), read_output_properties());
-  output["wait_result"] = {
-      {"type", "string"},
-      {"enum", {"exited", "idle", "matched", "waiting_for_input", "released", "deadline_reached"}}};
+  output["wait_result"] = {{"type", "string"},
+                           {"enum",
+                            {"exited", "idle", "matched", "waiting_for_input", "released",
+                             "declined", "deadline_reached"}}};
   output["waited_ms"] = {{"type", "integer"}};
   output["max_wait_ms"] = {{"type", "integer"},
                            {"description", "The effective budget after capping."}};

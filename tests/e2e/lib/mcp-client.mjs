@@ -33,7 +33,8 @@ export function tempDirForRun(prefix) {
 
 // `stateDir`: share one with another server (default: a fresh temp dir).
 // `runAs`: a command that runs agentty's as another user (['setpriv', ...]).
-export async function startAgentty({ env = {}, args = [], stateDir, runAs = [] } = {}) {
+// `capabilities`: what the client declares (e.g. { elicitation: { url: {} } }).
+export async function startAgentty({ env = {}, args = [], stateDir, runAs = [], capabilities } = {}) {
   stateDir ??= tempDirForRun('agentty-e2e-');
   const argv = [...runAs, agenttyBin, 'mcp', '--state-dir', stateDir, '--web-listen', '127.0.0.1:0', ...args];
   const transport = new StdioClientTransport({
@@ -42,7 +43,7 @@ export async function startAgentty({ env = {}, args = [], stateDir, runAs = [] }
     env: { ...process.env, AGENTTY_LOG_LEVEL: 'warn', ...env },
     stderr: 'pipe',
   });
-  const client = new Client({ name: 'agentty-e2e', version: '1.0.0' });
+  const client = new Client({ name: 'agentty-e2e', version: '1.0.0' }, capabilities && { capabilities });
   await client.connect(transport);
   const call = async (name, args, options) => {
     const result = await client.callTool({ name, arguments: args }, undefined, options);
