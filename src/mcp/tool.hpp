@@ -48,6 +48,11 @@ struct ClientHandoff {
   // asked, accepted, declined, cancelled, failed; "" when none is open.
   std::string state;
 };
+// Said where an answer tells the agent to fetch a person (an SSH login held
+// for one) and the client was asked already (handoff_in_client is set).
+inline constexpr const char* kAskedInClientNote =
+    " Your MCP client was asked to send them to terminal_url (handoff_in_client says what they "
+    "answered).";
 
 struct ToolContext {
   session::Registry& registry;

@@ -196,6 +196,7 @@ test('an SSH login held for a person asks the client too; the question ends with
   assert.equal(r.isError, false, r.error);
   assert.equal(r.held, true, JSON.stringify(r));
   assert.equal(r.handoff_in_client, 'asked', JSON.stringify(r));
+  assert.match(r.message, /Your MCP client was asked to send them to terminal_url/);
   const params = await asking;
   assert.equal(params.mode, 'url');
   assert.equal(params.url, r.terminal_url);
