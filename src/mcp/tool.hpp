@@ -51,7 +51,7 @@ struct ClientHandoff {
 // Said where an answer tells the agent to fetch a person (an SSH login held
 // for one) and the client was asked already (handoff_in_client is set).
 inline constexpr const char* kAskedInClientNote =
-    " Your MCP client was asked to send them to terminal_url (handoff_in_client says what they "
+    "Your MCP client was asked to send them to terminal_url (handoff_in_client says what they "
     "answered).";
 
 struct ToolContext {

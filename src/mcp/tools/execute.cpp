@@ -232,8 +232,10 @@ void describe_running(json& result, session::Execution& execution, WaitEnd end,
         "\", until=\"released\") (again while it answers deadline_reached), or until=\"exit\" "
         "for the command's end. If the login fails it ends (status failed, failure_reason says "
         "why).";
+    // Not append_message: inlined here it trips GCC 12's false
+    // -Wmismatched-new-delete on this coroutine's frame.
     if (result.contains("handoff_in_client"))
-      result["message"] = result["message"].get<std::string>() + kAskedInClientNote;
+      result["message"] = result["message"].get<std::string>() + " " + kAskedInClientNote;
   } else if (end == WaitEnd::condition) {
     result["message"] =
         "It waits for input (" + awaits_answer_reason(execution) +

@@ -48,8 +48,7 @@ ToolResult held_for_login(ToolContext& ctx, session::Execution& execution) {
       id +
       "\", ...) then waits for the first prompt and answers with exact exit codes. If the "
       "login fails the session ends (status failed, failure_reason says why).";
-  if (result.contains("handoff_in_client"))
-    result["message"] = result["message"].get<std::string>() + kAskedInClientNote;
+  if (result.contains("handoff_in_client")) append_message(result, kAskedInClientNote);
   return ToolResult{std::move(result)};
 }
 
