@@ -21,16 +21,16 @@ std::optional<RemovedRecord> RemovedRecords::find(const std::string& id) const {
 std::string describe(RemovalCause cause) {
   switch (cause) {
     case RemovalCause::cleanup:
-      return "was removed by cleanup";
+      return "by cleanup";
     case RemovalCause::retention:
-      return "was removed because it ended longer ago than the retention time (--retention-ms)";
+      return "because it ended longer ago than the retention time (--retention-ms)";
     case RemovalCause::max_retained:
-      return "was removed to keep the number of ended records under --max-retained";
+      return "to keep the number of ended records under --max-retained";
     case RemovalCause::spool_budget:
-      return "was removed to keep the output of all executions under "
+      return "to keep the output of all executions under "
              "AGENTTY_MAX_TOTAL_SPOOL_BYTES";
   }
-  return "was removed";
+  return "";
 }
 
 }  // namespace agentty::session

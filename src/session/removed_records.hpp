@@ -41,8 +41,8 @@ class RemovedRecords {
   std::deque<std::string> order_;  // oldest first
 };
 
-// "cleanup removed it", "it ended longer ago than the retention time", ...:
-// the end of a sentence that starts with the id.
+// "by cleanup", "because it ended longer ago than the retention time", ...:
+// what ends "<id> was removed 12 s ago".
 std::string describe(RemovalCause cause);
 
 }  // namespace agentty::session

@@ -116,7 +116,7 @@ test('a cleanup that keeps recent ended records says why and how to remove them'
   // The id is told apart from a typo: what removed it, and when.
   const again = await call('read', { execution_id: done.execution_id });
   assert.equal(again.isError, true);
-  assert.match(again.error, new RegExp(`^execution_id: '${done.execution_id}' was removed by cleanup \\d+ s ago; its record and output are gone`), again.error);
+  assert.match(again.error, new RegExp(`^execution_id: '${done.execution_id}' was removed \\d+ s ago by cleanup; its record and output are gone`), again.error);
   const typo = await call('read', { execution_id: 'f00dfeedbeef' });
   assert.match(typo.error, /unknown execution_id 'f00dfeedbeef'/, typo.error);
 });

@@ -13,7 +13,7 @@ TEST(RemovedRecords, RemembersWhyAnIdWasRemoved) {
   EXPECT_EQ(removed.find("aaa")->cause, RemovalCause::cleanup);
   EXPECT_EQ(removed.find("bbb")->cause, RemovalCause::retention);
   EXPECT_FALSE(removed.find("ccc"));
-  EXPECT_EQ(describe(RemovalCause::cleanup), "was removed by cleanup");
+  EXPECT_EQ(describe(RemovalCause::cleanup), "by cleanup");
 }
 
 TEST(RemovedRecords, KeepsOnlyTheNewestRemovals) {

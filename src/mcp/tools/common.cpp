@@ -48,8 +48,9 @@ boost::asio::awaitable<ToolResult> with_execution(ToolContext& ctx, const json& 
                            {{"execution_id", id}});
     }
     if (auto removed = ctx.registry.removed(id)) {
-      co_return tool_error("execution_id: '" + id + "' " + session::describe(removed->cause) + " " +
-                               seconds_ago(removed->removed_at) +
+      co_return tool_error("execution_id: '" + id + "' was removed " +
+                               seconds_ago(removed->removed_at) + " " +
+                               session::describe(removed->cause) +
                                "; its record and output are gone. Run the command again, or pass "
                                "a current execution_id (ps lists them).",
                            {{"execution_id", id}});

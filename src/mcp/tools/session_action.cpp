@@ -99,6 +99,9 @@ boost::asio::awaitable<ToolResult> session_action(ToolContext& ctx, session::Exe
     co_return std::move(*held);
   auto yield = milliseconds(effective_yield(ctx, args, 3000));
   const auto typed_at = execution.log().latest_seq();
+  // send_action's own test: at a marked prompt, flush is a ctrl-c, and bash
+  // draws a fresh prompt after it.
+  const bool flush_at_prompt = action == "flush" && shell->prompt_ready();
   if (auto refused = send_action(ctx, execution, action)) co_return std::move(*refused);
   auto before = execution.log().latest_seq();
   auto sent_at = steady_clock::now();
@@ -107,6 +110,9 @@ boost::asio::awaitable<ToolResult> session_action(ToolContext& ctx, session::Exe
     // Back at a marked prompt after the hook's line: a shell already at its
     // prompt is ready before it has even read that line.
     if (action == "rearm") return shell->prompt_ready() && !shell->line_entered();
+    // The fresh prompt, not the echoed ^C going quiet: on a loaded machine
+    // bash can take longer than the quiet time to draw it.
+    if (flush_at_prompt) return shell->last_prompt_end() > before;
     auto quiet = execution.idle().value_or(milliseconds::max());
     return execution.log().latest_seq() > before && quiet >= milliseconds(150) &&
            steady_clock::now() - sent_at >= milliseconds(150);
