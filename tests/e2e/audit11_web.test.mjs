@@ -20,6 +20,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { startAgentty, tempDirForRun } from './lib/mcp-client.mjs';
 import { startSshd, sshdSkip, sshClientEnv } from './lib/sshd.mjs';
+import { vim as vimProgram } from './lib/programs.mjs';
 import {
   TOKEN, agentAndBrowserForFile, eventually, openTerminal as openViewer, watchPage, waitForLine,
 } from './lib/web-helpers.mjs';
@@ -370,7 +371,7 @@ test('execute(session=) does not type a command line into a full-screen program 
     });
     assert.equal(made.exit_code, 0);
     // A person (or the agent) opened vim and handed the session back with it open.
-    const vim = await call('execute', { session: id, command: `vim -u NONE ${file}`, side_effects: ['NONE'] });
+    const vim = await call('execute', { session: id, command: `${vimProgram} -u NONE ${file}`, side_effects: ['NONE'] });
     assert.equal(vim.alt_screen, true, JSON.stringify(vim));
     const next = await call('execute', { session: id, command: 'make test', side_effects: ['NONE'] });
     assert.equal(next.isError, true, JSON.stringify(next));

@@ -6,6 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { installed, openSession, serverForFile, sessionRunner, WAIT_MS } from './lib/mcp-client.mjs';
+import { vim as vimProgram } from './lib/programs.mjs';
 
 const server = serverForFile();
 const call = server.call;
@@ -45,7 +46,7 @@ test('execute: a prompt under su -c waits for input', {
 test('execute(session=) refused by an open vim names keys that write accepts, and following it quits vim', async (t) => {
   // It said keys ["escape"], which write refuses (the key is "esc").
   const id = await openSession(call, t);
-  const vim = await run(id, 'vim -u NONE -N');
+  const vim = await run(id, `${vimProgram} -u NONE -N`);
   assert.equal(vim.alt_screen, true, JSON.stringify(vim));
   const refused = await call('execute', { session: id, command: 'make test', side_effects: ['NONE'] });
   assert.equal(refused.isError, true, JSON.stringify(refused));

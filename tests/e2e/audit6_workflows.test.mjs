@@ -6,6 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { openSession, serverForFile, sessionRunner, WAIT_MS } from './lib/mcp-client.mjs';
+import { vim } from './lib/programs.mjs';
 
 const server = serverForFile();
 const call = server.call;
@@ -59,7 +60,7 @@ test('execute: an event loop waiting on a timer or a pipe (node, asyncio) is not
 test('session: a full-screen program started with execute says alt_screen and points to screen', async (t) => {
   const id = await openSession(call, t);
   const r = await call('execute', {
-    session: id, command: 'vim -u NONE -N', side_effects: ['NONE'], yield_ms: WAIT_MS,
+    session: id, command: `${vim} -u NONE -N`, side_effects: ['NONE'], yield_ms: WAIT_MS,
   });
   assert.equal(r.isError, false, r.error);
   assert.equal(r.status, 'backgrounded');

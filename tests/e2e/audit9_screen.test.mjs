@@ -10,6 +10,7 @@ import { hostname } from 'node:os';
 import path from 'node:path';
 import { serverForFile, waiterFor, WAIT_MS, tempDirForRun } from './lib/mcp-client.mjs';
 import { Tmux } from './lib/web-helpers.mjs';
+import { vim } from './lib/programs.mjs';
 
 const UTF8 = { LANG: 'C.UTF-8' };
 
@@ -79,7 +80,7 @@ test('vim with its title set: while it runs the title is vim\'s; after :q! the o
   const file = path.join(dir, 'notes.txt');
   writeFileSync(file, 'first line\n');
   const r = await start(t, {
-    argv: ['bash', '-c', String.raw`printf '\e]2;before vim\a'; vim -u NONE -n -c 'set title' "$0"`, file],
+    argv: ['bash', '-c', String.raw`printf '\e]2;before vim\a'; "$1" -u NONE -n -c 'set title' "$0"`, file, vim],
     cols: 80, rows: 24, yield_ms: 300,
   });
   const id = r.execution_id;

@@ -6,10 +6,9 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { execFileSync } from 'node:child_process';
 import { startAgentty, agenttyBin, tempDirForRun } from './lib/mcp-client.mjs';
 import { Tmux, eventually } from './lib/web-helpers.mjs';
-import { winchReporter } from './lib/programs.mjs';
+import { findProgram, vim, winchReporter } from './lib/programs.mjs';
 
 // Generous: the suite runs on a loaded 2-core machine.
 const WAIT_MS = 30000;
@@ -46,16 +45,6 @@ async function waitForExit(id) {
   const w = await waitFor(id, 'exit');
   assert.equal(w.wait_result, 'exited', JSON.stringify(w));
   return w;
-}
-
-// The first of `names` on PATH, or undefined.
-function findProgram(...names) {
-  for (const name of names) {
-    try {
-      return execFileSync('sh', ['-c', 'command -v "$0"', name], { encoding: 'utf8' }).trim();
-    } catch { /* not installed */ }
-  }
-  return undefined;
 }
 
 test('python3 -i: an answer at the prompt; waiting_for_input is false while it sleeps, true after', async (t) => {
@@ -223,7 +212,6 @@ test('less: alt_screen with the file on the visible rows; q brings the main scre
 });
 
 test('vim -u NONE: alt_screen with the file on the visible rows; :q! brings the main screen back', async (t) => {
-  const vim = findProgram('vim', 'vim.tiny', 'vi');
   if (!vim) return t.skip('vim is not installed (scripts/install-deps installs vim-tiny)');
   const file = path.join(dataDir, 'words.txt');
   writeFileSync(file, 'alpha\nbeta\ngamma\n');
@@ -254,7 +242,6 @@ test('write(paste): bash takes a pasted block whole and runs it only at Enter', 
 });
 
 test('write(paste): vim with autoindent keeps pasted indentation as it was', async (t) => {
-  const vim = findProgram('vim', 'vim.tiny', 'vi');
   if (!vim) return t.skip('vim is not installed (scripts/install-deps installs vim-tiny)');
   const file = path.join(dataDir, 'pasted.py');
   const id = await startFullScreen(t, '"$0" -u NONE -N -c "set autoindent" "$1"', [vim, file], '~');

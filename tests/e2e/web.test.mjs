@@ -8,6 +8,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startAgentty } from './lib/mcp-client.mjs';
+import { vim } from './lib/programs.mjs';
 import {
   TOKEN, launchBrowser, watchPage, parseUrl, screenText, viewportText, waitForLine, waitForText,
   httpGet, tryUpgrade, eventually,
@@ -188,7 +189,7 @@ test('terminal page: live output, takeover, held refusals, release, reload, vim'
 
   // A full-screen program looks right after a reconnect: compare the
   // browser's rows with the server's screen model, row by row.
-  await agentWrite('vim -u NONE -N');
+  await agentWrite(`${vim} -u NONE -N`);
   await agentWrite('', { input: 'ihello from vim\x1b' , newline: false });
   await waitForText(page, 'hello from vim');
   await page.reload();
