@@ -67,7 +67,9 @@ class TmuxRun {
     socket_ = (dir_ / "tmux.sock").string();
     std::ofstream(dir_ / "tmux.conf") << "set -g status off\n";
     std::ofstream(dir_ / "fixture.bin", std::ios::binary) << bytes;
-    std::string tmux = "tmux -S " + socket_ + " -f " + (dir_ / "tmux.conf").string();
+    // -u: without a UTF-8 locale (LANG unset, as on a fresh Debian) tmux
+    // would print a title's non-ASCII characters as '_'.
+    std::string tmux = "tmux -u -S " + socket_ + " -f " + (dir_ / "tmux.conf").string();
     std::string pane = "stty -opost; cat " + (dir_ / "fixture.bin").string() + "; " + tmux +
                        " wait-for -S agentty-done; exec sleep 600";
     run_command(tmux + " new-session -d -x " + std::to_string(cols) + " -y " +
