@@ -292,9 +292,10 @@ test(`${CASES} fuzzed calls of every tool (seed ${SEED}): each answers in schema
   }
 
   // What a server with nothing running holds: its spare terminal is made
-  // after the first program ends.
+  // after the first program ends. /dev/ptmx is a device node on a machine and
+  // a symlink to pts/ptmx in containers (Docker, a chroot with its own devpts).
   const ptmx = () => readdirSync(`/proc/${pid}/fd`).some((fd) => {
-    try { return readlinkSync(`/proc/${pid}/fd/${fd}`) === '/dev/ptmx'; } catch { return false; }
+    try { return ['/dev/ptmx', '/dev/pts/ptmx'].includes(readlinkSync(`/proc/${pid}/fd/${fd}`)); } catch { return false; }
   });
   await call('execute', { command: 'true', side_effects: ['NONE'] });
   await eventually(ptmx, { what: 'the spare terminal' });
