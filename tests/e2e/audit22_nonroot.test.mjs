@@ -12,7 +12,8 @@ const isRoot = process.getuid?.() === 0;
 const setUserId = (file) => existsSync(file) && (statSync(file).mode & 0o4000) !== 0;
 
 // An agentty that is not root: this one, or as root one run as nobody with
-// a state dir and home it owns.
+// a state dir and home it owns, started in that home (a checkout in /root,
+// mode 700 on Debian, is no working directory for nobody).
 async function unprivilegedAgentty(t) {
   const options = {};
   if (isRoot) {
@@ -21,6 +22,7 @@ async function unprivilegedAgentty(t) {
     Object.assign(options, {
       stateDir,
       env: { HOME: home, XDG_STATE_HOME: '' },
+      cwd: home,
       runAs: ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', '--'],
     });
   }

@@ -32,15 +32,17 @@ export function tempDirForRun(prefix) {
 }
 
 // `stateDir`: share one with another server (default: a fresh temp dir).
-// `runAs`: a command that runs agentty's as another user (['setpriv', ...]).
+// `runAs`: a command that runs agentty's as another user (['setpriv', ...]);
+// `cwd`: where it starts (default: this process's).
 // `capabilities`: what the client declares (e.g. { elicitation: { url: {} } }).
-export async function startAgentty({ env = {}, args = [], stateDir, runAs = [], capabilities } = {}) {
+export async function startAgentty({ env = {}, args = [], stateDir, runAs = [], cwd, capabilities } = {}) {
   stateDir ??= tempDirForRun('agentty-e2e-');
   const argv = [...runAs, agenttyBin, 'mcp', '--state-dir', stateDir, '--web-listen', '127.0.0.1:0', ...args];
   const transport = new StdioClientTransport({
     command: argv[0],
     args: argv.slice(1),
     env: { ...process.env, AGENTTY_LOG_LEVEL: 'warn', ...env },
+    cwd,
     stderr: 'pipe',
   });
   const client = new Client({ name: 'agentty-e2e', version: '1.0.0' }, capabilities && { capabilities });
