@@ -4,11 +4,11 @@ import assert from 'node:assert/strict';
 import { after, before } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { findProgram } from './programs.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const agenttyBin = process.env.AGENTTY_BIN || path.resolve(here, '../../../build/agentty');
@@ -110,10 +110,5 @@ export function waiterFor(call) {
 
 // Whether `program` is on this machine's PATH (for tests that need an optional one).
 export function installed(program) {
-  try {
-    execFileSync('sh', ['-c', `command -v ${program}`], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
+  return findProgram(program) !== undefined;
 }
