@@ -135,8 +135,10 @@ export class Tmux {
     this.dir = tempDirForRun('agentty-tmux-');
     this.socket = path.join(this.dir, 'socket');
   }
+  // -u: without a UTF-8 locale (LANG unset, as on a fresh Debian) tmux would
+  // print what it reports (display -p: tabs, a title's emoji) as '_'.
   run(...args) {
-    return execFileSync('tmux', ['-S', this.socket, '-f', '/dev/null', ...args], { encoding: 'utf8' });
+    return execFileSync('tmux', ['-u', '-S', this.socket, '-f', '/dev/null', ...args], { encoding: 'utf8' });
   }
   capture(target = 'main') {
     return this.run('capture-pane', '-p', '-J', '-t', target);
