@@ -171,7 +171,9 @@ async function busyServer(t) {
   const watcher = await openViewer(session.terminal_url);
   await eventually(async () => (await agent.call('ps', {})).executions.some((e) => e.held),
     { what: 'the execution to be held' });
-  assert.ok(markedProcesses(agent.marker).some((p) => p.includes('sleep 1005')));
+  // The prompt can come back before the background job's fork has exec'd sleep.
+  await eventually(() => markedProcesses(agent.marker).some((p) => p.includes('sleep 1005')),
+    { what: 'the session\'s background sleep 1005' });
   t.after(() => { holder.socket.destroy(); watcher.socket.destroy(); });
   return { agent, holder, watcher };
 }
