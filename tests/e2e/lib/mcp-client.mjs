@@ -33,11 +33,11 @@ export function tempDirForRun(prefix) {
 
 // `stateDir`: share one with another server (default: a fresh temp dir).
 // `runAs`: a command that runs agentty's as another user (['setpriv', ...]);
-// `cwd`: where it starts (default: this process's).
+// `cwd`: where it starts (default: this process's); `bin`: which agentty.
 // `capabilities`: what the client declares (e.g. { elicitation: { url: {} } }).
-export async function startAgentty({ env = {}, args = [], stateDir, runAs = [], cwd, capabilities } = {}) {
+export async function startAgentty({ env = {}, args = [], stateDir, runAs = [], cwd, bin = agenttyBin, capabilities } = {}) {
   stateDir ??= tempDirForRun('agentty-e2e-');
-  const argv = [...runAs, agenttyBin, 'mcp', '--state-dir', stateDir, '--web-listen', '127.0.0.1:0', ...args];
+  const argv = [...runAs, bin, 'mcp', '--state-dir', stateDir, '--web-listen', '127.0.0.1:0', ...args];
   const transport = new StdioClientTransport({
     command: argv[0],
     args: argv.slice(1),
