@@ -29,16 +29,18 @@ namespace {
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
 
-// Prints "winch ROWSxCOLS" on every SIGWINCH.
+// Prints "winch ROWSxCOLS" on every SIGWINCH. It waits for the signal with
+// sigwait rather than printing from a handler: a SIGWINCH that came while the
+// handler printed ran it again inside print() (Python's "reentrant call
+// inside BufferedWriter"), which killed the reporter on a loaded machine.
 const char* kWinchReporter =
     "import os, signal\n"
-    "def report(*_):\n"
-    "    size = os.get_terminal_size()\n"
-    "    print(f'winch {size.lines}x{size.columns}', flush=True)\n"
-    "signal.signal(signal.SIGWINCH, report)\n"
+    "signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGWINCH})\n"
     "print('ready', flush=True)\n"
     "while True:\n"
-    "    signal.pause()\n";
+    "    signal.sigwait({signal.SIGWINCH})\n"
+    "    size = os.get_terminal_size()\n"
+    "    print(f'winch {size.lines}x{size.columns}', flush=True)\n";
 
 class WriteResize : public test_support::ToolFixture {
  protected:

@@ -16,17 +16,16 @@ export function findProgram(...names) {
 // vim.tiny and vi); a machine with the full vim has both.
 export const vim = findProgram('vim', 'vim.tiny', 'vi');
 
-// Prints "ready", then "winch ROWSxCOLS" on every SIGWINCH. Wait for whole
-// lines ("ready\n", "winch 20x70\n"), not `$`: a SIGWINCH can interrupt a
-// print() between its text and its newline, and the handler's line then
-// lands inside it.
+// Prints "ready", then "winch ROWSxCOLS" on every SIGWINCH; wait for whole
+// lines ("ready\n", "winch 20x70\n"). It takes the signal with sigwait, not
+// a handler: a handler printing could be run again inside its own print() by
+// the next SIGWINCH (Python: "reentrant call inside BufferedWriter") and die.
 export const winchReporter = [
   'import os, signal',
-  'def report(*_):',
-  '    size = os.get_terminal_size()',
-  '    print(f"winch {size.lines}x{size.columns}", flush=True)',
-  'signal.signal(signal.SIGWINCH, report)',
+  'signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGWINCH})',
   'print("ready", flush=True)',
   'while True:',
-  '    signal.pause()',
+  '    signal.sigwait({signal.SIGWINCH})',
+  '    size = os.get_terminal_size()',
+  '    print(f"winch {size.lines}x{size.columns}", flush=True)',
 ].join('\n');
