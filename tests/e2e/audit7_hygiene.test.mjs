@@ -5,13 +5,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
-import http from 'node:http';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { agenttyBin, startAgentty } from './lib/mcp-client.mjs';
 import { eventually } from './lib/web-helpers.mjs';
 import { rawAgentty } from './lib/raw-agentty.mjs';
+import { openTerminalSocket } from './lib/terminal-viewer.mjs';
 
 // ---- /proc ----
 
@@ -79,58 +79,6 @@ const noneLeft = (marker) => eventually(() => markedProcesses(marker).length ===
 
 const TOKEN = crypto.randomBytes(32).toString('hex');
 
-function frame(text) {
-  const payload = Buffer.from(text);
-  const mask = crypto.randomBytes(4);
-  const header = payload.length < 126
-    ? Buffer.from([0x81, 0x80 | payload.length])
-    : Buffer.from([0x81, 0x80 | 126, payload.length >> 8, payload.length & 255]);
-  const body = Buffer.from(payload.map((byte, i) => byte ^ mask[i % 4]));
-  return Buffer.concat([header, mask, body]);
-}
-
-// Connects to an execution's terminal socket; `texts` collects the server's
-// text messages (parsed), `send` sends one.
-function openViewer(terminalUrl) {
-  const url = new URL(terminalUrl);
-  const id = url.pathname.split('/').pop();
-  return new Promise((resolve, reject) => {
-    const request = http.request({
-      host: url.hostname, port: url.port, path: `/ws/terminal/${id}`,
-      headers: {
-        Connection: 'Upgrade', Upgrade: 'websocket', 'Sec-WebSocket-Version': '13',
-        'Sec-WebSocket-Key': crypto.randomBytes(16).toString('base64'),
-        'Sec-WebSocket-Protocol': `agentty.v1, agentty-token.${TOKEN}`,
-        Origin: url.origin, Host: url.host,
-      },
-    });
-    request.on('upgrade', (response, socket) => {
-      const viewer = { socket, texts: [], closed: false, send: (obj) => socket.write(frame(JSON.stringify(obj))) };
-      let pending = Buffer.alloc(0);
-      socket.on('data', (data) => {
-        pending = Buffer.concat([pending, data]);
-        for (;;) {
-          if (pending.length < 2) return;
-          let length = pending[1] & 127;
-          let offset = 2;
-          if (length === 126) { length = pending.readUInt16BE(2); offset = 4; }
-          if (length === 127) { length = Number(pending.readBigUInt64BE(2)); offset = 10; }
-          if (pending.length < offset + length) return;
-          const opcode = pending[0] & 15;
-          if (opcode === 1) viewer.texts.push(JSON.parse(pending.subarray(offset, offset + length).toString()));
-          pending = pending.subarray(offset + length);
-        }
-      });
-      socket.on('close', () => { viewer.closed = true; });
-      socket.on('error', () => {});
-      resolve(viewer);
-    });
-    request.on('response', (response) => reject(new Error(`upgrade refused: ${response.statusCode}`)));
-    request.on('error', reject);
-    request.end();
-  });
-}
-
 // ---- a session's rc files ----
 
 test("a session's generated rc files go when it ends, and a refused open leaves none", async (t) => {
@@ -166,9 +114,9 @@ async function busyServer(t) {
   assert.equal(session.isError, false, session.error);
   const job = await agent.call('execute', { session: session.execution_id, command: 'sleep 1005 &', side_effects: ['NONE'] });
   assert.equal(job.isError, false, job.error);
-  const holder = await openViewer(held.terminal_url);
-  holder.send({ type: 'take_over' });
-  const watcher = await openViewer(session.terminal_url);
+  const holder = await openTerminalSocket(held.terminal_url);
+  holder.sendJson({ type: 'take_over' });
+  const watcher = await openTerminalSocket(session.terminal_url);
   await eventually(async () => (await agent.call('ps', {})).executions.some((e) => e.held),
     { what: 'the execution to be held' });
   // The prompt can come back before the background job's fork has exec'd sleep.
@@ -189,7 +137,7 @@ for (const how of ['stdin EOF', 'SIGTERM', 'SIGINT', 'SIGHUP']) {
     // The grace for `trap "" TERM` (2 s) and the kill, not more.
     assert.ok(Date.now() - started < 6000, `agentty took ${Date.now() - started} ms to exit`);
     await noneLeft(agent.marker);
-    await eventually(() => watcher.closed, { what: 'the viewer to be disconnected' });
+    await eventually(() => watcher.ended, { what: 'the viewer to be disconnected' });
     assert.deepEqual(listDir(path.join(agent.stateDir, 'spool')), []);
     assert.deepEqual(listDir(path.join(agent.stateDir, 'servers')), []);
     assert.deepEqual(listDir(path.join(agent.stateDir, 'sessions')), []);
