@@ -64,6 +64,17 @@ async function startCat(agent) {
   return r;
 }
 
+// A person takes the execution over on its terminal page and hands it back;
+// resolves once the agent's wait(until="released") says so.
+async function personTakesOverAndReleases(t, agent, execution) {
+  const viewer = await openTerminalSocket(execution.terminal_url);
+  t.after(() => viewer.close());
+  await takeOver(viewer);
+  const released = agent.call('wait', { execution_id: execution.execution_id, until: 'released', timeout_ms: WAIT_MS });
+  await release(viewer);
+  assert.equal((await released).wait_result, 'released');
+}
+
 test('handoff asks the person in the client with terminal_url and the reason; release completes it', async (t) => {
   const agent = await agentWithClient(t, { action: 'accept' });
   const cat = await startCat(agent);
@@ -139,12 +150,7 @@ test('a client that declared URL elicitation but answers with an error is only r
   }, { what: 'the client\'s error to be recorded' });
   assert.equal(failed.held, false);
   // The handoff itself stands: a person can still take over and release.
-  const viewer = await openTerminalSocket(cat.terminal_url);
-  t.after(() => viewer.close());
-  await takeOver(viewer);
-  const released = agent.call('wait', { execution_id: cat.execution_id, until: 'released', timeout_ms: WAIT_MS });
-  await release(viewer);
-  assert.equal((await released).wait_result, 'released');
+  await personTakesOverAndReleases(t, agent, cat);
   assert.deepEqual(agent.completed, [], 'a refused request has nothing to complete');
 });
 
@@ -157,12 +163,7 @@ test('a client without URL elicitation gets no request, and handoff works as bef
   assert.equal(handed.asked_in_client, false);
   assert.equal(handed.handoff_in_client, undefined);
   assert.match(handed.message, /Give the person terminal_url/);
-  const viewer = await openTerminalSocket(cat.terminal_url);
-  t.after(() => viewer.close());
-  await takeOver(viewer);
-  const released = agent.call('wait', { execution_id: cat.execution_id, until: 'released', timeout_ms: WAIT_MS });
-  await release(viewer);
-  assert.equal((await released).wait_result, 'released');
+  await personTakesOverAndReleases(t, agent, cat);
   // A request would have come before the handoff's answer (one stream, in order).
   assert.deepEqual(agent.asked, []);
   assert.deepEqual(agent.others, []);
