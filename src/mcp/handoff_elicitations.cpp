@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "base/utf8.hpp"
+
 namespace agentty::mcp {
 
 namespace {
@@ -12,9 +14,7 @@ constexpr std::size_t kCommandShown = 200;
 // `text` cut to `limit` bytes, never inside a UTF-8 character.
 std::string shortened(std::string text, std::size_t limit) {
   if (text.size() <= limit) return text;
-  std::size_t cut = limit;
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
-  text.resize(cut);
+  text.resize(utf8_char_start(text, limit));
   return text + "...";
 }
 
