@@ -51,11 +51,13 @@ std::string state_of(const ClientRequests::Answer& answer) {
 HandoffElicitations::HandoffElicitations(
     session::Registry& registry, ClientRequests& requests,
     std::function<void(const json& notification)> notify,
-    std::function<std::string(const std::string& execution_id)> terminal_url)
+    std::function<std::string(const std::string& execution_id)> terminal_url,
+    std::function<void(const json& record)> audit)
     : registry_(registry),
       requests_(requests),
       notify_(std::move(notify)),
-      terminal_url_(std::move(terminal_url)) {
+      terminal_url_(std::move(terminal_url)),
+      audit_(std::move(audit)) {
   observer_token_ =
       registry_.add_observer([this](session::Execution& execution) { on_state_change(execution); });
 }
@@ -104,6 +106,7 @@ void HandoffElicitations::ask(session::Execution& execution) {
                                     });
   spdlog::info("asked the MCP client's person to take over {} ({})", execution_id,
                open.elicitation_id);
+  record(execution_id, open);
   open_[execution_id] = std::move(open);
 }
 
@@ -115,6 +118,7 @@ void HandoffElicitations::on_answer(const std::string& execution_id,
   it->second.request_id.clear();
   it->second.state = state_of(answer);
   spdlog::info("the MCP client answered the handoff of {}: {}", execution_id, it->second.state);
+  record(execution_id, it->second);
   // A wait(until="released") looks at the answer (a decline ends it).
   if (auto execution = registry_.find(execution_id)) execution->changed().notify();
 }
@@ -128,6 +132,14 @@ void HandoffElicitations::complete(std::map<std::string, Open>::iterator open) {
   if (notify_)
     notify_(make_notification("notifications/elicitation/complete",
                               {{"elicitationId", done.elicitation_id}}));
+}
+
+void HandoffElicitations::record(const std::string& execution_id, const Open& open) const {
+  if (!audit_) return;
+  audit_({{"kind", "client_elicitation"},
+          {"execution_id", execution_id},
+          {"elicitation_id", open.elicitation_id},
+          {"state", open.state}});
 }
 
 }  // namespace agentty::mcp

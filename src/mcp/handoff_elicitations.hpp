@@ -15,7 +15,9 @@
 // open; a handoff with a new reason completes the old one and asks again.
 // What the client answered (accept, decline, cancel, or an error) is kept
 // until the handoff is over, for the agent (state()), and wakes the
-// execution's waiters.
+// execution's waiters. Each question and each answer is also one audit
+// record ({kind:"client_elicitation", execution_id, elicitation_id,
+// state}), so the operator sees who was asked and what they said.
 //
 // Threading: everything on the one I/O event loop.
 #pragma once
@@ -32,10 +34,12 @@ namespace agentty::mcp {
 class HandoffElicitations {
  public:
   // `notify` sends one notification to the client; `terminal_url` may be
-  // empty, or answer "" (no web server).
+  // empty, or answer "" (no web server); `audit` (may be empty) writes one
+  // audit record.
   HandoffElicitations(session::Registry& registry, ClientRequests& requests,
                       std::function<void(const json& notification)> notify,
-                      std::function<std::string(const std::string& execution_id)> terminal_url);
+                      std::function<std::string(const std::string& execution_id)> terminal_url,
+                      std::function<void(const json& record)> audit = {});
   ~HandoffElicitations();
   HandoffElicitations(const HandoffElicitations&) = delete;
   HandoffElicitations& operator=(const HandoffElicitations&) = delete;
@@ -62,11 +66,13 @@ class HandoffElicitations {
   void on_answer(const std::string& execution_id, const std::string& elicitation_id,
                  const ClientRequests::Answer& answer);
   void complete(std::map<std::string, Open>::iterator open);
+  void record(const std::string& execution_id, const Open& open) const;
 
   session::Registry& registry_;
   ClientRequests& requests_;
   std::function<void(const json&)> notify_;
   std::function<std::string(const std::string&)> terminal_url_;
+  std::function<void(const json&)> audit_;
   bool client_can_ask_ = false;
   std::uint64_t next_elicitation_ = 1;
   std::map<std::string, Open> open_;  // by execution_id

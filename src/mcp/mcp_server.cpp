@@ -87,7 +87,7 @@ McpServer::McpServer(boost::asio::io_context& io, session::Registry& registry, T
       client_requests_([this](const json& message) { send(message); }),
       handoff_elicitations_(
           registry_, client_requests_, [this](const json& message) { send(message); },
-          hooks_.terminal_url) {}
+          hooks_.terminal_url, hooks_.audit) {}
 
 McpServer::~McpServer() {
   *alive_ = false;

@@ -47,7 +47,7 @@ class McpServer {
   struct Hooks {
     std::function<void(std::string line)> send;
     std::function<std::string(const std::string& execution_id)> terminal_url;
-    std::function<void(const json& record)> audit;  // one record per tool call
+    std::function<void(const json& record)> audit;  // tool calls, client elicitations
   };
 
   McpServer(boost::asio::io_context& io, session::Registry& registry, ToolConfig config,

@@ -10,8 +10,9 @@
 //                 error (only on failure)}        -> ToolCallRecord
 //   human event: {kind:"takeover"|"release"|"handoff", execution_id, who,
 //                 reason}                         -> HumanEventRecord
-// Other records (e.g. the web server's {event, execution_id, who, detail})
-// are written as given.
+// Other records (e.g. the web server's {event, execution_id, who, detail},
+// the MCP server's {kind:"client_elicitation", execution_id, elicitation_id,
+// state}) are written as given.
 //
 // Secrets: every string (keys and values, nested too) first goes through the
 // optional `redact` callback, then each configured secret (e.g. the web

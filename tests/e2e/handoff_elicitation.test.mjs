@@ -12,6 +12,8 @@
 // works as before.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import {
   ElicitRequestSchema, ElicitationCompleteNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -76,7 +78,8 @@ async function personTakesOverAndReleases(t, agent, execution) {
 }
 
 test('handoff asks the person in the client with terminal_url and the reason; release completes it', async (t) => {
-  const agent = await agentWithClient(t, { action: 'accept' });
+  const auditLog = join(tempDirForRun('agentty-elicit-audit-'), 'audit.jsonl');
+  const agent = await agentWithClient(t, { action: 'accept', env: { AGENTTY_AUDIT_LOG: auditLog } });
   const cat = await startCat(agent);
   const asking = agent.nextAsk();
   const handed = await agent.call('handoff', { execution_id: cat.execution_id, reason: REASON });
@@ -102,6 +105,16 @@ test('handoff asks the person in the client with terminal_url and the reason; re
   const held = await agent.call('read', { execution_id: cat.execution_id });
   assert.equal(held.held, true);
   assert.equal(held.handoff_in_client, 'accepted', JSON.stringify(held));
+  const listed = await agent.call('ps', {});
+  const entry = listed.executions.find((e) => e.execution_id === cat.execution_id);
+  assert.equal(entry.handoff_in_client, 'accepted', JSON.stringify(entry));
+  // The operator's audit log shows the question and the answer.
+  const elicitations = readFileSync(auditLog, 'utf8').trim().split('\n').map((line) => JSON.parse(line))
+    .filter((record) => record.kind === 'client_elicitation');
+  assert.deepEqual(elicitations.map(({ execution_id, elicitation_id, state }) => ({ execution_id, elicitation_id, state })), [
+    { execution_id: cat.execution_id, elicitation_id: params.elicitationId, state: 'asked' },
+    { execution_id: cat.execution_id, elicitation_id: params.elicitationId, state: 'accepted' },
+  ]);
   assert.deepEqual(agent.completed, [], 'nothing is complete while the person holds it');
 
   const released = agent.call('wait', { execution_id: cat.execution_id, until: 'released', timeout_ms: WAIT_MS });
@@ -208,4 +221,16 @@ test('an SSH login held for a person asks the client too; the question ends with
   const stopped = await agent.call('stop', { execution_id: r.execution_id, signal: 'SIGKILL' });
   assert.equal(stopped.isError, false, stopped.error);
   assert.equal(await completing, params.elicitationId);
+
+  // open(host) held for the same login asks too, and its message says so.
+  const askingAgain = agent.nextAsk();
+  const session = await agent.call('open', { host });
+  assert.equal(session.isError, false, session.error);
+  assert.equal(session.held, true, JSON.stringify(session));
+  assert.equal(session.handoff_in_client, 'asked', JSON.stringify(session));
+  assert.match(session.message, /Your MCP client was asked to send them to terminal_url/);
+  const again = await askingAgain;
+  assert.equal(again.url, session.terminal_url);
+  assert.notEqual(again.elicitationId, params.elicitationId);
+  assert.ok(again.message.includes(`a shell session on ${host}`), again.message);
 });
