@@ -5,38 +5,23 @@
 // (setpriv) to be that user.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, chownSync, copyFileSync, existsSync, statSync } from 'node:fs';
-import path from 'node:path';
-import { agenttyBin, startAgentty, tempDirForRun, WAIT_MS } from './lib/mcp-client.mjs';
+import { chownSync, existsSync, statSync } from 'node:fs';
+import { startAgenttyAs, isRoot } from './lib/as-user.mjs';
+import { startAgentty, tempDirForRun, WAIT_MS } from './lib/mcp-client.mjs';
 
-const isRoot = process.getuid?.() === 0;
 const setUserId = (file) => existsSync(file) && (statSync(file).mode & 0o4000) !== 0;
 
 // An agentty that is not root: this one, or as root one run as nobody with
-// a state dir and home it owns, started in that home from a copy of the
-// build's agentty and agentty-supervisor that nobody can reach (a checkout
-// under /root, mode 700 on Debian, is neither a cwd nor a path for nobody).
+// a home it owns.
 async function unprivilegedAgentty(t) {
-  const options = {};
-  if (isRoot) {
-    const [stateDir, home] = [tempDirForRun('agentty-audit22-state-'), tempDirForRun('agentty-audit22-home-')];
-    for (const dir of [stateDir, home]) chownSync(dir, 65534, 65534);
-    const binDir = tempDirForRun('agentty-audit22-bin-');
-    chmodSync(binDir, 0o755);
-    for (const name of ['agentty', 'agentty-supervisor']) {
-      copyFileSync(path.join(path.dirname(agenttyBin), name), path.join(binDir, name));
-    }
-    Object.assign(options, {
-      stateDir,
-      env: { HOME: home, XDG_STATE_HOME: '' },
-      cwd: home,
-      bin: path.join(binDir, 'agentty'),
-      runAs: ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', '--'],
-    });
+  if (!isRoot) {
+    const agent = await startAgentty();
+    t.after(() => agent.client.close());  // which stops what it runs
+    return agent;
   }
-  const agent = await startAgentty(options);
-  t.after(() => agent.client.close());  // which stops what it runs
-  return agent;
+  const home = tempDirForRun('agentty-audit22-home-');
+  chownSync(home, 65534, 65534);
+  return startAgenttyAs(t, { uid: 65534, gid: 65534, home });
 }
 
 // su's password prompt could not be seen reading (su runs as root), so the

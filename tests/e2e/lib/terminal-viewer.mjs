@@ -1,17 +1,20 @@
 // A person's terminal page reduced to its WebSocket: connects to the socket
 // of a terminal_url (its secret from the URL's #token=) and sends control
-// messages such as take_over and release. `texts` holds every text message
-// (parsed); `message(match)` resolves with the first from `from` on that
-// `match` accepts, re-checked on every message (no polling).
+// messages such as take_over and release, and keys (sendKeys). `texts`
+// holds every text message (parsed), `output` every binary one (what the
+// terminal shows); `message(match)` resolves with the first from `from` on
+// that `match` accepts, re-checked on every message (no polling).
 import crypto from 'node:crypto';
 import http from 'node:http';
 import { WAIT_MS } from './mcp-client.mjs';
 
-// A masked text frame, as a client must send (payloads under 64 KiB).
-function textFrame(text) {
+// A masked frame, as a client must send (payloads under 64 KiB): text
+// (opcode 1) for messages, binary (2) for keystrokes.
+function maskedFrame(opcode, text) {
   const data = Buffer.from(text);
-  const header = data.length < 126 ? Buffer.from([0x81, 0x80 | data.length])
-    : Buffer.from([0x81, 0x80 | 126, data.length >> 8, data.length & 0xff]);
+  const first = 0x80 | opcode;
+  const header = data.length < 126 ? Buffer.from([first, 0x80 | data.length])
+    : Buffer.from([first, 0x80 | 126, data.length >> 8, data.length & 0xff]);
   const key = crypto.randomBytes(4);
   return Buffer.concat([header, key, Buffer.from(data.map((byte, i) => byte ^ key[i & 3]))]);
 }
@@ -35,8 +38,11 @@ export function openTerminalSocket(terminalUrl) {
       const viewer = {
         socket,
         texts: [],
+        output: [],  // binary frames: the terminal's output and snapshot redraws
         ended: false,
-        sendJson: (object) => socket.write(textFrame(JSON.stringify(object))),
+        sendJson: (object) => socket.write(maskedFrame(1, JSON.stringify(object))),
+        // Typing, as a person at the page does (only the holder's keys are taken).
+        sendKeys: (text) => socket.write(maskedFrame(2, text)),
         message(match, what, from = 0) {
           return new Promise((done, fail) => {
             const check = () => {
@@ -67,7 +73,9 @@ export function openTerminalSocket(terminalUrl) {
           if (length === 126) { if (pending.length < 4) break; length = pending.readUInt16BE(2); offset = 4; }
           if (length === 127) { if (pending.length < 10) break; length = Number(pending.readBigUInt64BE(2)); offset = 10; }
           if (pending.length < offset + length) break;
-          if ((pending[0] & 15) === 1) viewer.texts.push(JSON.parse(pending.subarray(offset, offset + length).toString()));
+          const payload = pending.subarray(offset, offset + length);
+          if ((pending[0] & 15) === 1) viewer.texts.push(JSON.parse(payload.toString()));
+          if ((pending[0] & 15) === 2) viewer.output.push(Buffer.from(payload));
           pending = pending.subarray(offset + length);
         }
         for (const check of [...waiters]) check();
