@@ -250,6 +250,12 @@ std::optional<bool> probe_echo_enabled(int master_fd) {
   return (modes.c_lflag & ECHO) != 0;
 }
 
+std::optional<bool> probe_hides_typed_line(int master_fd) {
+  termios modes{};
+  if (::tcgetattr(master_fd, &modes) != 0) return std::nullopt;
+  return (modes.c_lflag & ICANON) != 0 && (modes.c_lflag & ECHO) == 0;
+}
+
 InputState probe_input_state(const InputProbeTarget& target) {
   if (local_arch().empty() || ::access("/proc/self/syscall", R_OK) != 0) return InputState::unknown;
   auto group = probe_foreground_group(target.master_fd);

@@ -85,6 +85,9 @@ class PtyChannel {
   virtual bool resume_foreground() { return false; }
   // Whether the terminal echoes input (false at a password prompt); nullopt if unknown.
   virtual std::optional<bool> echo_enabled() const = 0;
+  // Whether the terminal reads a line without echoing it, as at a password
+  // prompt (see probe_hides_typed_line); nullopt if unknown.
+  virtual std::optional<bool> hides_typed_line() const { return std::nullopt; }
   // The name (comm) of the terminal's foreground process group leader:
   // what a person would say is running ("python3"); nullopt if unknown.
   virtual std::optional<std::string> foreground_program() const { return std::nullopt; }

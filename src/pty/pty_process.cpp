@@ -382,6 +382,11 @@ std::optional<bool> PtyProcess::echo_enabled() const {
   return probe_echo_enabled(impl_->master_.native_handle());
 }
 
+std::optional<bool> PtyProcess::hides_typed_line() const {
+  if (impl_->finished_) return std::nullopt;
+  return probe_hides_typed_line(impl_->master_.native_handle());
+}
+
 std::vector<std::string> PtyProcess::left_running() const {
   if (impl_->finished_) return {};
   return left_running_after(impl_->supervisor_, impl_->program_, 4);

@@ -332,9 +332,13 @@ bool Execution::waiting_for_input(pty::InputState state) {
     case pty::InputState::suspended:
       return false;
     case pty::InputState::unknown:
-      return quiet() >= kGuessedInputQuiet && screen().cursor().col > 0;
+      return quiet() >= guessed_input_quiet() && screen().cursor().col > 0;
   }
   return false;
+}
+
+std::chrono::milliseconds Execution::guessed_input_quiet() const {
+  return hides_typed_line() == std::optional<bool>(true) ? kHiddenLineQuiet : kGuessedInputQuiet;
 }
 
 Expected<void> Execution::resume(InputSource source) {
@@ -356,6 +360,10 @@ Expected<void> Execution::resume(InputSource source) {
 
 std::optional<bool> Execution::echo_enabled() const {
   return channel_ ? channel_->echo_enabled() : std::nullopt;
+}
+
+std::optional<bool> Execution::hides_typed_line() const {
+  return channel_ ? channel_->hides_typed_line() : std::nullopt;
 }
 
 std::optional<std::string> Execution::foreground_program() const {

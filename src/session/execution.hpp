@@ -183,10 +183,19 @@ class Execution : public std::enable_shared_from_this<Execution> {
   // cursor after text, as at ">>> ", "Password: ", "[y/N] ") and output and
   // input have been quiet for kGuessedInputQuiet; quiet at the start of a
   // line (sleep, a build between lines) is not waiting.
+  // At a line the terminal reads without echoing it (a password prompt:
+  // see hides_typed_line) the guess needs only kHiddenLineQuiet: su and sudo
+  // are another user's programs when agentty is not root, and that mode is
+  // what they set to read a password.
   static constexpr std::chrono::milliseconds kGuessedInputQuiet{2000};
+  static constexpr std::chrono::milliseconds kHiddenLineQuiet{500};
   bool waiting_for_input() { return waiting_for_input(input_state()); }
   bool waiting_for_input(pty::InputState state);
+  // The quiet the guess needs now: kHiddenLineQuiet or kGuessedInputQuiet.
+  std::chrono::milliseconds guessed_input_quiet() const;
   std::optional<bool> echo_enabled() const;
+  // See PtyChannel::hides_typed_line.
+  std::optional<bool> hides_typed_line() const;
   // The foreground program's name while it runs (local terminals); nullopt
   // when unknown.
   std::optional<std::string> foreground_program() const;

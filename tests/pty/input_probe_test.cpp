@@ -54,6 +54,31 @@ TEST(InputProbe, BashSilentReadIsReadingInputWithoutEcho) {
   EXPECT_EQ(run.output.find("hidden"), std::string::npos);
 }
 
+TEST(InputProbe, HiddenLineIsOnlyWhereTheTerminalReadsALineWithoutEcho) {
+  // A password prompt (read -s, getpass, sudo, su): the line discipline
+  // reads the line and does not echo it. A program in raw mode turns echo
+  // off too, but reads keys and draws them itself (readline, vim).
+  PtyRun password;
+  ASSERT_EQ(password.spawn({"bash", "-c", "read -s secret; echo got"}), "");
+  EXPECT_TRUE(password.run_until([&] { return password.process->hides_typed_line() == true; }));
+  password.process->write("hidden\n");
+  ASSERT_TRUE(password.wait_for_exit());
+
+  PtyRun keys;
+  ASSERT_EQ(keys.spawn({"bash", "-c", "stty -icanon -echo; echo raw; read -n1 key"}), "");
+  EXPECT_TRUE(keys.wait_for_output("raw"));
+  EXPECT_TRUE(becomes(keys, InputState::reading_input));
+  EXPECT_EQ(keys.process->echo_enabled(), false);
+  EXPECT_EQ(keys.process->hides_typed_line(), false);
+  keys.process->write("k");
+  ASSERT_TRUE(keys.wait_for_exit());
+
+  PtyRun echoing;
+  ASSERT_EQ(echoing.spawn({"cat"}), "");
+  EXPECT_TRUE(becomes(echoing, InputState::reading_input));
+  EXPECT_EQ(echoing.process->hides_typed_line(), false);
+}
+
 TEST(InputProbe, DevTtyReaderIsReadingInput) {
   // Like getpass, sudo and ssh: the prompt reads /dev/tty, not the slave's own node.
   PtyRun run;

@@ -265,10 +265,23 @@ std::string awaits_answer_reason(const session::Execution& execution) {
            " reads the terminal and has printed nothing for " +
            std::to_string(kAnswerQuiet.count()) + " ms";
   }
-  return "it stopped mid-line, a prompt?, and has printed nothing for " +
-         std::to_string(session::Execution::kGuessedInputQuiet.count() / 1000) + " s; " +
-         input_guess_cause(execution) +
+  return input_guess_rule(execution) + "; " + input_guess_cause(execution) +
          ", so this is a guess: check output or screen for its prompt before you write";
+}
+
+std::string input_guess_rule(const session::Execution& execution) {
+  const auto quiet = execution.guessed_input_quiet();
+  const std::string quiet_text = quiet.count() % 1000 == 0
+                                     ? std::to_string(quiet.count() / 1000) + " s"
+                                     : std::to_string(quiet.count()) + " ms";
+  if (quiet == session::Execution::kHiddenLineQuiet) {
+    return "it stopped mid-line with the terminal set to read a line without echoing it, as at "
+           "a password prompt, and has printed nothing for " +
+           quiet_text;
+  }
+  return "it stopped mid-line (the cursor after text, as at a prompt) and has printed nothing "
+         "for " +
+         quiet_text;
 }
 
 void note_timed_out(json& result, session::Execution& execution) {

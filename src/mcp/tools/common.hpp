@@ -154,6 +154,8 @@ std::string awaits_answer_reason(const session::Execution& execution);
 // Why waiting_for_input is a guess for this execution (its input state is
 // unknown): "this host cannot show whether ...".
 std::string input_guess_cause(const session::Execution& execution);
+// The guess's rule as it applies now: "it stopped mid-line ... for 2 s".
+std::string input_guess_rule(const session::Execution& execution);
 
 // The command itself has ended and only what it left in the background
 // (`server &`, nohup) keeps the execution running: a sentence naming those

@@ -21,11 +21,9 @@ constexpr std::size_t kMatchWindow = 4 << 20;  // text searched for `match`, new
 // within this much before the last line end (a pattern spanning lines).
 constexpr std::size_t kMatchOverlap = 64 << 10;
 
-// `cause`: input_guess_cause's "this host cannot show whether it reads ...".
-std::string input_guess_message(const std::string& cause) {
-  return "waiting_for_input is a guess: it stopped mid-line (the cursor after text, as at a "
-         "prompt) and has printed nothing for " +
-         std::to_string(session::Execution::kGuessedInputQuiet.count() / 1000) + " s; " + cause +
+std::string input_guess_message(const session::Execution& execution) {
+  return "waiting_for_input is a guess: " + input_guess_rule(execution) + "; " +
+         input_guess_cause(execution) +
          ". A busy program that printed half a line looks the same: check the output or screen "
          "for its prompt before you write; if it is still working, wait with until=\"match\" for "
          "the prompt instead.";
@@ -321,7 +319,7 @@ boost::asio::awaitable<ToolResult> wait(ToolContext& ctx, const json& args,
     result["waiting_for_input"] = true;
     // The kernel could not be asked (a host, or here a program of another
     // user): only quiet and the cursor.
-    if (findings.guessed) result["message"] = input_guess_message(input_guess_cause(*execution));
+    if (findings.guessed) result["message"] = input_guess_message(*execution);
   }
   result["waited_ms"] = duration_cast<milliseconds>(steady_clock::now() - start).count();
   result["max_wait_ms"] = budget;
