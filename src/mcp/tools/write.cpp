@@ -19,6 +19,10 @@ namespace {
 using namespace std::chrono;
 
 constexpr milliseconds kQuietAfterReply{150};
+constexpr std::uint32_t kDefaultYield = 2000;
+// A password is checked before the program answers (su waits 3 s after a
+// wrong one).
+constexpr std::uint32_t kHiddenLineYield = 5000;
 
 // --- Command rules for typed lines -------------------------------------------
 // In a session, a line the agent submits is a command when a shell reads it
@@ -225,15 +229,34 @@ std::optional<ToolResult> deliver(ToolContext& ctx, const json& args, session::E
   return std::nullopt;
 }
 
+// A line typed where the terminal does not echo it (a password): the
+// program prints the line break Enter would have echoed, then checks what
+// was typed (PAM takes a moment if it is right, 2-3 s if not), so that line
+// break is not its reply: sudo's "Sorry, try again.", the command's output
+// or the next prompt is, and says whether the password was taken.
+bool answers_hidden_line(session::Execution& execution, const std::string& bytes) {
+  return execution.hides_typed_line() == std::optional<bool>(true) &&
+         bytes.find_first_of("\r\n") != std::string::npos;
+}
+
+// Output since `before` that is more than line breaks.
+bool printed_past_line_break(session::Execution& execution, std::uint64_t before) {
+  constexpr std::uint64_t kLook = 64;
+  const auto latest = execution.log().latest_seq();
+  const auto since = execution.log().copy_range(before, std::min(latest, before + kLook));
+  return since.find_first_not_of("\r\n") != std::string::npos || latest > before + kLook;
+}
+
 // The program has replied: output came and went quiet for a moment, or it
-// waits for input again, or it ended.
-std::function<bool()> reply_settled(session::Execution& execution, bool resumed) {
+// waits for input again, or it ended. `hidden_line`: see answers_hidden_line.
+std::function<bool()> reply_settled(session::Execution& execution, bool resumed, bool hidden_line) {
   const auto before = execution.log().latest_seq();
   const auto sent_at = steady_clock::now();
-  return [&execution, resumed, before, sent_at] {
+  return [&execution, resumed, hidden_line, before, sent_at] {
     if (execution.finished()) return true;
     // quiet(): since the output or our input, whichever is later.
     bool replied = execution.log().latest_seq() > before;
+    if (replied && hidden_line) replied = printed_past_line_break(execution, before);
     if (replied && execution.quiet() >= kQuietAfterReply) return true;
     if (steady_clock::now() - sent_at < kQuietAfterReply || execution.quiet() < kQuietAfterReply)
       return false;
@@ -277,11 +300,12 @@ boost::asio::awaitable<ToolResult> write(ToolContext& ctx, const json& args,
         "input: empty, and no keys, eof or cols/rows: nothing was written. Give the text to "
         "type, newline: true to press Enter, or keys; use read or wait to follow the output.");
   }
+  const bool hidden_line = answers_hidden_line(*execution, *bytes);
   if (auto refused = deliver(ctx, args, *execution, *bytes, size)) co_return std::move(*refused);
   // Return what the program printed in reply.
-  auto yield = effective_yield(ctx, args, 2000);
+  auto yield = effective_yield(ctx, args, hidden_line ? kHiddenLineYield : kDefaultYield);
   auto end = co_await wait_until(ctx, *execution, steady_clock::now() + milliseconds(yield),
-                                 reply_settled(*execution, resumed), milliseconds(50));
+                                 reply_settled(*execution, resumed, hidden_line), milliseconds(50));
   if (end == WaitEnd::cancelled) co_return ToolResult{};
   json result = merged(execution_result(*execution, ctx, read_request(ctx, args)),
                        session_fields(*execution));
@@ -361,9 +385,12 @@ ToolDefinition make_write_tool(const ToolConfig& config) {
              "flush (sessions): drop typed-ahead input and clear the line; resume: continue a "
              "program stopped by ctrl-z that no shell will continue (suspended=true), as fg "
              "would, and return what it prints."}}},
-          {"yield_ms", capped_timer_input(config,
-                                          "Longest wait for the reply (default 2000); returns "
-                                          "earlier once output goes quiet.")},
+          {"yield_ms",
+           capped_timer_input(config,
+                              "Longest wait for the reply (default 2000; 5000 for a line typed "
+                              "where the terminal does not echo, a password, which the program "
+                              "checks before it answers); returns earlier once output goes "
+                              "quiet.")},
       },
       merged(resize_inputs(), read_inputs(config)));
   json output = merged(status_output_properties(), read_output_properties());
@@ -402,7 +429,10 @@ ToolDefinition make_write_tool(const ToolConfig& config) {
       "(python3, psql), press keys (`keys`: ctrl-c to interrupt, arrows, tab, f1..f12) or send "
       "end-of-file (`eof`). A program stopped by ctrl-z with no shell above it to continue it "
       "answers suspended=true: action=\"resume\" continues it. "
-      "Input is echoed as on a terminal. `cols`/`rows` resize the terminal first (either alone "
+      "Input is echoed as on a terminal; a line typed at a password prompt (the terminal "
+      "reads it without echoing) is not, and the answer waits past the line break the prompt "
+      "prints until the program replies (\"Sorry, try again.\", its output, the next prompt) "
+      "or ends. `cols`/`rows` resize the terminal first (either alone "
       "keeps the other; the program gets SIGWINCH and screen follows), with or without input. "
       "Command rules: when a shell reads the input as commands (a session whose shell is at "
       "its prompt, or an interactive shell such as `bash` in the terminal's foreground), every "
