@@ -216,9 +216,41 @@ json type_input(const json& args, bool stdin_as_file, session::Execution& execut
   return extra;
 }
 
+// sudo asks on the cursor's line: "[sudo] password for USER: " (its prefix
+// is kept in every translation). Under `bash -c` the foreground program is
+// bash, so its name alone does not tell.
+bool sudo_asks(session::Execution& execution) {
+  if (execution.foreground_program() == std::optional<std::string>("sudo")) return true;
+  const auto snapshot = execution.screen().snapshot();
+  const auto row = snapshot.cursor.row;
+  return row >= 0 && row < static_cast<int>(snapshot.lines.size()) &&
+         snapshot.lines[static_cast<std::size_t>(row)].starts_with("[sudo] ");
+}
+
+// What a person learns at a password prompt by trying, said to the agent at
+// once: sudo's cached password belongs to the terminal it was typed in, and
+// data given as stdin is not what a password prompt reads.
+std::string password_prompt_notes(session::Execution& execution, bool stdin_as_file) {
+  std::string notes;
+  if (sudo_asks(execution)) {
+    notes +=
+        " sudo remembers a password for the terminal it was typed in (its default "
+        "timestamp_type=tty), and each execute has a terminal of its own, so the next execute "
+        "asks again: run commands that need sudo in one session (open, then "
+        "execute(session=)) to type it once.";
+  }
+  if (stdin_as_file && execution.hides_typed_line() == std::optional<bool>(true)) {
+    notes +=
+        " The stdin you gave went to its standard input, but a password prompt (sudo, su, "
+        "ssh) reads the terminal: answer it with write, or have the program read stdin "
+        "(sudo -S).";
+  }
+  return notes;
+}
+
 // A program still running when execute answers: why it answered, and what next.
-void describe_running(json& result, session::Execution& execution, WaitEnd end,
-                      std::uint32_t yield) {
+void describe_running(json& result, session::Execution& execution, WaitEnd end, std::uint32_t yield,
+                      bool stdin_as_file) {
   if (execution.finished()) return;
   result["status"] = "backgrounded";
   if (execution.login_held()) {
@@ -243,7 +275,8 @@ void describe_running(json& result, session::Execution& execution, WaitEnd end,
         "(execution_id=\"" +
         execution.id() +
         "\"; keys for ctrl-c, arrows...), or wait/read to follow it, stop to end it. For a "
-        "password, handoff to a person.";
+        "password, handoff to a person." +
+        password_prompt_notes(execution, stdin_as_file);
   } else {
     result["message"] =
         "Still running after " + std::to_string(yield) +
@@ -300,7 +333,7 @@ boost::asio::awaitable<ToolResult> execute(ToolContext& ctx, const json& args) {
   json result = merged(execution_result(*execution, ctx, request), extra);
   result["yield_ms"] = yield;
   note_capped_timer(result, ctx, args, "yield_ms", "yield_ms");
-  describe_running(result, *execution, end, yield);
+  describe_running(result, *execution, end, yield, *stdin_as_file);
   note_timed_out(result, *execution);
   note_full_screen(result, *execution);
   co_return ToolResult{std::move(result)};

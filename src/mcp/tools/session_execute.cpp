@@ -368,7 +368,15 @@ void describe_unfinished(json& result, session::Execution& execution, std::uint6
         "The command waits for input (" + awaits_answer_reason(execution) +
         "), so this returned before yield_ms. Answer it with write, or keys [\"ctrl-c\"] to "
         "interrupt it.";
-    if (may_be_nested_shell(execution.foreground_program()) && !shell_itself_reads(execution)) {
+    // su and sudo lead into shells, but at their password prompt the rearm
+    // advice is beside the point (and rearm is refused there).
+    if (execution.hides_typed_line() == std::optional<bool>(true)) {
+      append_message(result,
+                     "It asks for a password (the terminal reads the line without echoing "
+                     "it): write it with newline=true, and the answer shows whether it was "
+                     "taken; or handoff to a person.");
+    } else if (may_be_nested_shell(execution.foreground_program()) &&
+               !shell_itself_reads(execution)) {
       append_message(result,
                      "A nested shell (bash, su, ssh to a bash), or this shell after a "
                      "command replaced both its PS1 and PROMPT_COMMAND (output ends with its "
