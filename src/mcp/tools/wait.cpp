@@ -380,7 +380,8 @@ ToolDefinition make_wait_tool(const ToolConfig& config) {
              "host; "
              "where that cannot tell, a host or here a program of another user such as su, a "
              "guess: it stopped "
-             "mid-line and has been quiet for 2 s, and the answer's message says so). "
+             "mid-line and has been quiet for 2 s, or 0.5 s where the terminal reads a line "
+             "without echoing it, a password prompt; the answer's message says so). "
              "released: a human released a takeover (or declined the handoff in your MCP "
              "client: wait_result=declined)."}}},
           {"pattern",
