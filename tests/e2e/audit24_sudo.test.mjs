@@ -56,11 +56,19 @@ after(() => {
   }
 });
 
-// Entries of earlier test processes that are gone (killed runs).
+// Entries and cached passwords of earlier test processes that are gone
+// (killed runs; their users go in createPasswordUser).
 function removeStaleSudoers() {
+  const stale = (name, prefix) => {
+    const owner = new RegExp(`^${prefix}agtpw(\\d+)`).exec(name);
+    return owner && !existsSync(`/proc/${owner[1]}`);
+  };
   for (const name of readdirSync('/etc/sudoers.d')) {
-    const owner = /^agentty-e2e-agtpw(\d+)/.exec(name);
-    if (owner && !existsSync(`/proc/${owner[1]}`)) rmSync(`/etc/sudoers.d/${name}`, { force: true });
+    if (stale(name, 'agentty-e2e-')) rmSync(`/etc/sudoers.d/${name}`, { force: true });
+  }
+  const cached = '/run/sudo/ts';
+  for (const name of existsSync(cached) ? readdirSync(cached) : []) {
+    if (stale(name, '')) rmSync(path.join(cached, name), { force: true });
   }
 }
 
