@@ -94,15 +94,16 @@ async function assertNowhere(agent, id, secret, viewer) {
   if (viewer) assert.ok(!Buffer.concat(viewer.output).includes(secret), 'not in the web stream');
 }
 
-// No sudo or su of the account's is left (their real uid is the account's).
+// No sudo, su or passwd of the account's is left (their real uid is the
+// account's).
 function assertNoPromptLeft(user) {
   let left = '';
   try {
-    left = execFileSync('pgrep', ['-a', '-U', String(user.uid), '-x', 'sudo|su']).toString();
+    left = execFileSync('pgrep', ['-a', '-U', String(user.uid), '-x', 'sudo|su|passwd']).toString();
   } catch {
     // pgrep exits 1 when nothing matched
   }
-  assert.equal(left, '', 'no sudo or su left running');
+  assert.equal(left, '', 'no sudo, su or passwd left running');
 }
 
 // execute(yield_ms=WAIT_MS) at sudo's prompt used to answer after the 2 s
@@ -153,7 +154,7 @@ test('wrong passwords: each write answers with sudo\'s verdict; the third ends i
   assertNoPromptLeft(user);
 });
 
-test('ctrl-c at sudo\'s and su\'s prompts ends them; nothing is left', { skip }, async (t) => {
+test('ctrl-c at sudo\'s and su\'s prompts ends them, at passwd\'s new password it is ignored and said so; nothing is left', { skip }, async (t) => {
   const agent = await agentAsAccount(t);
   for (const command of ['sudo -k; sudo true', `su - ${agent.user.name} -c true`]) {
     const r = await agent.call('execute', { command, side_effects: ['NONE'], yield_ms: WAIT_MS });
@@ -163,6 +164,17 @@ test('ctrl-c at sudo\'s and su\'s prompts ends them; nothing is left', { skip },
     assert.equal(end.wait_result, 'exited', `${command}: ${brief(end)}`);
     assert.notEqual(end.exit_code, 0, command);
   }
+  // passwd ignores SIGINT once it asks for the new password: nothing
+  // happens, for a person too, and the answer says so instead of nothing.
+  const changing = await agent.call('execute', { command: 'passwd', side_effects: ['NONE'], yield_ms: WAIT_MS });
+  assert.match(changing.output, /Current password: $/, brief(changing));
+  const asked = await agent.call('write', { execution_id: changing.execution_id, input: agent.user.password, newline: true, yield_ms: WAIT_MS });
+  assert.match(asked.output, /New password: $/, brief(asked));
+  const ignored = await agent.call('write', { execution_id: changing.execution_id, keys: ['ctrl-c'], yield_ms: WAIT_MS });
+  assert.equal(ignored.status, 'running', brief(ignored));
+  assert.match(ignored.message ?? '', /ctrl-c changed nothing: .* ignores SIGINT here/, brief(ignored));
+  const stopped = await agent.call('stop', { execution_id: changing.execution_id });
+  assert.equal(stopped.status, 'stopped', brief(stopped));
   assertNoPromptLeft(agent.user);
 });
 

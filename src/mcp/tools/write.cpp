@@ -266,6 +266,20 @@ std::function<bool()> reply_settled(session::Execution& execution, bool resumed,
   };
 }
 
+// ctrl-c that changed nothing a person would see: nothing was printed and
+// the program still waits for input. passwd ignores SIGINT once it asks for
+// the new password; a person pressing ctrl-c there sees nothing happen.
+void note_interrupt_ignored(json& result, session::Execution& execution, const std::string& bytes,
+                            std::uint64_t seq_before) {
+  if (bytes.find('\x03') == std::string::npos || execution.finished()) return;
+  if (execution.log().latest_seq() != seq_before || !execution.waiting_for_input()) return;
+  append_message(result,
+                 "ctrl-c changed nothing: nothing was printed and the program still waits for "
+                 "input: it ignores SIGINT here (passwd does once it asks for the new "
+                 "password; a person's ctrl-c does nothing either), or takes ctrl-c as a key. "
+                 "Answer it, send end-of-file (eof: true), or end it with stop.");
+}
+
 // Typed ahead: the terminal holds it for the program, which is not reading.
 void note_pending_input(json& result, session::Execution& execution) {
   auto queued = execution.queued_input_bytes();
@@ -301,6 +315,7 @@ boost::asio::awaitable<ToolResult> write(ToolContext& ctx, const json& args,
         "type, newline: true to press Enter, or keys; use read or wait to follow the output.");
   }
   const bool hidden_line = answers_hidden_line(*execution, *bytes);
+  const auto seq_before = execution->log().latest_seq();
   if (auto refused = deliver(ctx, args, *execution, *bytes, size)) co_return std::move(*refused);
   // Return what the program printed in reply.
   auto yield = effective_yield(ctx, args, hidden_line ? kHiddenLineYield : kDefaultYield);
@@ -311,6 +326,7 @@ boost::asio::awaitable<ToolResult> write(ToolContext& ctx, const json& args,
                        session_fields(*execution));
   result["ok"] = true;
   note_pending_input(result, *execution);
+  note_interrupt_ignored(result, *execution, *bytes, seq_before);
   if (auto pending = unsubmitted_input(*execution)) {
     append_message(result, unsubmitted_input_advice(*pending));
   }
