@@ -26,7 +26,12 @@ import {
 } from './lib/web-helpers.mjs';
 
 const PROMPT = 'audit11$ ';
-const fixture = agentAndBrowserForFile(PROMPT, 'agentty-audit11-web-');
+// A low stream rate: the floods here are floods however slowly a loaded
+// machine runs them. At the default 4 MiB/s a starved agentty read them at
+// about that rate, so the feed went back and forth between flood redraws
+// and streaming, and a flood that happened to end while streaming sent no
+// redraw at its end.
+const fixture = agentAndBrowserForFile(PROMPT, 'agentty-audit11-web-', { AGENTTY_WEB_STREAM_RATE: '65536' });
 
 const call = (name, args) => fixture.agent.call(name, args);
 
@@ -128,11 +133,12 @@ test('after a flood the history the page gets back keeps the colours', async () 
 
 test('someone reading back during a flood keeps their place when the history comes back whole', async () => {
   // Long numbered lines, many MB/s (a flood the page cannot keep up with),
-  // until the test says stop.
+  // until the test says stop, and then 3 MB more: the stop may come as a
+  // round ends, and the flood the test waits out must still be one.
   const stopFile = path.join(fixture.workDir, 'stop-flood');
+  const round = `awk 'BEGIN { s = sprintf("%1500s", ""); gsub(/ /, "g", s); for (i = 1; i <= 2000; i++) print i s }'`;
   const r = await call('execute', {
-    command: `while [ ! -e ${stopFile} ]; do awk 'BEGIN { s = sprintf("%1500s", ""); gsub(/ /, "g", s); ` +
-      `for (i = 1; i <= 2000; i++) print i s }'; done; echo flood-$((6*7)); exec sleep 600`,
+    command: `while [ ! -e ${stopFile} ]; do ${round}; done; ${round}; echo flood-$((6*7)); exec sleep 600`,
     side_effects: ['NONE'], yield_ms: 100,
   });
   assert.equal(r.status, 'backgrounded', JSON.stringify(r));
