@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <csignal>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "ssh_test_util.hpp"
@@ -43,6 +45,26 @@ std::string seq_under_pty(int last) {
   std::string expected;
   for (int i = 1; i <= last; ++i) expected += std::to_string(i) + "\r\n";  // onlcr
   return expected;
+}
+
+// What a remote shell that did not exit is doing (sshd runs on this machine):
+// its terminal's modes, its signal masks and its children, found by the pid
+// the command printed after "ready-".
+std::string remote_shell_state(const std::string& output) {
+  const auto at = output.find("ready-");
+  if (at == std::string::npos) return "(no pid printed)";
+  const std::string pid = std::to_string(std::atoi(output.c_str() + at + 6));
+  const std::string script =
+      "grep -E '^(State|Sig|Shd)' /proc/" + pid + "/status; stty -a < /proc/" + pid +
+      "/fd/0 | tr '\\n' ' '; echo; ps -o pid,pgid,tpgid,stat,wchan:16,cmd -g $(ps -o sid= " + pid +
+      ") 2>&1";
+  std::string result;
+  if (FILE* pipe = ::popen(script.c_str(), "r")) {
+    char buffer[512];
+    while (std::fgets(buffer, sizeof buffer, pipe)) result += buffer;
+    ::pclose(pipe);
+  }
+  return result;
 }
 
 TEST_F(SshChannelTest, ReportsExitCodes) {
@@ -101,11 +123,13 @@ TEST_F(SshChannelTest, SigtermOnARootLoginHangsUpAtOnce) {
 // SIGINT has a key: the remote terminal signals its foreground job with it
 // (another user's login takes it as a signal request).
 TEST_F(SshChannelTest, SigintOnARootLoginIsCtrlC) {
-  SshRun r = run("trap 'echo got-INT; exit 4' INT; echo ready; while :; do sleep 0.2; done");
+  SshRun r = run("trap 'echo got-INT; exit 4' INT; echo ready-$$; while :; do sleep 0.2; done");
   ASSERT_TRUE(r.wait_output(io_, "ready"));
   r.channel->send_signal(SIGINT);
   ASSERT_TRUE(r.wait_exit(io_, 20s))
-      << "output: " << r.output << "\nqueued input: " << r.channel->queued_input_bytes();
+      << "output: " << r.output << "\nqueued input: " << r.channel->queued_input_bytes()
+      << "\nthe remote shell now:\n"
+      << remote_shell_state(r.output);
   EXPECT_EQ(r.exit->code, 4) << r.exit->describe();
   EXPECT_NE(r.output.find("got-INT"), std::string::npos) << r.output;
 }
