@@ -58,13 +58,7 @@ std::string remote_shell_state(const std::string& output) {
       "grep -E '^(State|Sig|Shd)' /proc/" + pid + "/status; stty -a < /proc/" + pid +
       "/fd/0 | tr '\\n' ' '; echo; ps -o pid,pgid,tpgid,stat,wchan:16,cmd -g $(ps -o sid= " + pid +
       ") 2>&1";
-  std::string result;
-  if (FILE* pipe = ::popen(script.c_str(), "r")) {
-    char buffer[512];
-    while (std::fgets(buffer, sizeof buffer, pipe)) result += buffer;
-    ::pclose(pipe);
-  }
-  return result;
+  return SshdFixture::run_output(script);
 }
 
 TEST_F(SshChannelTest, ReportsExitCodes) {

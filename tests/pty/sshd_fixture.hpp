@@ -199,6 +199,17 @@ class SshdFixture {
     if (reader_.joinable()) reader_.join();  // EOF once every sshd is gone
   }
 
+  // What a shell command printed on stdout.
+  static std::string run_output(const std::string& command) {
+    std::string output;
+    if (FILE* pipe = ::popen(command.c_str(), "r")) {
+      char buffer[512];
+      while (std::fgets(buffer, sizeof buffer, pipe)) output += buffer;
+      ::pclose(pipe);
+    }
+    return output;
+  }
+
  private:
   static void keygen(const std::string& path) {
     if (std::system(("ssh-keygen -q -t ed25519 -N '' -C agentty-test -f " + path).c_str()) != 0)
@@ -237,15 +248,6 @@ class SshdFixture {
     std::stringstream text;
     text << in.rdbuf();
     return text.str();
-  }
-  static std::string run_output(const std::string& command) {
-    std::string output;
-    if (FILE* pipe = ::popen(command.c_str(), "r")) {
-      char buffer[512];
-      while (std::fgets(buffer, sizeof buffer, pipe)) output += buffer;
-      ::pclose(pipe);
-    }
-    return output;
   }
 
   void write_config() const {
