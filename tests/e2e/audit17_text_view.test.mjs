@@ -57,7 +57,9 @@ test('wait(pattern) matches the text the agent reads, not the bytes before the e
   const r = await start(t, {
     argv: ['bash', '-c', String.raw`printf 'status: FAIL\033[4Dpass\n'; exec sleep 600`], yield_ms: 0,
   });
-  const w = await waitFor(r.execution_id, 'match', { pattern: 'status: pass$' });
+  // yield_ms 0 may still answer with the line (a loaded machine runs printf
+  // first), which moves the cursor past it: search from the start.
+  const w = await waitFor(r.execution_id, 'match', { pattern: 'status: pass$', since_seq: 1 });
   assert.equal(w.wait_result, 'matched', JSON.stringify(w));
   const none = await call('wait', {
     execution_id: r.execution_id, until: 'match', pattern: 'FAIL', since_seq: 1, timeout_ms: 300,
