@@ -244,27 +244,10 @@ std::optional<std::string> probe_foreground_program(int master_fd) {
   return comm;
 }
 
-namespace {
-
-// The terminal's local modes (ECHO, ICANON...); nullopt if tcgetattr fails.
-std::optional<tcflag_t> local_modes(int master_fd) {
+std::optional<LineModes> probe_line_modes(int master_fd) {
   termios modes{};
   if (::tcgetattr(master_fd, &modes) != 0) return std::nullopt;
-  return modes.c_lflag;
-}
-
-}  // namespace
-
-std::optional<bool> probe_echo_enabled(int master_fd) {
-  auto modes = local_modes(master_fd);
-  if (!modes) return std::nullopt;
-  return (*modes & ECHO) != 0;
-}
-
-std::optional<bool> probe_hides_typed_line(int master_fd) {
-  auto modes = local_modes(master_fd);
-  if (!modes) return std::nullopt;
-  return (*modes & ICANON) != 0 && (*modes & ECHO) == 0;
+  return LineModes{(modes.c_lflag & ICANON) != 0, (modes.c_lflag & ECHO) != 0};
 }
 
 InputState probe_input_state(const InputProbeTarget& target) {

@@ -54,14 +54,8 @@ struct InputProbeTarget {
 
 InputState probe_input_state(const InputProbeTarget& target);
 
-// The terminal's ECHO flag (false at a password prompt); nullopt if tcgetattr fails.
-std::optional<bool> probe_echo_enabled(int master_fd);
-
-// Whether the terminal reads a whole line without echoing it (ICANON on,
-// ECHO off): what getpass, sudo, su and `read -s` set at a password prompt.
-// readline, REPLs and full-screen programs turn both off and draw what is
-// typed themselves. nullopt if tcgetattr fails.
-std::optional<bool> probe_hides_typed_line(int master_fd);
+// The terminal's ICANON and ECHO flags; nullopt if tcgetattr fails.
+std::optional<LineModes> probe_line_modes(int master_fd);
 
 // The terminal's foreground process group; nullopt if there is none.
 std::optional<pid_t> probe_foreground_group(int master_fd);

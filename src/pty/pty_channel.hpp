@@ -38,6 +38,18 @@ struct ChannelEvents {
   std::function<void(ExitStatus status)> on_exit;
 };
 
+// The terminal's modes that say how typing is taken: ICANON (the terminal
+// collects a line, editable, and hands it over at Enter) and ECHO.
+struct LineModes {
+  bool canonical = true;
+  bool echo = true;
+  // A line read without echoing it, as at a password prompt: what getpass,
+  // sudo, su and `read -s` set. readline, REPLs and full-screen programs turn
+  // both off and draw what is typed themselves.
+  bool hides_typed_line() const { return canonical && !echo; }
+  bool operator==(const LineModes&) const = default;
+};
+
 // What the program on the terminal is doing, as far as the backend can tell.
 enum class InputState {
   unknown,        // the backend cannot tell (no /proc; a program of another user)
@@ -86,7 +98,7 @@ class PtyChannel {
   // Whether the terminal echoes input (false at a password prompt); nullopt if unknown.
   virtual std::optional<bool> echo_enabled() const = 0;
   // Whether the terminal reads a line without echoing it, as at a password
-  // prompt (see probe_hides_typed_line); nullopt if unknown.
+  // prompt (LineModes::hides_typed_line); nullopt if unknown.
   virtual std::optional<bool> hides_typed_line() const { return std::nullopt; }
   // The name (comm) of the terminal's foreground process group leader:
   // what a person would say is running ("python3"); nullopt if unknown.

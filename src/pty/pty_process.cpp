@@ -379,12 +379,14 @@ bool PtyProcess::resume_foreground() {
 
 std::optional<bool> PtyProcess::echo_enabled() const {
   if (impl_->finished_) return std::nullopt;
-  return probe_echo_enabled(impl_->master_.native_handle());
+  auto modes = probe_line_modes(impl_->master_.native_handle());
+  return modes ? std::optional<bool>(modes->echo) : std::nullopt;
 }
 
 std::optional<bool> PtyProcess::hides_typed_line() const {
   if (impl_->finished_) return std::nullopt;
-  return probe_hides_typed_line(impl_->master_.native_handle());
+  auto modes = probe_line_modes(impl_->master_.native_handle());
+  return modes ? std::optional<bool>(modes->hides_typed_line()) : std::nullopt;
 }
 
 std::vector<std::string> PtyProcess::left_running() const {
