@@ -15,6 +15,7 @@ namespace {
 // Output lines (fields separated by spaces):
 //   agentty-probe 1 | arch ARCH | unsupported WHY | notfound
 //   leader PID tty PATH fg PGID
+//   modes FLAG...                      (stty -a's icanon/-icanon, echo/-echo)
 //   p PID STATE FDS                    (FDS: which of 0,1,2 are the terminal, or -)
 //   o PID STATE FDS                    (a descendant in a session of its own; FDS
 //                                       never counts /dev/tty, not the terminal for it)
@@ -62,6 +63,14 @@ BEGIN {
   if (major != 136) { print "unsupported terminal " major ":" minor; exit }
   tty = "/dev/pts/" minor; fg = FG
   print "leader", leader, "tty", tty, "fg", fg
+  # The login user owns its terminal, so it may read its modes.
+  cmd = "stty -a < " tty; modes = ""
+  while ((cmd | getline line) > 0) {
+    n = split(line, f, /[ ;]+/)
+    for (i = 1; i <= n; i++) if (f[i] ~ /^-?(icanon|echo)$/) modes = modes " " f[i]
+  }
+  close(cmd)
+  if (modes != "") print "modes" modes
   dirs = ""
   for (i = 1; i <= np; i++) {
     if (!stat("/proc/" pids[i])) continue
@@ -153,6 +162,20 @@ std::optional<long> number(std::string_view text, int base = 10) {
   auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value, base);
   if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
   return value;
+}
+
+// stty's words for ICANON and ECHO ("icanon", "-echo"); nullopt unless both are there.
+std::optional<LineModes> line_modes(const std::vector<std::string>& words) {
+  std::optional<bool> canonical;
+  std::optional<bool> echo;
+  for (const auto& word : words) {
+    const bool off = word.starts_with('-');
+    const std::string_view name = std::string_view(word).substr(off ? 1 : 0);
+    if (name == "icanon") canonical = !off;
+    if (name == "echo") echo = !off;
+  }
+  if (!canonical || !echo) return std::nullopt;
+  return LineModes{*canonical, *echo};
 }
 
 std::vector<std::string> fields(const std::string& line) {
@@ -249,6 +272,8 @@ RemoteInputReport read_remote_input_report(std::string_view output) {
       if (auto pid = number(f[1])) report.leader = static_cast<int>(*pid);
       if (auto group = number(f[5]); group && *group > 0)
         report.foreground_group = static_cast<int>(*group);
+    } else if (kind == "modes") {
+      report.line_modes = line_modes(f);
     } else if ((kind == "p" || kind == "o") && f.size() == 4) {
       auto pid = number(f[1]);
       if (!pid) return report;

@@ -15,16 +15,19 @@
 // and answers with that leader's pid, so later probes skip the search.
 //
 // From the leader's /proc/PID/stat: the terminal (tty_nr, a /dev/pts device)
-// and its foreground process group (tpgid). For each member of that group in
-// the leader's session: its state, which of fds 0-2 are the terminal, and per
-// thread its state, /proc/<tid>/syscall (number and first argument, with
-// whether that argument is an fd on the terminal, and an epoll instance's
-// registered fds from fdinfo) and /proc/<tid>/wchan. The same for up to 16
-// processes started from the terminal's session that left it (setsid; `su
-// user -c CMD` (util-linux) runs CMD so, on the same terminal, while su
-// waits in the foreground): for them /dev/tty is not the terminal. The script needs sh,
-// awk, ls and (for the first search) grep; it prints lines, and the decision
-// is made here, where it is tested:
+// and its foreground process group (tpgid); from `stty -a` on that terminal
+// (the login user owns it) its ICANON and ECHO modes, which say a password
+// prompt where the program itself cannot be seen (sudo, su: root's). For each
+// member of that group in the leader's session: its state, which of fds 0-2
+// are the terminal, and per thread its state, /proc/<tid>/syscall (number and
+// first argument, with whether that argument is an fd on the terminal, and an
+// epoll instance's registered fds from fdinfo) and /proc/<tid>/wchan. The
+// same for up to 16 processes started from the terminal's session that left
+// it (setsid; `su user -c CMD` (util-linux) runs CMD so, on the same
+// terminal, while su waits in the foreground): for them /dev/tty is not the
+// terminal. The script needs sh, awk, ls, (for the first search) grep and
+// (for the modes only) stty; it prints lines, and the decision is made here,
+// where it is tested:
 //  - a thread blocked reading the terminal (read/readv on it; poll/select
 //    while it holds the terminal on fd 0-2, as the fd set in its memory
 //    cannot be read from a shell; epoll_wait with the terminal registered for
@@ -65,6 +68,7 @@ struct RemoteInputReport {
   InputState state = InputState::unknown;
   std::optional<int> leader;            // the terminal's session leader, once found
   std::optional<int> foreground_group;  // the terminal's (tpgid), once found
+  std::optional<LineModes> line_modes;  // the terminal's, once found (no stty: nullopt)
   std::string detail;                   // unsupported: why, in the script's words
 };
 

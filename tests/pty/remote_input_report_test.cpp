@@ -178,6 +178,25 @@ TEST(RemoteInputReport, CutShortOrForeignOutputIsMalformed) {
   EXPECT_EQ(read_remote_input_report(report("p x S 012\n")).outcome, Outcome::malformed);
 }
 
+// stty -a's words on the host: what the probe cannot see of a program of
+// another user (sudo, su at a password prompt: wchan reads "0"), the
+// terminal's modes say.
+TEST(RemoteInputReport, TerminalModesComeFromStty) {
+  const std::string asleep = "p 100 S -\nt 100 100 S - - - 0\n";
+  auto prompt = read_remote_input_report(report("modes icanon -echo\n" + asleep));
+  EXPECT_EQ(prompt.state, InputState::unknown);
+  ASSERT_TRUE(prompt.line_modes);
+  EXPECT_EQ(*prompt.line_modes, (LineModes{true, false}));
+  EXPECT_TRUE(prompt.line_modes->hides_typed_line());
+  // readline: both off, and it draws the typing itself.
+  auto readline = read_remote_input_report(report("modes -icanon -echo\n"));
+  ASSERT_TRUE(readline.line_modes);
+  EXPECT_FALSE(readline.line_modes->hides_typed_line());
+  // No stty on the host, or one that named only one of the two: unknown.
+  EXPECT_FALSE(read_remote_input_report(report(asleep)).line_modes);
+  EXPECT_FALSE(read_remote_input_report(report("modes -echo\n")).line_modes);
+}
+
 TEST(RemoteInputReport, ScriptCarriesTheTagOrTheLeader) {
   EXPECT_TRUE(remote_input_script("0a1b", std::nullopt).starts_with("tag=0a1b leader=\n"));
   EXPECT_TRUE(remote_input_script("", 4242).starts_with("tag= leader=4242\n"));
@@ -252,6 +271,8 @@ TEST(RemoteInputScript, FindsTheTaggedTerminalAndSeesASilentRead) {
   EXPECT_EQ(r.outcome, Outcome::answered);
   EXPECT_EQ(r.state, InputState::reading_input);
   EXPECT_EQ(r.leader, program.pid);
+  // `read -s` sets what a password prompt does: a line, not echoed.
+  EXPECT_EQ(r.line_modes, (LineModes{true, false}));
 }
 
 TEST(RemoteInputScript, SleepAfterExecIsBusyAndFoundByItsEnvironment) {
@@ -269,6 +290,7 @@ TEST(RemoteInputScript, KnownLeaderNeedsNoTag) {
   ASSERT_GT(program.pid, 0);
   auto r = probe_until("", program.pid, InputState::reading_input);
   EXPECT_EQ(r.state, InputState::reading_input);
+  EXPECT_EQ(r.line_modes, (LineModes{true, true}));  // an echoed line
 }
 
 // `setsid -w` as `su user -c CMD` runs CMD: in a session of its own, on
