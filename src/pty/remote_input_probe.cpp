@@ -102,6 +102,9 @@ asio::awaitable<void> RemoteInputProbe::run(std::uint64_t period) {
       spdlog::debug("ssh: input probe on {} came before its terminal; asking again",
                     connection_->description());
     } else if (report.outcome != Outcome::answered) {
+      spdlog::debug("ssh: input probe on {} gave no answer ({})", connection_->description(),
+                    report.outcome == Outcome::not_found ? "terminal not found"
+                                                         : "output cut short or not the probe's");
       failed(now);
     } else {
       failures_ = 0;

@@ -39,6 +39,7 @@ function stat(path,  line, at, f) {
   S = f[1]; PP = f[2]; PG = f[3]; SID = f[4]; TTY = f[5]; FG = f[6]; return 1
 }
 function first_line(path,  line) { line = ""; getline line < path; close(path); return line }
+function unreadable(path,  line, got) { got = (getline line < path); close(path); return got < 0 }
 function hex(s,  i, c, v) {
   v = 0; s = tolower(s); sub(/^0x/, "", s)
   for (i = 1; i <= length(s) && i <= 12; i++) {
@@ -49,14 +50,21 @@ function hex(s,  i, c, v) {
 BEGIN {
   while ((getline d) > 0) { sub(/^\/proc\//, "", d); pids[++np] = d }
   if (leader == "" && tag != "") {
-    files = ""
-    for (i = 1; i <= np; i++)
-      if (stat("/proc/" pids[i]) && PP == ppid) files = files " /proc/" pids[i] "/cmdline /proc/" pids[i] "/environ"
+    files = ""; hidden = ""; nhidden = 0
+    for (i = 1; i <= np; i++) {
+      if (!stat("/proc/" pids[i]) || PP != ppid) continue
+      files = files " /proc/" pids[i] "/cmdline /proc/" pids[i] "/environ"
+      if (SID == pids[i] && TTY != 0 && unreadable("/proc/" pids[i] "/environ")) { hidden = pids[i]; nhidden++ }
+    }
     if (files != "") {
       cmd = "grep -l -F -e AGENTTY_TERMINAL=" tag files
       while ((cmd | getline found) > 0) { split(found, part, "/"); leader = part[3] }
       close(cmd)
     }
+    # A bare `sudo cmd`: both shells exec, and the leader is a program of
+    # another user, whose environment is not ours to read. The only such
+    # terminal under this connection is taken to be ours.
+    if (leader == "" && nhidden == 1) leader = hidden
   }
   if (leader == "" || !stat("/proc/" leader) || SID != leader || PP != ppid || TTY == 0) { print "notfound"; exit }
   major = int(TTY / 256) % 4096; minor = TTY % 256 + int(TTY / 1048576) * 256

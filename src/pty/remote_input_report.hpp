@@ -12,6 +12,10 @@
 //    agentty sends exports (ssh_channel.cpp);
 //  - a session: the pid its prompt hook reported ($$ in the D marks), which
 //    is the login shell's;
+//  - failing those, the one child leading a terminal whose environment may
+//    not be read: a bare `sudo cmd` (or su, passwd) is the leader itself,
+//    as both shells exec their last command, and it is root's. Two such
+//    terminals on one connection are not told apart (not found).
 // and answers with that leader's pid, so later probes skip the search.
 //
 // From the leader's /proc/PID/stat: the terminal (tty_nr, a /dev/pts device)
