@@ -100,6 +100,10 @@ class PtyChannel {
   // Whether the terminal reads a line without echoing it, as at a password
   // prompt (LineModes::hides_typed_line); nullopt if unknown.
   virtual std::optional<bool> hides_typed_line() const { return std::nullopt; }
+  // input_state() is unknown although the backend looked: the program is
+  // not its to see (another user's, as su, sudo and passwd are at a
+  // password prompt). false where it could not look at all, or has not.
+  virtual bool input_state_withheld() const { return false; }
   // The name (comm) of the terminal's foreground process group leader:
   // what a person would say is running ("python3"); nullopt if unknown.
   virtual std::optional<std::string> foreground_program() const { return std::nullopt; }

@@ -18,10 +18,25 @@ RemoteInputProbe::RemoteInputProbe(std::shared_ptr<SshConnection> connection,
                                    std::string terminal_tag)
     : connection_(std::move(connection)), terminal_tag_(std::move(terminal_tag)) {}
 
+const RemoteInputProbe::Answer* RemoteInputProbe::current_answer() const {
+  if (disabled_ || detached_ || !answer_ || answer_->period != period_) return nullptr;
+  return &*answer_;
+}
+
+std::optional<LineModes> RemoteInputProbe::line_modes() const {
+  const auto* answer = current_answer();
+  return answer ? answer->line_modes : std::nullopt;
+}
+
+bool RemoteInputProbe::withheld() const {
+  const auto* answer = current_answer();
+  return answer && answer->state == InputState::unknown;
+}
+
 InputState RemoteInputProbe::state() {
   if (disabled_ || detached_) return InputState::unknown;
   const auto now = Clock::now();
-  if (answer_ && answer_->period == period_) {
+  if (current_answer()) {
     if (now - answer_->at >= reuse_for(now)) start();
     return answer_->state;  // nothing happened since: still the best answer
   }
@@ -111,7 +126,7 @@ asio::awaitable<void> RemoteInputProbe::run(std::uint64_t period) {
       if (report.leader) leader_ = report.leader;
       stopped_group_ =
           report.state == InputState::suspended ? report.foreground_group : std::nullopt;
-      if (period == period_) answer_ = Answer{report.state, period, now};
+      if (period == period_) answer_ = Answer{report.state, report.line_modes, period, now};
     }
   }
   if (wanted_again_ && !disabled_ && now >= retry_at_) start();

@@ -68,6 +68,13 @@ class RemoteInputProbe : public std::enable_shared_from_this<RemoteInputProbe> {
   RemoteInputProbe(std::shared_ptr<SshConnection> connection, std::string terminal_tag);
 
   InputState state();
+  // The terminal's modes in the host's answer for the current quiet period
+  // (stty on the host); nullopt before it, or where the host has no stty.
+  std::optional<LineModes> line_modes() const;
+  // The host answered `unknown` for the current quiet period: it found the
+  // terminal, but not what its program does (another user's program, whose
+  // /proc entries the login user may not read: sudo, su, passwd).
+  bool withheld() const;
   // Output arrived or input was sent: a new quiet period starts.
   void note_activity();
   // A session's shell reported its pid (the prompt hook's D mark): it leads
@@ -84,9 +91,12 @@ class RemoteInputProbe : public std::enable_shared_from_this<RemoteInputProbe> {
  private:
   struct Answer {
     InputState state;
+    std::optional<LineModes> line_modes;
     std::uint64_t period;
     Clock::time_point at;
   };
+  // The answer for the current quiet period, if the host gave one.
+  const Answer* current_answer() const;
   bool start();
   boost::asio::awaitable<void> run(std::uint64_t period);
   boost::asio::awaitable<void> continue_group(int group);

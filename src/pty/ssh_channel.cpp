@@ -138,7 +138,16 @@ std::vector<std::string> SshChannel::refused_env() const {
 std::optional<bool> SshChannel::echo_enabled() const {
   // During a login everything typed is an answer: hidden unless the prompt echoes.
   if (state_->awaiting_login) return state_->login.active() && state_->login.echo();
-  return std::nullopt;
+  auto modes = state_->finished ? std::nullopt : probe_->line_modes();
+  return modes ? std::optional<bool>(modes->echo) : std::nullopt;
+}
+std::optional<bool> SshChannel::hides_typed_line() const {
+  if (state_->awaiting_login || state_->finished) return std::nullopt;
+  auto modes = probe_->line_modes();
+  return modes ? std::optional<bool>(modes->hides_typed_line()) : std::nullopt;
+}
+bool SshChannel::input_state_withheld() const {
+  return !state_->awaiting_login && !state_->finished && probe_->withheld();
 }
 bool SshChannel::awaiting_login() const {
   return state_->awaiting_login;

@@ -29,10 +29,10 @@
 // fires. A signal or close() before the command runs ends the channel with
 // that signal (nothing ran remotely).
 //
-// Input state: asked of the host's /proc by a RemoteInputProbe on exec
-// channels of the same connection; a command's line exports
-// AGENTTY_TERMINAL=<random tag> so the probe can find its processes (the
-// program sees it in its environment).
+// Input state and the terminal's modes: asked of the host's /proc (and
+// stty) by a RemoteInputProbe on exec channels of the same connection; a
+// command's line exports AGENTTY_TERMINAL=<random tag> so the probe can
+// find its processes (the program sees it in its environment).
 //
 // Destruction sends EOF and CLOSE to the server (the remote PTY hangs up);
 // close() does the same but still reports on_exit when the server confirms.
@@ -81,7 +81,12 @@ class SshChannel final : public PtyChannel {
   // a root login).
   bool resume_foreground() override;
   void on_input_state_change(std::function<void()> callback) override;
+  // From the host's answer for the current quiet period (stty on the host,
+  // asked with input_state()); nullopt until there is one. During a login:
+  // the login prompt's echo.
   std::optional<bool> echo_enabled() const override;
+  std::optional<bool> hides_typed_line() const override;
+  bool input_state_withheld() const override;
   TerminalSize size() const override;
   bool finished() const override;
 

@@ -366,6 +366,10 @@ std::optional<bool> Execution::hides_typed_line() const {
   return channel_ ? channel_->hides_typed_line() : std::nullopt;
 }
 
+bool Execution::input_state_withheld() const {
+  return channel_ && !finished() && channel_->input_state_withheld();
+}
+
 std::optional<std::string> Execution::foreground_program() const {
   if (finished() || !channel_) return std::nullopt;
   return channel_->foreground_program();

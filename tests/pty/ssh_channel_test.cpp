@@ -182,6 +182,30 @@ TEST_F(SshChannelTest, RefusedEnvironmentIsPassedByTheCommandLine) {
   EXPECT_EQ(r.channel->refused_env(), std::vector<std::string>{"AGENTTY_X"});
 }
 
+// The host's terminal modes, asked with its input state: a password prompt
+// reads a line without echoing it (what the guess and the recorder need
+// where the prompt's program, sudo or su, is root's and cannot be seen).
+TEST_F(SshChannelTest, TerminalModesComeFromTheHost) {
+  SshRun r = run("read -r -s -p 'Password: ' pw; echo; read -r -p 'Name: ' name");
+  ASSERT_TRUE(r.wait_output(io_, "Password: "));
+  auto answered = [&](bool hidden) {
+    return run_until(io_, [&] {
+      r.channel->input_state();  // starts a probe where there is no answer
+      return r.channel->hides_typed_line() == hidden;
+    });
+  };
+  ASSERT_TRUE(answered(true));
+  EXPECT_EQ(r.channel->echo_enabled(), false);
+  r.channel->write("secret\n");
+  // Until the host answers for the new quiet period, nothing is known.
+  EXPECT_EQ(r.channel->hides_typed_line(), std::nullopt);
+  ASSERT_TRUE(r.wait_output(io_, "Name: "));
+  ASSERT_TRUE(answered(false));
+  EXPECT_EQ(r.channel->echo_enabled(), true);
+  r.channel->write("bob\n");
+  ASSERT_TRUE(r.wait_exit(io_));
+}
+
 TEST_F(SshChannelTest, CloseHangsUpAndStillReportsExit) {
   SshRun r = run("echo ready; sleep 100");
   ASSERT_TRUE(r.wait_output(io_, "ready"));

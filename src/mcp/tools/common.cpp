@@ -248,6 +248,10 @@ bool awaits_answer(session::Execution& execution) {
 }
 
 std::string input_guess_cause(const session::Execution& execution) {
+  if (!execution.spec().host.empty() && execution.input_state_withheld()) {
+    return "the host does not show the login user whether it reads its terminal (it runs as "
+           "another user there, as su, sudo and passwd do at a password prompt)";
+  }
   if (!execution.spec().host.empty()) {
     return "this host cannot show whether it reads its terminal (not Linux, no /proc or awk, or "
            "the probe failed)";

@@ -236,8 +236,9 @@ std::string password_prompt_notes(session::Execution& execution, bool stdin_as_f
     notes +=
         " sudo remembers a password for the terminal it was typed in (its default "
         "timestamp_type=tty), and each execute has a terminal of its own, so the next execute "
-        "asks again: run commands that need sudo in one session (open, then "
-        "execute(session=)) to type it once.";
+        "asks again: run commands that need sudo in one session (open" +
+        std::string(execution.spec().host.empty() ? "" : " with the same host") +
+        ", then execute(session=)) to type it once.";
   }
   if (stdin_as_file && execution.hides_typed_line() == std::optional<bool>(true)) {
     notes +=
