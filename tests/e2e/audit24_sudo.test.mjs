@@ -14,99 +14,26 @@
 // execution whose answer holds no password; and the answers say what a
 // person learns by trying (sudo's cached password belongs to the terminal;
 // a password prompt does not read execute's stdin).
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { chownSync, existsSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { isRoot, startAgenttyAs } from './lib/as-user.mjs';
-import { tempDirForRun, WAIT_MS } from './lib/mcp-client.mjs';
-import { createPasswordUser } from './lib/sshd.mjs';
+import { startAgenttyAs } from './lib/as-user.mjs';
+import { WAIT_MS } from './lib/mcp-client.mjs';
+import {
+  answerWrongPasswordsThrice, assertNoPromptLeft, assertNowhere, passwordAccount,
+  sudoSkip as skip, sudoText,
+} from './lib/sudo-account.mjs';
 import { openTerminalSocket, takeOver, release } from './lib/terminal-viewer.mjs';
 
-const setUserId = (file) => existsSync(file) && (statSync(file).mode & 0o4000) !== 0;
-const skip = !isRoot && 'needs root: makes a user with a password and a sudoers entry for it';
 const brief = (x) => JSON.stringify({ ...x, raw: undefined });
-// sudo warns on stderr when this machine's name is not in /etc/hosts (a
-// container or chroot may lack it); the warning is the machine's, not ours.
-const sudoText = (text) => text.replace(/^sudo: unable to resolve host .*\r?\n/gm, '');
-
-// The user, made once for the file (as root) and removed after it, even
-// when a test fails.
-let account;
-let sudoersFile;
-function passwordAccount() {
-  if (account) return account;
-  assert.ok(setUserId('/usr/bin/sudo'), 'sudo is not installed set-user-ID: run scripts/install-deps');
-  assert.ok(setUserId('/usr/bin/su'), 'su is not installed set-user-ID (util-linux)');
-  removeStaleSudoers();
-  const home = tempDirForRun('agentty-audit24-home-');
-  account = createPasswordUser({ home, suffix: 's' });
-  const ids = execFileSync('id', ['-u', account.name]).toString().trim();
-  account.uid = Number(ids);
-  account.gid = Number(execFileSync('id', ['-g', account.name]).toString().trim());
-  account.home = home;
-  chownSync(home, account.uid, account.gid);
-  sudoersFile = `/etc/sudoers.d/agentty-e2e-${account.name}`;
-  writeFileSync(sudoersFile, `${account.name} ALL=(ALL) ALL\n`, { mode: 0o440 });
-  return account;
-}
-after(() => {
-  if (sudoersFile) rmSync(sudoersFile, { force: true });
-  if (account) {
-    account.remove();
-    rmSync(`/run/sudo/ts/${account.name}`, { force: true });  // sudo's cached password
-  }
-});
-
-// Entries and cached passwords of earlier test processes that are gone
-// (killed runs; their users go in createPasswordUser).
-function removeStaleSudoers() {
-  const stale = (name, prefix) => {
-    const owner = new RegExp(`^${prefix}agtpw(\\d+)`).exec(name);
-    return owner && !existsSync(`/proc/${owner[1]}`);
-  };
-  for (const name of readdirSync('/etc/sudoers.d')) {
-    if (stale(name, 'agentty-e2e-')) rmSync(`/etc/sudoers.d/${name}`, { force: true });
-  }
-  const cached = '/run/sudo/ts';
-  for (const name of existsSync(cached) ? readdirSync(cached) : []) {
-    if (stale(name, '')) rmSync(path.join(cached, name), { force: true });
-  }
-}
 
 async function agentAsAccount(t) {
-  const user = passwordAccount();
+  const user = passwordAccount('agentty-audit24-home-');
   const agent = await startAgenttyAs(t, {
     uid: user.uid, gid: user.gid, home: user.home, env: { USER: user.name, LOGNAME: user.name },
   });
   return { ...agent, user };
-}
-
-// The secret appears nowhere the agent, the operator or a watcher can read.
-async function assertNowhere(agent, id, secret, viewer) {
-  const raw = await agent.call('read', { execution_id: id, since_seq: 1, format: 'raw' });
-  assert.ok(!raw.output.includes(secret), 'not in the raw output');
-  const screen = await agent.call('screen', { execution_id: id, scrollback_lines: 100 });
-  assert.ok(!JSON.stringify(screen.raw).includes(secret), 'not on the screen');
-  const recordings = path.join(agent.stateDir, 'recordings');
-  for (const file of readdirSync(recordings)) {
-    assert.ok(!readFileSync(path.join(recordings, file), 'utf8').includes(secret), `not in ${file}`);
-  }
-  assert.ok(!readFileSync(path.join(agent.stateDir, 'audit.jsonl'), 'utf8').includes(secret), 'not in the audit log');
-  if (viewer) assert.ok(!Buffer.concat(viewer.output).includes(secret), 'not in the web stream');
-}
-
-// No sudo, su or passwd of the account's is left (their real uid is the
-// account's).
-function assertNoPromptLeft(user) {
-  let left = '';
-  try {
-    left = execFileSync('pgrep', ['-a', '-U', String(user.uid), '-x', 'sudo|su|passwd']).toString();
-  } catch {
-    // pgrep exits 1 when nothing matched
-  }
-  assert.equal(left, '', 'no sudo, su or passwd left running');
 }
 
 // execute(yield_ms=WAIT_MS) at sudo's prompt used to answer after the 2 s
@@ -142,18 +69,7 @@ test('wrong passwords: each write answers with sudo\'s verdict; the third ends i
   const { user } = agent;
   const r = await agent.call('execute', { command: 'sudo -k; sudo true; echo rc=$?', side_effects: ['NONE'], yield_ms: WAIT_MS });
   assert.equal(r.waiting_for_input, true, brief(r));
-  const prompt = `[sudo] password for ${user.name}: `;
-  for (const attempt of ['wrong-1', 'wrong-2']) {
-    const w = await agent.call('write', { execution_id: r.execution_id, input: attempt, newline: true, yield_ms: WAIT_MS });
-    assert.match(sudoText(w.output), /^\nSorry, try again\.\n/, `the verdict, not only the line break: ${brief(w)}`);
-    const asked = await agent.call('wait', { execution_id: r.execution_id, until: 'input', timeout_ms: WAIT_MS });
-    assert.equal(asked.wait_result, 'waiting_for_input', brief(asked));
-    assert.equal(sudoText(`${w.output}${asked.output}`), `\nSorry, try again.\n${prompt}`);
-  }
-  const last = await agent.call('write', { execution_id: r.execution_id, input: 'wrong-3', newline: true, yield_ms: WAIT_MS });
-  const end = await agent.call('wait', { execution_id: r.execution_id, until: 'exit', timeout_ms: WAIT_MS });
-  assert.equal(end.wait_result, 'exited', brief(end));
-  assert.equal(sudoText(`${last.output}${end.output}`), '\nsudo: 3 incorrect password attempts\nrc=1\n', brief(last));
+  await answerWrongPasswordsThrice(agent, r.execution_id, user);
   assertNoPromptLeft(user);
 });
 
