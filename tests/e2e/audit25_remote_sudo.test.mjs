@@ -110,7 +110,7 @@ test('remote sudo, wrong passwords: each write answers with the verdict; the thi
   await assertNothingLeftOnHost();
 });
 
-test('remote sudo and su: ctrl-c at the prompt ends them, stop too; nothing is left on the host', { skip }, async () => {
+test('remote sudo, su and passwd: ctrl-c at the prompt ends them (passwd\'s new password: said so), stop too; nothing is left on the host', { skip }, async () => {
   for (const command of ['sudo -k; sudo true', `su - ${user.name} -c true`]) {
     const r = await execute(command);
     assert.equal(r.waiting_for_input, true, `${command}: ${brief(r)}`);
@@ -124,6 +124,18 @@ test('remote sudo and su: ctrl-c at the prompt ends them, stop too; nothing is l
   assert.equal(r.waiting_for_input, true, brief(r));
   const stopped = await agent.call('stop', { execution_id: r.execution_id });
   assert.equal(stopped.status, 'stopped', brief(stopped));
+  // passwd ignores SIGINT once it asks for the new password, and the
+  // answer says so on a host too.
+  const changing = await execute('passwd');
+  assert.match(changing.output, /Current password: $/, brief(changing));
+  assertHiddenLineGuess(changing);
+  const asked = await agent.call('write', { execution_id: changing.execution_id, input: user.password, newline: true, yield_ms: WAIT_MS });
+  assert.match(asked.output, /New password: $/, brief(asked));
+  const ignored = await agent.call('write', { execution_id: changing.execution_id, keys: ['ctrl-c'], yield_ms: WAIT_MS });
+  assert.equal(ignored.status, 'running', brief(ignored));
+  assert.match(ignored.message ?? '', /ctrl-c changed nothing: .* ignores SIGINT here/, brief(ignored));
+  const ended = await agent.call('stop', { execution_id: changing.execution_id });
+  assert.equal(ended.status, 'stopped', brief(ended));
   await assertNothingLeftOnHost();
 });
 
