@@ -5,6 +5,7 @@
 #include "pty/remote_input_report.hpp"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <pty.h>
 #include <signal.h>
@@ -14,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <fstream>
 #include <thread>
 
 namespace agentty::pty {
@@ -227,7 +229,8 @@ struct TerminalProgram {
 
 // Runs `sh -s` with the script on stdin, as a child of this process (the
 // probe's parent is the terminal program's, as on an SSH server).
-std::string run_script(const std::string& script) {
+// `as_user`: the uid (and gid) it runs as, where the test is root.
+std::string run_script(const std::string& script, std::optional<uid_t> as_user = std::nullopt) {
   int in[2], out[2];
   if (::pipe(in) != 0 || ::pipe(out) != 0) return "pipe failed";
   pid_t pid = ::fork();
@@ -235,6 +238,9 @@ std::string run_script(const std::string& script) {
     ::dup2(in[0], 0);
     ::dup2(out[1], 1);
     ::close(in[0]), ::close(in[1]), ::close(out[0]), ::close(out[1]);
+    if (as_user &&
+        (::setgroups(0, nullptr) != 0 || ::setgid(*as_user) != 0 || ::setuid(*as_user) != 0))
+      ::_exit(126);
     ::execl("/bin/sh", "sh", "-s", static_cast<char*>(nullptr));
     ::_exit(127);
   }
@@ -318,6 +324,41 @@ TEST(RemoteInputScript, AnotherTagIsNotFound) {
   EXPECT_EQ(
       read_remote_input_report(run_script(remote_input_script("bbbb2222", std::nullopt))).outcome,
       Outcome::not_found);
+}
+
+// Whether `pid` runs `name` yet (comm): a program's exec has no event to
+// await.
+bool wait_for_program(pid_t pid, const std::string& name) {
+  for (int i = 0; i < 200; ++i) {
+    std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
+    std::string running;
+    if (std::getline(comm, running) && running == name) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  return false;
+}
+
+// A bare `sudo cmd` on a host: both shells exec, so sudo leads the terminal,
+// and its environment (with the tag) is root's. Here root's program and a
+// probe run as nobody.
+TEST(RemoteInputScript, AnotherUsersProgramLeadingTheTerminalIsFoundWhenAlone) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root: runs the probe as another user";
+  constexpr uid_t kNobody = 65534;
+  const auto probe = [&](const char* tag) {
+    return read_remote_input_report(run_script(remote_input_script(tag, std::nullopt), kNobody));
+  };
+  TerminalProgram program("export AGENTTY_TERMINAL=0dd50d0a; exec sleep 30");
+  ASSERT_GT(program.pid, 0);
+  ASSERT_TRUE(wait_for_program(program.pid, "sleep"));  // the tag is in its environment only
+  auto r = probe("0dd50d0a");
+  EXPECT_EQ(r.outcome, Outcome::answered);
+  EXPECT_EQ(r.leader, program.pid);
+  EXPECT_EQ(r.state, InputState::unknown);  // not the probe's to see
+  // Two such terminals cannot be told apart.
+  TerminalProgram other("export AGENTTY_TERMINAL=0dd50d0b; exec sleep 30");
+  ASSERT_GT(other.pid, 0);
+  ASSERT_TRUE(wait_for_program(other.pid, "sleep"));
+  EXPECT_EQ(probe("0dd50d0a").outcome, Outcome::not_found);
 }
 
 }  // namespace
