@@ -21,8 +21,8 @@ import path from 'node:path';
 import { startAgenttyAs } from './lib/as-user.mjs';
 import { WAIT_MS } from './lib/mcp-client.mjs';
 import {
-  answerWrongPasswordsThrice, assertNoPromptLeft, assertNowhere, passwordAccount,
-  sudoSkip as skip, sudoText,
+  answerWrongPasswordsThrice, assertNoPromptLeft, assertNowhere, assertPasswdIgnoresCtrlC,
+  passwordAccount, sudoSkip as skip, sudoText,
 } from './lib/sudo-account.mjs';
 import { openTerminalSocket, takeOver, release } from './lib/terminal-viewer.mjs';
 
@@ -86,14 +86,7 @@ test('ctrl-c at sudo\'s and su\'s prompts ends them, at passwd\'s new password i
   // passwd ignores SIGINT once it asks for the new password: nothing
   // happens, for a person too, and the answer says so instead of nothing.
   const changing = await agent.call('execute', { command: 'passwd', side_effects: ['NONE'], yield_ms: WAIT_MS });
-  assert.match(changing.output, /Current password: $/, brief(changing));
-  const asked = await agent.call('write', { execution_id: changing.execution_id, input: agent.user.password, newline: true, yield_ms: WAIT_MS });
-  assert.match(asked.output, /New password: $/, brief(asked));
-  const ignored = await agent.call('write', { execution_id: changing.execution_id, keys: ['ctrl-c'], yield_ms: WAIT_MS });
-  assert.equal(ignored.status, 'running', brief(ignored));
-  assert.match(ignored.message ?? '', /ctrl-c changed nothing: .* ignores SIGINT here/, brief(ignored));
-  const stopped = await agent.call('stop', { execution_id: changing.execution_id });
-  assert.equal(stopped.status, 'stopped', brief(stopped));
+  await assertPasswdIgnoresCtrlC(agent, changing, agent.user);
   assertNoPromptLeft(agent.user);
 });
 

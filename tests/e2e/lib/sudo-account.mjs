@@ -107,3 +107,20 @@ export async function answerWrongPasswordsThrice(agent, id, user) {
   assert.equal(end.wait_result, 'exited', brief(end));
   assert.equal(sudoText(`${last.output}${end.output}`), '\nsudo: 3 incorrect password attempts\nrc=1\n', brief(last));
 }
+
+// At passwd's prompt (`changing`: execute's answer): the current password
+// leads to the new password's prompt, where passwd ignores SIGINT; a ctrl-c
+// there changes nothing, for a person too, and the answer says so. Then
+// stop ends it.
+export async function assertPasswdIgnoresCtrlC(agent, changing, user) {
+  const brief = (x) => JSON.stringify({ ...x, raw: undefined });
+  const id = changing.execution_id;
+  assert.match(changing.output, /Current password: $/, brief(changing));
+  const asked = await agent.call('write', { execution_id: id, input: user.password, newline: true, yield_ms: WAIT_MS });
+  assert.match(asked.output, /New password: $/, brief(asked));
+  const ignored = await agent.call('write', { execution_id: id, keys: ['ctrl-c'], yield_ms: WAIT_MS });
+  assert.equal(ignored.status, 'running', brief(ignored));
+  assert.match(ignored.message ?? '', /ctrl-c changed nothing: .* ignores SIGINT here/, brief(ignored));
+  const stopped = await agent.call('stop', { execution_id: id });
+  assert.equal(stopped.status, 'stopped', brief(stopped));
+}
