@@ -180,7 +180,9 @@ test('input_pending_bytes is described as the lower bound it is: the terminal bu
   // as fast as the tty's worker runs, so on a loaded machine all of it could
   // be taken. Without -icanon the terminal stops taking input once full.
   const asleep = await agent.call('execute', { command: 'stty -icanon -echo; echo ready; sleep 60', side_effects: ['NONE'], yield_ms: 0 });
-  const ready = await agent.call('wait', { execution_id: asleep.execution_id, pattern: 'ready', timeout_ms: 30000 });
+  // since_seq 1: yield_ms 0 may still answer with "ready" (the program ran
+  // first on a loaded machine), which moves the cursor past it.
+  const ready = await agent.call('wait', { execution_id: asleep.execution_id, pattern: 'ready', since_seq: 1, timeout_ms: 30000 });
   assert.equal(ready.wait_result, 'matched', JSON.stringify(ready));
   const typed = await agent.call('write', { execution_id: asleep.execution_id, input: 'x'.repeat(70000), yield_ms: 0 });
   assert.equal(typed.isError, false, typed.error);
