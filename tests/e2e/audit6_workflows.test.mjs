@@ -129,7 +129,9 @@ test('stop and timeout_ms end a command run under GNU timeout (a process group o
     const r = await server.agent.startCommand(t, {
       command, yield_ms: 0, ...(how === 'timeout_ms' ? { timeout_ms: 3000 } : {}),
     });
-    const w = await call('wait', { execution_id: r.execution_id, pattern: 'worker (\\d+)', timeout_ms: WAIT_MS });
+    // since_seq 1: yield_ms 0 may still answer with the worker line (a loaded
+    // machine runs it first), which moves the cursor past it.
+    const w = await call('wait', { execution_id: r.execution_id, pattern: 'worker (\\d+)', since_seq: 1, timeout_ms: WAIT_MS });
     const worker = Number(w.match?.groups?.[0]);
     assert.ok(worker > 0, JSON.stringify(w));
     t.after(() => { try { process.kill(worker, 'SIGKILL'); } catch {} });
