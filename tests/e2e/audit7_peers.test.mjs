@@ -196,7 +196,10 @@ test('a relative cwd that does not exist says which directory it was taken from'
 test('write says how much input the program has not read, and refuses past the queue limit', async (t) => {
   const { call } = await server(t);
   const r = await call('execute', { command: 'stty raw -echo; echo ready; sleep 60', side_effects: ['NONE'], yield_ms: 0 });
-  await call('wait', { execution_id: r.execution_id, pattern: 'ready', timeout_ms: 20000 });
+  // since_seq 1: yield_ms 0 may still answer with "ready" (the program ran
+  // first on a loaded machine), which moves the cursor past it.
+  const ready = await call('wait', { execution_id: r.execution_id, pattern: 'ready', since_seq: 1, timeout_ms: 20000 });
+  assert.equal(ready.wait_result, 'matched', JSON.stringify(ready));
   const chunk = 'y'.repeat(1 << 20);
   const first = await call('write', { execution_id: r.execution_id, input: chunk, yield_ms: 0 });
   assert.equal(first.ok, true, first.error);
