@@ -4,7 +4,9 @@
 // errors of write and screen.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { serverForFile, waiterFor, WAIT_MS } from './lib/mcp-client.mjs';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { serverForFile, tempDirForRun, waiterFor, WAIT_MS } from './lib/mcp-client.mjs';
 
 const server = serverForFile();
 const call = server.call;
@@ -26,8 +28,13 @@ test('text view: erase in line (ESC [K) after a carriage return clears the rest 
 test('wait(match) after a capped page does not report the same match again', async (t) => {
   // Much more output than one page before each mark: the page a wait returns
   // ends long before the match it reports.
-  const script = 'for i in 1 2; do seq 1 3000; echo "mark-$i"; done; sleep 600';
-  const r = await start(t, { argv: ['bash', '-c', script], yield_ms: 0 });
+  // It prints only once the gate file exists: execute's answer (which moves
+  // the cursor) then holds nothing, however soon a loaded machine runs it.
+  const gate = path.join(tempDirForRun('agentty-audit5-'), 'go');
+  const script = 'until [ -e "$0" ]; do sleep 0.05; done; for i in 1 2; do seq 1 3000; echo "mark-$i"; done; sleep 600';
+  const r = await start(t, { argv: ['bash', '-c', script, gate], yield_ms: 0 });
+  assert.equal(r.output, '', JSON.stringify(r));
+  writeFileSync(gate, '');
   const id = r.execution_id;
   const matches = [];
   let text = '';
