@@ -55,6 +55,11 @@ async function startTui(t, mode) {
   });
   const lines = () => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean) : []);
   await until(() => lines().includes('ready'), 'the program to start');
+  // The log says the program has drawn; agentty may not have read the drawing
+  // from the terminal yet (a loaded machine): once it is seen waiting for a
+  // key, with output quiet, it has.
+  const drawn = await waitFor(r.execution_id, 'input');
+  assert.equal(drawn.wait_result, 'waiting_for_input', `${mode}: ${JSON.stringify(drawn)}`);
   return { id: r.execution_id, lines };
 }
 
@@ -84,15 +89,12 @@ async function keysAsDecoded(t, mode, keys) {
     const before = lines().length;
     const w = await call('write', { execution_id: id, keys: [key], yield_ms: 0 });
     assert.equal(w.isError, false, w.error);
-    // A key the program decodes as several codes logs several lines: wait for
-    // the log to stop growing past the first.
+    // A key the program decodes as several codes logs several lines: once it
+    // has logged one and blocks reading the terminal again, it has taken them
+    // all (a fixed 60 ms of no new lines cut a starved program's codes short).
     await until(() => lines().length > before, `${key} to arrive`);
-    let count = lines().length;
-    await new Promise((resolve) => setTimeout(resolve, 60));
-    while (lines().length !== count) {
-      count = lines().length;
-      await new Promise((resolve) => setTimeout(resolve, 60));
-    }
+    const read = await waitFor(id, 'input');
+    assert.equal(read.wait_result, 'waiting_for_input', `${key}: ${JSON.stringify(read)}`);
     got[key] = lines().slice(before).join(' ');
   }
   await call('write', { execution_id: id, input: 'q' });
