@@ -42,9 +42,13 @@ test('exit codes 0, 1, 127 and 130 after ctrl-c', async () => {
   r = await run(id, 'no-such-command-xyz');
   assert.equal(r.exit_code, 127);
   assert.match(r.output, /no-such-command-xyz: command not found/);
-  r = await run(id, 'sleep 100', { yield_ms: 200 });
+  r = await run(id, 'echo sleeping; sleep 100', { yield_ms: 200 });
   assert.equal(r.status, 'backgrounded');
-  assert.equal(r.command_running, true);
+  // 200 ms may pass before a loaded machine's shell has even read the line:
+  // command_running is true once it started the command, which then prints.
+  const started = await call('wait', { execution_id: id, pattern: '^sleeping$', since_seq: 1, timeout_ms: 10000 });
+  assert.equal(started.wait_result, 'matched', JSON.stringify(started));
+  assert.equal(started.command_running, true);
   const busy = await run(id, 'echo nope');
   assert.equal(busy.isError, true);
   assert.match(busy.error, /still running/);
