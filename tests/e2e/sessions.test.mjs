@@ -98,8 +98,11 @@ test('a command whose output does not fit shows its start and its last lines', a
 
 test('a command that reads stdin is answered with write; the cursor does not repeat output', async () => {
   const id = await open();
-  let r = await run(id, 'read x; echo got:$x', { yield_ms: 300 });
+  // It returns as soon as read waits (not after a fixed 300 ms, when a loaded
+  // machine's shell may not have started the command yet).
+  let r = await run(id, 'read x; echo got:$x', { yield_ms: 30000 });
   assert.equal(r.status, 'backgrounded');
+  assert.equal(r.waiting_for_input, true, JSON.stringify(r));
   const wr = await call('write', { execution_id: id, input: 'hello', newline: true });
   assert.equal(wr.ok, true);
   const w = await call('wait', { execution_id: id, until: 'exit', timeout_ms: 10000 });
@@ -166,8 +169,12 @@ test('zsh and sh sessions', async () => {
 
 test('rearm re-installs the hook in a nested bash; flush clears the line', async () => {
   const id = await open();
-  let r = await run(id, 'bash --norc', { yield_ms: 500 });
+  // It returns once the inner shell waits at its prompt (after a fixed 500 ms
+  // a loaded machine's inner shell was not there yet, and the next execute
+  // was refused as a command still running).
+  let r = await run(id, 'bash --norc', { yield_ms: 30000 });
   assert.equal(r.status, 'backgrounded');
+  assert.equal(r.waiting_for_input, true, JSON.stringify(r));
   const heur = await run(id, 'echo inner');
   assert.equal(heur.boundaries, 'heuristic');
   assert.match(heur.output, /inner/);
@@ -197,8 +204,9 @@ test('rearm re-installs the hook in a nested bash; flush clears the line', async
 test('rearm at a two-line prompt: the prompt shows once, on the screen and in the text', async () => {
   const id = await open();
   const before = await call('read', { execution_id: id, tail_lines: 1 });
-  let r = await run(id, "PS1='upper-line\\n\\$ ' bash --norc", { yield_ms: 500 });
+  let r = await run(id, "PS1='upper-line\\n\\$ ' bash --norc", { yield_ms: 30000 });
   assert.equal(r.status, 'backgrounded');
+  assert.equal(r.waiting_for_input, true, JSON.stringify(r));  // at its prompt, ready for rearm
   const armed = await call('write', { execution_id: id, action: 'rearm' });
   assert.equal(armed.armed, true, JSON.stringify(armed));
   r = await run(id, 'echo nested');
@@ -214,8 +222,9 @@ test('rearm at a two-line prompt: the prompt shows once, on the screen and in th
 
 test('rearm in a zsh started inside a bash session installs zsh\'s hook; leaving it returns to bash', async () => {
   const id = await open();
-  let r = await run(id, 'zsh -f', { yield_ms: 500 });
+  let r = await run(id, 'zsh -f', { yield_ms: 30000 });
   assert.equal(r.status, 'backgrounded');
+  assert.equal(r.waiting_for_input, true, JSON.stringify(r));  // at its prompt, ready for rearm
   const armed = await call('write', { execution_id: id, action: 'rearm' });
   assert.equal(armed.armed, true, JSON.stringify(armed));
   assert.doesNotMatch(armed.output, /__agentty|bad substitution/);
