@@ -171,6 +171,11 @@ test('evicted is reported past the spool cap with a hint', async () => {
 test('write to cat and to python3 -i returns the reply', async () => {
   const cat = await call('execute', { command: 'cat', side_effects: ['NONE'], yield_ms: 100 });
   assert.equal(cat.status, 'backgrounded');
+  // After 100 ms a loaded machine may not have started cat yet: the echo
+  // would come at once and cat's copy only once it runs, after write's reply
+  // had settled. Type once it reads.
+  const reading = await call('wait', { execution_id: cat.execution_id, until: 'input', timeout_ms: 30000 });
+  assert.equal(reading.wait_result, 'waiting_for_input', JSON.stringify(reading));
   const w = await call('write', { execution_id: cat.execution_id, input: 'ping', newline: true });
   assert.equal(w.ok, true);
   assert.match(w.output, /ping\n.*ping/s);
