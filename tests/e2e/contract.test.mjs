@@ -257,7 +257,11 @@ test('execute: a program that waits for input returns backgrounded at once, not 
   assert.match(r.message, /waits for input/);
   assert.ok(Date.now() - started < 20000, 'returned well before yield_ms');
   const answered = await call('write', { execution_id: r.execution_id, input: 'bob', newline: true });
-  assert.match(answered.output, /hi bob/);
+  // write's reply settles 150 ms after the echo: a shell starved that long
+  // prints "hi bob" after it, so the end is waited for too.
+  const ended = await call('wait', { execution_id: r.execution_id, until: 'exit', timeout_ms: 20000 });
+  assert.equal(ended.exit_code, 0, JSON.stringify(ended));
+  assert.match(answered.output + ended.output, /hi bob/);
   // A silent program that does not read the terminal still runs to its end inline.
   const quiet = await call('execute', { command: 'sleep 1.2; echo done', side_effects: ['NONE'] });
   assert.equal(quiet.status, 'completed');
