@@ -199,8 +199,12 @@ test('max_output_bytes caps the text, also where it is longer than its bytes; pa
 
 // passwd at its prompt ignores SIGTERM: stop takes the whole grace and SIGKILL ends it.
 test('a stop that needed SIGKILL says the program ignored the signal and what to do next time', async (t) => {
-  const r = await start(t, { command: "trap '' TERM; sleep 100", yield_ms: 200 });
+  const r = await start(t, { command: "trap '' TERM; echo armed; sleep 100", yield_ms: 200 });
   assert.equal(r.status, 'backgrounded');
+  // Not before the trap is set: 200 ms may pass before a loaded machine's
+  // bash has run it, and SIGTERM would then end it at once.
+  const armed = await waitFor(r.execution_id, 'match', { pattern: '^armed$', since_seq: 1 });
+  assert.equal(armed.wait_result, 'matched', JSON.stringify(armed));
   const s = await call('stop', { execution_id: r.execution_id, force_after_ms: 300 });
   assert.equal(s.isError, false, s.error);
   assert.equal(s.signal, 'SIGKILL');
