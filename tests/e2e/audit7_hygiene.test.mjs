@@ -5,10 +5,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { agenttyBin, startAgentty } from './lib/mcp-client.mjs';
+import { agenttyBin, startAgentty, tempDirForRun } from './lib/mcp-client.mjs';
 import { eventually } from './lib/web-helpers.mjs';
 import { rawAgentty } from './lib/raw-agentty.mjs';
 import { openTerminalSocket } from './lib/terminal-viewer.mjs';
@@ -245,8 +245,18 @@ test('sessions opened in parallel respect AGENTTY_MAX_SESSIONS', async (t) => {
 
 test('executes beyond AGENTTY_MAX_EXECUTIONS in parallel are refused with the real count, and recover', async (t) => {
   const agent = await markedAgentty(t, { env: { AGENTTY_MAX_EXECUTIONS: '5' } });
-  const calls = await Promise.all(Array.from({ length: 20 }, (_, i) =>
-    agent.call('execute', { command: `sleep 0.3; echo call${i}`, side_effects: ['NONE'], yield_ms: 10000 })));
+  // The admitted ones run until the fifteen refusals are in: a fixed
+  // `sleep 0.3` could end (and free a slot) before a loaded machine's
+  // agentty had taken the last of the twenty calls.
+  const gate = path.join(tempDirForRun('agentty-audit7-gate-'), 'go');
+  let refusals = 0;
+  const calls = await Promise.all(Array.from({ length: 20 }, async (_, i) => {
+    const r = await agent.call('execute', {
+      command: `until [ -e '${gate}' ]; do sleep 0.05; done; echo call${i}`, side_effects: ['NONE'], yield_ms: 30000,
+    });
+    if (r.isError && ++refusals === 15) writeFileSync(gate, '');
+    return r;
+  }));
   const refused = calls.filter((r) => r.isError);
   assert.equal(calls.length - refused.length, 5);
   for (const r of refused) {
