@@ -424,7 +424,10 @@ test('command rules for write: lines submitted at a shell prompt or to a nested 
 
   // A `read` prompt (the shell's own builtin, while a command runs) takes it as an answer.
   await s.call('write', { execution_id: id, input: 'read -p "answer? " v; echo "got <$v>"', newline: true });
-  assert.equal((await s.call('wait', { execution_id: id, until: 'match', pattern: 'answer\\? ', since_seq: 1, timeout_ms: 10000 })).wait_result, 'matched');
+  // At the start of a line: the prompt read prints, not the echo of the line
+  // typed (matched at once, the answer would go to the shell before it ran
+  // the line, and be checked as a command).
+  assert.equal((await s.call('wait', { execution_id: id, until: 'match', pattern: '^answer\\? ', since_seq: 1, timeout_ms: 10000 })).wait_result, 'matched');
   assert.equal((await s.call('write', { execution_id: id, input: `rm -rf ${victim}`, newline: true })).ok, true);
   assert.equal((await s.call('wait', { execution_id: id, until: 'match', pattern: 'got <rm -rf', since_seq: 1, timeout_ms: 10000 })).wait_result, 'matched');
   // So does a python REPL.
@@ -456,7 +459,7 @@ test('command rules for write: lines submitted at a shell prompt or to a nested 
   const notAllowed = await allow.call('write', { execution_id: open.execution_id, input: 'ls', newline: true });
   assert.match(notAllowed.error, /does not match the allow pattern AGENTTY_ALLOW_COMMAND_REGEX/);
   await allow.call('write', { execution_id: open.execution_id, input: 'read -p "name? " n; echo "hi $n"', newline: true });
-  assert.equal((await allow.call('wait', { execution_id: open.execution_id, until: 'match', pattern: 'name\\? ', since_seq: 1, timeout_ms: 10000 })).wait_result, 'matched');
+  assert.equal((await allow.call('wait', { execution_id: open.execution_id, until: 'match', pattern: '^name\\? ', since_seq: 1, timeout_ms: 10000 })).wait_result, 'matched');
   assert.equal((await allow.call('write', { execution_id: open.execution_id, input: 'anything at all', newline: true })).ok, true);
   assert.equal((await allow.call('wait', { execution_id: open.execution_id, until: 'match', pattern: 'hi anything at all', since_seq: 1, timeout_ms: 10000 })).wait_result, 'matched');
   await allow.call('close', { execution_id: open.execution_id });
