@@ -437,6 +437,10 @@ test('command rules for write: lines submitted at a shell prompt or to a nested 
   assert.equal(py.ok, true, JSON.stringify(py));
   assert.equal((await s.call('wait', { execution_id: id, until: 'match', pattern: "'rm -rf repl'", since_seq: 1, timeout_ms: 10000 })).wait_result, 'matched');
   await s.call('write', { execution_id: id, eof: true });
+  // write's reply settles 150 ms after python's newline; a loaded machine's
+  // python can still be exiting then, and execute would find it running.
+  const exited = await s.call('wait', { execution_id: id, until: 'exit', timeout_ms: 10000 });
+  assert.equal(exited.wait_result, 'exited', JSON.stringify(exited));
   const back = await s.call('execute', { session: id, command: 'echo back', side_effects: ['NONE'] });
   assert.equal(back.output, 'back\n', JSON.stringify(back));
   // A nested interactive shell (no prompt marks) reads commands: checked.
