@@ -328,9 +328,14 @@ test('a secret in a command or purpose is redacted in ps, session refusals, the 
   assert.equal(session.isError, false, session.error);
   const running = await agent.call('execute', { session: session.execution_id, command: `sleep 30 # ${secret}`, side_effects: ['NONE'], yield_ms: 200 });
   assert.equal(running.status, 'backgrounded', JSON.stringify(running));
+  // 200 ms may pass before a loaded machine's shell has started the line (a
+  // line typed but not started is refused with another message): the
+  // running command is known once it has (its C mark).
+  const listed = () => agent.call('ps', {}).then((ps) => ps.executions.find((e) => e.execution_id === session.execution_id));
+  await eventually(async () => (await listed()).running_command, { timeout: 30000, what: 'the session\'s command to start' });
   const busy = await agent.call('execute', { session: session.execution_id, command: 'true', side_effects: ['NONE'] });
   assert.match(busy.error, /still running in this session \(sleep 30 # \[REDACTED:AUDIT8_SECRET\]\)/);
-  const shown = (await agent.call('ps', {})).executions.find((e) => e.execution_id === session.execution_id);
+  const shown = await listed();
   assert.equal(shown.running_command, 'sleep 30 # [REDACTED:AUDIT8_SECRET]');
   assert.match(shown.command, /running: sleep 30 # \[REDACTED:AUDIT8_SECRET\]$/);
   const audit = readFileSync(path.join(agent.stateDir, 'audit.jsonl'), 'utf8');
