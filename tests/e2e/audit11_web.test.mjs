@@ -386,6 +386,10 @@ test('execute(session=) does not type a command line into a full-screen program 
     // vim's buffer is as it was: quit without saving, and the file is intact.
     await call('write', { execution_id: id, keys: ['esc'] });
     await call('write', { execution_id: id, input: ':q!\r' });
+    // write's reply settles 150 ms after vim's last output; a loaded machine's
+    // vim can still be exiting then, and execute would find it running.
+    const quit = await call('wait', { execution_id: id, until: 'exit', timeout_ms: 30000 });
+    assert.equal(quit.wait_result, 'exited', JSON.stringify(quit));
     const after = await call('execute', { session: id, command: `cat ${file}`, side_effects: ['NONE'] });
     assert.equal(after.output, 'keep me\n', JSON.stringify(after));
   } finally {
