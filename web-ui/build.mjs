@@ -19,7 +19,7 @@ for (let i = 0; i < args.length; i++) {
 await mkdir(outdir, { recursive: true });
 await esbuild.build({
   absWorkingDir: here,
-  entryPoints: ['src/dashboard.ts', 'src/terminal.ts'],
+  entryPoints: ['src/dashboard.ts', 'src/terminal.ts', 'src/replay.ts'],
   bundle: true,
   minify: true,
   format: 'esm',

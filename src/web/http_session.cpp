@@ -7,6 +7,7 @@
 #include "web/embedded_assets.hpp"
 #include "web/execution_feed.hpp"
 #include "web/execution_summary.hpp"
+#include "web/recordings_api.hpp"
 #include "web/server_directory.hpp"
 #include "web/terminal_viewer.hpp"
 #include "web/web_context.hpp"
@@ -23,6 +24,9 @@ constexpr auto kAtCapacityTimeout = std::chrono::seconds(5);
 constexpr std::size_t kMaxHeaderBytes = 8 * 1024;
 constexpr std::size_t kMaxBodyBytes = 8 * 1024;
 constexpr std::string_view kAssetsPrefix = "/assets/";
+constexpr std::string_view kCastType = "application/x-asciicast";
+// The dashboard lists this many recordings, newest first.
+constexpr std::size_t kMaxListedRecordings = 200;
 
 bool starts_with(std::string_view text, std::string_view prefix) {
   return text.substr(0, prefix.size()) == prefix;
@@ -170,6 +174,12 @@ void HttpSession::handle(HttpRequest request) {
     }
     return send(serve_api(request, path));
   }
+  if (starts_with(path, wire::kRecordingsApiPath)) {
+    if (auto refused = context_->guard().check_secret(request)) {
+      return send(refusal(request, *refused));
+    }
+    return serve_recordings(request, path);
+  }
   send(serve_page(request, path));
 }
 
@@ -209,6 +219,9 @@ HttpSession::Response HttpSession::serve_page(const HttpRequest& request, const 
   } else if (starts_with(path, wire::kTerminalPagePrefix) &&
              plain_name(path.substr(wire::kTerminalPagePrefix.size()))) {
     name = "terminal.html";
+  } else if (starts_with(path, wire::kReplayPagePrefix) &&
+             plain_name(path.substr(wire::kReplayPagePrefix.size()))) {
+    name = "replay.html";
   } else if (starts_with(path, kAssetsPrefix) && plain_name(path.substr(kAssetsPrefix.size()))) {
     name = path.substr(kAssetsPrefix.size());
   }
@@ -235,6 +248,48 @@ HttpSession::Response HttpSession::serve_api(const HttpRequest& request, const s
   }
   return respond(request, http::status::ok, dump(execution_summary(*execution)) + "\n",
                  "application/json", true);
+}
+
+// The recordings of this state directory (also of executions whose record is
+// gone: they are what a person reviews afterwards), or one recording's file,
+// streamed from disk (one may be as large as AGENTTY_MAX_RECORDING_BYTES).
+void HttpSession::serve_recordings(const HttpRequest& request, const std::string& path) {
+  const auto& registry = context_->registry();
+  const auto& state_dir = registry.options().state_dir;
+  const auto dir = state_dir.empty() ? std::filesystem::path() : state_dir / "recordings";
+  auto rest = std::string_view(path).substr(wire::kRecordingsApiPath.size());
+  if (rest.empty() || rest == "/") {
+    auto list = dir.empty() ? nlohmann::json::array() : list_recordings(dir, kMaxListedRecordings);
+    for (auto& entry : list) {
+      const auto id = entry["id"].get<std::string>();
+      if (auto execution = registry.find(id)) {
+        entry["terminal_path"] = std::string(wire::kTerminalPagePrefix) + id;
+        entry["running"] = !execution->finished();
+      }
+    }
+    return send(respond(request, http::status::ok,
+                        dump(nlohmann::json{{"recordings", std::move(list)}}) + "\n",
+                        "application/json", true));
+  }
+  auto file =
+      rest.front() == '/' && !dir.empty() ? recording_file(dir, rest.substr(1)) : std::nullopt;
+  beast::error_code ec;
+  http::file_body::value_type body;
+  if (file) body.open(file->c_str(), beast::file_mode::scan, ec);
+  if (!file || ec) {
+    return send(respond(request, http::status::not_found, "no such recording\n",
+                        "text/plain; charset=utf-8", true));
+  }
+  if (request.method() == http::verb::head) {
+    auto response = respond(request, http::status::ok, "", kCastType, true);
+    response.content_length(body.size());
+    return send(std::move(response));
+  }
+  http::response<http::file_body> response{http::status::ok, request.version()};
+  decorate(response, request, kCastType, true);
+  response.body() = std::move(body);
+  response.prepare_payload();
+  send(std::move(response));
 }
 
 // The other servers' dashboard URLs carry their secrets: only for a holder of
@@ -283,6 +338,17 @@ HttpSession::Response HttpSession::respond(const HttpRequest& request, http::sta
                                            std::string body, std::string_view content_type,
                                            bool data) {
   Response response{status, request.version()};
+  decorate(response, request, content_type, data);
+  auto size = body.size();
+  if (request.method() != http::verb::head) response.body() = std::move(body);
+  response.prepare_payload();
+  if (request.method() == http::verb::head) response.content_length(size);
+  return response;
+}
+
+template <class Body>
+void HttpSession::decorate(http::response<Body>& response, const HttpRequest& request,
+                           std::string_view content_type, bool data) {
   response.set(http::field::server, "agentty");
   response.set(http::field::content_type, content_type);
   // The Host is only echoed into the CSP once the guard accepted it.
@@ -293,16 +359,12 @@ HttpSession::Response HttpSession::respond(const HttpRequest& request, http::sta
   add_security_headers(response, csp_host);
   response.set(http::field::cache_control, data ? "no-store" : "no-cache");
   response.keep_alive(request.keep_alive());
-  auto size = body.size();
-  if (request.method() != http::verb::head) response.body() = std::move(body);
-  response.prepare_payload();
-  if (request.method() == http::verb::head) response.content_length(size);
-  return response;
 }
 
-void HttpSession::send(Response response) {
+template <class Body>
+void HttpSession::send(http::response<Body> response) {
   bool keep_alive = response.keep_alive();
-  auto shared = std::make_shared<Response>(std::move(response));
+  auto shared = std::make_shared<http::response<Body>>(std::move(response));
   http::async_write(stream_, *shared,
                     [self = self(), shared, keep_alive](beast::error_code ec, std::size_t bytes) {
                       self->on_write(keep_alive, ec, bytes);

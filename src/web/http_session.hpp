@@ -9,7 +9,10 @@
 //   GET /                      dashboard page        (static, no secret)
 //   GET /t/<id>                terminal page         (static, no secret)
 //   GET /assets/<file>         JS and CSS            (static, no secret)
+//   GET /r/<id>                replay page           (static, no secret)
 //   GET /api/executions[/<id>] JSON                  (secret)
+//   GET /api/recordings        JSON, newest first    (secret)
+//   GET /api/recordings/<id>   the asciicast file    (secret)
 //   WS  /ws/dashboard          executions, live      (secret)
 //   WS  /ws/terminal/<id>      one terminal, live    (secret)
 //
@@ -56,11 +59,17 @@ class HttpSession : public Connection {
   Response serve_page(const HttpRequest& request, const std::string& path);
   Response serve_api(const HttpRequest& request, const std::string& path);
   Response serve_servers(const HttpRequest& request);
+  void serve_recordings(const HttpRequest& request, const std::string& path);
   Response refusal(const HttpRequest& request, const GuardRefusal& refusal);
   Response at_capacity(const HttpRequest& request);
   Response respond(const HttpRequest& request, boost::beast::http::status status, std::string body,
                    std::string_view content_type, bool data);
-  void send(Response response);
+  // Server, type, security and cache headers, as every answer has them.
+  template <class Body>
+  void decorate(boost::beast::http::response<Body>& response, const HttpRequest& request,
+                std::string_view content_type, bool data);
+  template <class Body>
+  void send(boost::beast::http::response<Body> response);
   void on_write(bool keep_alive, boost::beast::error_code ec, std::size_t bytes);
   void finish();
 

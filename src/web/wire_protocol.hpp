@@ -54,6 +54,10 @@ inline constexpr std::string_view kDashboardSocketPath = "/ws/dashboard";
 inline constexpr std::string_view kExecutionsApiPath = "/api/executions";
 // Every agentty server of this user on this machine (see ServerDirectory).
 inline constexpr std::string_view kServersApiPath = "/api/servers";
+// The asciicast recordings in the state directory (recordings_api.hpp), and
+// the page that replays one.
+inline constexpr std::string_view kRecordingsApiPath = "/api/recordings";
+inline constexpr std::string_view kReplayPagePrefix = "/r/";
 
 // Client -> server.
 inline constexpr std::string_view kMessageTakeOver = "take_over";

@@ -37,6 +37,8 @@ TEST(WireProtocol, TypeScriptMirrorAgreesWithTheHeader) {
       {"DASHBOARD_SOCKET_PATH", std::string(kDashboardSocketPath)},
       {"EXECUTIONS_API_PATH", std::string(kExecutionsApiPath)},
       {"SERVERS_API_PATH", std::string(kServersApiPath)},
+      {"RECORDINGS_API_PATH", std::string(kRecordingsApiPath)},
+      {"REPLAY_PAGE_PREFIX", std::string(kReplayPagePrefix)},
       {"MESSAGE_TAKE_OVER", std::string(kMessageTakeOver)},
       {"MESSAGE_RELEASE", std::string(kMessageRelease)},
       {"MESSAGE_RESIZE", std::string(kMessageResize)},

@@ -2,6 +2,7 @@
 // request (the agent asking a person to take over) is highlighted at the top.
 import "./dashboard.css";
 import * as P from "./protocol";
+import { startRecordingList } from "./recordings";
 import { startServerList } from "./servers";
 
 const byId = (id: string) => document.getElementById(id) as HTMLElement;
@@ -182,4 +183,7 @@ async function explainRefusal(): Promise<void> {
 setInterval(render, 1000);
 render();
 connect();
-if (token) startServerList(token);
+if (token) {
+  startServerList(token);
+  startRecordingList(token);
+}

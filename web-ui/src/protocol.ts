@@ -13,6 +13,8 @@ export const TERMINAL_SOCKET_PREFIX = "/ws/terminal/";
 export const DASHBOARD_SOCKET_PATH = "/ws/dashboard";
 export const EXECUTIONS_API_PATH = "/api/executions";
 export const SERVERS_API_PATH = "/api/servers";
+export const RECORDINGS_API_PATH = "/api/recordings";
+export const REPLAY_PAGE_PREFIX = "/r/";
 
 // Client -> server.
 export const MESSAGE_TAKE_OVER = "take_over";
@@ -121,6 +123,20 @@ export interface ServerEntry {
   port: number;
   dashboard_url: string; // carries that server's secret in the fragment
   self: boolean;
+}
+
+// One asciicast recording (GET RECORDINGS_API_PATH: { recordings: [...] },
+// newest first); GET RECORDINGS_API_PATH/<id> is the file itself.
+export interface RecordingEntry {
+  id: string;
+  title: string;
+  cols: number;
+  rows: number;
+  started_at: number; // ms since the epoch (0: unknown)
+  modified_at: number;
+  bytes: number;
+  terminal_path?: string; // while this server still has the execution's record
+  running?: boolean;
 }
 
 export type ServerMessage = ViewerState | Snapshot | Refused | Executions;

@@ -7,12 +7,12 @@
 // mixed in; unless it `keeps_history`: then the screen shows the previous
 // redraw, and the history and the scroll position stay); every other binary
 // frame is live output.
-import { Terminal } from "@xterm/xterm";
-import { FitAddon } from "@xterm/addon-fit";
 import "@xterm/xterm/css/xterm.css";
 import "./terminal.css";
 import * as P from "./protocol";
-import { useProgramWidths } from "./unicode_widths";
+import {
+  FONT_SIZE, bufferText, openXterm, setFontSize, shrinkFontToFit, viewportText,
+} from "./xterm_view";
 
 // Flow control (as ttyd's client does): bytes handed to term.write whose
 // callback has not fired yet. Above HIGH we ask the server to pause, below LOW
@@ -21,10 +21,6 @@ const HIGH_WATER_BYTES = 512 * 1024;
 const LOW_WATER_BYTES = 128 * 1024;
 const INPUT_CHUNK_BYTES = 16 * 1024;
 const RIS = new Uint8Array([0x1b, 0x63]);
-// A watcher's terminal has the PTY's size, not the window's: the font shrinks
-// (down to the minimum) until all of it fits, so the live edge stays in view.
-const FONT_SIZE = 14;
-const MIN_FONT_SIZE = 6;
 
 const READ_ONLY_HINT = "Read-only: press Take over to type into this terminal.";
 const heldByOtherHint = (holder: string | null | undefined) =>
@@ -41,20 +37,10 @@ const token = P.tokenFromFragment(location.hash);
 const holdingKey = `agentty-holding:${executionId}`;
 // The dashboard of the same server takes the same secret.
 (byId("all-executions") as HTMLAnchorElement).href = `/${location.hash}`;
+(byId("replay") as HTMLAnchorElement).href =
+  `${P.REPLAY_PAGE_PREFIX}${encodeURIComponent(executionId)}${location.hash}`;
 
-const term = new Terminal({
-  cursorBlink: true,
-  scrollback: 5000,
-  fontFamily: '"DejaVu Sans Mono", "Liberation Mono", monospace',
-  fontSize: FONT_SIZE,
-  disableStdin: true,
-  allowProposedApi: true, // term.unicode, for the program's character widths
-});
-useProgramWidths(term);
-const fit = new FitAddon();
-term.loadAddon(fit);
-term.open(byId("terminal"));
-swallowTerminalQueries(term);
+const { term, fit } = openXterm(byId("terminal"), { cursorBlink: true, scrollback: 5000 });
 
 let socket: WebSocket | null = null;
 let state: P.ViewerState | null = null;
@@ -77,25 +63,6 @@ const MAX_EARLY_INPUT_BYTES = 64 * 1024;
 // Shown once connected again, until the next takeover.
 let takeoverEnded = sessionStorage.getItem(holdingKey) ? TAKEOVER_ENDED : "";
 sessionStorage.removeItem(holdingKey);
-
-// libvterm on the server answers the program's terminal queries; xterm.js
-// must not answer too (two answers show up as garbage at the prompt).
-function swallowTerminalQueries(t: Terminal): void {
-  const swallow = () => true;
-  t.parser.registerCsiHandler({ final: "c" }, swallow); // DA1
-  t.parser.registerCsiHandler({ prefix: ">", final: "c" }, swallow); // DA2
-  t.parser.registerCsiHandler({ prefix: "=", final: "c" }, swallow); // DA3
-  t.parser.registerCsiHandler({ final: "n" }, swallow); // DSR, CPR
-  t.parser.registerCsiHandler({ prefix: "?", final: "n" }, swallow); // DEC DSR
-  t.parser.registerCsiHandler({ intermediates: "$", final: "p" }, swallow); // DECRQM
-  t.parser.registerCsiHandler({ prefix: "?", intermediates: "$", final: "p" }, swallow);
-  t.parser.registerCsiHandler({ prefix: ">", final: "q" }, swallow); // XTVERSION
-  t.parser.registerCsiHandler({ final: "t" }, swallow); // window reports
-  t.parser.registerDcsHandler({ intermediates: "$", final: "q" }, swallow); // DECRQSS
-  for (const osc of [4, 10, 11, 12]) {
-    t.parser.registerOscHandler(osc, (data) => data.split(";").includes("?"));
-  }
-}
 
 function send(message: P.ClientMessage): void {
   if (socket?.readyState === WebSocket.OPEN) socket.send(JSON.stringify(message));
@@ -134,26 +101,15 @@ function fitFont(cols: number, rows: number): void {
   const key = `${cols}x${rows} in ${window.innerWidth}x${window.innerHeight}`;
   if (key === fittedFontFor) return;
   fittedFontFor = key;
-  let size = FONT_SIZE;
-  for (;;) {
-    setFontSize(size);
-    const room = fit.proposeDimensions();
-    if (!room || (room.cols >= cols && room.rows >= rows) || size <= MIN_FONT_SIZE) return;
-    const scale = Math.min(room.cols / cols, room.rows / rows);
-    size = Math.max(MIN_FONT_SIZE, Math.min(size - 0.5, Math.floor(size * scale * 2) / 2));
-  }
-}
-
-function setFontSize(size: number): void {
-  if (term.options.fontSize !== size) term.options.fontSize = size;
+  shrinkFontToFit(term, fit, cols, rows);
 }
 
 // What fits the window at the normal font (the size a takeover asks for).
 function roomAtFullFont(): { cols: number; rows: number } | undefined {
   const size = term.options.fontSize;
-  setFontSize(FONT_SIZE);
+  setFontSize(term, FONT_SIZE);
   const room = fit.proposeDimensions();
-  setFontSize(size ?? FONT_SIZE);
+  setFontSize(term, size ?? FONT_SIZE);
   return room;
 }
 
@@ -161,7 +117,7 @@ function roomAtFullFont(): { cols: number; rows: number } | undefined {
 function fitAndReport(): void {
   if (!holding() || !state) return;
   fittedFontFor = "";
-  setFontSize(FONT_SIZE);
+  setFontSize(term, FONT_SIZE);
   fit.fit();
   if (term.cols !== state.cols || term.rows !== state.rows) {
     send({ type: P.MESSAGE_RESIZE, cols: term.cols, rows: term.rows });
@@ -420,20 +376,8 @@ function render(): void {
 (window as unknown as { __agentty: unknown }).__agentty = {
   term,
   state: () => state,
-  screenText: () => {
-    const buffer = term.buffer.active;
-    const lines: string[] = [];
-    for (let i = 0; i < buffer.length; i++) lines.push(buffer.getLine(i)?.translateToString(true) ?? "");
-    return lines.join("\n");
-  },
-  viewportText: () => {
-    const buffer = term.buffer.active;
-    const lines: string[] = [];
-    for (let i = 0; i < term.rows; i++) {
-      lines.push(buffer.getLine(buffer.viewportY + i)?.translateToString(true) ?? "");
-    }
-    return lines.join("\n");
-  },
+  screenText: () => bufferText(term),
+  viewportText: () => viewportText(term),
 };
 
 render();

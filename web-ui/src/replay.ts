@@ -1,0 +1,202 @@
+// The replay page: one execution's asciicast v2 recording (what the
+// recordings API serves from STATE_DIR/recordings), played back in xterm.js
+// at its own pace or faster. Pauses longer than IDLE_LIMIT_S are shortened
+// (as asciinema's --idle-time-limit does); End shows the last screen at once.
+import "@xterm/xterm/css/xterm.css";
+import "./replay.css";
+import * as P from "./protocol";
+import { formatBytes } from "./recordings";
+import { bufferText, openXterm, shrinkFontToFit, viewportText } from "./xterm_view";
+
+const IDLE_LIMIT_S = 2;
+// A tab holding more than this as text (and as xterm's input) gets slow.
+const MAX_REPLAY_BYTES = 64 * 1024 * 1024;
+const TICK_MS = 50;
+
+// An event on the replay's clock (seconds, with long pauses shortened).
+interface ReplayEvent {
+  at: number;
+  kind: string; // "o" output, "r" resize (COLSxROWS), "m" marker, "i" input
+  data: string;
+}
+
+const byId = (id: string) => document.getElementById(id) as HTMLElement;
+const recordingId = decodeURIComponent(location.pathname.slice(P.REPLAY_PAGE_PREFIX.length));
+const token = P.tokenFromFragment(location.hash);
+(byId("all-executions") as HTMLAnchorElement).href = `/${location.hash}`;
+
+const { term, fit } = openXterm(byId("terminal"), { cursorBlink: false, scrollback: 10000 });
+const playButton = byId("play") as HTMLButtonElement;
+const speedSelect = byId("speed") as HTMLSelectElement;
+
+let size = { cols: 80, rows: 24 };
+let events: ReplayEvent[] = [];
+let next = 0;
+let clock = 0;
+let playing = false;
+let lastTick = 0;
+let timer: number | undefined;
+
+function showMessage(text: string): void {
+  const element = byId("message");
+  element.textContent = text;
+  element.hidden = text === "";
+}
+
+// Lines that do not parse (a recording cut at its size limit ends mid-line)
+// are skipped.
+function parse(text: string): void {
+  const lines = text.split("\n");
+  const header = JSON.parse(lines[0]) as { width?: number; height?: number; title?: string };
+  size = { cols: header.width ?? 80, rows: header.height ?? 24 };
+  byId("title").textContent = header.title || recordingId;
+  document.title = `${header.title || recordingId} - agentty replay`;
+  let recorded = 0;
+  let at = 0;
+  for (const line of lines.slice(1)) {
+    if (!line) continue;
+    try {
+      const [time, kind, data] = JSON.parse(line) as [number, string, string];
+      if (typeof time !== "number" || typeof kind !== "string" || typeof data !== "string") continue;
+      at += Math.min(Math.max(time - recorded, 0), IDLE_LIMIT_S);
+      recorded = time;
+      events.push({ at, kind, data });
+    } catch {
+      continue;
+    }
+  }
+}
+
+function resize(cols: number, rows: number): void {
+  if (cols > 0 && rows > 0 && (term.cols !== cols || term.rows !== rows)) term.resize(cols, rows);
+  shrinkFontToFit(term, fit, cols, rows);
+}
+
+function apply(event: ReplayEvent, output: string[]): void {
+  if (event.kind === "o") {
+    output.push(event.data);
+  } else if (event.kind === "r") {
+    term.write(output.splice(0).join(""));
+    const [cols, rows] = event.data.split("x").map(Number);
+    resize(cols, rows);
+  } else if (event.kind === "m") {
+    byId("marker").textContent = event.data;
+  }
+}
+
+function clockText(seconds: number): string {
+  const s = Math.floor(seconds);
+  return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
+}
+
+function showTime(): void {
+  const total = events.length ? events[events.length - 1].at : 0;
+  byId("time").textContent = `${clockText(Math.min(clock, total))} / ${clockText(total)}`;
+}
+
+// Writes every event due by now, then waits for the next one.
+function tick(): void {
+  timer = undefined;
+  const now = performance.now();
+  if (playing) clock += ((now - lastTick) / 1000) * Number(speedSelect.value);
+  lastTick = now;
+  const output: string[] = [];
+  while (next < events.length && events[next].at <= clock) apply(events[next++], output);
+  if (output.length) term.write(output.join(""));
+  showTime();
+  if (next >= events.length) return finished();
+  if (playing) timer = window.setTimeout(tick, TICK_MS);
+}
+
+function finished(): void {
+  playing = false;
+  playButton.textContent = "Play";
+  // Once xterm has parsed what was written (it parses in later tasks).
+  term.write("", () => {
+    if (next >= events.length) document.body.dataset.finished = "yes";
+  });
+}
+
+function play(): void {
+  if (next >= events.length) restart();
+  playing = true;
+  playButton.textContent = "Pause";
+  document.body.dataset.finished = "no";
+  lastTick = performance.now();
+  if (timer === undefined) tick();
+}
+
+function pause(): void {
+  playing = false;
+  playButton.textContent = "Play";
+  if (timer !== undefined) window.clearTimeout(timer);
+  timer = undefined;
+}
+
+function restart(): void {
+  pause();
+  term.reset();
+  resize(size.cols, size.rows);
+  byId("marker").textContent = "";
+  next = 0;
+  clock = 0;
+  showTime();
+}
+
+function toEnd(): void {
+  pause();
+  clock = events.length ? events[events.length - 1].at : 0;
+  tick();
+}
+
+async function load(): Promise<void> {
+  const path = `${P.RECORDINGS_API_PATH}/${encodeURIComponent(recordingId)}`;
+  let response: Response;
+  try {
+    response = await fetch(path, { headers: { [P.TOKEN_HEADER]: token }, cache: "no-store" });
+  } catch {
+    document.body.dataset.loaded = "error";
+    return showMessage(`Cannot load the recording: agentty is not running at ${location.host}.`);
+  }
+  if (!response.ok) {
+    document.body.dataset.loaded = "error";
+    return showMessage(
+      `No recording ${recordingId} here: recordings keep the newest AGENTTY_MAX_RECORDINGS ` +
+        "(500), it may be from another state directory, or this link lacks the server's " +
+        "secret (#token=...): open it from the dashboard.",
+    );
+  }
+  const bytes = Number(response.headers.get("content-length") ?? 0);
+  if (bytes > MAX_REPLAY_BYTES) {
+    document.body.dataset.loaded = "error";
+    return showMessage(
+      `This recording is ${formatBytes(bytes)}, too big to replay in a browser tab; it is ` +
+        `recordings/${recordingId}.cast in the server's state directory (asciicast v2: ` +
+        "`asciinema play` plays it).",
+    );
+  }
+  parse(await response.text());
+  document.body.dataset.loaded = "yes";
+  restart();
+  play();
+}
+
+playButton.addEventListener("click", () => (playing ? pause() : play()));
+byId("restart").addEventListener("click", () => {
+  restart();
+  play();
+});
+byId("end").addEventListener("click", toEnd);
+speedSelect.addEventListener("change", () => {
+  lastTick = performance.now();
+});
+window.addEventListener("resize", () => shrinkFontToFit(term, fit, term.cols, term.rows));
+
+(window as unknown as { __agentty: unknown }).__agentty = {
+  term,
+  screenText: () => bufferText(term),
+  viewportText: () => viewportText(term),
+  events: () => events.length,
+};
+
+void load();
