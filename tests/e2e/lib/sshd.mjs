@@ -122,6 +122,33 @@ function sshdConfig(dir, { passwordAuth, keyboardInteractive, usePam, maxSession
   ].join('\n');
 }
 
+// sshd on `port`, once it says it listens; rejects with its log if it exits.
+// setpriv (util-linux) execs sshd with a parent-death signal: a test run
+// that is killed takes its sshd with it instead of leaving it listening.
+async function launchSshd(dir, port) {
+  const sshdArgs = ['-f', `${dir}/sshd_config`, '-D', '-e', '-p', String(port)];
+  const child = spawn('/usr/bin/setpriv', ['--pdeathsig', 'TERM', '/usr/sbin/sshd', ...sshdArgs], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  const log = { text: '' };
+  await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`sshd did not start listening:\n${log.text}`)), 30000);
+    child.stderr.on('data', (chunk) => {
+      log.text += chunk;
+      if (log.text.includes('Server listening on')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`sshd exited (${code}):\n${log.text}`));
+    });
+  });
+  child.removeAllListeners('exit');
+  return { child, log };
+}
+
 // `maxSessions`: channels sshd allows per connection (OpenSSH's default is 10);
 // `maxStartups`: connections it takes at once before they have logged in.
 export async function startSshd({
@@ -139,39 +166,24 @@ export async function startSshd({
   copyFileSync(`${dir}/client.pub`, `${dir}/authorized_keys`);
   chmodSync(`${dir}/authorized_keys`, 0o644);
   writeFileSync(`${dir}/ssh_config`, '');
-  const port = await freePort();
   writeFileSync(`${dir}/sshd_config`, sshdConfig(dir, { passwordAuth, keyboardInteractive, usePam, maxSessions, maxStartups }));
   const hostKey = readFileSync(`${dir}/hostkey.pub`, 'utf8');
-  writeFileSync(`${dir}/known_hosts`, `[127.0.0.1]:${port} ${hostKey}`);
-
-  // setpriv (util-linux) execs sshd with a parent-death signal: a test run
-  // that is killed takes its sshd with it instead of leaving it listening.
-  const sshdArgs = ['-f', `${dir}/sshd_config`, '-D', '-e', '-p', String(port)];
-  const child = spawn('/usr/bin/setpriv', ['--pdeathsig', 'TERM', '/usr/sbin/sshd', ...sshdArgs], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let log = '';
-  const listening = new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`sshd did not start listening:\n${log}`)), 30000);
-    child.stderr.on('data', (chunk) => {
-      log += chunk;
-      if (log.includes('Server listening on')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`sshd exited (${code}):\n${log}`));
-    });
-  });
-  try {
-    await listening;
-  } catch (error) {
-    rmSync(dir, { recursive: true, force: true });
-    throw error;
+  // freePort closes its port before sshd binds it: another process can take
+  // it meanwhile, and sshd then exits. A few ports are tried.
+  let started;
+  for (let attempt = 1; !started; attempt++) {
+    const port = await freePort();
+    writeFileSync(`${dir}/known_hosts`, `[127.0.0.1]:${port} ${hostKey}`);
+    try {
+      started = { port, ...(await launchSshd(dir, port)) };
+    } catch (error) {
+      if (attempt < 5 && /Address already in use|Cannot bind/.test(error.message)) continue;
+      rmSync(dir, { recursive: true, force: true });
+      throw error;
+    }
   }
-  child.removeAllListeners('exit');
+  const { port, child } = started;
+  const log = () => started.log.text;
 
   const fingerprint = execFileSync('ssh-keygen', ['-l', '-E', 'sha256', '-f', `${dir}/hostkey.pub`], { encoding: 'utf8' })
     .match(/SHA256:\S+/)[0];
@@ -185,7 +197,7 @@ export async function startSshd({
     knownHosts: `${dir}/known_hosts`,
     sshConfig: `${dir}/ssh_config`,
     fingerprint,
-    log: () => log,
+    log,
     // An ssh config naming `identity` for every host, in a file of its own.
     writeConfig(identity, name = 'ssh_config') {
       const file = `${dir}/${name}`;
