@@ -165,6 +165,13 @@ export function atCapacityMessage(host: string): string {
     "dashboards, agentty attach). Close some of them; retrying…";
 }
 
+// GET `path` with the secret, as JSON; throws unless the answer is 2xx.
+export async function getJson<T>(path: string, token: string): Promise<T> {
+  const response = await fetch(path, { headers: { [TOKEN_HEADER]: token }, cache: "no-store" });
+  if (!response.ok) throw new Error(`HTTP ${response.status}`);
+  return (await response.json()) as T;
+}
+
 // The HTTP status of GET `path` with the secret; 0 when nothing answers (the
 // server is down). A failed WebSocket says nothing about why: this does.
 export async function apiStatus(path: string, token: string): Promise<number> {

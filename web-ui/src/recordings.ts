@@ -48,12 +48,7 @@ function render(recordings: P.RecordingEntry[], token: string): void {
 
 async function poll(token: string): Promise<void> {
   try {
-    const response = await fetch(P.RECORDINGS_API_PATH, {
-      headers: { [P.TOKEN_HEADER]: token },
-      cache: "no-store",
-    });
-    if (!response.ok) throw new Error(`HTTP ${response.status}`);
-    const list = (await response.json()) as { recordings: P.RecordingEntry[] };
+    const list = await P.getJson<{ recordings: P.RecordingEntry[] }>(P.RECORDINGS_API_PATH, token);
     const view = JSON.stringify(list.recordings);
     if (view !== lastView) {
       lastView = view;

@@ -50,12 +50,7 @@ function showMessage(text: string): void {
 
 async function poll(token: string): Promise<void> {
   try {
-    const response = await fetch(P.SERVERS_API_PATH, {
-      headers: { [P.TOKEN_HEADER]: token },
-      cache: "no-store",
-    });
-    if (!response.ok) throw new Error(`HTTP ${response.status}`);
-    const list = (await response.json()) as { servers: P.ServerEntry[] };
+    const list = await P.getJson<{ servers: P.ServerEntry[] }>(P.SERVERS_API_PATH, token);
     const view = JSON.stringify(list.servers);
     if (view !== lastView) {
       lastView = view;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "mcp/tool.hpp"
+#include "mcp/tools/common.hpp"
 #include "session/shell_integration.hpp"
 
 namespace agentty::mcp::tools {
@@ -15,6 +16,16 @@ boost::asio::awaitable<ToolResult> session_action(ToolContext& ctx, session::Exe
 // boundaries, command_running, prompt_ready, command_exit_code; with
 // `command_exit` and a live shell whose last command ended, also exit_code.
 json session_fields(session::Execution& execution, bool command_exit = false);
+// The command's output (session_answer.cpp), then what the shell printed
+// before its next prompt (a prompt hook's message, a job notice): both are
+// what a person sees. Moves the cursor past what it returns.
+json command_output(session::Execution& execution, const session::ShellCommand& command,
+                    const ReadRequest& request);
+// A line typed into a program (a REPL, a nested shell) that ended it: the
+// program's output since the last answer (the line's echo first) and its
+// exit code, from the shell's marked prompt.
+json program_ended_answer(session::Execution& execution, const session::ShellCommand& program,
+                          const ReadRequest& request);
 // A refusal to act on a session, with its session fields.
 ToolResult session_refusal(session::Execution& execution, const ToolContext& ctx,
                            std::string message);

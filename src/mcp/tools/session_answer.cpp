@@ -1,0 +1,114 @@
+// The answer of execute(session=) once the typed line's command ended: its
+// output between the shell's marks (capped, with its tail), or, for a line
+// that ended the program it was typed into, that program's output and exit.
+#include <algorithm>
+#include <utility>
+
+#include "mcp/tools/common.hpp"
+#include "mcp/tools/session_execute.hpp"
+#include "session/text_view.hpp"
+
+namespace agentty::mcp::tools {
+
+// The command's output, then what the shell printed before its next prompt
+// (a prompt hook's message, a job notice): both are what a person sees.
+json command_output(session::Execution& execution, const session::ShellCommand& command,
+                    const ReadRequest& request) {
+  auto& log = execution.log();
+  json out;
+  std::string bytes;
+  std::uint64_t next = command.output_end;
+  bool capped = false;
+  // The command's start may be gone (past the spool cap, a spool that could
+  // not be written): the answer then starts where the log does, and says so.
+  const std::uint64_t begin =
+      std::min(std::max(command.output_begin, log.first_retained_seq()), command.output_end);
+  const bool evicted = begin > command.output_begin;
+  // Too long for one page: its start, and its last lines (errors, a summary).
+  auto tail = output_tail(log, begin, command.output_end, request.max_bytes);
+  if (command.output_end - begin <= request.max_bytes) {
+    bytes = log.copy_range(begin, command.output_end);
+  } else {
+    auto page = log.read(begin, request.max_bytes - (tail ? tail->bytes.size() : std::size_t{0}));
+    bytes = std::move(page.bytes);
+    next = page.next_seq;
+    capped = true;
+    if (tail && next > tail->start_seq) tail.reset();  // one sequence longer than the page
+  }
+  std::string after;
+  if (!capped && command.after_end > command.after_begin) {
+    after = log.copy_range(command.after_begin, command.after_end);
+    if (bytes.size() + after.size() > request.max_bytes) {
+      after.clear();
+      next = command.after_begin;  // the next read starts with it
+      capped = true;
+    } else {
+      next = command.after_end;
+    }
+  }
+  out["output"] = request.raw ? bytes + after
+                              : session::to_text(bytes, log.charsets_at(begin)) +
+                                    session::to_text(after, log.charsets_at(command.after_begin));
+  // Text longer than its bytes (binary output, line drawing): a shorter page that fits the cap.
+  const std::size_t limit = request.max_bytes - (tail ? tail->bytes.size() : std::size_t{0});
+  if (!request.raw && out["output"].get_ref<const std::string&>().size() > limit) {
+    auto [page, text] = fitted_page(
+        [&](std::size_t budget) {
+          auto part = log.read(begin, std::min<std::uint64_t>(budget, command.output_end - begin));
+          auto part_text = session::to_text(part.bytes, log.charsets_at(begin));
+          return std::pair{std::move(part), std::move(part_text)};
+        },
+        limit, limit);
+    out["output"] = std::move(text);
+    next = page.next_seq;
+    capped = true;
+    if (tail && next > tail->start_seq) tail.reset();
+  }
+  out["start_seq"] = begin;
+  out["next_seq"] = next;
+  out["latest_seq"] = log.latest_seq();
+  out["capped"] = capped;
+  out["evicted"] = evicted;
+  add_spool_notes(out, log);
+  std::string hint;
+  if (evicted) {
+    const auto cause = eviction_cause(log);
+    hint = "The command's output from byte " + std::to_string(command.output_begin) + " to byte " +
+           std::to_string(begin) + " is gone for good (" + cause.reason +
+           "); output starts after it. " + cause.fix + " ";
+  }
+  if (tail) {
+    hint += add_output_tail(out, execution, request, *tail, next);
+  } else if (capped) {
+    hint += "The command's output is longer than max_output_bytes; read with execution_id=\"" +
+            execution.id() + "\" and since_seq=" + std::to_string(next) +
+            " for the rest (it ends at byte " + std::to_string(command.output_end) + ").";
+  }
+  if (!hint.empty()) out["hint"] = hint;
+  execution.advance_cursor(capped ? next : std::max(command.prompt_end, command.output_end));
+  return out;
+}
+
+// A line typed into a program (a REPL, a nested shell) that ended it: the
+// program's output since the last answer (the line's echo first) and its
+// exit code, from the shell's marked prompt.
+json program_ended_answer(session::Execution& execution, const session::ShellCommand& program,
+                          const ReadRequest& request) {
+  auto rest = program;
+  rest.output_begin =
+      std::min(std::max(execution.cursor(), program.output_begin), program.output_end);
+  rest.prompt_end = execution.shell()->last_prompt_end();  // the cursor goes past the prompt
+  json result = command_output(execution, rest, request);
+  result["status"] = "completed";
+  result["exit_code"] = *program.exit_code;
+  result["command_exit_code"] = *program.exit_code;
+  result["boundaries"] = "exact";
+  result["message"] = "The line ended the program it was typed into (" +
+                      execution.redacted(program.text) + ", exit code " +
+                      std::to_string(*program.exit_code) +
+                      "); the session is back at its shell prompt. output starts with the "
+                      "line's echo.";
+  return result;
+}
+
+}  // namespace agentty::mcp::tools
