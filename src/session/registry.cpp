@@ -20,7 +20,7 @@ namespace agentty::session {
 Registry::Registry(boost::asio::io_context& io, RegistryOptions options)
     : io_(io),
       options_(std::move(options)),
-      recording_retention_(options_.state_dir / "recordings", options_.recordings),
+      recording_retention_(recordings_dir(), options_.recordings),
       launcher_(io, options_.spare_terminal),
       prune_timer_(io) {
   spool_budget_ = std::make_shared<SpoolBudget>(SpoolBudget{this});
@@ -183,7 +183,7 @@ boost::asio::awaitable<Expected<std::shared_ptr<Execution>>> Registry::start(Exe
 
 void Registry::attach_recorder(Execution& execution) {
   if (!options_.record || options_.state_dir.empty()) return;
-  auto dir = options_.state_dir / "recordings";
+  auto dir = recordings_dir();
   if (!recordings_dir_made_) {  // once: a stat per start shows in execute's latency
     auto made = ensure_private_dir(dir);
     recordings_dir_made_ = made.ok();
@@ -219,6 +219,10 @@ void Registry::attach_recorder(Execution& execution) {
   }
   recording_retention_.track_size(recorder.value()->size_counter());
   execution.set_recorder(std::move(recorder).value());
+}
+
+std::filesystem::path Registry::recordings_dir() const {
+  return options_.state_dir.empty() ? std::filesystem::path() : options_.state_dir / "recordings";
 }
 
 std::shared_ptr<Execution> Registry::find(const std::string& id) const {

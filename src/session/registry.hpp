@@ -112,6 +112,8 @@ class Registry {
 
   boost::asio::io_context& io() { return io_; }
   const RegistryOptions& options() const { return options_; }
+  // Where the asciicast recordings go (state_dir/recordings); empty without a state dir.
+  std::filesystem::path recordings_dir() const;
   void set_ssh_pool(std::shared_ptr<pty::SshConnectionPool> pool) { ssh_pool_ = std::move(pool); }
 
  private:

@@ -255,8 +255,7 @@ HttpSession::Response HttpSession::serve_api(const HttpRequest& request, const s
 // streamed from disk (one may be as large as AGENTTY_MAX_RECORDING_BYTES).
 void HttpSession::serve_recordings(const HttpRequest& request, const std::string& path) {
   const auto& registry = context_->registry();
-  const auto& state_dir = registry.options().state_dir;
-  const auto dir = state_dir.empty() ? std::filesystem::path() : state_dir / "recordings";
+  const auto dir = registry.recordings_dir();
   auto rest = std::string_view(path).substr(wire::kRecordingsApiPath.size());
   if (rest.empty() || rest == "/") {
     auto list = dir.empty() ? nlohmann::json::array() : list_recordings(dir, kMaxListedRecordings);
