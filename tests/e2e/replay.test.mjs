@@ -89,6 +89,44 @@ test('the replay page plays a recording to its end, with long pauses shortened, 
   await context.close();
 });
 
+test('the seek bar jumps forward and back to any moment; a paused replay stays paused', async () => {
+  const r = await run("printf 'first line\\n'; sleep 2; printf 'second line\\n'; sleep 2; printf 'third line\\n'");
+  const context = await browser.newContext();
+  const { page, problems } = await openReplay(context, r.execution_id);
+  await page.waitForSelector('body[data-loaded="yes"]', { timeout: 15000 });
+  // Paused (in one task of the page, so no tick runs between the look and the click).
+  await page.evaluate(() => {
+    const play = document.getElementById('play');
+    if (play.textContent === 'Pause') play.click();
+  });
+  assert.equal(await page.locator('#play').innerText(), 'Play');
+  assert.equal(Number(await page.locator('#seek').getAttribute('max')) > 3.9, true);
+  const seek = (seconds) => page.evaluate((value) => {
+    const bar = document.getElementById('seek');
+    bar.value = String(value);
+    bar.dispatchEvent(new Event('input'));
+    bar.dispatchEvent(new Event('change'));
+  }, seconds);
+  const shown = () => page.evaluate(() => window.__agentty.screenText());
+
+  await seek(3);  // between the second and the third line
+  await page.waitForFunction(() => window.__agentty.screenText().includes('second line'), null, { timeout: 15000 });
+  assert.doesNotMatch(await shown(), /third line/);
+  assert.match(await page.locator('#time').innerText(), /^0:03 \/ 0:04$/);
+
+  await seek(1);  // back: only the first line was there then
+  await page.waitForFunction(() => !window.__agentty.screenText().includes('second line'), null, { timeout: 15000 });
+  assert.match(await shown(), /first line/);
+  assert.equal(await page.locator('#play').innerText(), 'Play', 'a seek does not start playback');
+  assert.equal(await page.evaluate(() => document.body.dataset.finished), 'no');
+
+  await seek(4.5);  // past the end: the last screen, finished
+  await page.waitForSelector('body[data-finished="yes"]', { timeout: 15000 });
+  assert.match(await shown(), /first line\n(.*\n)*second line\n(.*\n)*third line/);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
 test('the dashboard lists recordings, each a link to its replay; the terminal page links its own', async () => {
   const r = await run("printf 'listed on the dashboard\\n'");
   const context = await browser.newContext();

@@ -1,7 +1,9 @@
 // The replay page: one execution's asciicast v2 recording (what the
 // recordings API serves from STATE_DIR/recordings), played back in xterm.js
 // at its own pace or faster. Pauses longer than IDLE_LIMIT_S are shortened
-// (as asciinema's --idle-time-limit does); End shows the last screen at once.
+// (as asciinema's --idle-time-limit does); End shows the last screen at once,
+// and the seek bar jumps to any moment (back: from the start again at once,
+// as a terminal cannot be unwound).
 import "@xterm/xterm/css/xterm.css";
 import "./replay.css";
 import * as P from "./protocol";
@@ -28,6 +30,7 @@ const token = P.tokenFromFragment(location.hash);
 const { term, fit } = openXterm(byId("terminal"), { cursorBlink: false, scrollback: 10000 });
 const playButton = byId("play") as HTMLButtonElement;
 const speedSelect = byId("speed") as HTMLSelectElement;
+const seekBar = byId("seek") as HTMLInputElement;
 
 let size = { cols: 80, rows: 24 };
 let events: ReplayEvent[] = [];
@@ -36,6 +39,8 @@ let clock = 0;
 let playing = false;
 let lastTick = 0;
 let timer: number | undefined;
+// The seek bar is being dragged: playback does not move it under the pointer.
+let dragging = false;
 
 function showMessage(text: string): void {
   const element = byId("message");
@@ -89,9 +94,15 @@ function clockText(seconds: number): string {
   return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
 }
 
-function showTime(): void {
-  const total = events.length ? events[events.length - 1].at : 0;
-  byId("time").textContent = `${clockText(Math.min(clock, total))} / ${clockText(total)}`;
+function totalSeconds(): number {
+  return events.length ? events[events.length - 1].at : 0;
+}
+
+function showTime(at = clock): void {
+  const total = totalSeconds();
+  byId("time").textContent = `${clockText(Math.min(at, total))} / ${clockText(total)}`;
+  seekBar.max = String(total);
+  if (!dragging) seekBar.value = String(Math.min(at, total));
 }
 
 // Writes every event due by now, then waits for the next one.
@@ -138,15 +149,25 @@ function restart(): void {
   term.reset();
   resize(size.cols, size.rows);
   byId("marker").textContent = "";
+  document.body.dataset.finished = "no";
   next = 0;
   clock = 0;
   showTime();
 }
 
 function toEnd(): void {
-  pause();
-  clock = events.length ? events[events.length - 1].at : 0;
+  seekTo(totalSeconds());
+}
+
+// Shows the screen as it was `seconds` into the replay, playing on from
+// there if it was playing.
+function seekTo(seconds: number): void {
+  const wasPlaying = playing;
+  if (seconds < clock) restart();
+  else pause();
+  clock = Math.min(Math.max(seconds, 0), totalSeconds());
   tick();
+  if (wasPlaying && next < events.length) play();
 }
 
 async function load(): Promise<void> {
@@ -187,6 +208,14 @@ byId("restart").addEventListener("click", () => {
   play();
 });
 byId("end").addEventListener("click", toEnd);
+seekBar.addEventListener("input", () => {
+  dragging = true;
+  showTime(Number(seekBar.value));
+});
+seekBar.addEventListener("change", () => {
+  dragging = false;
+  seekTo(Number(seekBar.value));
+});
 speedSelect.addEventListener("change", () => {
   lastTick = performance.now();
 });
