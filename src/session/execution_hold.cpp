@@ -42,14 +42,14 @@ Expected<void> Execution::release(const std::string& who) {
 
 void Execution::request_handoff(std::string reason) {
   handoff_reason_ = std::move(reason);
-  if (recorder_) recorder_->marker("handoff requested: " + *handoff_reason_);
+  if (recorder_) recorder_->marker("handoff requested: " + redacted(*handoff_reason_));
   state_changed();
 }
 
 void Execution::hold_for_login(std::string reason) {
   login_hold_ = true;
   handoff_reason_ = std::move(reason);
-  if (recorder_) recorder_->marker("handoff: " + *handoff_reason_);
+  if (recorder_) recorder_->marker("handoff: " + redacted(*handoff_reason_));
   state_changed();
 }
 

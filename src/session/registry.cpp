@@ -208,8 +208,10 @@ void Registry::attach_recorder(Execution& execution) {
   recording.path = dir / (execution.id() + ".cast");
   recording.cols = execution.spec().size.cols;
   recording.rows = execution.spec().size.rows;
-  recording.title = execution.spec().command_text.substr(0, 200);
+  // Redacted before the cut: a secret the cut splits would no longer match.
+  recording.title = execution.spec().command_text;
   if (options_.secrets) recording.title = options_.secrets->redact(recording.title);
+  recording.title.resize(std::min<std::size_t>(recording.title.size(), 200));
   recording.max_bytes = std::min(recording.max_bytes, options_.recordings.max_bytes);
   auto recorder = Recorder::open(recording);
   if (!recorder) {

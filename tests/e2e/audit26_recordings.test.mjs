@@ -1,0 +1,93 @@
+// Audit 26: recordings and replay as a demanding operator uses them. What
+// the recording keeps out (secrets in its title and markers), what the replay
+// page does with a recording it cannot read, and that a replay shows what the
+// live terminal showed. The real binary through the MCP SDK client; the
+// replay page in Debian's chromium through playwright-core.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { readFileSync, readdirSync, readlinkSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { startAgentty } from './lib/mcp-client.mjs';
+import { TOKEN, launchBrowser, watchPage, parseUrl, eventually } from './lib/web-helpers.mjs';
+
+const SECRET = `s26${randomBytes(12).toString('hex')}`;
+
+let agent;
+let browser;
+let origin;
+
+before(async () => {
+  agent = await startAgentty({
+    env: { AGENTTY_WEB_TOKEN: TOKEN, AGENTTY_REDACT_ENV_REGEX: '^AUDIT26_SECRET$', AUDIT26_SECRET: SECRET },
+  });
+  browser = await launchBrowser();
+  const r = await agent.call('execute', { command: 'true', side_effects: ['NONE'] });
+  origin = parseUrl(r.terminal_url).origin;
+});
+
+after(async () => {
+  await browser?.close();
+  await agent?.client.close();
+});
+
+const recordingsDir = () => path.join(agent.stateDir, 'recordings');
+const castOf = (id) => readFileSync(path.join(recordingsDir(), `${id}.cast`), 'utf8');
+
+async function run(command) {
+  const r = await agent.call('execute', { command, side_effects: ['NONE'] });
+  assert.equal(r.status, 'completed', JSON.stringify(r));
+  return r;
+}
+
+async function openReplay(id) {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const problems = watchPage(page);
+  await page.setViewportSize({ width: 1100, height: 700 });
+  await page.goto(`${origin}/r/${id}#token=${TOKEN}`);
+  return { context, page, problems };
+}
+
+test('a secret in the command is kept out of the recording title also where the title is cut', async () => {
+  // The title keeps the command's first 200 bytes: the secret straddles that
+  // cut, its first 11 characters inside.
+  const command = `: ${'x'.repeat(186)} ${SECRET}; true`;
+  const r = await run(command);
+  const header = JSON.parse(castOf(r.execution_id).split('\n')[0]);
+  assert.ok(!header.title.includes(SECRET.slice(0, 10)), header.title);
+  assert.ok(!castOf(r.execution_id).includes(SECRET.slice(0, 10)));
+});
+
+test('a secret in a handoff reason is kept out of the recording', async () => {
+  const r = await agent.call('execute', { command: 'sleep 30', side_effects: ['NONE'], yield_ms: 0 });
+  assert.equal(r.isError, false, r.error);
+  const asked = await agent.call('handoff', { execution_id: r.execution_id, reason: `type ${SECRET} at the prompt` });
+  assert.equal(asked.isError, false, asked.error);
+  await agent.call('stop', { execution_id: r.execution_id, signal: 'SIGKILL' });
+  const cast = castOf(r.execution_id);
+  assert.ok(!cast.includes(SECRET), cast);
+  assert.match(cast, /handoff requested: type \[REDACTED:AUDIT26_SECRET\] at the prompt/);
+});
+
+test('a password typed with write at a prompt that does not echo is not recorded', async () => {
+  const r = await agent.call('execute', {
+    command: "read -rs -p 'Password: ' pw; echo; echo \"got ${#pw} characters\"", side_effects: ['NONE'], yield_ms: 500,
+  });
+  assert.equal(r.isError, false, r.error);
+  const typed = await agent.call('write', { execution_id: r.execution_id, input: 'typed-pass-26', newline: true });
+  assert.equal(typed.isError, false, typed.error);
+  const done = await agent.call('wait', { execution_id: r.execution_id, until: 'exit', timeout_ms: 30000 });
+  assert.equal(done.isError, false, done.error);
+  const cast = castOf(r.execution_id);
+  assert.match(cast, /got 13 characters/);
+  assert.ok(!cast.includes('typed-pass'), cast);
+  assert.match(cast, /"i", "\[hidden input\]"/);
+});
+
+test('recordings are private: the directory 0700, each file 0600', async () => {
+  const r = await run('true');
+  assert.equal(statSync(recordingsDir()).mode & 0o777, 0o700);
+  assert.equal(statSync(path.join(recordingsDir(), `${r.execution_id}.cast`)).mode & 0o777, 0o600);
+});
