@@ -91,3 +91,46 @@ test('recordings are private: the directory 0700, each file 0600', async () => {
   assert.equal(statSync(recordingsDir()).mode & 0o777, 0o700);
   assert.equal(statSync(path.join(recordingsDir(), `${r.execution_id}.cast`)).mode & 0o777, 0o600);
 });
+
+test('the replay page says what is wrong with a recording it cannot read instead of staying blank', async () => {
+  const broken = {
+    audit26empty: '',
+    audit26cut: '{"version": 2, "width": 80, "hei',
+    audit26notjson: 'this is not asciicast\n[0.1, "o", "x"]\n',
+  };
+  for (const [id, text] of Object.entries(broken)) {
+    writeFileSync(path.join(recordingsDir(), `${id}.cast`), text, { mode: 0o600 });
+    const { context, page, problems } = await openReplay(id);
+    await page.waitForSelector('body[data-loaded="error"]', { timeout: 15000 });
+    assert.match(await page.locator('#message').innerText(), /not an asciicast v2 recording/, id);
+    assert.deepEqual(problems, [], id);
+    await context.close();
+  }
+});
+
+// The recording files the server has open now.
+function openRecordingFiles() {
+  const fdDir = `/proc/${agent.transport.pid}/fd`;
+  return readdirSync(fdDir)
+    .map((fd) => {
+      try {
+        return readlinkSync(`${fdDir}/${fd}`);
+      } catch {
+        return '';  // closed while listing
+      }
+    })
+    .filter((target) => target.endsWith('.cast'));
+}
+
+test('a replay page that refuses a recording too big for a tab lets go of the download', async () => {
+  const file = path.join(recordingsDir(), 'audit26huge.cast');
+  writeFileSync(file, '{"version": 2, "width": 80, "height": 24}\n', { mode: 0o600 });
+  truncateSync(file, 80 * 1024 * 1024);  // sparse: over the page's 64 MB
+  const { context, page, problems } = await openReplay('audit26huge');
+  await page.waitForSelector('body[data-loaded="error"]', { timeout: 15000 });
+  assert.match(await page.locator('#message').innerText(), /too big to replay in a browser tab/);
+  // The tab stays open: the server must not keep sending it the file.
+  await eventually(() => openRecordingFiles().length === 0, { timeout: 10000, what: 'the file closed' });
+  assert.deepEqual(problems, []);
+  await context.close();
+});

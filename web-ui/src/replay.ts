@@ -49,10 +49,17 @@ function showMessage(text: string): void {
 }
 
 // Lines that do not parse (a recording cut at its size limit ends mid-line)
-// are skipped.
-function parse(text: string): void {
+// are skipped. False if the header line is not asciicast v2's (an empty file,
+// one cut inside its header, another format).
+function parse(text: string): boolean {
   const lines = text.split("\n");
-  const header = JSON.parse(lines[0]) as { width?: number; height?: number; title?: string };
+  let header: { version?: unknown; width?: number; height?: number; title?: string };
+  try {
+    header = JSON.parse(lines[0]);
+  } catch {
+    return false;
+  }
+  if (typeof header !== "object" || header === null || header.version !== 2) return false;
   size = { cols: header.width ?? 80, rows: header.height ?? 24 };
   byId("title").textContent = header.title || recordingId;
   document.title = `${header.title || recordingId} - agentty replay`;
@@ -70,6 +77,7 @@ function parse(text: string): void {
       continue;
     }
   }
+  return true;
 }
 
 function resize(cols: number, rows: number): void {
@@ -189,6 +197,9 @@ async function load(): Promise<void> {
   }
   const bytes = Number(response.headers.get("content-length") ?? 0);
   if (bytes > MAX_REPLAY_BYTES) {
+    // Unread, the body held the server's connection and the file open for
+    // as long as the tab stayed open.
+    void response.body?.cancel();
     document.body.dataset.loaded = "error";
     return showMessage(
       `This recording is ${formatBytes(bytes)}, too big to replay in a browser tab; it is ` +
@@ -196,7 +207,13 @@ async function load(): Promise<void> {
         "`asciinema play` plays it).",
     );
   }
-  parse(await response.text());
+  if (!parse(await response.text())) {
+    document.body.dataset.loaded = "error";
+    return showMessage(
+      `Recording ${recordingId} is not an asciicast v2 recording (its first line is not the ` +
+        "header): it may have been cut short when it was written, e.g. on a full disk.",
+    );
+  }
   document.body.dataset.loaded = "yes";
   restart();
   play();
