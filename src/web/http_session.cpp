@@ -360,14 +360,31 @@ void HttpSession::decorate(http::response<Body>& response, const HttpRequest& re
   response.keep_alive(request.keep_alive());
 }
 
+// An answer being written, with the serializer that writes it in parts.
+template <class Body>
+struct HttpSession::Outgoing {
+  explicit Outgoing(http::response<Body> answer) : response(std::move(answer)) {}
+  http::response<Body> response;
+  http::response_serializer<Body> serializer{response};
+};
+
 template <class Body>
 void HttpSession::send(http::response<Body> response) {
-  bool keep_alive = response.keep_alive();
-  auto shared = std::make_shared<http::response<Body>>(std::move(response));
-  http::async_write(stream_, *shared,
-                    [self = self(), shared, keep_alive](beast::error_code ec, std::size_t bytes) {
-                      self->on_write(keep_alive, ec, bytes);
-                    });
+  write_part(std::make_shared<Outgoing<Body>>(std::move(response)));
+}
+
+// The timeout is per part, not for the whole answer: a recording of hundreds
+// of MB takes a reader longer than kRequestTimeout (it was cut off there),
+// and a reader that stops reading is still dropped one timeout later.
+template <class Body>
+void HttpSession::write_part(std::shared_ptr<Outgoing<Body>> outgoing) {
+  stream_.expires_after(at_capacity_ ? kAtCapacityTimeout : kRequestTimeout);
+  http::async_write_some(stream_, outgoing->serializer,
+                         [self = self(), outgoing](beast::error_code ec, std::size_t bytes) {
+                           if (!ec && !outgoing->serializer.is_done())
+                             return self->write_part(outgoing);
+                           self->on_write(outgoing->response.keep_alive(), ec, bytes);
+                         });
 }
 
 void HttpSession::on_write(bool keep_alive, beast::error_code ec, std::size_t) {

@@ -69,7 +69,11 @@ class HttpSession : public Connection {
   void decorate(boost::beast::http::response<Body>& response, const HttpRequest& request,
                 std::string_view content_type, bool data);
   template <class Body>
+  struct Outgoing;
+  template <class Body>
   void send(boost::beast::http::response<Body> response);
+  template <class Body>
+  void write_part(std::shared_ptr<Outgoing<Body>> outgoing);
   void on_write(bool keep_alive, boost::beast::error_code ec, std::size_t bytes);
   void finish();
 

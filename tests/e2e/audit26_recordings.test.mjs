@@ -134,3 +134,91 @@ test('a replay page that refuses a recording too big for a tab lets go of the do
   assert.deepEqual(problems, []);
   await context.close();
 });
+
+// GETs `url` reading at most `bytesPerSecond`; resolves { status, length, received }.
+function throttledGet(url, headers, bytesPerSecond) {
+  return new Promise((resolve, reject) => {
+    const started = Date.now();
+    let received = 0;
+    const request = http.get(url, { headers }, (response) => {
+      response.on('data', (chunk) => {
+        received += chunk.length;
+        const ahead = received / bytesPerSecond - (Date.now() - started) / 1000;
+        if (ahead > 0) {
+          response.pause();
+          setTimeout(() => response.resume(), ahead * 1000);
+        }
+      });
+      const done = () => resolve({ status: response.statusCode, length: Number(response.headers['content-length']), received });
+      response.on('end', done);
+      response.on('close', done);
+    });
+    request.on('error', reject);
+  });
+}
+
+test('a recording downloads whole when that takes longer than the 30 s request timeout', async () => {
+  const file = path.join(recordingsDir(), 'audit26slow.cast');
+  writeFileSync(file, '{"version": 2, "width": 80, "height": 24}\n', { mode: 0o600 });
+  truncateSync(file, 40 * 1024 * 1024);
+  // 40 s at 1 MiB/s: the reader keeps up a steady pace, it never stalls.
+  const got = await throttledGet(`${origin}/api/recordings/audit26slow`, { 'X-Agentty-Token': TOKEN }, 1024 * 1024);
+  assert.equal(got.status, 200);
+  assert.equal(got.received, got.length);
+  assert.equal(got.length, 40 * 1024 * 1024);
+});
+
+// One request; resolves { status, headers, body } (the body as a string).
+function request(url, { method = 'GET', headers = {} } = {}) {
+  return new Promise((resolve, reject) => {
+    const sent = http.request(url, { method, headers }, (response) => {
+      let body = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk) => { body += chunk; });
+      response.on('end', () => resolve({ status: response.statusCode, headers: response.headers, body }));
+    });
+    sent.on('error', reject);
+    sent.end();
+  });
+}
+
+test('a recording is served only to a holder of the secret on this Host and Origin; HEAD, Range and links', async () => {
+  const r = await run("printf 'served\\n'");
+  const url = `${origin}/api/recordings/${r.execution_id}`;
+  const secret = { 'X-Agentty-Token': TOKEN };
+  const whole = await request(url, { headers: secret });
+  assert.equal(whole.status, 200);
+  assert.equal(whole.body, castOf(r.execution_id));
+  const head = await request(url, { method: 'HEAD', headers: secret });
+  assert.equal(head.status, 200);
+  assert.equal(Number(head.headers['content-length']), Buffer.byteLength(whole.body));
+  assert.equal(head.body, '');
+  // Ranges are not served: the whole file, as a 200.
+  const ranged = await request(url, { headers: { ...secret, Range: 'bytes=0-9' } });
+  assert.equal(ranged.status, 200);
+  assert.equal(ranged.body, whole.body);
+  assert.equal((await request(url)).status, 404);
+  assert.equal((await request(url, { headers: { ...secret, Host: 'evil.example' } })).status, 403);
+  assert.equal((await request(url, { headers: { ...secret, Origin: 'http://evil.example' } })).status, 403);
+  assert.equal((await request(url, { method: 'POST', headers: secret })).status, 405);
+  symlinkSync(path.join(recordingsDir(), `${r.execution_id}.cast`), path.join(recordingsDir(), 'audit26link.cast'));
+  assert.equal((await request(`${origin}/api/recordings/audit26link`, { headers: secret })).status, 404);
+  const listed = JSON.parse((await request(`${origin}/api/recordings`, { headers: secret })).body);
+  assert.ok(!listed.recordings.some((e) => e.id === 'audit26link'));
+});
+
+test('a download the reader abandons halfway lets go of the file', async () => {
+  const file = path.join(recordingsDir(), 'audit26abandoned.cast');
+  writeFileSync(file, '{"version": 2, "width": 80, "height": 24}\n', { mode: 0o600 });
+  truncateSync(file, 32 * 1024 * 1024);
+  await new Promise((resolve, reject) => {
+    const sent = http.get(`${origin}/api/recordings/audit26abandoned`, { headers: { 'X-Agentty-Token': TOKEN } }, (response) => {
+      response.once('data', () => {
+        sent.destroy();
+        resolve();
+      });
+    });
+    sent.on('error', (error) => (error.code === 'ECONNRESET' ? resolve() : reject(error)));
+  });
+  await eventually(() => openRecordingFiles().length === 0, { timeout: 10000, what: 'the file closed' });
+});
