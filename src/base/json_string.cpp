@@ -70,12 +70,12 @@ void append_json_string(std::string& out, std::string_view text) {
     if (kClasses[p[i]] == 1) {
       append_escape(out, p[i]);
       ++i;
-    } else if (std::size_t length = valid_utf8_length(p + i, n - i); length > 0) {
-      out.append(text.data() + i, length);
-      i += length;
+    } else if (const Utf8Scan scan = scan_utf8(p + i, n - i); scan.valid) {
+      out.append(text.data() + i, scan.length);
+      i += scan.length;
     } else {
       out += kReplacementCharacter;
-      ++i;
+      i += scan.length;
     }
   }
   out += '"';

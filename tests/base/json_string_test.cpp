@@ -39,6 +39,15 @@ TEST(JsonString, InvalidUtf8BecomesReplacementCharacters) {
   }
 }
 
+// As the screen model and the text view show them: a sequence cut short is
+// one character, not one per byte (a replay's line would be a column longer).
+TEST(JsonString, OneReplacementCharacterPerMaximalInvalidSubpart) {
+  EXPECT_EQ(ours("cut \xE2\x82X"), "\"cut \xEF\xBF\xBDX\"");
+  EXPECT_EQ(ours("\xF0\x9F\x98"), "\"\xEF\xBF\xBD\"");
+  EXPECT_EQ(ours("\xFF\xFE"), "\"\xEF\xBF\xBD\xEF\xBF\xBD\"");
+  EXPECT_EQ(ours("\xED\xA0\x80"), "\"\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\"");  // a surrogate
+}
+
 TEST(JsonString, RandomBytesAlwaysParseBackToValidJson) {
   std::mt19937 random(7);
   for (int round = 0; round < 2000; ++round) {

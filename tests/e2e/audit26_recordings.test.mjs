@@ -222,3 +222,64 @@ test('a download the reader abandons halfway lets go of the file', async () => {
   });
   await eventually(() => openRecordingFiles().length === 0, { timeout: 10000, what: 'the file closed' });
 });
+
+
+// Plays recording `id` to its end and returns the replay's screen rows.
+async function replayedRows(id) {
+  const { context, page, problems } = await openReplay(id);
+  await page.waitForSelector('body[data-loaded="yes"]', { timeout: 15000 });
+  await page.click('#end');
+  await page.waitForSelector('body[data-finished="yes"]', { timeout: 15000 });
+  const rows = (await page.evaluate(() => window.__agentty.viewportText())).split('\n').map((l) => l.trimEnd());
+  assert.deepEqual(problems, []);
+  await context.close();
+  return rows;
+}
+
+test('a replay ends on the screen the program left: split and invalid UTF-8, wide characters, CR progress, alt screen, resize inside', async () => {
+  const r = await run([
+    "printf 'euro \\342'; sleep 0.2; printf '\\202\\254 sign\\n'",
+    "printf 'bad \\377\\376 bytes\\n'",
+    "printf 'cut \\342\\202X\\n'",
+    "printf '\\346\\227\\245\\346\\234\\254 wide\\n'",
+    "for i in 1 2 3; do printf '\\rprogress %d%%' $((i*33)); sleep 0.05; done; echo",
+    "printf '\\033[?1049halt screen text\\033[?1049l'",
+    "printf '\\033[31mred\\033[m plain\\n'",
+    "stty cols 30; printf '%s\\n' 0123456789012345678901234567890123456789",
+  ].join('; '));
+  const live = await agent.call('screen', { execution_id: r.execution_id });
+  assert.equal(live.isError, false, live.error);
+  const rows = await replayedRows(r.execution_id);
+  const liveRows = live.lines.map((l) => l.trimEnd());
+  assert.deepEqual(rows.slice(0, 10), liveRows.slice(0, 10));
+});
+
+test('a session that ran many commands replays all of them', async (t) => {
+  const opened = await agent.call('open', {});
+  assert.equal(opened.isError, false, opened.error);
+  for (let i = 1; i <= 5; i++) {
+    const r = await agent.call('execute', { session: opened.execution_id, command: `echo command-${i}-ran`, side_effects: ['NONE'], yield_ms: 30000 });
+    assert.equal(r.isError, false, r.error);
+  }
+  await agent.call('close', { execution_id: opened.execution_id });
+  const rows = (await replayedRows(opened.execution_id)).join('\n');
+  for (let i = 1; i <= 5; i++) assert.match(rows, new RegExp(`^command-${i}-ran$`, 'm'), rows);
+});
+
+test('a recording cut at AGENTTY_MAX_RECORDING_BYTES still replays, to the marker that says so', async (t) => {
+  const capped = await startAgentty({ env: { AGENTTY_WEB_TOKEN: TOKEN, AGENTTY_MAX_RECORDING_BYTES: '100000' } });
+  t.after(() => capped.client.close());
+  const r = await capped.call('execute', { command: 'seq 1 100000', side_effects: ['NONE'], max_output_bytes: 200 });
+  assert.equal(r.status, 'completed', JSON.stringify(r));
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const problems = watchPage(page);
+  await page.goto(`${parseUrl(r.terminal_url).origin}/r/${r.execution_id}#token=${TOKEN}`);
+  await page.waitForSelector('body[data-loaded="yes"]', { timeout: 15000 });
+  await page.click('#end');
+  await page.waitForSelector('body[data-finished="yes"]', { timeout: 15000 });
+  assert.match(await page.locator('#marker').innerText(), /recording stopped: size limit of 100000 bytes reached/);
+  assert.match(await page.evaluate(() => window.__agentty.viewportText()), /^\d+$/m);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
