@@ -10,7 +10,9 @@ import { readFileSync, readdirSync, readlinkSync, statSync, symlinkSync, truncat
 import http from 'node:http';
 import path from 'node:path';
 import { startAgentty } from './lib/mcp-client.mjs';
-import { TOKEN, launchBrowser, watchPage, parseUrl, eventually } from './lib/web-helpers.mjs';
+import {
+  TOKEN, launchBrowser, watchPage, parseUrl, eventually, openTerminal, screenText, waitForText,
+} from './lib/web-helpers.mjs';
 
 const SECRET = `s26${randomBytes(12).toString('hex')}`;
 
@@ -282,4 +284,21 @@ test('a recording cut at AGENTTY_MAX_RECORDING_BYTES still replays, to the marke
   assert.match(await page.evaluate(() => window.__agentty.viewportText()), /^\d+$/m);
   assert.deepEqual(problems, []);
   await context.close();
+});
+
+test('the live terminal page shows bytes that are not UTF-8 as its replay and the agent\'s screen do', async (t) => {
+  const r = await agent.startCommand(t, {
+    command: "read x; printf 'cut \\342\\202X bad \\377\\376 Y\\n'; read y", yield_ms: 300,
+  });
+  const context = await browser.newContext();
+  t.after(() => context.close());
+  const { page, problems } = await openTerminal(context, r.terminal_url);
+  const typed = await agent.call('write', { execution_id: r.execution_id, input: '', newline: true });
+  assert.equal(typed.isError, false, typed.error);
+  await waitForText(page, ' Y');
+  const live = (await screenText(page)).split('\n').find((l) => l.includes(' Y'));
+  const screen = await agent.call('screen', { execution_id: r.execution_id });
+  assert.equal(live.trimEnd(), screen.lines.find((l) => l.includes(' Y')).trimEnd());
+  assert.equal(live.trimEnd(), 'cut \uFFFDX bad \uFFFD\uFFFD Y');
+  assert.deepEqual(problems, []);
 });

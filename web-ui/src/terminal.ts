@@ -68,10 +68,15 @@ function send(message: P.ClientMessage): void {
   if (socket?.readyState === WebSocket.OPEN) socket.send(JSON.stringify(message));
 }
 
+// Output is decoded here, not by xterm.js: its decoder drops bytes that are
+// not UTF-8, where the server's screen (a snapshot, the agent's screen) and
+// the recording show U+FFFD, so a live view and its replay did not line up.
+let outputDecoder = new TextDecoder();
+
 function writeOutput(bytes: Uint8Array, written?: () => void): void {
   pendingBytes += bytes.length;
   const connection = connectionCount;
-  term.write(bytes, () => {
+  term.write(outputDecoder.decode(bytes, { stream: true }), () => {
     written?.();
     // Written for an earlier connection: its count was reset when this one opened.
     if (connection !== connectionCount) return;
@@ -140,6 +145,7 @@ function onBinary(data: ArrayBuffer): void {
   let linesUp = 0;
   let fullRedraw = false;
   if (snapshotNext) {
+    outputDecoder = new TextDecoder();  // a redraw starts on a whole character
     followServerSize(snapshotNext.cols, snapshotNext.rows);
     if (!snapshotNext.keeps_history) {
       fullRedraw = true;
