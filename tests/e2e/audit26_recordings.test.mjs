@@ -302,3 +302,21 @@ test('the live terminal page shows bytes that are not UTF-8 as its replay and th
   assert.equal(live.trimEnd(), 'cut \uFFFDX bad \uFFFD\uFFFD Y');
   assert.deepEqual(problems, []);
 });
+
+test('a replay page whose download breaks off says so instead of staying blank', async (t) => {
+  // A server that promises 1 MB, sends a header line and hangs up.
+  const broken = http.createServer((request, response) => {
+    response.writeHead(200, { 'Content-Type': 'application/x-asciicast', 'Content-Length': 1 << 20 });
+    response.write('{"version": 2, "width": 80, "height": 24}\n', () => response.destroy());
+  });
+  await new Promise((resolve) => broken.listen(0, '127.0.0.1', resolve));
+  t.after(() => broken.close());
+  const context = await browser.newContext();
+  t.after(() => context.close());
+  const page = await context.newPage();
+  await page.route('**/api/recordings/audit26broken', (route) =>
+    route.continue({ url: `http://127.0.0.1:${broken.address().port}/` }));
+  await page.goto(`${origin}/r/audit26broken#token=${TOKEN}`);
+  await page.waitForSelector('body[data-loaded="error"]', { timeout: 15000 });
+  assert.match(await page.locator('#message').innerText(), /broke off/);
+});

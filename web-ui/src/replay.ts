@@ -207,7 +207,17 @@ async function load(): Promise<void> {
         "`asciinema play` plays it).",
     );
   }
-  if (!parse(await response.text())) {
+  let text: string;
+  try {
+    text = await response.text();
+  } catch {
+    document.body.dataset.loaded = "error";
+    return showMessage(
+      `The download of recording ${recordingId} broke off (did agentty at ${location.host} ` +
+        "stop?): reload this page to try again.",
+    );
+  }
+  if (!parse(text)) {
     document.body.dataset.loaded = "error";
     return showMessage(
       `Recording ${recordingId} is not an asciicast v2 recording (its first line is not the ` +
