@@ -110,7 +110,7 @@ test('the replay page says what is wrong with a recording it cannot read instead
   }
 });
 
-// The recording files the server has open now.
+// The files of this file's own test recordings (audit26*) the server has open now.
 function openRecordingFiles() {
   const fdDir = `/proc/${agent.transport.pid}/fd`;
   return readdirSync(fdDir)
@@ -121,7 +121,7 @@ function openRecordingFiles() {
         return '';  // closed while listing
       }
     })
-    .filter((target) => target.endsWith('.cast'));
+    .filter((target) => path.basename(target).startsWith('audit26') && target.endsWith('.cast'));
 }
 
 test('a replay page that refuses a recording too big for a tab lets go of the download', async () => {
@@ -319,4 +319,46 @@ test('a replay page whose download breaks off says so instead of staying blank',
   await page.goto(`${origin}/r/audit26broken#token=${TOKEN}`);
   await page.waitForSelector('body[data-loaded="error"]', { timeout: 15000 });
   assert.match(await page.locator('#message').innerText(), /broke off/);
+});
+
+test('a replay follows a person\'s takeover at their window size, what they typed, and the release', async (t) => {
+  const opened = await agent.call('open', {});
+  assert.equal(opened.isError, false, opened.error);
+  t.after(() => agent.call('close', { execution_id: opened.execution_id }));
+  const context = await browser.newContext();
+  t.after(() => context.close());
+  const { page } = await openTerminal(context, opened.terminal_url, { width: 700, height: 400 });
+  await page.click('#take-over');
+  await page.waitForSelector('body[data-held="you"]', { timeout: 15000 });
+  const held = await eventually(async () => {
+    const screen = await agent.call('screen', { execution_id: opened.execution_id });
+    return screen.cols !== 120 && screen;
+  }, { what: 'the size of the taker\'s window' });
+  await page.click('#terminal');
+  await page.keyboard.type('echo "human-$((6*7)) $(tput cols)"\n');
+  await waitForText(page, `human-42 ${held.cols}`);
+  await page.click('#release');
+  await page.waitForSelector('body[data-held="no"]', { timeout: 15000 });
+  const after = await agent.call('execute', {
+    session: opened.execution_id, command: 'echo "agent-$((6*7)) $(tput cols)"', side_effects: ['NONE'], yield_ms: 30000,
+  });
+  assert.equal(after.isError, false, after.error);
+  await agent.call('close', { execution_id: opened.execution_id });
+  const replay = (await replayedRows(opened.execution_id)).join('\n');
+  assert.match(replay, new RegExp(`^human-42 ${held.cols}$`, 'm'), replay);
+  assert.match(replay, /^agent-42 120$/m, replay);
+  const cast = castOf(opened.execution_id);
+  assert.match(cast, new RegExp(`"r", "${held.cols}x${held.rows}"`));
+  assert.match(cast, /"m", "human input"/);
+  assert.match(cast, /"m", "released by /);
+});
+
+test('a recording still being written is listed as running and replays as far as it goes', async (t) => {
+  const r = await agent.startCommand(t, { command: "printf 'first part\\n'; sleep 60", yield_ms: 0 });
+  await eventually(() => castOf(r.execution_id).includes('first part'), { what: 'the output recorded' });
+  const list = JSON.parse((await request(`${origin}/api/recordings`, { headers: { 'X-Agentty-Token': TOKEN } })).body);
+  const entry = list.recordings.find((e) => e.id === r.execution_id);
+  assert.equal(entry.running, true);
+  const replay = (await replayedRows(r.execution_id)).join('\n');
+  assert.match(replay, /^first part$/m);
 });
