@@ -59,6 +59,8 @@ Expected<std::unique_ptr<Recorder>> Recorder::open(const RecorderOptions& option
   const std::string line =
       header.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   if (!recorder->write_line(line)) {
+    // An empty file would be listed (and offered for replay) as a recording.
+    ::unlink(options.path.c_str());
     return make_error("cannot write recording '" + options.path.string() +
                       "': " + recorder->error_);
   }

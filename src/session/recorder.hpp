@@ -17,7 +17,8 @@
 //
 // Events are written as they come (one write(2) per event), so the file is
 // complete up to the last event even if the process dies. A write error stops
-// the recording; error() says why.
+// the recording; error() says why. open() removes a file it could not even
+// write the header to (a full disk): no empty "recording" is left.
 //
 // Threading: not thread-safe; used on the execution's strand only.
 #pragma once

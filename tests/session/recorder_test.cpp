@@ -4,11 +4,13 @@
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <pty.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -236,6 +238,25 @@ TEST_F(RecorderTest, OpenFailsWithAClearMessage) {
   ASSERT_FALSE(recorder.ok());
   EXPECT_NE(recorder.error().find("cannot create recording"), std::string::npos);
   EXPECT_NE(recorder.error().find("open: No such file or directory"), std::string::npos);
+}
+
+// A full disk (here: a file size limit of 0) leaves no empty file behind,
+// which the recordings list and the replay page would show as a recording.
+TEST_F(RecorderTest, OpenThatCannotWriteTheHeaderLeavesNoFile) {
+  struct rlimit saved {};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &saved), 0);
+  auto* saved_handler = std::signal(SIGXFSZ, SIG_IGN);  // the write fails with EFBIG instead
+  struct rlimit none = saved;
+  none.rlim_cur = 0;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &none), 0);
+  RecorderOptions options;
+  options.path = dir_ / "rec.cast";
+  auto recorder = Recorder::open(options);
+  ::setrlimit(RLIMIT_FSIZE, &saved);
+  std::signal(SIGXFSZ, saved_handler);
+  ASSERT_FALSE(recorder.ok());
+  EXPECT_NE(recorder.error().find("cannot write recording"), std::string::npos);
+  EXPECT_FALSE(fs::exists(options.path));
 }
 
 }  // namespace
