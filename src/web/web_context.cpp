@@ -1,7 +1,6 @@
 #include "web/web_context.hpp"
 
 #include <spdlog/spdlog.h>
-#include <boost/asio/post.hpp>
 
 #include <chrono>
 #include <vector>
@@ -15,6 +14,10 @@ namespace agentty::web {
 
 namespace {
 constexpr auto kTickInterval = std::chrono::seconds(1);
+// Dashboard lists: at most one per interval, and making them takes at most a
+// tenth of the loop's time (with thousands of records one takes tens of ms).
+constexpr auto kDashboardPushInterval = std::chrono::milliseconds(100);
+constexpr int kDashboardPushCostFactor = 9;
 
 std::string now_iso() {
   auto now = std::chrono::system_clock::now();
@@ -45,7 +48,8 @@ WebContext::WebContext(boost::asio::io_context& io, session::Registry& registry,
       port_(port),
       url_host_(std::move(url_host)),
       guard_(secret_, port_, options_.host),
-      tick_timer_(io) {}
+      tick_timer_(io),
+      dashboard_push_timer_(io) {}
 
 WebContext::~WebContext() {
   if (observer_token_ != 0) registry_.remove_observer(observer_token_);
@@ -65,6 +69,7 @@ void WebContext::stop() {
   if (observer_token_ != 0) registry_.remove_observer(observer_token_);
   observer_token_ = 0;
   tick_timer_.cancel();
+  dashboard_push_timer_.cancel();
   // shutdown() may remove entries: close a copy.
   auto connections = connections_;
   for (auto& [raw, weak] : connections) {
@@ -158,22 +163,29 @@ void WebContext::on_execution_changed(session::Execution& execution) {
   schedule_dashboard_push();
 }
 
-// Several changes in one turn of the loop (exit, then held cleared) make one push.
+// Changes until the next push is due (exit, then held cleared; a burst of
+// executes) make one push; after a quiet spell it goes out at once.
 void WebContext::schedule_dashboard_push() {
-  if (dashboard_push_posted_ || dashboards_.empty()) return;
-  dashboard_push_posted_ = true;
-  boost::asio::post(io_, [weak = weak_from_this()] {
+  if (dashboard_push_armed_ || dashboards_.empty()) return;
+  dashboard_push_armed_ = true;
+  dashboard_push_timer_.expires_at(
+      std::max(next_dashboard_push_, std::chrono::steady_clock::now()));
+  dashboard_push_timer_.async_wait([weak = weak_from_this()](boost::system::error_code ec) {
     auto self = weak.lock();
-    if (!self) return;
-    self->dashboard_push_posted_ = false;
+    if (ec || !self) return;  // stopped
+    self->dashboard_push_armed_ = false;
     if (!self->stopped_) self->push_dashboards(false);
   });
 }
 
 void WebContext::push_dashboards(bool only_if_changed) {
   if (dashboards_.empty()) return;
+  const auto began = std::chrono::steady_clock::now();
   auto list = execution_list();
   auto view = stable_view(list).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  const auto took = std::chrono::steady_clock::now() - began;
+  next_dashboard_push_ = began + std::max<std::chrono::steady_clock::duration>(
+                                     kDashboardPushInterval, kDashboardPushCostFactor * took);
   if (only_if_changed && view == last_dashboard_view_) return;
   last_dashboard_view_ = std::move(view);
   auto message = encode_executions(std::move(list));
@@ -210,7 +222,9 @@ void WebContext::on_tick() {
       it = feeds_.erase(it);
     }
   }
-  push_dashboards(true);
+  // A change's push is coming, or one went out a moment ago.
+  if (!dashboard_push_armed_ && std::chrono::steady_clock::now() >= next_dashboard_push_)
+    push_dashboards(true);
 }
 
 }  // namespace agentty::web

@@ -6,7 +6,11 @@
 // so a handler that completes after stop() still finds it. Registry observer
 // callbacks and a one-second tick (waiting_for_input and idle time change
 // without a registry event) push state to viewers and dashboards; the tick
-// also closes the viewers of records the registry removed.
+// also closes the viewers of records the registry removed. A dashboard's
+// list holds every record, so it is sent at most every 100 ms (longer when
+// making it takes long), not at every change: at two per execute, a
+// dashboard left open made each execute cost time in proportion to the
+// server's history.
 //
 // Threading: used only on the one I/O event loop.
 #pragma once
@@ -14,6 +18,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
@@ -94,10 +99,12 @@ class WebContext : public std::enable_shared_from_this<WebContext> {
   std::string url_host_;
   RequestGuard guard_;
   boost::asio::steady_timer tick_timer_;
+  boost::asio::steady_timer dashboard_push_timer_;
   int observer_token_ = 0;
   bool stopped_ = false;
-  bool dashboard_push_posted_ = false;
-  std::size_t refusing_ = 0;  // connections being answered 503
+  bool dashboard_push_armed_ = false;
+  std::chrono::steady_clock::time_point next_dashboard_push_;  // not sooner than this
+  std::size_t refusing_ = 0;                                   // connections being answered 503
   std::string last_dashboard_view_;
   std::map<Connection*, std::weak_ptr<Connection>> connections_;
   std::map<std::string, std::weak_ptr<ExecutionFeed>> feeds_;

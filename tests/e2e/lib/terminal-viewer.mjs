@@ -20,12 +20,22 @@ function maskedFrame(opcode, text) {
 }
 
 export function openTerminalSocket(terminalUrl) {
-  const url = new URL(terminalUrl);
-  const id = url.pathname.split('/').pop();
+  const id = new URL(terminalUrl).pathname.split('/').pop();
+  return openViewerSocket(terminalUrl, `/ws/terminal/${id}`);
+}
+
+// The dashboard's socket of the server a terminal_url (or the dashboard URL)
+// belongs to: `texts` receives its `executions` lists.
+export function openDashboardSocket(agenttyUrl) {
+  return openViewerSocket(agenttyUrl, '/ws/dashboard');
+}
+
+function openViewerSocket(agenttyUrl, path) {
+  const url = new URL(agenttyUrl);
   const token = new URLSearchParams(url.hash.slice(1)).get('token');
   return new Promise((resolve, reject) => {
     const request = http.request({
-      host: url.hostname, port: url.port, path: `/ws/terminal/${id}`,
+      host: url.hostname, port: url.port, path,
       headers: {
         Connection: 'Upgrade', Upgrade: 'websocket', 'Sec-WebSocket-Version': '13',
         'Sec-WebSocket-Key': crypto.randomBytes(16).toString('base64'),
