@@ -3,8 +3,12 @@
 // it holds (fds, spool files, processes) goes back to where it was.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
 import { startAgentty } from './lib/mcp-client.mjs';
 import { openDashboardSocket } from './lib/terminal-viewer.mjs';
+import { eventually } from './lib/web-helpers.mjs';
 
 const NONE = ['NONE'];
 
@@ -41,4 +45,83 @@ test('a dashboard gets the execution list at a bounded rate, not once per change
   assert.ok(lists <= Math.floor(elapsed / 100) + 3,
     `${lists} lists in ${elapsed} ms for 40 executes`);
   assert.equal(shown.executions.length, 41);
+});
+
+const openFds = (pid) => readdirSync(`/proc/${pid}/fd`).length;
+
+function processes() {
+  return execFileSync('ps', ['-eo', 'pid=,ppid=,stat=,args='], { encoding: 'utf8' })
+    .split('\n').filter(Boolean).map((line) => {
+      const [, pid, ppid, stat, args] = line.match(/^\s*(\d+)\s+(\d+)\s+(\S+)\s+(.*)$/);
+      return { pid: Number(pid), ppid: Number(ppid), stat, args };
+    });
+}
+
+// The processes under `pid` (zombies included).
+function descendants(pid) {
+  const rows = processes();
+  const found = [];
+  for (let parents = new Set([pid]); parents.size;) {
+    const next = rows.filter((row) => parents.has(row.ppid));
+    found.push(...next);
+    parents = new Set(next.map((row) => row.pid));
+  }
+  return found;
+}
+
+test('a mixed soak leaves no fd, spool file or process behind once cleaned up', async (t) => {
+  const agent = await started(t, { env: { AGENTTY_MAX_SPOOL_BYTES: '4M' } });
+  const pid = agent.transport.pid;
+  const call = agent.call;
+  assert.equal((await call('execute', { command: 'echo warm', side_effects: NONE })).status, 'completed');
+  const fdsBefore = openFds(pid);
+  const opened = await call('open', {});
+  assert.equal(opened.isError, false, opened.error);
+  const session = opened.execution_id;
+  for (let i = 0; i < 90; i++) {
+    const kind = i % 6;
+    if (kind === 0) {
+      assert.equal((await call('execute', { command: `echo fast-${i}`, side_effects: NONE })).status, 'completed');
+    } else if (kind === 1) {
+      const r = await call('execute', { command: 'for k in 1 2 3; do echo $k; sleep 0.05; done', side_effects: NONE, yield_ms: 0 });
+      assert.equal(r.isError, false, r.error);
+      await call('read', { execution_id: r.execution_id });
+      assert.equal((await call('wait', { execution_id: r.execution_id, until: 'exit', timeout_ms: 30000 })).wait_result, 'exited');
+    } else if (kind === 2) {
+      const r = await call('execute', { command: 'sleep 3027', side_effects: NONE, yield_ms: 0 });
+      assert.equal((await call('stop', { execution_id: r.execution_id })).isError, false);
+    } else if (kind === 3) {
+      // A session command while other tools look at the same session.
+      const [ran] = await Promise.all([
+        call('execute', { session, command: `echo in-session-${i}`, side_effects: NONE }),
+        call('read', { execution_id: session }), call('screen', { execution_id: session }), call('ps', {}),
+      ]);
+      assert.equal(ran.status, 'completed', ran.error);
+    } else if (kind === 4) {
+      // A job left in the background keeps the execution running until stopped.
+      const r = await call('execute', { command: 'sleep 6027 & echo child', side_effects: NONE, yield_ms: 300 });
+      assert.equal(r.isError, false, r.error);
+      if (r.status === 'backgrounded') await call('stop', { execution_id: r.execution_id });
+    } else {
+      assert.equal((await call('execute', { command: 'seq 1 20000', side_effects: NONE })).status, 'completed');
+    }
+  }
+  // Output past the spool cap, looked into with explore (its text cache is a file too).
+  const big = await call('execute', { command: 'seq 1 1500000', side_effects: NONE, yield_ms: 0 });
+  assert.equal((await call('wait', { execution_id: big.execution_id, until: 'exit', timeout_ms: 30000 })).wait_result, 'exited');
+  assert.equal((await call('explore', { execution_id: big.execution_id, op: 'grep', pattern: '^1499999$' })).matches.length, 1);
+  assert.equal((await call('close', { execution_id: session })).isError, false);
+
+  const cleaned = await call('cleanup', { completed_older_than_ms: 0, stopped_older_than_ms: 0 });
+  // 75 commands (session commands are no records), warm, big and the session.
+  assert.equal(cleaned.removed, 78, JSON.stringify(cleaned));
+  assert.equal(cleaned.remaining, 0);
+  const spool = path.join(agent.stateDir, 'spool');
+  await eventually(() => readdirSync(spool).length === 0, { what: `${spool} to be empty` });
+  await eventually(() => openFds(pid) <= fdsBefore, { what: `agentty's fds back to ${fdsBefore}` });
+  // Only the spare terminal's supervisors are left under agentty.
+  const left = descendants(pid).filter((p) => !/agentty-supervisor --spare/.test(p.args));
+  assert.deepEqual(left, []);
+  const sleeps = processes().filter((p) => /sleep (3027|6027)/.test(p.args));
+  assert.deepEqual(sleeps, []);
 });
