@@ -54,6 +54,7 @@ struct Screen::Impl {
   bool parser_clean = true;
   std::map<int, bool> mode_cache;      // answers from the last clean probe
   std::deque<std::string> scrollback;  // styled (SGR), as styled_lines()
+  std::size_t scrollback_bytes = 0;    // their sizes together
   std::uint64_t scrolled_off = 0;      // lines ever pushed to it
   std::size_t scrollback_limit = 0;
   bool capture_scrollback = true;
@@ -90,9 +91,13 @@ struct Screen::Impl {
   }
 
   void push_scrollback(std::string styled_line) {
+    scrollback_bytes += styled_line.size();
     scrollback.push_back(std::move(styled_line));
     ++scrolled_off;
-    while (scrollback.size() > scrollback_limit) scrollback.pop_front();
+    while (scrollback.size() > scrollback_limit || scrollback_bytes > Screen::kMaxScrollbackBytes) {
+      scrollback_bytes -= scrollback.front().size();
+      scrollback.pop_front();
+    }
   }
 
   // Feeds a query and returns libvterm's answer instead of queueing it.

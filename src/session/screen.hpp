@@ -50,6 +50,11 @@ struct ScreenSnapshot {
 
 class Screen {
  public:
+  // The scrollback keeps the newest scrollback_limit lines, and of them at
+  // most this many bytes of styled text: an ended execution's record keeps
+  // its screen, and 10000 lines with a colour per character took ~12 MB.
+  static constexpr std::size_t kMaxScrollbackBytes = 1 << 20;
+
   explicit Screen(pty::TerminalSize size, std::size_t scrollback_limit = 10000);
   ~Screen();
   Screen(const Screen&) = delete;

@@ -197,6 +197,33 @@ TEST(Screen, ScrollbackKeepsTheProgramsColours) {
   EXPECT_EQ(screen.styled_scrollback(1), (std::vector<std::string>{"plain"}));
 }
 
+// Every retained record keeps its screen: 10000 lines with a colour per
+// character held ~12 MB each, so 200 ended records could hold gigabytes.
+TEST(Screen, ScrollbackKeepsAtMostItsByteLimitOfStyledText) {
+  Screen screen(k80x24);
+  std::string line;
+  for (int c = 0; c < 79; ++c)
+    line += "\x1b[3" + std::to_string(1 + c % 6) + "m" + char('a' + c % 26);
+  line += "\x1b[0m\r\n";
+  for (int i = 0; i < 3000; ++i) screen.feed(line);
+  const auto kept = screen.styled_scrollback(10000);
+  std::size_t bytes = 0;
+  for (const auto& styled : kept) bytes += styled.size();
+  EXPECT_LE(bytes, Screen::kMaxScrollbackBytes);
+  EXPECT_GT(bytes + 2 * kept.back().size(), Screen::kMaxScrollbackBytes);  // the newest, up to it
+  EXPECT_LT(kept.size(), 3000u);
+  EXPECT_EQ(screen.scrolled_off_lines(), 2977u);  // still counts every line
+}
+
+TEST(Screen, ScrollbackOfPlainFullWidthLinesKeepsItsTenThousandLines) {
+  Screen screen(k80x24);
+  const std::string line = std::string(80, 'x') + "\r\n";
+  std::string lines;
+  for (int i = 0; i < 10100; ++i) lines += line;
+  screen.feed(lines);
+  EXPECT_EQ(screen.snapshot(10000).scrollback.size(), 10000u);
+}
+
 TEST(Screen, AppendedScrollbackTakesThePen) {
   Screen screen(pty::TerminalSize{40, 3});
   screen.feed("\x1b[1;32m");

@@ -32,7 +32,8 @@ ToolDefinition make_screen_tool(const ToolConfig&) {
         {"minimum", 0},
         {"maximum", 10000},
         {"description",
-         "Also return up to this many lines that scrolled off the top (default 0)."}}},
+         "Also return up to this many lines that scrolled off the top (default 0). The newest "
+         "10000 are kept, at most 1 MiB of them with their colours."}}},
       {"attributes",
        {{"type", "boolean"},
         {"description",
