@@ -11,6 +11,7 @@ import Ajv from 'ajv';
 import { startAgentty } from './lib/mcp-client.mjs';
 import { rawAgentty } from './lib/raw-agentty.mjs';
 import { eventually } from './lib/web-helpers.mjs';
+import { openFds } from './lib/proc-stats.mjs';
 
 // Sends `frame` and checks the server is still there: the answer to a ping
 // sent after it arrives. Returns the answers with `id` (if any) that came.
@@ -266,7 +267,6 @@ const markedProcesses = (marker) => processIds().filter((p) => {
     return false;
   }
 });
-const openFds = (pid) => readdirSync(`/proc/${pid}/fd`).length;
 
 const SEED = Number(process.env.AUDIT15_SEED ?? 15);
 const CASES = Number(process.env.AUDIT15_CASES ?? 150);

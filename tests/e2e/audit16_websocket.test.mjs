@@ -10,11 +10,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import crypto from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
 import { startAgentty, WAIT_MS } from './lib/mcp-client.mjs';
 import {
   TOKEN, parseUrl, eventually, launchBrowser, openTerminal, waitForLine,
 } from './lib/web-helpers.mjs';
+import { openFds, rssKb } from './lib/proc-stats.mjs';
 
 const protocols = ['agentty.v1', `agentty-token.${TOKEN}`];
 const OP = { cont: 0, text: 1, binary: 2, close: 8, ping: 9, pong: 10 };
@@ -215,8 +215,6 @@ const sizeOf = async (agent, id) => {
   const screen = await agent.call('screen', { execution_id: id });
   return [screen.cols, screen.rows];
 };
-const openFds = (pid) => readdirSync(`/proc/${pid}/fd`).length;
-const rssKb = (pid) => Number(readFileSync(`/proc/${pid}/status`, 'utf8').match(/VmRSS:\s+(\d+)/)[1]);
 
 test('control messages of every wrong shape are refused with what is wrong, and the viewer stays', async (t) => {
   const agent = await startLogged(t);

@@ -1,4 +1,6 @@
 // cleanup: prune terminal execution records.
+#include <malloc.h>
+
 #include <algorithm>
 
 #include "mcp/tools/common.hpp"
@@ -11,6 +13,12 @@ boost::asio::awaitable<ToolResult> cleanup(ToolContext& ctx, const json& args) {
   auto completed = std::chrono::milliseconds(args.value("completed_older_than_ms", 3600000LL));
   auto stopped = std::chrono::milliseconds(args.value("stopped_older_than_ms", 3600000LL));
   std::size_t removed = ctx.registry.cleanup(completed, stopped);
+  // The records' memory is free now, but glibc keeps a fragmented heap's
+  // free pages counted as ours: after 40 parallel outputs RSS stayed at
+  // 83 MB against 13 MB before. Handing them back walks the heap (~0.1 s on
+  // the loop for ~100 MB, well under 1 ms for a small one), so only here,
+  // where the agent asked for room, not at every automatic prune.
+  if (removed > 0) ::malloc_trim(0);
   const auto remaining = ctx.registry.list();
   json result = {{"removed", removed}, {"remaining", remaining.size()}};
   // The thresholds' default keeps the last hour: a bare cleanup often removes

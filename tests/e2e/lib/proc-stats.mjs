@@ -1,0 +1,9 @@
+// What a process holds, read from /proc: for the tests that check that
+// agentty gives back what it took (fds, memory).
+import { readdirSync, readFileSync } from 'node:fs';
+
+export const openFds = (pid) => readdirSync(`/proc/${pid}/fd`).length;
+
+// Resident memory in KiB.
+export const rssKb = (pid) =>
+  Number(readFileSync(`/proc/${pid}/status`, 'utf8').match(/VmRSS:\s+(\d+)/)[1]);
