@@ -6,13 +6,14 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { readFileSync, readdirSync, readlinkSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { readFileSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { startAgentty } from './lib/mcp-client.mjs';
 import {
   TOKEN, launchBrowser, watchPage, parseUrl, eventually, openTerminal, screenText, waitForText,
 } from './lib/web-helpers.mjs';
+import { openFdTargets } from './lib/proc-stats.mjs';
 
 const SECRET = `s26${randomBytes(12).toString('hex')}`;
 
@@ -112,15 +113,7 @@ test('the replay page says what is wrong with a recording it cannot read instead
 
 // The files of this file's own test recordings (audit26*) the server has open now.
 function openRecordingFiles() {
-  const fdDir = `/proc/${agent.transport.pid}/fd`;
-  return readdirSync(fdDir)
-    .map((fd) => {
-      try {
-        return readlinkSync(`${fdDir}/${fd}`);
-      } catch {
-        return '';  // closed while listing
-      }
-    })
+  return openFdTargets(agent.transport.pid)
     .filter((target) => path.basename(target).startsWith('audit26') && target.endsWith('.cast'));
 }
 

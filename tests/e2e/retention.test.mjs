@@ -3,23 +3,14 @@
 // yet its output and screen read back whole, whether or not anyone looked
 // at the screen while it ran.
 import assert from 'node:assert/strict';
-import { readdirSync, readlinkSync } from 'node:fs';
 import { test } from 'node:test';
 import { serverForFile } from './lib/mcp-client.mjs';
+import { openFdTargets } from './lib/proc-stats.mjs';
 
 const server = serverForFile();
 
 function openRecordings() {
-  const fdDir = `/proc/${server.agent.transport.pid}/fd`;
-  return readdirSync(fdDir)
-    .map((fd) => {
-      try {
-        return readlinkSync(`${fdDir}/${fd}`);
-      } catch {
-        return '';  // closed while listing
-      }
-    })
-    .filter((target) => target.endsWith('.cast'));
+  return openFdTargets(server.agent.transport.pid).filter((target) => target.endsWith('.cast'));
 }
 
 const run = async (command) => {
