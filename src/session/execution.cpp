@@ -305,8 +305,11 @@ std::size_t Execution::queued_input_bytes() const {
 void Execution::record_input(std::string_view bytes, InputSource source) {
   const bool human = source == InputSource::human;
   last_input_source_ = source;
-  // Typing at a prompt that does not echo (a password) is not recorded.
-  if (channel_->echo_enabled() == std::optional<bool>(false)) {
+  // Typing at a prompt that does not echo (a password) is not recorded, nor
+  // where the echo is not known yet: an SSH host answers about its terminal
+  // a moment after each quiet spell, and a password typed right after its
+  // prompt was recorded in clear. What was echoed is in the output anyway.
+  if (channel_->echo_enabled() != std::optional<bool>(true)) {
     recorder_->input("[hidden input]", human);
     return;
   }

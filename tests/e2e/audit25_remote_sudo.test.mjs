@@ -103,6 +103,26 @@ test('remote sudo: the prompt is seen after 500 ms, write answers with sudo\'s v
   assert.match(cast, /"i", "\[hidden input\]"/, 'the recording says something was typed, not what');
 });
 
+// The host says whether its terminal echoes a moment after each quiet
+// spell; a password typed at once after its prompt came before that answer
+// and was recorded as typed.
+test('a password typed right after a remote prompt, before the host said it hides input, is not recorded', { skip }, async (t) => {
+  const secret = `typed-early-${process.pid}`;
+  const r = await execute("read -s -p 'Secret: ' x; echo; echo got ${#x}", { yield_ms: 0 });
+  t.after(() => agent.call('stop', { execution_id: r.execution_id, signal: 'SIGKILL' }));
+  const prompt = await agent.call('wait', { execution_id: r.execution_id, until: 'match', pattern: 'Secret: ', since_seq: 1, timeout_ms: WAIT_MS });
+  assert.equal(prompt.wait_result, 'matched', brief(prompt));
+  const w = await agent.call('write', { execution_id: r.execution_id, input: secret, newline: true, yield_ms: WAIT_MS });
+  assert.equal(w.ok, true, brief(w));
+  const end = await agent.call('wait', { execution_id: r.execution_id, until: 'exit', timeout_ms: WAIT_MS });
+  assert.equal(end.exit_code, 0, brief(end));
+  const all = await agent.call('read', { execution_id: r.execution_id, since_seq: 1 });
+  assert.match(all.output, new RegExp(`got ${secret.length}`), 'the program read the whole answer');
+  const cast = readFileSync(path.join(agent.stateDir, 'recordings', `${r.execution_id}.cast`), 'utf8');
+  assert.ok(!cast.includes(secret), `the recording keeps no trace of the answer: ${cast}`);
+  assert.match(cast, /"i", "\[hidden input\]"/);
+});
+
 test('remote sudo, wrong passwords: each write answers with the verdict; the third ends it; nothing is left', { skip }, async () => {
   const r = await execute('sudo -k; sudo true; echo rc=$?');
   assert.equal(r.waiting_for_input, true, brief(r));
