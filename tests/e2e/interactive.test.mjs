@@ -74,6 +74,33 @@ test('python3 -i: an answer at the prompt; waiting_for_input is false while it s
   assert.equal(exited.exit_code, 0);
 });
 
+test('write waits past the echo for the reply of a line that computes first', async (t) => {
+  const py = (await start(t, { argv: ['python3', '-i', '-q'], yield_ms: 300 })).execution_id;
+  await waitForInput(py);
+  // The echo comes at once, then nothing for 0.6 s: the reply is the line
+  // printed after it and the prompt, in the same answer.
+  const answer = await call('write', {
+    execution_id: py,
+    input: 'import time; time.sleep(0.6); print("do" + "ne")',
+    newline: true,
+    yield_ms: WAIT_MS,
+  });
+  assert.match(answer.output, /^done\n>>> $/m, JSON.stringify(answer));
+  assert.equal(answer.waiting_for_input, true);
+  const quick = await call('write', { execution_id: py, input: 'print(6*7)', newline: true, yield_ms: WAIT_MS });
+  assert.match(quick.output, /^42\n>>> $/m);
+});
+
+test('write to a program that reads a line silently answers when it waits again, not at yield_ms', async (t) => {
+  const sink = (await start(t, { command: 'cat >/dev/null', yield_ms: 300 })).execution_id;
+  await waitForInput(sink);
+  const sent = Date.now();
+  const answer = await call('write', { execution_id: sink, input: 'swallowed', newline: true, yield_ms: 20000 });
+  assert.equal(answer.output, 'swallowed\n');  // the echo alone
+  assert.equal(answer.waiting_for_input, true);
+  assert.ok(Date.now() - sent < 10000, `answered after ${Date.now() - sent} ms, not at the echo's quiet`);
+});
+
 // getpass, sudo and ssh read the password from /dev/tty, not from fd 0.
 for (const [where, redirect] of [['stdin', ''], ['/dev/tty', ' </dev/tty']]) {
   test(`a read -s password prompt on ${where} waits for input and the password is never shown`, async (t) => {

@@ -8,6 +8,7 @@
 #include "mcp/tools/common.hpp"
 #include "mcp/tools/session_execute.hpp"
 #include "mcp/tools/unsubmitted_input.hpp"
+#include "mcp/tools/write_reply.hpp"
 #include "session/key_encoder.hpp"
 #include "session/policy.hpp"
 #include "session/shell_integration.hpp"
@@ -18,7 +19,6 @@ namespace {
 
 using namespace std::chrono;
 
-constexpr milliseconds kQuietAfterReply{150};
 constexpr std::uint32_t kDefaultYield = 2000;
 // A password is checked before the program answers (su waits 3 s after a
 // wrong one).
@@ -229,43 +229,6 @@ std::optional<ToolResult> deliver(ToolContext& ctx, const json& args, session::E
   return std::nullopt;
 }
 
-// A line typed where the terminal does not echo it (a password): the
-// program prints the line break Enter would have echoed, then checks what
-// was typed (PAM takes a moment if it is right, 2-3 s if not), so that line
-// break is not its reply: sudo's "Sorry, try again.", the command's output
-// or the next prompt is, and says whether the password was taken.
-bool answers_hidden_line(session::Execution& execution, const std::string& bytes) {
-  return execution.hides_typed_line() == std::optional<bool>(true) &&
-         bytes.find_first_of("\r\n") != std::string::npos;
-}
-
-// Output since `before` that is more than line breaks.
-bool printed_past_line_break(session::Execution& execution, std::uint64_t before) {
-  constexpr std::uint64_t kLook = 64;
-  const auto latest = execution.log().latest_seq();
-  const auto since = execution.log().copy_range(before, std::min(latest, before + kLook));
-  return since.find_first_not_of("\r\n") != std::string::npos || latest > before + kLook;
-}
-
-// The program has replied: output came and went quiet for a moment, or it
-// waits for input again, or it ended. `hidden_line`: see answers_hidden_line.
-std::function<bool()> reply_settled(session::Execution& execution, bool resumed, bool hidden_line) {
-  const auto before = execution.log().latest_seq();
-  const auto sent_at = steady_clock::now();
-  return [&execution, resumed, hidden_line, before, sent_at] {
-    if (execution.finished()) return true;
-    // quiet(): since the output or our input, whichever is later.
-    bool replied = execution.log().latest_seq() > before;
-    if (replied && hidden_line) replied = printed_past_line_break(execution, before);
-    if (replied && execution.quiet() >= kQuietAfterReply) return true;
-    if (steady_clock::now() - sent_at < kQuietAfterReply || execution.quiet() < kQuietAfterReply)
-      return false;
-    // A resumed program may print nothing: running again is its answer. A
-    // resize alone types nothing: give the program time to redraw.
-    return resumed || execution.waiting_for_input();
-  };
-}
-
 // ctrl-c that changed nothing a person would see: nothing was printed and
 // the program still waits for input. passwd ignores SIGINT once it asks for
 // the new password; a person pressing ctrl-c there sees nothing happen.
@@ -320,7 +283,8 @@ boost::asio::awaitable<ToolResult> write(ToolContext& ctx, const json& args,
   // Return what the program printed in reply.
   auto yield = effective_yield(ctx, args, hidden_line ? kHiddenLineYield : kDefaultYield);
   auto end = co_await wait_until(ctx, *execution, steady_clock::now() + milliseconds(yield),
-                                 reply_settled(*execution, resumed, hidden_line), milliseconds(50));
+                                 reply_settled(*execution, *bytes, resumed, hidden_line),
+                                 milliseconds(50));
   if (end == WaitEnd::cancelled) co_return ToolResult{};
   json result = merged(execution_result(*execution, ctx, read_request(ctx, args)),
                        session_fields(*execution));

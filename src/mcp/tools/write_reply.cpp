@@ -1,0 +1,71 @@
+#include "mcp/tools/write_reply.hpp"
+
+#include <chrono>
+#include <optional>
+
+#include "session/execution.hpp"
+
+namespace agentty::mcp::tools {
+
+namespace {
+
+using namespace std::chrono;
+
+constexpr milliseconds kQuietAfterReply{150};
+
+// Output since `before` that is more than line breaks.
+bool printed_past_line_break(session::Execution& execution, std::uint64_t before) {
+  constexpr std::uint64_t kLook = 64;
+  const auto latest = execution.log().latest_seq();
+  const auto since = execution.log().copy_range(before, std::min(latest, before + kLook));
+  return since.find_first_not_of("\r\n") != std::string::npos || latest > before + kLook;
+}
+
+std::string without_line_breaks(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    if (c != '\r' && c != '\n') out += c;
+  }
+  return out;
+}
+
+// Output since `before` is the terminal's echo of `typed` so far: its text
+// with line breaks dropped (Enter is typed as CR and echoed as CR LF) is the
+// start of the typed text's. Anything else (a key echoed as ^C, a readline
+// redraw, the program's own output) is a reply.
+bool only_echo(session::Execution& execution, std::uint64_t before, const std::string& typed) {
+  const auto latest = execution.log().latest_seq();
+  // CR LF per typed CR at most doubles it; more is not an echo.
+  if (latest - before > 2 * typed.size()) return false;
+  const auto echoed = without_line_breaks(execution.log().copy_range(before, latest));
+  return without_line_breaks(typed).starts_with(echoed);
+}
+
+}  // namespace
+
+bool answers_hidden_line(session::Execution& execution, const std::string& bytes) {
+  return execution.hides_typed_line() == std::optional<bool>(true) &&
+         bytes.find_first_of("\r\n") != std::string::npos;
+}
+
+std::function<bool()> reply_settled(session::Execution& execution, std::string typed, bool resumed,
+                                    bool hidden_line) {
+  const auto before = execution.log().latest_seq();
+  const auto sent_at = steady_clock::now();
+  return [&execution, typed = std::move(typed), resumed, hidden_line, before, sent_at] {
+    if (execution.finished()) return true;
+    // quiet(): since the output or our input, whichever is later.
+    bool replied = execution.log().latest_seq() > before;
+    if (replied && hidden_line) replied = printed_past_line_break(execution, before);
+    if (replied && !hidden_line && only_echo(execution, before, typed)) replied = false;
+    if (replied && execution.quiet() >= kQuietAfterReply) return true;
+    if (steady_clock::now() - sent_at < kQuietAfterReply || execution.quiet() < kQuietAfterReply)
+      return false;
+    // A resumed program may print nothing: running again is its answer. A
+    // resize alone types nothing: give the program time to redraw.
+    return resumed || execution.waiting_for_input();
+  };
+}
+
+}  // namespace agentty::mcp::tools

@@ -1,0 +1,37 @@
+// When a write's answer is complete: the program has replied to what was
+// typed. A write returns what the program printed back, so it waits for the
+// reply, not merely for the first bytes: output that went quiet for a moment
+// (150 ms), the program waiting for input again, or its end, bounded by the
+// call's yield_ms.
+//
+// The echo of the typed text is not a reply. `time.sleep(1); print("x")`
+// typed into python echoes at once and then prints nothing for a second; an
+// answer at the echo's quiet moment sent the agent back to read for the "x".
+// So output that is only the echo (line breaks aside) counts as a reply only
+// once the program waits for input again (it read the line silently), and
+// a program computing after the echo is waited for.
+//
+// A line typed where the terminal does not echo it (a password) has its own
+// rule: the program prints the line break Enter would have echoed, then
+// checks what was typed, so that line break is not its reply either.
+#pragma once
+
+#include <functional>
+#include <string>
+
+namespace agentty::session {
+class Execution;
+}
+
+namespace agentty::mcp::tools {
+
+// Whether typing `bytes` answers a line the terminal reads without echo.
+bool answers_hidden_line(session::Execution& execution, const std::string& bytes);
+
+// The predicate a write waits on, started right after `typed` was written.
+// `resumed`: the write continued a suspended program, which may print
+// nothing (running again is its answer).
+std::function<bool()> reply_settled(session::Execution& execution, std::string typed, bool resumed,
+                                    bool hidden_line);
+
+}  // namespace agentty::mcp::tools
