@@ -369,8 +369,9 @@ ToolDefinition make_write_tool(const ToolConfig& config) {
            capped_timer_input(config,
                               "Longest wait for the reply (default 2000; 5000 for a line typed "
                               "where the terminal does not echo, a password, which the program "
-                              "checks before it answers); returns earlier once output goes "
-                              "quiet.")},
+                              "checks before it answers); returns earlier once the reply goes "
+                              "quiet or the program waits for input again (the echo of the "
+                              "typed text alone is not a reply).")},
       },
       merged(resize_inputs(), read_inputs(config)));
   json output = merged(status_output_properties(), read_output_properties());
@@ -403,8 +404,8 @@ ToolDefinition make_write_tool(const ToolConfig& config) {
       "write",
       "Type into a terminal",
       "Type into a running execution's terminal and return what the program printed in reply "
-      "(waits until the "
-      "output goes quiet, the program waits for input again, or yield_ms). Use it to answer "
+      "(waits until its reply, more than the echo of what was typed, goes quiet, the program "
+      "waits for input again, or yield_ms). Use it to answer "
       "prompts, drive REPLs "
       "(python3, psql), press keys (`keys`: ctrl-c to interrupt, arrows, tab, f1..f12) or send "
       "end-of-file (`eof`). A program stopped by ctrl-z with no shell above it to continue it "
