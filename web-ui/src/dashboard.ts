@@ -4,6 +4,7 @@ import "./dashboard.css";
 import * as P from "./protocol";
 import { startRecordingList } from "./recordings";
 import { startServerList } from "./servers";
+import { labelCells } from "./table_cards";
 
 const byId = (id: string) => document.getElementById(id) as HTMLElement;
 const token = P.tokenFromFragment(location.hash);
@@ -55,6 +56,7 @@ const CELL_CLASSES = ["name", "id", "status", "command", "purpose", "idle", "fla
 function newRow(): HTMLTableRowElement {
   const row = document.createElement("tr");
   for (const name of CELL_CLASSES) row.insertCell().className = name;
+  labelCells(byId("executions") as HTMLTableElement, row, ["name", "handoff-reason"]);
   const link = document.createElement("a");
   link.className = "terminal-link";
   row.cells[0].append(link);

@@ -3,6 +3,7 @@
 // record is gone: recordings have their own retention). Polled from
 // RECORDINGS_API_PATH with the secret in a header.
 import * as P from "./protocol";
+import { labelCells } from "./table_cards";
 
 const POLL_MS = 5000;
 
@@ -40,6 +41,7 @@ function render(recordings: P.RecordingEntry[], token: string): void {
       a.textContent = r.running ? "running: watch live" : "ended: its terminal";
       live.append(a);
     }
+    labelCells(byId("recordings") as HTMLTableElement, row, []);
   }
   const empty = byId("recordings-message");
   empty.textContent = recordings.length === 0 ? "No recordings yet." : "";
