@@ -8,7 +8,7 @@ import "@xterm/xterm/css/xterm.css";
 import "./replay.css";
 import * as P from "./protocol";
 import { formatBytes } from "./recordings";
-import { bufferText, openXterm, shrinkFontToFit, viewportText } from "./xterm_view";
+import { bufferText, leavesTerminal, openXterm, shrinkFontToFit, viewportText } from "./xterm_view";
 
 const IDLE_LIMIT_S = 2;
 // A tab holding more than this as text (and as xterm's input) gets slow.
@@ -246,6 +246,15 @@ seekBar.addEventListener("change", () => {
   dragging = false;
   const at = Number(seekBar.value);
   seekTo(at >= Number(seekBar.max) ? totalSeconds() : at);
+});
+// Nothing is typed into a replay: Tab and Ctrl+] leave the terminal.
+term.attachCustomKeyEventHandler((event) => {
+  const leave = leavesTerminal(event, false);
+  if (leave === "ctrl-]" && event.type === "keydown") {
+    event.preventDefault();
+    playButton.focus();
+  }
+  return leave === null;
 });
 speedSelect.addEventListener("change", () => {
   lastTick = performance.now();

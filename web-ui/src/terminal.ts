@@ -11,7 +11,7 @@ import "@xterm/xterm/css/xterm.css";
 import "./terminal.css";
 import * as P from "./protocol";
 import {
-  FONT_SIZE, bufferText, openXterm, setFontSize, shrinkFontToFit, viewportText,
+  FONT_SIZE, bufferText, leavesTerminal, openXterm, setFontSize, shrinkFontToFit, viewportText,
 } from "./xterm_view";
 
 // Flow control (as ttyd's client does): bytes handed to term.write whose
@@ -307,6 +307,14 @@ function hintHowToType(): void {
   }
 }
 term.attachCustomKeyEventHandler((event) => {
+  const leave = leavesTerminal(event, !term.options.disableStdin);
+  if (leave) {
+    if (leave === "ctrl-]" && event.type === "keydown") {
+      event.preventDefault();
+      focusHeaderControl();
+    }
+    return false;
+  }
   const typing = event.key.length === 1 || event.key === "Enter" || event.key === "Backspace";
   if (event.type === "keydown" && typing && !event.ctrlKey && !event.metaKey && !event.altKey) {
     hintHowToType();
@@ -336,6 +344,13 @@ byId("take-over").addEventListener("click", () => {
 });
 byId("release").addEventListener("click", () => send({ type: P.MESSAGE_RELEASE }));
 
+// The control a keyboard user wants next: Release while holding, else Take
+// over, else the way back to the dashboard.
+function focusHeaderControl(): void {
+  const candidates = ["release", "take-over", "all-executions"].map((id) => byId(id));
+  candidates.find((c) => !c.hidden && !(c as HTMLButtonElement).disabled)?.focus();
+}
+
 function showMessage(text: string, kind: string): void {
   const element = byId("message");
   delete element.dataset.hint;
@@ -359,7 +374,7 @@ function render(): void {
   byId("waiting").hidden = !s?.waiting_for_input;
   const holder = byId("holder");
   holder.textContent =
-    held === "you" ? "You hold this terminal: your keystrokes go to it."
+    held === "you" ? "You hold this terminal: your keystrokes go to it (Ctrl+] leaves it)."
     : held === "other" ? `Held by ${s?.held_by}` : "Read-only";
   // A takeover answers the handoff (the server clears its reason): while you
   // hold the terminal the banner keeps what was asked, as a reminder.
@@ -372,9 +387,16 @@ function render(): void {
     held === "you" ? "You have taken over. The agent asked for:" : "The agent asks you to take over:";
   byId("handoff-reason").textContent = askedFor;
   const running = s?.status === "running" && connected;
-  (byId("take-over") as HTMLButtonElement).hidden = held === "you";
-  (byId("take-over") as HTMLButtonElement).disabled = !running || held === "other";
-  (byId("release") as HTMLButtonElement).hidden = held !== "you";
+  const takeOver = byId("take-over") as HTMLButtonElement;
+  const release = byId("release") as HTMLButtonElement;
+  const focused = document.activeElement;
+  takeOver.hidden = held === "you";
+  takeOver.disabled = !running || held === "other";
+  release.hidden = held !== "you";
+  // A button hidden or disabled under the keyboard's focus drops it to the
+  // top of the page: it moves to the control that replaced it.
+  const lost = (button: HTMLButtonElement) => focused === button && (button.hidden || button.disabled);
+  if (lost(takeOver) || lost(release)) focusHeaderControl();
   if (held === "you" || takeoverAsked) term.focus();
 }
 

@@ -49,6 +49,19 @@ function swallowTerminalQueries(t: Terminal): void {
   }
 }
 
+// Whether a key press takes the focus out of the terminal instead of going to
+// the program. xterm.js keeps Tab even when it takes no input, so a person on
+// the keyboard could not get out: Tab leaves unless they type into the
+// program (a holder's Tab is the program's: completion), Ctrl+] always
+// leaves (as Ctrl-] gets out of `agentty attach`). Tab is left to the
+// browser; the caller moves the focus on Ctrl+].
+export function leavesTerminal(event: KeyboardEvent, typing: boolean): "tab" | "ctrl-]" | null {
+  const modifiers = event.altKey || event.metaKey;
+  if (event.ctrlKey && !modifiers && (event.key === "]" || event.code === "BracketRight")) return "ctrl-]";
+  if (event.key === "Tab" && !typing && !event.ctrlKey && !modifiers) return "tab";
+  return null;
+}
+
 export function setFontSize(term: Terminal, size: number): void {
   if (term.options.fontSize !== size) term.options.fontSize = size;
 }
