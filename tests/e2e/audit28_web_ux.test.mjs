@@ -81,9 +81,11 @@ test('on a phone the dashboard shows each execution and recording whole, each va
   await context.close();
 });
 
-test('on a desktop the dashboard is a table whose long commands wrap instead of being cut off', async () => {
+test('on a desktop the dashboard is a table whose long commands wrap instead of being cut off; its tab names the server', async () => {
   const context = await browser.newContext();
   const { page, problems } = await openDashboard(context, DESKTOP);
+  // Every agent's server has a dashboard: their tabs were all "agentty".
+  assert.equal(await page.title(), `agentty dashboard ${new URL(origin).host}`);
   const row = `#executions tr[data-execution-id="${finished.execution_id}"]`;
   assert.equal(await page.locator(row).evaluate((r) => getComputedStyle(r).display), 'table-row');
   for (const selector of [row, `#recordings tr[data-recording-id="${finished.execution_id}"]`]) {
@@ -175,9 +177,11 @@ test('keyboard only: take over with Enter, type, leave the terminal with Ctrl+],
   assert.match(await announced.innerText(), /Ctrl\+\] leaves it/);
 
   // The holder's Tab is the program's (completion), Ctrl+] gets out.
-  await page.keyboard.type('echo kb-$((6*7))');
+  // (Completing "kb-" finds no file: bash leaves the line as it is.)
+  await page.keyboard.type('echo kb-');
   await page.keyboard.press('Tab');
   assert.equal(await activeElement(page), xtermInput, "a holder's Tab stays in the terminal");
+  await page.keyboard.type('$((6*7))');
   await page.keyboard.press('Enter');
   await page.waitForFunction(() => window.__agentty.screenText().includes('kb-42'), null, { timeout: 15000 });
   await page.keyboard.press('Control+BracketRight');
@@ -208,9 +212,18 @@ test('keyboard only on the replay page: every control is reached with Tab and na
   await page.locator('#seek').focus();
   await page.keyboard.press('Home');
   await page.waitForFunction(() => !window.__agentty.screenText().includes('second part'), null, { timeout: 15000 });
+  // Read out as a time, not as raw seconds: what the page shows next to it.
+  const spoken = async () => [await page.locator('#seek').getAttribute('aria-valuetext'),
+    (await page.locator('#time').innerText()).replace(' / ', ' of ')];
+  const [atStart, shownAtStart] = await spoken();
+  assert.equal(atStart, shownAtStart);
+  assert.match(atStart, /^0:00 of 0:0[12]$/);
   await page.keyboard.press('End');
   await page.waitForSelector('body[data-finished="yes"]', { timeout: 15000 });
   await page.waitForFunction(() => window.__agentty.screenText().includes('second part'), null, { timeout: 15000 });
+  const [atEnd, shownAtEnd] = await spoken();
+  assert.equal(atEnd, shownAtEnd);
+  assert.match(atEnd, /^0:0([12]) of 0:0\1$/);
 
   await page.locator('.xterm-helper-textarea').focus();
   await page.keyboard.press('Shift+Tab');

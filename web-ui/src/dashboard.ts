@@ -105,7 +105,8 @@ function renderHandoffs(handoffs: P.ExecutionSummary[]): void {
   } else {
     banner.textContent = `${handoffs.length} executions ask you to take over.`;
   }
-  document.title = `${handoffs.length ? `(${handoffs.length}!) ` : ""}agentty`;
+  // Which server's dashboard: each agent's server has its own, on its own port.
+  document.title = `${handoffs.length ? `(${handoffs.length}!) ` : ""}agentty dashboard ${location.host}`;
 }
 
 function setText(element: Element, text: string): void {

@@ -114,6 +114,8 @@ function showTime(at = clock): void {
   // last event (1847 of 2000 random totals in chromium).
   seekBar.max = String(Math.ceil(total * 1000) / 1000);
   if (!dragging) seekBar.value = String(Math.min(at, total));
+  // A screen reader would read the value as raw seconds ("1.01472").
+  seekBar.setAttribute("aria-valuetext", `${clockText(Math.min(at, total))} of ${clockText(total)}`);
 }
 
 // Writes every event due by now, then waits for the next one.
