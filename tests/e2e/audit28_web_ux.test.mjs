@@ -172,6 +172,9 @@ test('keyboard only: take over with Enter, type, leave the terminal with Ctrl+],
   await page.keyboard.press('Enter');
   await page.waitForSelector('body[data-held="you"]', { timeout: 15000 });
   assert.equal(await activeElement(page), xtermInput, 'the keys go to the terminal once taken over');
+  // The page's heading is the execution; the way back says where it leads.
+  assert.equal(await page.getByRole('heading', { level: 1, name: 'keyboard-shell' }).count(), 1);
+  assert.equal(await page.getByRole('link', { name: 'all executions', exact: true }).count(), 1);
   const announced = page.getByRole('status').filter({ hasText: /You hold this terminal/ });
   assert.equal(await announced.count(), 1, 'the takeover is in a live region');
   assert.match(await announced.innerText(), /Ctrl\+\] leaves it/);
@@ -201,7 +204,7 @@ test('keyboard only on the replay page: every control is reached with Tab and na
   const { page, problems } = await openPage(context, `${origin}/r/${r.execution_id}#token=${TOKEN}`, DESKTOP);
   await page.waitForSelector('body[data-finished="yes"]', { timeout: 15000 });
   assert.equal(await page.title(), `${command} - agentty replay`);
-  for (const [role, name] of [['link', '← all'], ['slider', 'position in the replay'], ['button', 'Restart'],
+  for (const [role, name] of [['link', 'all executions'], ['heading', command], ['slider', 'position in the replay'], ['button', 'Restart'],
     ['button', 'Play'], ['combobox', 'speed'], ['button', 'End']]) {
     assert.equal(await page.getByRole(role, { name, exact: true }).count(), 1, `${role} "${name}"`);
   }
@@ -303,5 +306,24 @@ test('text on every page has at least 4.5:1 contrast, also on a dashboard that l
   await replay.waitForSelector('body[data-finished="yes"]', { timeout: 15000 });
   assert.deepEqual(await replay.evaluate(lowContrastText), [], 'the replay page');
   assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('a terminal page whose agentty stops says so and no longer shows the program as waiting for input', async (t) => {
+  const other = await startAgentty({ env: { AGENTTY_WEB_TOKEN: TOKEN } });
+  t.after(() => other.client.close());
+  const shell = await other.call('open', { name: 'stopping-server-shell' });
+  assert.equal(shell.isError, false, shell.error);
+  const context = await browser.newContext();
+  const { page, problems } = await openPage(context, shell.terminal_url, { width: 1000, height: 600 });
+  await page.waitForSelector('body[data-connected="yes"]', { timeout: 15000 });
+  await page.waitForSelector('#waiting:not([hidden])', { timeout: 15000 });
+  await other.client.close();
+  await page.waitForFunction(() => /agentty is not running/.test(document.getElementById('message').textContent),
+    null, { timeout: 30000 });
+  assert.equal(await page.locator('#status').innerText(), 'disconnected');
+  assert.equal(await page.locator('#waiting').isHidden(), true, 'a stale "waiting for input" is shown');
+  // The refused reconnects are the browser's console errors, expected here.
+  assert.deepEqual(problems.filter((p) => !/WebSocket|ERR_CONNECTION_REFUSED/.test(p)), []);
   await context.close();
 });

@@ -371,7 +371,8 @@ function render(): void {
   status.textContent = !connected && s ? "disconnected"
     : s ? (s.status === "running" ? "running" : `${s.status}: ${s.exit_description}`) : "";
   status.dataset.status = connected ? (s?.status ?? "") : "";
-  byId("waiting").hidden = !s?.waiting_for_input;
+  // Not known while disconnected: a badge left up would say the program still waits.
+  byId("waiting").hidden = !s?.waiting_for_input || !connected;
   const holder = byId("holder");
   holder.textContent =
     held === "you" ? "You hold this terminal: your keystrokes go to it (Ctrl+] leaves it)."
