@@ -205,11 +205,11 @@ test('keyboard only on the replay page: every control is reached with Tab and na
   await page.waitForSelector('body[data-finished="yes"]', { timeout: 15000 });
   assert.equal(await page.title(), `${command} - agentty replay`);
   for (const [role, name] of [['link', 'all executions'], ['heading', command], ['slider', 'position in the replay'], ['button', 'Restart'],
-    ['button', 'Play'], ['combobox', 'speed'], ['button', 'End']]) {
+    ['button', 'Play'], ['combobox', 'speed'], ['button', 'End'], ['checkbox', 'screen reader']]) {
     assert.equal(await page.getByRole(role, { name, exact: true }).count(), 1, `${role} "${name}"`);
   }
   await page.locator('body').focus();
-  for (const id of ['all-executions', 'seek', 'restart', 'play', 'speed', 'end']) await tabTo(page, id, 1);
+  for (const id of ['all-executions', 'screen-reader', 'seek', 'restart', 'play', 'speed', 'end']) await tabTo(page, id, 1);
 
   // Home: back to the start (only the first part); End: the end again.
   await page.locator('#seek').focus();
@@ -325,5 +325,26 @@ test('a terminal page whose agentty stops says so and no longer shows the progra
   assert.equal(await page.locator('#waiting').isHidden(), true, 'a stale "waiting for input" is shown');
   // The refused reconnects are the browser's console errors, expected here.
   assert.deepEqual(problems.filter((p) => !/WebSocket|ERR_CONNECTION_REFUSED/.test(p)), []);
+  await context.close();
+});
+
+test('a screen reader reads the terminal once its mode is turned on with the keyboard; the choice is kept', async () => {
+  const context = await browser.newContext();
+  const { page, problems } = await openPage(context, finished.terminal_url, DESKTOP);
+  await page.waitForFunction(() => Number(document.body.dataset.snapshots ?? 0) >= 1, null, { timeout: 15000 });
+  const readable = () => page.evaluate(
+    () => document.querySelector('.xterm-accessibility-tree')?.textContent ?? '');
+  assert.doesNotMatch(await readable(), /done-with-a-long-command/, 'off unless asked for (it costs in a flood)');
+  await page.locator('body').focus();
+  await tabTo(page, 'screen-reader');
+  await page.keyboard.press('Space');
+  await page.waitForFunction(() => document.querySelector('.xterm-accessibility-tree')?.textContent
+    .includes('done-with-a-long-command'), null, { timeout: 15000 });
+  await page.reload();
+  await page.waitForFunction(() => Number(document.body.dataset.snapshots ?? 0) >= 1, null, { timeout: 15000 });
+  assert.equal(await page.locator('#screen-reader').isChecked(), true);
+  await page.waitForFunction(() => document.querySelector('.xterm-accessibility-tree')?.textContent
+    .includes('done-with-a-long-command'), null, { timeout: 15000 });
+  assert.deepEqual(problems, []);
   await context.close();
 });

@@ -8,7 +8,9 @@ import "@xterm/xterm/css/xterm.css";
 import "./replay.css";
 import * as P from "./protocol";
 import { formatBytes } from "./recordings";
-import { bufferText, leavesTerminal, openXterm, shrinkFontToFit, viewportText } from "./xterm_view";
+import {
+  bufferText, leavesTerminal, offerScreenReaderMode, openXterm, shrinkFontToFit, viewportText,
+} from "./xterm_view";
 
 const IDLE_LIMIT_S = 2;
 // A tab holding more than this as text (and as xterm's input) gets slow.
@@ -28,6 +30,7 @@ const token = P.tokenFromFragment(location.hash);
 (byId("all-executions") as HTMLAnchorElement).href = `/${location.hash}`;
 
 const { term, fit } = openXterm(byId("terminal"), { cursorBlink: false, scrollback: 10000 });
+offerScreenReaderMode(term, byId("screen-reader") as HTMLInputElement);
 const playButton = byId("play") as HTMLButtonElement;
 const speedSelect = byId("speed") as HTMLSelectElement;
 const seekBar = byId("seek") as HTMLInputElement;

@@ -11,7 +11,8 @@ import "@xterm/xterm/css/xterm.css";
 import "./terminal.css";
 import * as P from "./protocol";
 import {
-  FONT_SIZE, bufferText, leavesTerminal, openXterm, setFontSize, shrinkFontToFit, viewportText,
+  FONT_SIZE, bufferText, leavesTerminal, offerScreenReaderMode, openXterm, setFontSize, shrinkFontToFit,
+  viewportText,
 } from "./xterm_view";
 
 // Flow control (as ttyd's client does): bytes handed to term.write whose
@@ -41,6 +42,7 @@ const holdingKey = `agentty-holding:${executionId}`;
   `${P.REPLAY_PAGE_PREFIX}${encodeURIComponent(executionId)}${location.hash}`;
 
 const { term, fit } = openXterm(byId("terminal"), { cursorBlink: true, scrollback: 5000 });
+offerScreenReaderMode(term, byId("screen-reader") as HTMLInputElement);
 
 let socket: WebSocket | null = null;
 let state: P.ViewerState | null = null;

@@ -62,6 +62,21 @@ export function leavesTerminal(event: KeyboardEvent, typing: boolean): "tab" | "
   return null;
 }
 
+// xterm.js draws text a screen reader cannot read; its screen reader mode
+// adds rows it can read (and reads new output aloud), at a cost in a flood,
+// so a person turns it on with `checkbox` (remembered in this browser).
+const SCREEN_READER_KEY = "agentty-screen-reader";
+export function offerScreenReaderMode(term: Terminal, checkbox: HTMLInputElement): void {
+  const apply = () => {
+    term.options.screenReaderMode = checkbox.checked;
+    if (checkbox.checked) localStorage.setItem(SCREEN_READER_KEY, "on");
+    else localStorage.removeItem(SCREEN_READER_KEY);
+  };
+  checkbox.checked = localStorage.getItem(SCREEN_READER_KEY) === "on";
+  apply();
+  checkbox.addEventListener("change", apply);
+}
+
 export function setFontSize(term: Terminal, size: number): void {
   if (term.options.fontSize !== size) term.options.fontSize = size;
 }
