@@ -80,33 +80,18 @@ ErrorReply parse_error_reply(std::string_view line) {
                     "Parse error: " + problem + "; send one JSON-RPC message per line, as UTF-8"};
 }
 
-}  // namespace
-
-Message parse_message(std::string_view line) {
-  if (const auto depth = nesting_depth(line); depth > kMaxNestingDepth) {
-    return ErrorReply{find_request_id(line, line), rpc_error::invalid_request,
-                      "Invalid Request: arrays and objects nested " + std::to_string(depth) +
-                          " levels deep; agentty reads at most " +
-                          std::to_string(kMaxNestingDepth) +
-                          " (its tools take a few); send the values flatter"};
-  }
-  json message = json::parse(line, nullptr, /*allow_exceptions=*/false);
-  std::string invalid_text_at;
-  if (message.is_discarded()) {
-    auto repaired = replace_invalid_text(line);
-    if (!repaired) return parse_error_reply(line);
-    message = json::parse(*repaired, nullptr, /*allow_exceptions=*/false);
-    if (message.is_discarded()) return parse_error_reply(line);
-    if (message.is_object() && message.contains("params"))
-      invalid_text_at = path_of_replaced_text(message["params"]);
-    if (invalid_text_at.empty()) invalid_text_at = "(the message)";
-  }
-  if (message.is_array()) {
-    return ErrorReply{nullptr, rpc_error::invalid_request,
-                      "Invalid Request: batches are not supported; send one message per line"};
-  }
+// One message of a line, or of a batch. `text_replaced`: the line held text
+// that is not Unicode, replaced with U+FFFD to read the rest.
+Message classify(json& message, bool text_replaced) {
   if (!message.is_object())
     return ErrorReply{nullptr, rpc_error::invalid_request, "Invalid Request: not an object"};
+  std::string invalid_text_at;
+  if (text_replaced) {
+    if (auto p = message.find("params"); p != message.end())
+      invalid_text_at = path_of_replaced_text(*p);
+    if (invalid_text_at.empty() && !path_of_replaced_text(message).empty())
+      invalid_text_at = "(the message)";
+  }
   json id = message.contains("id") ? message["id"] : json();
   bool has_id = message.contains("id");
   const bool answer = !message.contains("method") && has_id &&
@@ -133,10 +118,48 @@ Message parse_message(std::string_view line) {
       return ErrorReply{id, rpc_error::invalid_request,
                         "Invalid Request: params must be an object"};
     }
-    params = *p;
+    params = std::move(*p);
   }
   if (!has_id) return Notification{method->get<std::string>(), std::move(params)};
   return Request{id, method->get<std::string>(), std::move(params), std::move(invalid_text_at)};
+}
+
+ParsedLine one(Message message) {
+  ParsedLine parsed;
+  parsed.messages.push_back(std::move(message));
+  return parsed;
+}
+
+}  // namespace
+
+ParsedLine parse_line(std::string_view line) {
+  if (const auto depth = nesting_depth(line); depth > kMaxNestingDepth) {
+    return one(ErrorReply{find_request_id(line, line), rpc_error::invalid_request,
+                          "Invalid Request: arrays and objects nested " + std::to_string(depth) +
+                              " levels deep; agentty reads at most " +
+                              std::to_string(kMaxNestingDepth) +
+                              " (its tools take a few); send the values flatter"});
+  }
+  json message = json::parse(line, nullptr, /*allow_exceptions=*/false);
+  bool text_replaced = false;
+  if (message.is_discarded()) {
+    auto repaired = replace_invalid_text(line);
+    if (!repaired) return one(parse_error_reply(line));
+    message = json::parse(*repaired, nullptr, /*allow_exceptions=*/false);
+    if (message.is_discarded()) return one(parse_error_reply(line));
+    text_replaced = true;
+  }
+  if (!message.is_array()) return one(classify(message, text_replaced));
+  if (message.empty()) {
+    return one(ErrorReply{nullptr, rpc_error::invalid_request,
+                          "Invalid Request: an empty batch (a JSON array needs at least one "
+                          "message)"});
+  }
+  ParsedLine batch;
+  batch.is_batch = true;
+  batch.messages.reserve(message.size());
+  for (auto& element : message) batch.messages.push_back(classify(element, text_replaced));
+  return batch;
 }
 
 std::string serialize(const json& message) {

@@ -1,9 +1,12 @@
 // JSON-RPC 2.0 framing for MCP over stdio: one message per line.
 //
-// parse_message() classifies one line as a request, a notification or a
-// response, or returns the JSON-RPC error to send back (-32700 parse error,
-// -32600 invalid request), with the request's id whenever it can be found
-// (message_salvage.hpp), so a client is answered rather than left waiting.
+// parse_line() classifies each message of a line as a request, a
+// notification or a response, or gives the JSON-RPC error to send back
+// (-32700 parse error, -32600 invalid request), with the request's id
+// whenever it can be found (message_salvage.hpp), so a client is answered
+// rather than left waiting. A line holding a JSON array is a batch: each
+// element is read as it would be on a line of its own (whether the session
+// takes batches is the server's business); an empty array is -32600.
 // A response (to a request this server sent) carries its result or the
 // client's error; one whose id cannot be read but that is an error answer
 // (`"id": null`, a request the client could not parse) is a Response too,
@@ -18,6 +21,7 @@
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 namespace agentty::mcp {
 
@@ -67,7 +71,12 @@ struct ErrorReply {
 
 using Message = std::variant<Request, Notification, Response, ErrorReply>;
 
-Message parse_message(std::string_view line);
+struct ParsedLine {
+  std::vector<Message> messages;  // one, unless the line is a batch
+  bool is_batch = false;          // a JSON array of messages
+};
+
+ParsedLine parse_line(std::string_view line);
 
 // One line of JSON, no embedded newline, invalid UTF-8 replaced.
 std::string serialize(const json& message);

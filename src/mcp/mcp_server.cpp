@@ -84,6 +84,9 @@ McpServer::McpServer(boost::asio::io_context& io, session::Registry& registry, T
       hooks_(std::move(hooks)),
       tools_(make_tool_table(config_)),
       resources_(make_resource_handlers()),
+      responses_([this](std::string line) {
+        if (hooks_.send) hooks_.send(std::move(line));
+      }),
       client_requests_([this](const json& message) { send(message); }),
       handoff_elicitations_(
           registry_, client_requests_, [this](const json& message) { send(message); },
@@ -98,35 +101,12 @@ void McpServer::send(const json& message) {
   if (hooks_.send) hooks_.send(serialize(message));
 }
 
-void McpServer::respond(const json& id, const json& message) {
-  if (!id.is_null()) {
-    const std::string key = id.dump();
-    if (in_flight_.count(key)) {
-      auto& held = held_answers_[key];
-      std::string line = serialize(message);
-      if (!held.empty() && held.back().first == line) {
-        ++held.back().second;
-      } else {
-        held.emplace_back(std::move(line), 1);
-      }
-      return;
-    }
-  }
-  send(message);
-}
-
-void McpServer::release_held_answers(const std::string& key) {
-  auto it = held_answers_.find(key);
-  if (it == held_answers_.end()) return;
-  auto held = std::move(it->second);
-  held_answers_.erase(it);
-  if (!hooks_.send) return;
-  for (const auto& [line, count] : held)
-    for (std::size_t i = 0; i < count; ++i) hooks_.send(line);
+void McpServer::answer(const json& id, const json& message) {
+  responses_.answer(id, serialize(message));
 }
 
 void McpServer::reject(const json& id, int code, const std::string& message) {
-  respond(id, make_error(id, code, message));
+  responses_.respond(id, nullptr, serialize(make_error(id, code, message)));
 }
 
 void McpServer::log(const std::string& level, const std::string& message) {
@@ -138,22 +118,37 @@ void McpServer::log(const std::string& level, const std::string& message) {
 
 void McpServer::handle_line(std::string_view line) {
   if (line.find_first_not_of(" \t\r") == std::string_view::npos) return;  // blank keep-alive lines
-  auto message = parse_message(line);
+  auto parsed = parse_line(line);
+  if (parsed.is_batch) {
+    handle_batch(std::move(parsed.messages));
+  } else {
+    handle_message(std::move(parsed.messages.front()), nullptr);
+  }
+}
+
+void McpServer::handle_batch(std::vector<Message> messages) {
+  if (protocol_version_ != kBatchProtocolVersion) {
+    const std::string session =
+        protocol_version_.empty()
+            ? "this session has not been initialized (initialize is never part of a batch)"
+            : "this session speaks MCP " + protocol_version_ + ", which has none";
+    responses_.respond(
+        nullptr, nullptr,
+        serialize(make_error(nullptr, rpc_error::invalid_request,
+                             "Invalid Request: a JSON-RPC batch, and only MCP " +
+                                 std::string(kBatchProtocolVersion) + " has batches; " + session +
+                                 ". Nothing in it was carried out; send each message on a line "
+                                 "of its own.")));
+    return;
+  }
+  const auto batch = responses_.open_batch();
+  for (auto& message : messages) handle_message(std::move(message), batch);
+  responses_.close_batch(batch);
+}
+
+void McpServer::handle_message(Message message, const ResponseFunnel::BatchHandle& batch) {
   if (auto* request = std::get_if<Request>(&message)) {
-    // A message is the client's data: a field of a type nobody checked must
-    // cost that request an error, not end the server (an exception here
-    // leaves the loop and terminates agentty with every program it runs).
-    const json id = request->id;
-    const std::string method = request->method;
-    try {
-      handle_request(std::move(*request));
-    } catch (const std::exception& e) {
-      spdlog::error("{} failed: {}", method, e.what());
-      send(make_error(id, rpc_error::internal_error,
-                      "Internal error: " + method + " failed (" + e.what() +
-                          "); the server is still running. Check the request's params "
-                          "against the MCP schema and retry."));
-    }
+    handle_request(std::move(*request), batch);
   } else if (auto* notification = std::get_if<Notification>(&message)) {
     try {
       handle_notification(*notification);
@@ -161,7 +156,8 @@ void McpServer::handle_line(std::string_view line) {
       spdlog::error("{} failed: {}", notification->method, e.what());
     }
   } else if (auto* error = std::get_if<ErrorReply>(&message)) {
-    respond(error->id, make_error(error->id, error->code, error->message));
+    responses_.respond(error->id, batch,
+                       serialize(make_error(error->id, error->code, error->message)));
   } else if (auto* response = std::get_if<Response>(&message)) {
     client_requests_.on_response(*response);  // an answer to a request of ours
   }
@@ -177,6 +173,7 @@ json McpServer::initialize(const json& params) {
   std::string requested = string_param(params, "protocolVersion");
   std::string version =
       is_supported_protocol_version(requested) ? requested : kLatestProtocolVersion;
+  protocol_version_ = version;
   return {
       {"protocolVersion", version},
       {"capabilities",
@@ -202,57 +199,80 @@ json McpServer::list_tools() const {
   return {{"tools", list}};
 }
 
-void McpServer::handle_request(Request request) {
-  const std::string& method = request.method;
-  if (in_flight_.count(request.id.dump())) {
-    respond(request.id,
-            make_error(request.id, rpc_error::invalid_request,
-                       "Invalid Request: id " + request.id.dump() +
-                           " is the id of a request still in progress; each request needs an id "
-                           "of its own (MCP never reuses one in a session). This " +
-                           method +
-                           " was not carried out; this answer comes after the earlier request's, "
-                           "so answers arrive in the order the requests were sent. Send it again "
-                           "with a new id."));
+void McpServer::handle_request(Request request, const ResponseFunnel::BatchHandle& batch) {
+  if (responses_.unanswered(request.id)) {
+    responses_.respond(
+        request.id, batch,
+        serialize(make_error(
+            request.id, rpc_error::invalid_request,
+            "Invalid Request: id " + request.id.dump() +
+                " is the id of a request still in progress (its answer has not been sent "
+                "yet); each request needs an id of its own (MCP never reuses one in a "
+                "session). This " +
+                request.method +
+                " was not carried out; this answer comes after the earlier request's, so answers "
+                "arrive in the order the requests were sent. Send it again with a new id.")));
     return;
   }
+  responses_.begin(request.id, batch);
+  // A message is the client's data: a field of a type nobody checked must
+  // cost that request an error, not end the server (an exception here
+  // leaves the loop and terminates agentty with every program it runs).
+  const json id = request.id;
+  const std::string method = request.method;
+  try {
+    dispatch_request(std::move(request));
+  } catch (const std::exception& e) {
+    spdlog::error("{} failed: {}", method, e.what());
+    answer(id, make_error(id, rpc_error::internal_error,
+                          "Internal error: " + method + " failed (" + e.what() +
+                              "); the server is still running. Check the request's params "
+                              "against the MCP schema and retry."));
+  }
+}
+
+void McpServer::dispatch_request(Request request) {
+  const std::string& method = request.method;
   if (!request.invalid_text_at.empty() && method != "tools/call") {
-    send(make_error(request.id, rpc_error::invalid_params,
-                    "Invalid params: " + invalid_text_problem(request.invalid_text_at)));
+    answer(request.id,
+           make_error(request.id, rpc_error::invalid_params,
+                      "Invalid params: " + invalid_text_problem(request.invalid_text_at)));
     return;
   }
   if (method == "initialize") {
-    send(make_result(request.id, initialize(request.params)));
+    answer(request.id, make_result(request.id, initialize(request.params)));
   } else if (method == "ping") {
-    send(make_result(request.id, json::object()));
+    answer(request.id, make_result(request.id, json::object()));
   } else if (method == "tools/list") {
-    send(make_result(request.id, list_tools()));
+    answer(request.id, make_result(request.id, list_tools()));
   } else if (method == "tools/call") {
     call_tool(std::move(request));
   } else if (method == "logging/setLevel") {
     int index = level_index(string_param(request.params, "level"));
     if (index < 0) {
-      send(make_error(
-          request.id, rpc_error::invalid_params,
-          "level: must be one of debug, info, notice, warning, error, critical, alert, emergency"));
+      answer(request.id, make_error(request.id, rpc_error::invalid_params,
+                                    "level: must be one of debug, info, notice, warning, error, "
+                                    "critical, alert, emergency"));
       return;
     }
     log_level_ = index;
-    send(make_result(request.id, json::object()));
+    answer(request.id, make_result(request.id, json::object()));
   } else if (method.starts_with("resources/")) {
     handle_resources(request);
   } else if (method == "prompts/list") {
-    send(make_error(request.id, rpc_error::method_not_found,
-                    "Method not found: " + method + " (agentty offers tools and resources)"));
+    answer(request.id,
+           make_error(request.id, rpc_error::method_not_found,
+                      "Method not found: " + method + " (agentty offers tools and resources)"));
   } else {
     // A notification sent with an id is a request: say so, or "not found"
     // reads as if agentty did not know notifications/cancelled.
     const bool notification = method.starts_with("notifications/");
-    send(make_error(request.id, rpc_error::method_not_found,
-                    "Method not found: " + method +
-                        (notification ? " as a request (it has an id); send notifications "
-                                        "without an id, and they get no answer"
-                                      : "")));
+    answer(request.id,
+           make_error(request.id, rpc_error::method_not_found,
+                      "Method not found: " + method +
+                          (notification ? " as a request (it has an id); send notifications "
+                                          "without an id, and they get no answer"
+                                        : "")));
   }
 }
 
@@ -269,31 +289,31 @@ void McpServer::handle_resources(const Request& request) {
   ToolContext ctx = tool_context();
   const std::string& method = request.method;
   if (method == "resources/list") {
-    send(make_result(request.id, resources_.list(ctx)));
+    answer(request.id, make_result(request.id, resources_.list(ctx)));
   } else if (method == "resources/templates/list") {
-    send(make_result(request.id, resources_.templates()));
+    answer(request.id, make_result(request.id, resources_.templates()));
   } else if (method == "resources/read") {
     const json& params = request.params;
     if (!params.is_object() || !params.contains("uri") || !params["uri"].is_string()) {
-      send(make_error(request.id, rpc_error::invalid_params,
-                      "Invalid params: resources/read needs a string \"uri\" "
-                      "(agentty://executions/ID/output or .../screen)"));
+      answer(request.id, make_error(request.id, rpc_error::invalid_params,
+                                    "Invalid params: resources/read needs a string \"uri\" "
+                                    "(agentty://executions/ID/output or .../screen)"));
       return;
     }
     auto contents = resources_.read(ctx, params["uri"].get<std::string>());
     if (!contents) {
-      send(make_error(request.id, rpc_error::resource_not_found, contents.error()));
+      answer(request.id, make_error(request.id, rpc_error::resource_not_found, contents.error()));
       return;
     }
     if (hooks_.audit) {
       hooks_.audit({{"kind", "resource"}, {"method", method}, {"uri", params["uri"]}});
     }
-    send(make_result(request.id, std::move(*contents)));
+    answer(request.id, make_result(request.id, std::move(*contents)));
   } else {
-    send(make_error(request.id, rpc_error::method_not_found,
-                    "Method not found: " + method +
-                        " (agentty answers resources/list, resources/read and "
-                        "resources/templates/list; there are no subscriptions)"));
+    answer(request.id, make_error(request.id, rpc_error::method_not_found,
+                                  "Method not found: " + method +
+                                      " (agentty answers resources/list, resources/read and "
+                                      "resources/templates/list; there are no subscriptions)"));
   }
 }
 
@@ -352,18 +372,18 @@ std::function<void(double, const std::string&)> McpServer::progress_sender(
 void McpServer::call_tool(Request request) {
   const json& params = request.params;
   if (!params.is_object() || !params.contains("name") || !params["name"].is_string()) {
-    send(make_error(request.id, rpc_error::invalid_params,
-                    "Invalid params: tools/call needs a string \"name\""));
+    answer(request.id, make_error(request.id, rpc_error::invalid_params,
+                                  "Invalid params: tools/call needs a string \"name\""));
     return;
   }
   const ToolDefinition* tool = find_tool(params["name"].get_ref<const std::string&>());
   if (!tool) {
     const auto& name = params["name"].get_ref<const std::string&>();
     auto advice = peer_tool_advice(name);
-    send(make_error(request.id, rpc_error::invalid_params,
-                    "Unknown tool: " + name_for_message(name) + ". " +
-                        (advice ? "agentty does this with " + *advice + ". " : "") +
-                        "tools/list names the available tools."));
+    answer(request.id, make_error(request.id, rpc_error::invalid_params,
+                                  "Unknown tool: " + name_for_message(name) + ". " +
+                                      (advice ? "agentty does this with " + *advice + ". " : "") +
+                                      "tools/list names the available tools."));
     return;
   }
   json args = params.contains("arguments") && !params["arguments"].is_null() ? params["arguments"]
@@ -376,7 +396,7 @@ void McpServer::call_tool(Request request) {
         "too many calls in progress (" + std::to_string(in_flight_.size()) +
         ", most likely waits); this call was not carried out. Wait for some to answer or cancel "
         "them (notifications/cancelled), then call again.");
-    if (hooks_.send) hooks_.send(tool_reply_line(request.id, refused.content, true));
+    responses_.answer(request.id, tool_reply_line(request.id, refused.content, true));
     return;
   }
   auto signal = std::make_shared<boost::asio::cancellation_signal>();
@@ -400,10 +420,11 @@ void McpServer::call_tool(Request request) {
     *responded = true;
     in_flight_.erase(key);
     audit_call(tool->name, args, result);
-    if (!cancelled) {  // a cancelled request gets no response: the client gave up on it
-      if (hooks_.send) hooks_.send(tool_reply_line(id, result.content, result.is_error));
+    if (cancelled) {  // a cancelled request gets no response: the client gave up on it
+      responses_.drop(id);
+    } else {
+      responses_.answer(id, tool_reply_line(id, result.content, result.is_error));
     }
-    release_held_answers(key);
   };
   boost::asio::co_spawn(
       io_, std::move(run),

@@ -1,13 +1,17 @@
 // McpServer: the MCP protocol over any line transport (stdio in practice).
 //
-// handle_line() takes one JSON-RPC message; replies and notifications leave
-// through the `send` callback, one serialized line each. Tool calls run as
-// coroutines on the I/O loop, so a blocking `wait` never stops the server
-// from reading `ping` or `notifications/cancelled`. A cancelled call stops at
-// once and sends no response (the process it was watching keeps running).
+// handle_line() takes one line: a JSON-RPC message, or a batch of them (a
+// JSON array) in a session that negotiated MCP 2025-03-26, the one version
+// with batches. Responses leave through a ResponseFunnel (the order of
+// answers for one id; a batch's one array line), notifications and requests
+// to the client straight through the `send` callback, one serialized line
+// each. Tool calls run as coroutines on the I/O loop, so a blocking `wait`
+// never stops the server from reading `ping` or `notifications/cancelled`.
+// A cancelled call stops at once and sends no response (the process it was
+// watching keeps running).
 //
 // Request ids: a client matches answers to requests by id alone, so a request
-// that reuses the id of one still in progress is refused (-32600, naming the
+// that reuses the id of one not yet answered is refused (-32600, naming the
 // id) and its answer is held back until that request's answer (or its
 // cancellation) has gone out. Answered at once, the refusal would complete
 // the earlier call with an error that is not its own (the SDK matched it so).
@@ -32,11 +36,14 @@
 #include "mcp/client_requests.hpp"
 #include "mcp/handoff_elicitations.hpp"
 #include "mcp/json_rpc.hpp"
+#include "mcp/response_funnel.hpp"
 #include "mcp/tool.hpp"
 
 namespace agentty::mcp {
 
 inline constexpr const char* kLatestProtocolVersion = "2025-11-25";
+// The one protocol version whose base protocol has JSON-RPC batches.
+inline constexpr const char* kBatchProtocolVersion = "2025-03-26";
 bool is_supported_protocol_version(const std::string& version);
 
 class McpServer {
@@ -64,7 +71,11 @@ class McpServer {
   const std::vector<ToolDefinition>& tools() const { return tools_; }
 
  private:
-  void handle_request(Request request);
+  void handle_batch(std::vector<Message> messages);
+  // One message; its response goes into `batch` (null: a line of its own).
+  void handle_message(Message message, const ResponseFunnel::BatchHandle& batch);
+  void handle_request(Request request, const ResponseFunnel::BatchHandle& batch);
+  void dispatch_request(Request request);
   void handle_notification(const Notification& notification);
   void handle_resources(const Request& request);
   void call_tool(Request request);
@@ -75,11 +86,10 @@ class McpServer {
                                                                   std::shared_ptr<bool> responded);
   json initialize(const json& params);
   json list_tools() const;
+  // A notification or a request to the client.
   void send(const json& message);
-  // Sends a response, or holds it back while a call with the same id runs.
-  void respond(const json& id, const json& message);
-  // Sends what was held back for `key` (a finished call's id).
-  void release_held_answers(const std::string& key);
+  // The response to the request being carried out with `id`.
+  void answer(const json& id, const json& message);
   void audit_call(const std::string& tool, const json& args, const ToolResult& result);
   ToolContext tool_context();
 
@@ -92,11 +102,9 @@ class McpServer {
   ResourceHandlers resources_;
   std::map<std::string, std::shared_ptr<boost::asio::cancellation_signal>>
       in_flight_;  // by request id (its JSON text)
-  // Answers waiting for the call in flight with their id, in arrival order;
-  // equal answers in a row are one entry with a count (a flood of duplicates
-  // costs one entry).
-  std::map<std::string, std::vector<std::pair<std::string, std::size_t>>> held_answers_;
-  int log_level_ = 1;  // index into the syslog-style level list; "info"
+  ResponseFunnel responses_;
+  std::string protocol_version_;  // negotiated by initialize; empty before
+  int log_level_ = 1;             // index into the syslog-style level list; "info"
   ClientRequests client_requests_;
   HandoffElicitations handoff_elicitations_;  // after client_requests_: it uses them
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);

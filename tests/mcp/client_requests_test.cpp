@@ -13,7 +13,7 @@ struct Fixture {
   ClientRequests requests{[this](const json& message) { sent.push_back(message); }};
 
   bool answer(const std::string& line) {
-    auto message = parse_message(line);
+    auto message = parse_line(line).messages.front();
     auto* response = std::get_if<Response>(&message);
     EXPECT_NE(response, nullptr) << line << " is not read as a response";
     return response && requests.on_response(*response);

@@ -9,6 +9,14 @@ const ErrorReply& error_of(const Message& message) {
   return std::get<ErrorReply>(message);
 }
 
+// The one message of a line that is not a batch.
+Message parse_message(std::string_view line) {
+  auto parsed = parse_line(line);
+  EXPECT_FALSE(parsed.is_batch) << line;
+  EXPECT_EQ(parsed.messages.size(), 1u) << line;
+  return parsed.messages.empty() ? Message{} : std::move(parsed.messages.front());
+}
+
 // A number JSON allows and a double cannot hold threw out_of_range, which
 // nothing caught: agentty ended.
 TEST(JsonRpc, ANumberOutOfRangeIsAParseErrorWithTheRequestId) {
@@ -73,6 +81,52 @@ TEST(JsonRpc, AnErrorAnswerWithANullIdIsAResponseNotAnInvalidRequest) {
   ASSERT_TRUE(std::holds_alternative<Response>(message));
   EXPECT_TRUE(std::get<Response>(message).id.is_null());
   EXPECT_EQ(std::get<Response>(message).error->code, rpc_error::parse_error);
+}
+
+// JSON-RPC 2.0 batches: each element is read as a line of its own would be,
+// an invalid one becoming the error to put in the answer.
+TEST(JsonRpc, ABatchIsEachOfItsMessagesReadAsAlone) {
+  const auto parsed =
+      parse_line(R"([{"jsonrpc":"2.0","id":1,"method":"ping"},)"
+                 R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}},)"
+                 R"(1,{"jsonrpc":"1.0","id":"b","method":"ping"},)"
+                 R"({"jsonrpc":"2.0","id":"agentty-1","result":{}}])");
+  ASSERT_TRUE(parsed.is_batch);
+  ASSERT_EQ(parsed.messages.size(), 5u);
+  EXPECT_EQ(std::get<Request>(parsed.messages[0]).id, 1);
+  EXPECT_EQ(std::get<Notification>(parsed.messages[1]).method, "notifications/cancelled");
+  EXPECT_TRUE(error_of(parsed.messages[2]).id.is_null());
+  EXPECT_EQ(error_of(parsed.messages[2]).code, rpc_error::invalid_request);
+  EXPECT_EQ(error_of(parsed.messages[3]).id, "b");
+  EXPECT_EQ(std::get<Response>(parsed.messages[4]).id, "agentty-1");
+}
+
+TEST(JsonRpc, AnEmptyBatchIsOneInvalidRequest) {
+  const auto parsed = parse_line(" [ ] ");
+  EXPECT_FALSE(parsed.is_batch);
+  ASSERT_EQ(parsed.messages.size(), 1u);
+  EXPECT_TRUE(error_of(parsed.messages[0]).id.is_null());
+  EXPECT_EQ(error_of(parsed.messages[0]).code, rpc_error::invalid_request);
+}
+
+// An id found in a broken batch belongs to one request of several: the
+// error is the whole line's (JSON-RPC: one response, id null).
+TEST(JsonRpc, ABatchThatIsNotJsonIsOneParseErrorWithANullId) {
+  const auto parsed = parse_line(R"([{"jsonrpc":"2.0","id":7,"method":"ping"},{"id":8)");
+  EXPECT_FALSE(parsed.is_batch);
+  ASSERT_EQ(parsed.messages.size(), 1u);
+  EXPECT_TRUE(error_of(parsed.messages[0]).id.is_null());
+  EXPECT_EQ(error_of(parsed.messages[0]).code, rpc_error::parse_error);
+}
+
+TEST(JsonRpc, TextThatIsNotUnicodeMarksOnlyTheBatchElementHoldingIt) {
+  const auto parsed = parse_line(
+      R"([{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"write","arguments":{"input":"a\ud800"}}},)"
+      R"({"jsonrpc":"2.0","id":2,"method":"ping"}])");
+  ASSERT_TRUE(parsed.is_batch);
+  ASSERT_EQ(parsed.messages.size(), 2u);
+  EXPECT_EQ(std::get<Request>(parsed.messages[0]).invalid_text_at, "arguments.input");
+  EXPECT_EQ(std::get<Request>(parsed.messages[1]).invalid_text_at, "");
 }
 
 }  // namespace

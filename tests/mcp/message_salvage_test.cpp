@@ -42,8 +42,10 @@ TEST(MessageSalvage, RequestIdIsFoundAtTheStartOrTheEnd) {
 }
 
 TEST(JsonRpc, RequestWithTextThatIsNotUnicodeIsReadAndMarked) {
-  auto message = parse_message(
-      R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"execute","arguments":{"command":"echo \ud83d"}}})");
+  auto message =
+      parse_line(
+          R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"execute","arguments":{"command":"echo \ud83d"}}})")
+          .messages.front();
   auto* request = std::get_if<Request>(&message);
   ASSERT_NE(request, nullptr);
   EXPECT_EQ(request->id, 3);
@@ -51,7 +53,7 @@ TEST(JsonRpc, RequestWithTextThatIsNotUnicodeIsReadAndMarked) {
 }
 
 TEST(JsonRpc, ParseErrorCarriesTheRequestIdWhenItCanBeFound) {
-  auto message = parse_message(R"({"jsonrpc":"2.0","id":9,"method":"ping",,})");
+  auto message = parse_line(R"({"jsonrpc":"2.0","id":9,"method":"ping",,})").messages.front();
   auto* error = std::get_if<ErrorReply>(&message);
   ASSERT_NE(error, nullptr);
   EXPECT_EQ(error->id, 9);

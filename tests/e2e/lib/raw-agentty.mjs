@@ -2,11 +2,12 @@
 // (broken JSON, reused ids, floods): `send` writes a line (string, object or
 // Buffer), `messages` collects every message it answers, `waitFor(pred)`
 // waits until one matches, `reply(id)` takes the answer with that id (or an
-// error with a null id). The child is killed after the test `t`.
+// error with a null id). It initializes with `protocolVersion` (2025-06-18)
+// unless `initialize` is false. The child is killed after the test `t`.
 import { spawn } from 'node:child_process';
 import { agenttyBin, tempDirForRun } from './mcp-client.mjs';
 
-export function rawAgentty(t, { env = {}, stateDir } = {}) {
+export function rawAgentty(t, { env = {}, stateDir, protocolVersion = '2025-06-18', initialize = true } = {}) {
   stateDir ??= tempDirForRun('agentty-raw-');
   const child = spawn(agenttyBin, ['mcp', '--state-dir', stateDir, '--no-web'], {
     stdio: ['pipe', 'pipe', 'ignore'], env: { ...process.env, AGENTTY_LOG_LEVEL: 'warn', ...env },
@@ -44,7 +45,9 @@ export function rawAgentty(t, { env = {}, stateDir } = {}) {
   };
   const send = (line) => child.stdin.write(Buffer.isBuffer(line) ? Buffer.concat([line, Buffer.from('\n')])
     : `${typeof line === 'string' ? line : JSON.stringify(line)}\n`);
-  send({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
-  send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  if (initialize) {
+    send({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion, capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+    send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  }
   return { child, send, messages, waitFor, reply, stateDir };
 }

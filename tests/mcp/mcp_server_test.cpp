@@ -1,0 +1,130 @@
+// McpServer over its line interface: lines in, the lines it sends out, with
+// a real Registry on a loop of its own thread (support/tool_fixture.hpp).
+// Only requests answered at once are used, so the lines an exchange returns
+// are all it will send for them.
+#include "mcp/mcp_server.hpp"
+
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "support/tool_fixture.hpp"
+
+namespace agentty::mcp {
+namespace {
+
+class McpServerLines : public test_support::ToolFixture {
+ protected:
+  void SetUp() override {
+    ToolFixture::SetUp();
+    on_loop([this] {
+      McpServer::Hooks hooks;
+      hooks.send = [this](std::string line) { lines_.push_back(std::move(line)); };
+      server_.emplace(io_, *registry_, config_, &policy_, std::move(hooks));
+      return 0;
+    });
+  }
+  void TearDown() override {
+    on_loop([this] {
+      server_.reset();
+      return 0;
+    });
+    ToolFixture::TearDown();
+  }
+
+  // Hands `line` to the server; the lines it sent for it, parsed.
+  std::vector<json> exchange(const std::string& line) {
+    return on_loop([&] {
+      lines_.clear();
+      server_->handle_line(line);
+      std::vector<json> sent;
+      for (const auto& l : lines_) sent.push_back(json::parse(l));
+      return sent;
+    });
+  }
+
+  void initialize(const std::string& version) {
+    auto sent = exchange(json{{"jsonrpc", "2.0"},
+                              {"id", "init"},
+                              {"method", "initialize"},
+                              {"params",
+                               {{"protocolVersion", version},
+                                {"capabilities", json::object()},
+                                {"clientInfo", {{"name", "test"}, {"version", "1"}}}}}}
+                             .dump());
+    ASSERT_EQ(sent.size(), 1u);
+    ASSERT_EQ(sent[0]["result"]["protocolVersion"], version);
+    EXPECT_TRUE(exchange(R"({"jsonrpc":"2.0","method":"notifications/initialized"})").empty());
+  }
+
+  std::vector<std::string> lines_;
+  std::optional<McpServer> server_;
+};
+
+constexpr const char* kPingBatch =
+    R"([{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"}])";
+
+// Only 2025-03-26 has batches (2025-06-18 removed them; 2024-11-05's schema
+// has no batch message); initialize itself is never part of one.
+TEST_F(McpServerLines, ABatchIsRefusedBeforeInitializeAndInSessionsOfAnotherVersion) {
+  auto before = exchange(kPingBatch);
+  ASSERT_EQ(before.size(), 1u);
+  EXPECT_TRUE(before[0]["id"].is_null());
+  EXPECT_EQ(before[0]["error"]["code"], rpc_error::invalid_request);
+  EXPECT_NE(before[0]["error"]["message"].get<std::string>().find("not been initialized"),
+            std::string::npos)
+      << before[0];
+  initialize("2025-06-18");
+  auto after = exchange(kPingBatch);
+  ASSERT_EQ(after.size(), 1u);
+  EXPECT_TRUE(after[0]["id"].is_null());
+  EXPECT_NE(after[0]["error"]["message"].get<std::string>().find("speaks MCP 2025-06-18"),
+            std::string::npos)
+      << after[0];
+}
+
+TEST_F(McpServerLines, ABatchIsRefusedInA2024_11_05Session) {
+  initialize("2024-11-05");
+  auto sent = exchange(kPingBatch);
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0]["error"]["code"], rpc_error::invalid_request);
+}
+
+// JSON-RPC 2.0: one array holding a response per request (and per invalid
+// element), none for notifications.
+TEST_F(McpServerLines, InA2025_03_26SessionABatchIsAnsweredWithOneArray) {
+  initialize("2025-03-26");
+  auto sent =
+      exchange(R"([{"jsonrpc":"2.0","id":1,"method":"ping"},)"
+               R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}},)"
+               R"(5,)"
+               R"({"jsonrpc":"2.0","id":"t","method":"tools/list"},)"
+               R"({"jsonrpc":"2.0","id":"x","method":"no/such"}])");
+  ASSERT_EQ(sent.size(), 1u);
+  const json& array = sent[0];
+  ASSERT_TRUE(array.is_array()) << array;
+  ASSERT_EQ(array.size(), 4u) << array;
+  EXPECT_EQ(array[0]["id"], 1);
+  EXPECT_EQ(array[0]["result"], json::object());
+  EXPECT_TRUE(array[1]["id"].is_null());
+  EXPECT_EQ(array[1]["error"]["code"], rpc_error::invalid_request);
+  EXPECT_EQ(array[2]["id"], "t");
+  EXPECT_FALSE(array[2]["result"]["tools"].empty());
+  EXPECT_EQ(array[3]["id"], "x");
+  EXPECT_EQ(array[3]["error"]["code"], rpc_error::method_not_found);
+}
+
+TEST_F(McpServerLines, ABatchOfNotificationsOnlyIsNotAnswered) {
+  initialize("2025-03-26");
+  EXPECT_TRUE(exchange(R"([{"jsonrpc":"2.0","method":"notifications/initialized"},)"
+                       R"({"jsonrpc":"2.0","method":"notifications/whatever"}])")
+                  .empty());
+  auto empty = exchange("[]");
+  ASSERT_EQ(empty.size(), 1u);
+  EXPECT_EQ(empty[0]["error"]["code"], rpc_error::invalid_request);
+}
+
+}  // namespace
+}  // namespace agentty::mcp
