@@ -61,6 +61,18 @@ std::string string_param(const json& params, const char* key) {
   return it != params.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
+// The list methods MCP paginates that agentty answers.
+bool is_list_method(const std::string& method) {
+  return method == "tools/list" || method == "resources/list" ||
+         method == "resources/templates/list";
+}
+
+bool has_cursor(const json& params) {
+  if (!params.is_object()) return false;
+  auto cursor = params.find("cursor");
+  return cursor != params.end() && !cursor->is_null();
+}
+
 json annotations_with_title(const ToolDefinition& tool) {
   json out = tool.annotations;
   out["title"] = tool.title;
@@ -215,6 +227,13 @@ void McpServer::handle_request(Request request, const ResponseFunnel::BatchHandl
     return;
   }
   responses_.begin(request.id, batch);
+  if (batch && request.method == "initialize") {
+    answer(request.id, make_error(request.id, rpc_error::invalid_request,
+                                  "Invalid Request: initialize is never part of a batch (MCP "
+                                  "2025-03-26); this session is initialized already. Send an "
+                                  "initialize on a line of its own."));
+    return;
+  }
   // A message is the client's data: a field of a type nobody checked must
   // cost that request an error, not end the server (an exception here
   // leaves the loop and terminates agentty with every program it runs).
@@ -233,6 +252,21 @@ void McpServer::handle_request(Request request, const ResponseFunnel::BatchHandl
 
 void McpServer::dispatch_request(Request request) {
   const std::string& method = request.method;
+  if (protocol_version_.empty() && method != "initialize" && method != "ping") {
+    answer(request.id, make_error(request.id, rpc_error::invalid_request,
+                                  "Invalid Request: " + method +
+                                      " before initialize; an MCP session begins with "
+                                      "initialize (only ping may come before it). Nothing was "
+                                      "done: send initialize, then this again."));
+    return;
+  }
+  if (is_list_method(method) && has_cursor(request.params)) {
+    answer(request.id, make_error(request.id, rpc_error::invalid_params,
+                                  "Invalid params: cursor: agentty lists everything in one page "
+                                  "and never gives a nextCursor, so this cursor is not one of "
+                                  "its own; list again without a cursor."));
+    return;
+  }
   if (!request.invalid_text_at.empty() && method != "tools/call") {
     answer(request.id,
            make_error(request.id, rpc_error::invalid_params,

@@ -10,6 +10,11 @@
 // A cancelled call stops at once and sends no response (the process it was
 // watching keeps running).
 //
+// Lifecycle: until `initialize` has been answered only `ping` is served
+// (-32600 otherwise). Another `initialize` is answered like the first, as
+// the official SDK servers do (a proxy sharing one server among clients
+// sends one per client); the last one's version holds from then on.
+//
 // Request ids: a client matches answers to requests by id alone, so a request
 // that reuses the id of one not yet answered is refused (-32600, naming the
 // id) and its answer is held back until that request's answer (or its

@@ -332,6 +332,8 @@ test('malformed JSON lines and unknown methods leave the server serving', async 
     }
   });
   const send = (s) => child.stdin.write(s + '\n');
+  // Before initialize only ping is served: initialize first, as a client does.
+  send('{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}');
   send('{not json');
   send('[1,2]');
   send('{"jsonrpc":"2.0","id":7,"method":"no/such"}');
@@ -342,8 +344,9 @@ test('malformed JSON lines and unknown methods leave the server serving', async 
   while (!lines.some((l) => l.id === 9) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
   child.stdin.end();
   await new Promise((r) => child.on('exit', r));
-  assert.equal(lines[0].error.code, -32700);
-  assert.equal(lines[1].error.code, -32600);
+  assert.equal(lines[0].id, 0);
+  assert.equal(lines[1].error.code, -32700);
+  assert.equal(lines[2].error.code, -32600);
   assert.equal(lines.find((l) => l.id === 7).error.code, -32601);
   assert.equal(lines.find((l) => l.id === 8).error.code, -32600);
   assert.ok(lines.some((l) => l.id === null && l.error.code === -32600 && /exceeds/.test(l.error.message)));

@@ -126,5 +126,56 @@ TEST_F(McpServerLines, ABatchOfNotificationsOnlyIsNotAnswered) {
   EXPECT_EQ(empty[0]["error"]["code"], rpc_error::invalid_request);
 }
 
+// MCP lifecycle: initialize is the first interaction; ping may come before.
+TEST_F(McpServerLines, BeforeInitializeOnlyPingIsServed) {
+  auto pong = exchange(R"({"jsonrpc":"2.0","id":1,"method":"ping"})");
+  ASSERT_EQ(pong.size(), 1u);
+  EXPECT_EQ(pong[0]["result"], json::object());
+  for (const char* method : {"tools/list", "tools/call", "resources/list", "logging/setLevel"}) {
+    auto refused = exchange(
+        json{{"jsonrpc", "2.0"}, {"id", 2}, {"method", method}, {"params", json::object()}}.dump());
+    ASSERT_EQ(refused.size(), 1u) << method;
+    EXPECT_EQ(refused[0]["error"]["code"], rpc_error::invalid_request) << method;
+    EXPECT_NE(refused[0]["error"]["message"].get<std::string>().find("before initialize"),
+              std::string::npos)
+        << refused[0];
+  }
+  initialize("2025-06-18");
+  auto listed = exchange(R"({"jsonrpc":"2.0","id":3,"method":"tools/list"})");
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_TRUE(listed[0].contains("result")) << listed[0];
+}
+
+// MCP 2025-03-26: "The initialize request MUST NOT be part of a JSON-RPC batch".
+TEST_F(McpServerLines, InitializeInABatchIsRefusedInsideTheArray) {
+  initialize("2025-03-26");
+  auto sent = exchange(
+      R"([{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",)"
+      R"("capabilities":{},"clientInfo":{"name":"x","version":"1"}}},)"
+      R"({"jsonrpc":"2.0","id":2,"method":"ping"}])");
+  ASSERT_EQ(sent.size(), 1u);
+  ASSERT_EQ(sent[0].size(), 2u) << sent[0];
+  EXPECT_EQ(sent[0][0]["error"]["code"], rpc_error::invalid_request);
+  EXPECT_EQ(sent[0][1]["result"], json::object());
+  // The session's version is still 2025-03-26: batches are still read.
+  EXPECT_TRUE(exchange(kPingBatch)[0].is_array());
+}
+
+// Pagination: invalid cursors SHOULD be -32602; agentty never gives one.
+TEST_F(McpServerLines, ACursorOnAListIsInvalidParamsAndANullOneIsNone) {
+  initialize("2025-11-25");
+  for (const char* method : {"tools/list", "resources/list", "resources/templates/list"}) {
+    auto refused = exchange(
+        json{{"jsonrpc", "2.0"}, {"id", 1}, {"method", method}, {"params", {{"cursor", "abc"}}}}
+            .dump());
+    ASSERT_EQ(refused.size(), 1u);
+    EXPECT_EQ(refused[0]["error"]["code"], rpc_error::invalid_params) << method;
+    auto first_page = exchange(
+        json{{"jsonrpc", "2.0"}, {"id", 2}, {"method", method}, {"params", {{"cursor", nullptr}}}}
+            .dump());
+    EXPECT_TRUE(first_page[0].contains("result")) << method << first_page[0];
+  }
+}
+
 }  // namespace
 }  // namespace agentty::mcp
