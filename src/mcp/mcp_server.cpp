@@ -356,7 +356,12 @@ void McpServer::handle_notification(const Notification& notification) {
     auto id = notification.params.find("requestId");
     if (id == notification.params.end()) return;
     auto it = in_flight_.find(id->dump());
-    if (it != in_flight_.end()) it->second->emit(boost::asio::cancellation_type::terminal);
+    if (it == in_flight_.end()) return;  // unknown or finished: ignored, as MCP says
+    // MCP: cancellation reasons SHOULD be logged, for debugging.
+    const std::string reason = string_param(notification.params, "reason");
+    spdlog::info("the client cancelled request {}{}", it->first,
+                 reason.empty() ? "" : ": " + name_for_message(reason));
+    it->second->emit(boost::asio::cancellation_type::terminal);
   }
   // notifications/initialized and others need no action.
 }

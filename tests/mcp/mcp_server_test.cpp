@@ -5,8 +5,11 @@
 #include "mcp/mcp_server.hpp"
 
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -175,6 +178,36 @@ TEST_F(McpServerLines, ACursorOnAListIsInvalidParamsAndANullOneIsNone) {
             .dump());
     EXPECT_TRUE(first_page[0].contains("result")) << method << first_page[0];
   }
+}
+
+// MCP cancellation: "Both parties SHOULD log cancellation reasons".
+TEST_F(McpServerLines, ACancelledCallIsLoggedWithItsReason) {
+  initialize("2025-06-18");
+  session::ExecutionSpec spec;
+  spec.argv = {"sleep", "30"};
+  spec.command_text = "sleep 30";
+  auto started = loop_.await_on_loop([&] { return registry_->start_local(spec); });
+  ASSERT_TRUE(started) << started.error();
+  const std::string execution = started.value()->id();
+  EXPECT_TRUE(exchange(json{{"jsonrpc", "2.0"},
+                            {"id", "w"},
+                            {"method", "tools/call"},
+                            {"params",
+                             {{"name", "wait"},
+                              {"arguments", {{"execution_id", execution}, {"until", "exit"}}}}}}
+                           .dump())
+                  .empty());
+  std::ostringstream log;
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(log);
+  spdlog::default_logger()->sinks().push_back(sink);
+  EXPECT_TRUE(
+      exchange(
+          R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"w","reason":"user pressed Esc"}})")
+          .empty());
+  spdlog::default_logger()->sinks().pop_back();
+  EXPECT_NE(log.str().find(R"(the client cancelled request "w": user pressed Esc)"),
+            std::string::npos)
+      << log.str();
 }
 
 }  // namespace
