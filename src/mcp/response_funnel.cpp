@@ -97,6 +97,10 @@ void ResponseFunnel::finish(const std::string& key, std::optional<std::string> l
     return;
   }
   const BatchHandle batch = pending.batch;
+  if (pending.answered) {  // answered twice (a handler that threw after answering): kept
+    if (line) respond(id, batch, std::move(*line));
+    return;
+  }
   pending.answered = true;
   // What is held for this id in the same batch follows its answer there;
   // the rest waits for the batch's line.

@@ -125,6 +125,22 @@ TEST_F(Funnel, ABatchReusingTheIdOfACallInProgressGoesOutAfterThatCallsAnswer) {
   EXPECT_FALSE(funnel_.unanswered(9));
 }
 
+// A second answer for one request (a handler that threw after answering is
+// answered again with -32603) must not count as another element's: the
+// batch went out early, or agentty aborted on the count going below zero.
+TEST_F(Funnel, ASecondAnswerToARequestOfABatchIsKeptWithoutCuttingTheBatchShort) {
+  auto batch = funnel_.open_batch();
+  funnel_.begin(1, batch);
+  funnel_.begin(2, batch);
+  funnel_.close_batch(batch);
+  funnel_.answer(1, reply(1, "first"));
+  funnel_.answer(1, reply(1, "again"));
+  EXPECT_TRUE(take().empty()) << "request 2 has not answered";
+  funnel_.answer(2, reply(2, "two"));
+  EXPECT_EQ(take(), std::vector<std::string>{"[" + reply(1, "first") + "," + reply(1, "again") +
+                                             "," + reply(2, "two") + "]"});
+}
+
 TEST_F(Funnel, AResponsePastTheBatchBoundIsReplacedByAnErrorSayingSo) {
   auto batch = funnel_.open_batch();
   const std::string big(ResponseFunnel::kMaxBatchBytes / 2 + 1, 'x');
