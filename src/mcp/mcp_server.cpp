@@ -180,8 +180,11 @@ json McpServer::initialize(const json& params) {
   const json capabilities = params.is_object() ? params.value("capabilities", json()) : json();
   const json elicitation =
       capabilities.is_object() ? capabilities.value("elicitation", json()) : json();
-  handoff_elicitations_.set_client_can_ask(elicitation.is_object() && elicitation.contains("url") &&
-                                           elicitation["url"].is_object());
+  // Asked from notifications/initialized on: MCP's lifecycle says a server
+  // SHOULD NOT send requests (other than ping) before it.
+  client_takes_url_elicitation_ =
+      elicitation.is_object() && elicitation.contains("url") && elicitation["url"].is_object();
+  handoff_elicitations_.set_client_can_ask(false);
   std::string requested = string_param(params, "protocolVersion");
   std::string version =
       is_supported_protocol_version(requested) ? requested : kLatestProtocolVersion;
@@ -363,7 +366,9 @@ void McpServer::handle_notification(const Notification& notification) {
                  reason.empty() ? "" : ": " + name_for_message(reason));
     it->second->emit(boost::asio::cancellation_type::terminal);
   }
-  // notifications/initialized and others need no action.
+  if (notification.method == "notifications/initialized")
+    handoff_elicitations_.set_client_can_ask(client_takes_url_elicitation_);
+  // Others need no action.
 }
 
 namespace {

@@ -24,7 +24,8 @@
 // carrying the id, a line over the size cap).
 //
 // Requests to the client: a handoff becomes a URL elicitation in the client
-// when it declared that capability (handoff_elicitations.hpp); the answers
+// when it declared that capability (handoff_elicitations.hpp), from its
+// notifications/initialized on (MCP: no server requests before); the answers
 // come back as responses, matched by ClientRequests.
 //
 // Threading: everything on the one I/O event loop.
@@ -108,8 +109,9 @@ class McpServer {
   std::map<std::string, std::shared_ptr<boost::asio::cancellation_signal>>
       in_flight_;  // by request id (its JSON text)
   ResponseFunnel responses_;
-  std::string protocol_version_;  // negotiated by initialize; empty before
-  int log_level_ = 1;             // index into the syslog-style level list; "info"
+  std::string protocol_version_;               // negotiated by initialize; empty before
+  bool client_takes_url_elicitation_ = false;  // declared in initialize
+  int log_level_ = 1;                          // index into the syslog-style level list; "info"
   ClientRequests client_requests_;
   HandoffElicitations handoff_elicitations_;  // after client_requests_: it uses them
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);

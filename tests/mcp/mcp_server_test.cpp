@@ -8,6 +8,10 @@
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -24,7 +28,15 @@ class McpServerLines : public test_support::ToolFixture {
     ToolFixture::SetUp();
     on_loop([this] {
       McpServer::Hooks hooks;
-      hooks.send = [this](std::string line) { lines_.push_back(std::move(line)); };
+      hooks.send = [this](std::string line) {
+        {
+          std::lock_guard lock(async_mutex_);
+          async_lines_.push_back(json::parse(line));
+        }
+        async_sent_.notify_all();
+        lines_.push_back(std::move(line));
+      };
+      hooks.terminal_url = [](const std::string& id) { return "http://127.0.0.1:9/#e=" + id; };
       server_.emplace(io_, *registry_, config_, &policy_, std::move(hooks));
       return 0;
     });
@@ -48,21 +60,46 @@ class McpServerLines : public test_support::ToolFixture {
     });
   }
 
-  void initialize(const std::string& version) {
+  // The first line the server sent, at any time, that `matches` (a tool
+  // call's answer comes from its coroutine, after the exchange).
+  json await_line(const std::function<bool(const json&)>& matches) {
+    std::unique_lock lock(async_mutex_);
+    json found;
+    const bool sent = async_sent_.wait_for(lock, std::chrono::seconds(30), [&] {
+      for (const auto& line : async_lines_)
+        if (matches(line)) return found = line, true;
+      return false;
+    });
+    EXPECT_TRUE(sent) << "no such line came";
+    return found;
+  }
+  bool was_sent(const std::function<bool(const json&)>& matches) {
+    std::lock_guard lock(async_mutex_);
+    return std::any_of(async_lines_.begin(), async_lines_.end(), matches);
+  }
+
+  void initialize(const std::string& version, json capabilities = json::object(),
+                  bool initialized = true) {
     auto sent = exchange(json{{"jsonrpc", "2.0"},
                               {"id", "init"},
                               {"method", "initialize"},
                               {"params",
                                {{"protocolVersion", version},
-                                {"capabilities", json::object()},
+                                {"capabilities", capabilities},
                                 {"clientInfo", {{"name", "test"}, {"version", "1"}}}}}}
                              .dump());
     ASSERT_EQ(sent.size(), 1u);
     ASSERT_EQ(sent[0]["result"]["protocolVersion"], version);
+    if (initialized) send_initialized();
+  }
+  void send_initialized() {
     EXPECT_TRUE(exchange(R"({"jsonrpc":"2.0","method":"notifications/initialized"})").empty());
   }
 
   std::vector<std::string> lines_;
+  std::mutex async_mutex_;
+  std::condition_variable async_sent_;
+  std::vector<json> async_lines_;
   std::optional<McpServer> server_;
 };
 
@@ -208,6 +245,38 @@ TEST_F(McpServerLines, ACancelledCallIsLoggedWithItsReason) {
   EXPECT_NE(log.str().find(R"(the client cancelled request "w": user pressed Esc)"),
             std::string::npos)
       << log.str();
+}
+
+// MCP lifecycle: the server SHOULD NOT send requests other than pings and
+// logging before the initialized notification.
+TEST_F(McpServerLines, NoElicitationIsSentBeforeTheInitializedNotification) {
+  initialize("2025-11-25", {{"elicitation", {{"url", json::object()}}}}, /*initialized=*/false);
+  session::ExecutionSpec spec;
+  spec.argv = {"sleep", "30"};
+  spec.command_text = "sleep 30";
+  auto started = loop_.await_on_loop([&] { return registry_->start_local(spec); });
+  ASSERT_TRUE(started) << started.error();
+  const std::string execution = started.value()->id();
+  auto handoff = [&](const std::string& id) {
+    exchange(json{{"jsonrpc", "2.0"},
+                  {"id", id},
+                  {"method", "tools/call"},
+                  {"params",
+                   {{"name", "handoff"},
+                    {"arguments", {{"execution_id", execution}, {"reason", "type " + id}}}}}}
+                 .dump());
+    return await_line([&](const json& line) { return line.value("id", json()) == id; });
+  };
+  auto early = handoff("early");
+  EXPECT_EQ(early["result"]["structuredContent"]["asked_in_client"], false) << early;
+  auto is_elicitation = [](const json& line) {
+    return line.value("method", "") == "elicitation/create";
+  };
+  EXPECT_FALSE(was_sent(is_elicitation));
+  send_initialized();
+  auto later = handoff("later");
+  EXPECT_EQ(later["result"]["structuredContent"]["asked_in_client"], true) << later;
+  EXPECT_TRUE(was_sent(is_elicitation));
 }
 
 }  // namespace
