@@ -37,6 +37,12 @@ std::string ClientRequests::start(const std::string& method, json params, Callba
     auto oldest = pending_.begin();
     spdlog::warn("the MCP client has not answered {} requests; no longer waiting for {} ({})",
                  pending_.size(), id_text(oldest->first), oldest->second.method);
+    // MCP timeouts: a sender that stops waiting SHOULD say so (the client
+    // can close what it shows for it).
+    send_(make_notification("notifications/cancelled",
+                            {{"requestId", id_text(oldest->first)},
+                             {"reason", "agentty stopped waiting: " + std::to_string(kMaxPending) +
+                                            " newer requests are unanswered"}}));
     pending_.erase(oldest);
   }
   const std::uint64_t number = next_id_++;

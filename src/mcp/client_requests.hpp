@@ -11,7 +11,8 @@
 // A response that never comes must cost nothing for long: the owner
 // abandons a request it no longer cares about (its callback is dropped, a
 // later answer to it is ignored), and at most kMaxPending wait at once; past
-// that the oldest is abandoned. Answers with an id nobody waits for
+// that the oldest is given up and cancelled (notifications/cancelled, as MCP
+// asks of a sender that stops waiting). Answers with an id nobody waits for
 // (abandoned, unknown, or an error the client could not tie to a request,
 // `"id": null`) are logged and ignored: JSON-RPC never answers a response.
 //

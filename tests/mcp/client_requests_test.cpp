@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 namespace agentty::mcp {
@@ -116,6 +117,18 @@ TEST(ClientRequests, PastTheLimitTheOldestUnansweredIsGivenUp) {
   EXPECT_TRUE(f.answer(result_line(ids.back(), "{}")));
   EXPECT_TRUE(f.answer(result_line(ids[1], "{}")));
   EXPECT_EQ(answered, (std::vector<std::string>{std::to_string(ClientRequests::kMaxPending), "1"}));
+  // MCP timeouts: a sender that stops waiting SHOULD cancel the request.
+  const auto cancelled = std::find_if(f.sent.begin(), f.sent.end(), [](const json& message) {
+    return message.value("method", "") == "notifications/cancelled";
+  });
+  ASSERT_NE(cancelled, f.sent.end());
+  EXPECT_EQ((*cancelled)["params"]["requestId"], ids.front());
+  EXPECT_FALSE(cancelled->contains("id")) << "a notification";
+  EXPECT_EQ(std::count_if(f.sent.begin(), f.sent.end(),
+                          [](const json& message) {
+                            return message.value("method", "") == "notifications/cancelled";
+                          }),
+            1);
 }
 
 TEST(ClientRequests, ACallbackMayStartTheNextRequest) {
