@@ -113,8 +113,12 @@ void McpServer::send(const json& message) {
   if (hooks_.send) hooks_.send(serialize(message));
 }
 
-void McpServer::answer(const json& id, const json& message) {
-  responses_.answer(id, serialize(message));
+void McpServer::answer_result(const json& id, json result) {
+  responses_.answer(id, serialize(make_result(id, std::move(result))));
+}
+
+void McpServer::answer_error(const json& id, int code, const std::string& message) {
+  responses_.answer(id, serialize(make_error(id, code, message)));
 }
 
 void McpServer::reject(const json& id, int code, const std::string& message) {
@@ -231,10 +235,10 @@ void McpServer::handle_request(Request request, const ResponseFunnel::BatchHandl
   }
   responses_.begin(request.id, batch);
   if (batch && request.method == "initialize") {
-    answer(request.id, make_error(request.id, rpc_error::invalid_request,
-                                  "Invalid Request: initialize is never part of a batch (MCP "
-                                  "2025-03-26); this session is initialized already. Send an "
-                                  "initialize on a line of its own."));
+    answer_error(request.id, rpc_error::invalid_request,
+                 "Invalid Request: initialize is never part of a batch (MCP "
+                 "2025-03-26); this session is initialized already. Send an "
+                 "initialize on a line of its own.");
     return;
   }
   // A message is the client's data: a field of a type nobody checked must
@@ -246,70 +250,67 @@ void McpServer::handle_request(Request request, const ResponseFunnel::BatchHandl
     dispatch_request(std::move(request));
   } catch (const std::exception& e) {
     spdlog::error("{} failed: {}", method, e.what());
-    answer(id, make_error(id, rpc_error::internal_error,
-                          "Internal error: " + method + " failed (" + e.what() +
-                              "); the server is still running. Check the request's params "
-                              "against the MCP schema and retry."));
+    answer_error(id, rpc_error::internal_error,
+                 "Internal error: " + method + " failed (" + e.what() +
+                     "); the server is still running. Check the request's params "
+                     "against the MCP schema and retry.");
   }
 }
 
 void McpServer::dispatch_request(Request request) {
   const std::string& method = request.method;
   if (protocol_version_.empty() && method != "initialize" && method != "ping") {
-    answer(request.id, make_error(request.id, rpc_error::invalid_request,
-                                  "Invalid Request: " + method +
-                                      " before initialize; an MCP session begins with "
-                                      "initialize (only ping may come before it). Nothing was "
-                                      "done: send initialize, then this again."));
+    answer_error(request.id, rpc_error::invalid_request,
+                 "Invalid Request: " + method +
+                     " before initialize; an MCP session begins with "
+                     "initialize (only ping may come before it). Nothing was "
+                     "done: send initialize, then this again.");
     return;
   }
   if (is_list_method(method) && has_cursor(request.params)) {
-    answer(request.id, make_error(request.id, rpc_error::invalid_params,
-                                  "Invalid params: cursor: agentty lists everything in one page "
-                                  "and never gives a nextCursor, so this cursor is not one of "
-                                  "its own; list again without a cursor."));
+    answer_error(request.id, rpc_error::invalid_params,
+                 "Invalid params: cursor: agentty lists everything in one page "
+                 "and never gives a nextCursor, so this cursor is not one of "
+                 "its own; list again without a cursor.");
     return;
   }
   if (!request.invalid_text_at.empty() && method != "tools/call") {
-    answer(request.id,
-           make_error(request.id, rpc_error::invalid_params,
-                      "Invalid params: " + invalid_text_problem(request.invalid_text_at)));
+    answer_error(request.id, rpc_error::invalid_params,
+                 "Invalid params: " + invalid_text_problem(request.invalid_text_at));
     return;
   }
   if (method == "initialize") {
-    answer(request.id, make_result(request.id, initialize(request.params)));
+    answer_result(request.id, initialize(request.params));
   } else if (method == "ping") {
-    answer(request.id, make_result(request.id, json::object()));
+    answer_result(request.id, json::object());
   } else if (method == "tools/list") {
-    answer(request.id, make_result(request.id, list_tools()));
+    answer_result(request.id, list_tools());
   } else if (method == "tools/call") {
     call_tool(std::move(request));
   } else if (method == "logging/setLevel") {
     int index = level_index(string_param(request.params, "level"));
     if (index < 0) {
-      answer(request.id, make_error(request.id, rpc_error::invalid_params,
-                                    "level: must be one of debug, info, notice, warning, error, "
-                                    "critical, alert, emergency"));
+      answer_error(request.id, rpc_error::invalid_params,
+                   "level: must be one of debug, info, notice, warning, error, "
+                   "critical, alert, emergency");
       return;
     }
     log_level_ = index;
-    answer(request.id, make_result(request.id, json::object()));
+    answer_result(request.id, json::object());
   } else if (method.starts_with("resources/")) {
     handle_resources(request);
   } else if (method == "prompts/list") {
-    answer(request.id,
-           make_error(request.id, rpc_error::method_not_found,
-                      "Method not found: " + method + " (agentty offers tools and resources)"));
+    answer_error(request.id, rpc_error::method_not_found,
+                 "Method not found: " + method + " (agentty offers tools and resources)");
   } else {
     // A notification sent with an id is a request: say so, or "not found"
     // reads as if agentty did not know notifications/cancelled.
     const bool notification = method.starts_with("notifications/");
-    answer(request.id,
-           make_error(request.id, rpc_error::method_not_found,
-                      "Method not found: " + method +
-                          (notification ? " as a request (it has an id); send notifications "
-                                          "without an id, and they get no answer"
-                                        : "")));
+    answer_error(request.id, rpc_error::method_not_found,
+                 "Method not found: " + method +
+                     (notification ? " as a request (it has an id); send notifications "
+                                     "without an id, and they get no answer"
+                                   : ""));
   }
 }
 
@@ -326,31 +327,31 @@ void McpServer::handle_resources(const Request& request) {
   ToolContext ctx = tool_context();
   const std::string& method = request.method;
   if (method == "resources/list") {
-    answer(request.id, make_result(request.id, resources_.list(ctx)));
+    answer_result(request.id, resources_.list(ctx));
   } else if (method == "resources/templates/list") {
-    answer(request.id, make_result(request.id, resources_.templates()));
+    answer_result(request.id, resources_.templates());
   } else if (method == "resources/read") {
     const json& params = request.params;
     if (!params.is_object() || !params.contains("uri") || !params["uri"].is_string()) {
-      answer(request.id, make_error(request.id, rpc_error::invalid_params,
-                                    "Invalid params: resources/read needs a string \"uri\" "
-                                    "(agentty://executions/ID/output or .../screen)"));
+      answer_error(request.id, rpc_error::invalid_params,
+                   "Invalid params: resources/read needs a string \"uri\" "
+                   "(agentty://executions/ID/output or .../screen)");
       return;
     }
     auto contents = resources_.read(ctx, params["uri"].get<std::string>());
     if (!contents) {
-      answer(request.id, make_error(request.id, rpc_error::resource_not_found, contents.error()));
+      answer_error(request.id, rpc_error::resource_not_found, contents.error());
       return;
     }
     if (hooks_.audit) {
       hooks_.audit({{"kind", "resource"}, {"method", method}, {"uri", params["uri"]}});
     }
-    answer(request.id, make_result(request.id, std::move(*contents)));
+    answer_result(request.id, std::move(*contents));
   } else {
-    answer(request.id, make_error(request.id, rpc_error::method_not_found,
-                                  "Method not found: " + method +
-                                      " (agentty answers resources/list, resources/read and "
-                                      "resources/templates/list; there are no subscriptions)"));
+    answer_error(request.id, rpc_error::method_not_found,
+                 "Method not found: " + method +
+                     " (agentty answers resources/list, resources/read and "
+                     "resources/templates/list; there are no subscriptions)");
   }
 }
 
@@ -416,18 +417,18 @@ std::function<void(double, const std::string&)> McpServer::progress_sender(
 void McpServer::call_tool(Request request) {
   const json& params = request.params;
   if (!params.is_object() || !params.contains("name") || !params["name"].is_string()) {
-    answer(request.id, make_error(request.id, rpc_error::invalid_params,
-                                  "Invalid params: tools/call needs a string \"name\""));
+    answer_error(request.id, rpc_error::invalid_params,
+                 "Invalid params: tools/call needs a string \"name\"");
     return;
   }
   const ToolDefinition* tool = find_tool(params["name"].get_ref<const std::string&>());
   if (!tool) {
     const auto& name = params["name"].get_ref<const std::string&>();
     auto advice = peer_tool_advice(name);
-    answer(request.id, make_error(request.id, rpc_error::invalid_params,
-                                  "Unknown tool: " + name_for_message(name) + ". " +
-                                      (advice ? "agentty does this with " + *advice + ". " : "") +
-                                      "tools/list names the available tools."));
+    answer_error(request.id, rpc_error::invalid_params,
+                 "Unknown tool: " + name_for_message(name) + ". " +
+                     (advice ? "agentty does this with " + *advice + ". " : "") +
+                     "tools/list names the available tools.");
     return;
   }
   json args = params.contains("arguments") && !params["arguments"].is_null() ? params["arguments"]

@@ -94,8 +94,9 @@ class McpServer {
   json list_tools() const;
   // A notification or a request to the client.
   void send(const json& message);
-  // The response to the request being carried out with `id`.
-  void answer(const json& id, const json& message);
+  // The response (result or error) to the request being carried out with `id`.
+  void answer_result(const json& id, json result);
+  void answer_error(const json& id, int code, const std::string& message);
   void audit_call(const std::string& tool, const json& args, const ToolResult& result);
   ToolContext tool_context();
 
