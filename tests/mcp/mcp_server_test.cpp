@@ -95,6 +95,15 @@ class McpServerLines : public test_support::ToolFixture {
   void send_initialized() {
     EXPECT_TRUE(exchange(R"({"jsonrpc":"2.0","method":"notifications/initialized"})").empty());
   }
+  // The id of a `sleep 30` started for a call to watch; empty if it failed.
+  std::string start_sleep() {
+    session::ExecutionSpec spec;
+    spec.argv = {"sleep", "30"};
+    spec.command_text = "sleep 30";
+    auto started = loop_.await_on_loop([&] { return registry_->start_local(spec); });
+    EXPECT_TRUE(started) << started.error();
+    return started ? started.value()->id() : "";
+  }
 
   std::vector<std::string> lines_;
   std::mutex async_mutex_;
@@ -220,12 +229,8 @@ TEST_F(McpServerLines, ACursorOnAListIsInvalidParamsAndANullOneIsNone) {
 // MCP cancellation: "Both parties SHOULD log cancellation reasons".
 TEST_F(McpServerLines, ACancelledCallIsLoggedWithItsReason) {
   initialize("2025-06-18");
-  session::ExecutionSpec spec;
-  spec.argv = {"sleep", "30"};
-  spec.command_text = "sleep 30";
-  auto started = loop_.await_on_loop([&] { return registry_->start_local(spec); });
-  ASSERT_TRUE(started) << started.error();
-  const std::string execution = started.value()->id();
+  const std::string execution = start_sleep();
+  ASSERT_FALSE(execution.empty());
   EXPECT_TRUE(exchange(json{{"jsonrpc", "2.0"},
                             {"id", "w"},
                             {"method", "tools/call"},
@@ -251,12 +256,8 @@ TEST_F(McpServerLines, ACancelledCallIsLoggedWithItsReason) {
 // logging before the initialized notification.
 TEST_F(McpServerLines, NoElicitationIsSentBeforeTheInitializedNotification) {
   initialize("2025-11-25", {{"elicitation", {{"url", json::object()}}}}, /*initialized=*/false);
-  session::ExecutionSpec spec;
-  spec.argv = {"sleep", "30"};
-  spec.command_text = "sleep 30";
-  auto started = loop_.await_on_loop([&] { return registry_->start_local(spec); });
-  ASSERT_TRUE(started) << started.error();
-  const std::string execution = started.value()->id();
+  const std::string execution = start_sleep();
+  ASSERT_FALSE(execution.empty());
   auto handoff = [&](const std::string& id) {
     exchange(json{{"jsonrpc", "2.0"},
                   {"id", id},
