@@ -4,14 +4,17 @@ import assert from 'node:assert/strict';
 import { after, before } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { findProgram } from './programs.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-export const agenttyBin = process.env.AGENTTY_BIN || path.resolve(here, '../../../build/agentty');
+// Its real path, as agentty prints its own (the connect instructions name
+// it): AGENTTY_BIN=../../build/agentty is the same binary.
+const givenBin = path.resolve(process.env.AGENTTY_BIN || path.join(here, '../../../build/agentty'));
+export const agenttyBin = existsSync(givenBin) ? realpathSync(givenBin) : givenBin;
 
 // A temp dir (a server's state dir) removed when this test file's process
 // exits; otherwise every server leaves its spools, recordings and scripts.
