@@ -90,7 +90,11 @@ test('the replay page plays a recording to its end, with long pauses shortened, 
 });
 
 test('the seek bar jumps forward and back to any moment; a paused replay stays paused', async () => {
-  const r = await run("printf 'first line\\n'; sleep 2; printf 'second line\\n'; sleep 2; printf 'third line\\n'");
+  // Each pause is longer than the page's 2 s idle limit, so each plays as
+  // exactly 2 s and the replay is 4.0x s long. With pauses of exactly 2 s it
+  // came out at 3.99 s on a loaded machine (the first line was read late), so
+  // the clock showed 0:03 / 0:03.
+  const r = await run("printf 'first line\\n'; sleep 2.5; printf 'second line\\n'; sleep 2.5; printf 'third line\\n'");
   const context = await browser.newContext();
   const { page, problems } = await openReplay(context, r.execution_id);
   await page.waitForSelector('body[data-loaded="yes"]', { timeout: 15000 });
