@@ -205,6 +205,11 @@ struct PtyProcess::Impl : std::enable_shared_from_this<Impl> {
     pidfd_.close(ignored);
     // Closing the master hangs up any straggler still holding the slave.
     master_.close(ignored);
+    // An ended execution's record stays for reads (up to 200 of them), and
+    // nothing reads or writes this terminal again: 64 KiB each otherwise.
+    if (!in_output_callback_) read_buffer_.reset();
+    std::string().swap(input_queue_);
+    input_offset_ = 0;
     auto on_exit = std::move(events_.on_exit);
     events_ = {};
     if (on_exit) on_exit(status_);

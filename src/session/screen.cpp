@@ -2,15 +2,16 @@
 
 #include <vterm.h>
 
+#include <algorithm>
 #include <cassert>
 #include <cstdio>
 #include <cstdlib>
-#include <deque>
 #include <map>
 #include <utility>
 
 #include "base/utf8.hpp"
 #include "session/escape_scanner.hpp"
+#include "session/line_ring.hpp"
 #include "session/screen_cells.hpp"
 #include "session/wide_stand_ins.hpp"
 
@@ -34,6 +35,36 @@ std::size_t incomplete_utf8_tail(std::string_view data) {
   return data.size() - complete_utf8_prefix(data);
 }
 
+// Whether `bytes` may switch to the alternate screen: a DECSET (CSI ? ... h)
+// naming mode 47, 1047 or 1049. False positives only cost the buffer early.
+bool may_enter_alt_screen(std::string_view bytes) {
+  for (std::size_t at = bytes.find('?'); at != std::string_view::npos;
+       at = bytes.find('?', at + 1)) {
+    // CSI is ESC [ or C1 0x9b (raw, or as UTF-8: c2 9b).
+    const bool after_csi =
+        at >= 1 &&
+        (bytes[at - 1] == '\x9b' || (at >= 2 && bytes[at - 1] == '[' && bytes[at - 2] == '\x1b'));
+    if (!after_csi) continue;
+    bool names_alt = false;
+    int param = 0;
+    std::size_t i = at + 1;
+    for (; i < bytes.size(); ++i) {
+      const char c = bytes[i];
+      if (c >= '0' && c <= '9') {
+        param = std::min(param * 10 + (c - '0'), 100000);
+      } else if (c == ';' || c == ':') {
+        names_alt |= param == 47 || param == 1047 || param == 1049;
+        param = 0;
+      } else {
+        break;
+      }
+    }
+    names_alt |= param == 47 || param == 1047 || param == 1049;
+    if (names_alt && i < bytes.size() && bytes[i] == 'h') return true;
+  }
+  return false;
+}
+
 std::string cup(int row, int col) {
   return "\x1b[" + std::to_string(row + 1) + ";" + std::to_string(col + 1) + "H";
 }
@@ -52,15 +83,15 @@ struct Screen::Impl {
   EscapeScanner scanner;
   std::string held;
   bool parser_clean = true;
-  std::map<int, bool> mode_cache;      // answers from the last clean probe
-  std::deque<std::string> scrollback;  // styled (SGR), as styled_lines()
-  std::size_t scrollback_bytes = 0;    // their sizes together
-  std::uint64_t scrolled_off = 0;      // lines ever pushed to it
+  std::map<int, bool> mode_cache;  // answers from the last clean probe
+  LineRing scrollback;             // styled (SGR), as styled_lines()
+  std::uint64_t scrolled_off = 0;  // lines ever pushed to it
   std::size_t scrollback_limit = 0;
   bool capture_scrollback = true;
   std::string title;
   std::vector<std::string> saved_titles;  // CSI 22 t pushes, CSI 23 t pops
   bool alt_screen = false;
+  bool alt_screen_allocated = false;
   bool cursor_visible = true;
 
   VTermScreenCell cell_at(int row, int col) const {
@@ -90,12 +121,11 @@ struct Screen::Impl {
     return pen;
   }
 
-  void push_scrollback(std::string styled_line) {
-    scrollback_bytes += styled_line.size();
-    scrollback.push_back(std::move(styled_line));
+  void push_scrollback(std::string_view styled_line) {
+    scrollback.push_back(styled_line);
     ++scrolled_off;
-    while (scrollback.size() > scrollback_limit || scrollback_bytes > Screen::kMaxScrollbackBytes) {
-      scrollback_bytes -= scrollback.front().size();
+    while (scrollback.size() > scrollback_limit ||
+           scrollback.bytes() > Screen::kMaxScrollbackBytes) {
       scrollback.pop_front();
     }
   }
@@ -123,6 +153,13 @@ struct Screen::Impl {
   // text run, so one large write overflows the stack: write in pieces, cut
   // after a LF where possible (a cut inside an OSC string truncates it).
   void write(std::string_view bytes) {
+    // The alternate screen's cells (~170 KB at 120x40) are allocated when a
+    // program first asks for it, not for every execution: most never do,
+    // and an ended one's screen is kept for looks.
+    if (!alt_screen_allocated && may_enter_alt_screen(bytes)) {
+      vterm_screen_enable_altscreen(vscreen, 1);
+      alt_screen_allocated = true;
+    }
     while (!bytes.empty()) {
       std::size_t piece = bytes.size();
       if (piece > kMaxWriteBytes) {
@@ -243,7 +280,6 @@ Screen::Screen(pty::TerminalSize size, std::size_t scrollback_limit)
   vterm_output_set_callback(vt, &Impl::on_output, impl_.get());
   impl_->vscreen = vterm_obtain_screen(vt);
   impl_->state = vterm_obtain_state(vt);
-  vterm_screen_enable_altscreen(impl_->vscreen, 1);
   vterm_screen_set_callbacks(impl_->vscreen, &Impl::kCallbacks, impl_.get());
   vterm_screen_set_unrecognised_fallbacks(impl_->vscreen, &Impl::kFallbacks, impl_.get());
   vterm_screen_reset(impl_->vscreen, 1);
@@ -369,9 +405,7 @@ std::uint64_t Screen::scrolled_off_lines() const {
 }
 
 std::vector<std::string> Screen::styled_scrollback(std::size_t lines) const {
-  const auto& sb = impl_->scrollback;
-  std::size_t take = std::min(lines, sb.size());
-  return {sb.end() - static_cast<std::ptrdiff_t>(take), sb.end()};
+  return impl_->scrollback.newest(lines);
 }
 
 bool Screen::plain_text_scrolls_simply() const {
@@ -386,13 +420,17 @@ bool Screen::plain_text_scrolls_simply() const {
   return impl_->dec_mode(7) && !impl_->dec_mode(69);
 }
 
+void Screen::release_spare_memory() {
+  impl_->scrollback.shrink_to_fit();
+}
+
 void Screen::set_scrollback_capture(bool on) {
   impl_->capture_scrollback = on;
 }
 
 void Screen::append_scrollback(std::string line) {
   auto pen = impl_->pen();
-  if (line.empty() || looks_plain(pen)) return impl_->push_scrollback(std::move(line));
+  if (line.empty() || looks_plain(pen)) return impl_->push_scrollback(line);
   impl_->push_scrollback(sgr_for(pen.attrs, pen.fg, pen.bg) + line + "\x1b[0m");
 }
 

@@ -229,6 +229,7 @@ bool ScreenFeeder::finish() {
   Impl& impl = *impl_;
   if (impl.lazy_screen) {
     impl.advance(true);
+    impl.lazy_screen->release_spare_memory();
     return false;
   }
   std::string().swap(impl.queue);

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { serverForFile } from './lib/mcp-client.mjs';
-import { openFdTargets } from './lib/proc-stats.mjs';
+import { openFdTargets, rssKb } from './lib/proc-stats.mjs';
 
 const server = serverForFile();
 
@@ -42,4 +42,18 @@ test('after a flood the screen and the whole output of an ended execution read b
   assert.equal(tail.output, '299999\n300000\n');
   const head = await server.call('read', { execution_id: r.execution_id, since_seq: 1, max_output_bytes: 14 });
   assert.equal(head.output, '1\n2\n3\n4\n');  // 14 raw bytes (CR LF): four whole lines
+});
+
+// Up to 200 ended records stay for reads, so what each keeps adds up: a long
+// output's record kept ~0.8 MB (a 64 KiB read buffer, an alternate screen
+// nothing had drawn on, 10000 scrollback lines as separate strings), 165 MB
+// at 200 records; now ~0.35 MB.
+test('a retained record of a long output keeps under 0.55 MB of agentty\'s memory', async () => {
+  const pid = server.agent.transport.pid;
+  for (let i = 0; i < 5; i++) await run('seq 1 200000');  // warm: pools, the first spool files
+  const before = rssKb(pid);
+  const records = 30;
+  for (let i = 0; i < records; i++) await run('seq 1 200000');
+  const perRecordKb = (rssKb(pid) - before) / records;
+  assert.ok(perRecordKb < 0.55 * 1024, `${perRecordKb.toFixed(0)} KiB per retained record`);
 });

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 namespace agentty::session {
 namespace {
@@ -128,6 +129,35 @@ TEST(Screen, AltScreenFlagTogglesAndMainScreenComesBack) {
   auto main = screen.snapshot();
   EXPECT_FALSE(main.modes.alt_screen);
   EXPECT_EQ(main.lines[0], "main text");
+}
+
+// The alternate screen is allocated when first asked for: however the
+// request is written (1049 or 1047, with other modes, cut across reads), the
+// switch still happens. (libvterm 0.1.4 itself ignores mode 47 and a mode
+// that is not the first of a DECSET.)
+TEST(Screen, AltScreenAskedForInEveryFormSwitches) {
+  const std::vector<std::vector<std::string>> forms = {
+      {"\x1b[?1049h"},     {"\x1b[?1047h"},         {"\x1b[?1047;25h"}, {"\x1b[?10", "49h"},
+      {"\x1b", "[?1049h"}, {"\x1b[?", "1049", "h"}, {"\x1b[?1049", "h"}};
+  for (const auto& pieces : forms) {
+    Screen screen(k80x24);
+    screen.feed("main text\r\n");
+    for (const auto& piece : pieces) screen.feed(piece);
+    screen.feed("\x1b[H\x1b[2Jalt text");
+    auto alt = screen.snapshot();
+    EXPECT_TRUE(alt.modes.alt_screen) << pieces[0];
+    EXPECT_EQ(alt.lines[0], "alt text") << pieces[0];
+    screen.feed("\x1b[?1049l\x1b[?47l");
+    EXPECT_EQ(screen.snapshot().lines[0], "main text") << pieces[0];
+  }
+}
+
+// Modes that are not the alternate screen leave it off (and unallocated).
+TEST(Screen, OtherPrivateModesStayOnTheMainScreen) {
+  Screen screen(k80x24);
+  screen.feed("\x1b[?2004h\x1b[?1047l\x1b[?25h\x1b[?471hmain");
+  EXPECT_FALSE(screen.snapshot().modes.alt_screen);
+  EXPECT_EQ(screen.snapshot().lines[0], "main");
 }
 
 TEST(Screen, InputModesFollowTheStreamAndReset) {
