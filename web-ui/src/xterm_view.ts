@@ -9,7 +9,13 @@ import { useProgramWidths } from "./unicode_widths";
 // A watcher's terminal has the PTY's size, not the window's: the font shrinks
 // (down to the minimum) until all of it fits, so the live edge stays in view.
 export const FONT_SIZE = 14;
-const MIN_FONT_SIZE = 6;
+// Below this the terminal scrolls inside its container instead of shrinking
+// further: at 10 px DejaVu Sans Mono's cells are 6 x 11 px, the smallest at
+// which 0/O, 1/l/I and the punctuation of a shell line stay distinct on a
+// 1x screen (at 9 px, 5 px wide glyphs blur; at the former 6 px, a 120
+// column terminal on a 390 px phone, nothing could be read). A desktop
+// window fits 120 x 40 at 10 px or more down to about 730 x 480.
+export const MIN_FONT_SIZE = 10;
 
 export function openXterm(
   element: HTMLElement,
@@ -27,7 +33,38 @@ export function openXterm(
   term.loadAddon(fit);
   term.open(element);
   swallowTerminalQueries(term);
+  scrollByTouch(term);
   return { term, fit };
+}
+
+// xterm.js 6.0 scrolls its history by wheel and scroll bar only, not by touch
+// (xtermjs/xterm.js#5489): on a phone the history was out of reach. A
+// vertical swipe over the terminal scrolls it a row per row height moved;
+// sideways ones are the browser's (terminal.css: touch-action), which scroll
+// a terminal wider than the window.
+function scrollByTouch(term: Terminal): void {
+  const element = term.element;
+  if (!element) return;
+  let lastY: number | null = null;
+  let moved = 0; // pixels not yet scrolled (less than a row)
+  const oneFinger = (event: TouchEvent) => (event.touches.length === 1 ? event.touches[0].clientY : null);
+  element.addEventListener("touchstart", (event) => {
+    lastY = oneFinger(event);
+    moved = 0;
+  }, { passive: true });
+  element.addEventListener("touchmove", (event) => {
+    const y = oneFinger(event);
+    if (y === null || lastY === null) return;
+    moved += lastY - y; // a finger moving up shows newer lines
+    lastY = y;
+    const rowHeight = (element.querySelector(".xterm-screen")?.clientHeight ?? 0) / term.rows;
+    if (!(rowHeight > 0)) return;
+    const lines = Math.trunc(moved / rowHeight);
+    if (lines !== 0) {
+      term.scrollLines(lines);
+      moved -= lines * rowHeight;
+    }
+  }, { passive: true });
 }
 
 // libvterm on the server answers the program's terminal queries; xterm.js
@@ -81,16 +118,32 @@ export function setFontSize(term: Terminal, size: number): void {
   if (term.options.fontSize !== size) term.options.fontSize = size;
 }
 
-// The largest font (at most FONT_SIZE) at which cols x rows fit the window.
+// A large font (at most FONT_SIZE) at which cols x rows fit the window, or
+// MIN_FONT_SIZE if none does: then the window scrolls (terminal.css lets the
+// terminal be wider than it), sideways to the columns off to the right and
+// down to the newest rows, which are brought into view.
 export function shrinkFontToFit(term: Terminal, fit: FitAddon, cols: number, rows: number): void {
   let size = FONT_SIZE;
   for (;;) {
     setFontSize(term, size);
     const room = fit.proposeDimensions();
-    if (!room || (room.cols >= cols && room.rows >= rows) || size <= MIN_FONT_SIZE) return;
+    if (!room || (room.cols >= cols && room.rows >= rows)) return;
+    if (size <= MIN_FONT_SIZE) return showNewestRows(term);
     const scale = Math.min(room.cols / cols, room.rows / rows);
     size = Math.max(MIN_FONT_SIZE, Math.min(size - 0.5, Math.floor(size * scale * 2) / 2));
   }
+}
+
+// The live edge (the last rows, where a program's cursor and newest output
+// are) is what a watcher follows: a container too short for every row is
+// scrolled to its bottom. Once xterm has laid out the new size (a frame later).
+function showNewestRows(term: Terminal): void {
+  requestAnimationFrame(() => {
+    const container = term.element?.parentElement;
+    if (container && container.scrollHeight > container.clientHeight) {
+      container.scrollTop = container.scrollHeight - container.clientHeight;
+    }
+  });
 }
 
 // The whole buffer's text, and the rows in view (what the browser tests read).
