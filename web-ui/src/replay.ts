@@ -237,7 +237,12 @@ async function load(): Promise<void> {
   play();
 }
 
-playButton.addEventListener("click", () => (playing ? pause() : play()));
+function togglePlay(): void {
+  if (playing) pause();
+  else play();
+}
+
+playButton.addEventListener("click", togglePlay);
 byId("restart").addEventListener("click", () => {
   restart();
   play();
@@ -252,6 +257,44 @@ seekBar.addEventListener("change", () => {
   const at = Number(seekBar.value);
   seekTo(at >= Number(seekBar.max) ? totalSeconds() : at);
 });
+// The keys of video and asciinema players, for the whole page: Space or k
+// plays and pauses, Left and Right seek SEEK_STEP_S, Home and End go to the
+// start and the end. Not in the terminal (Tab and Ctrl+] leave it), nor where
+// the key is the control's own: Space on a button or checkbox, any key in a
+// list or a text field. On the seek bar they are the bar's keys anyway, but
+// in seconds (a range's own arrows move it by a percent of the recording).
+const SEEK_STEP_S = 5;
+function shortcut(event: KeyboardEvent): (() => void) | null {
+  if (event.ctrlKey || event.metaKey || event.altKey || event.defaultPrevented) return null;
+  const target = event.target instanceof HTMLElement ? event.target : null;
+  if (target?.closest(".xterm, select, textarea, [contenteditable]")) return null;
+  if (target instanceof HTMLInputElement && target.type !== "range" && target.type !== "checkbox") return null;
+  const ownsSpace = target?.closest("button, a, input[type=checkbox]") !== null;
+  switch (event.key) {
+    case " ":
+      return ownsSpace ? null : togglePlay;
+    case "k":
+    case "K":
+      return togglePlay;
+    case "ArrowLeft":
+      return () => seekTo(clock - SEEK_STEP_S);
+    case "ArrowRight":
+      return () => seekTo(clock + SEEK_STEP_S);
+    case "Home":
+      return () => seekTo(0);
+    case "End":
+      return toEnd;
+    default:
+      return null;
+  }
+}
+document.addEventListener("keydown", (event) => {
+  const action = document.body.dataset.loaded === "yes" ? shortcut(event) : null;
+  if (!action) return;
+  event.preventDefault();
+  action();
+});
+
 // Nothing is typed into a replay: Tab and Ctrl+] leave the terminal.
 term.attachCustomKeyEventHandler((event) => {
   const leave = leavesTerminal(event, false);
