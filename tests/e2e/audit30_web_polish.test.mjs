@@ -1,0 +1,240 @@
+// End-to-end (audit 30): the terminal and replay pages as a demanding person
+// uses them, in a real browser (Debian chromium through playwright-core)
+// against the real binary driven through MCP: a wide terminal watched on a
+// phone stays readable and scrolls, a swipe reaches the history, and the
+// replay page answers a video player's keys.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startAgentty } from './lib/mcp-client.mjs';
+import { TOKEN, launchBrowser, watchPage, parseUrl, waitForLine } from './lib/web-helpers.mjs';
+
+const PHONE = { width: 390, height: 844 };
+const DESKTOP = { width: 1280, height: 800 };
+// The smallest font the pages use (xterm_view.ts' MIN_FONT_SIZE).
+const MIN_FONT_SIZE = 10;
+// 100 lines as wide as execute's default 120 columns, the last column marked.
+const WIDE_LINES = "for i in $(seq 1 100); do printf 'line-%03d %0106d|\\n' $i 0; done";
+
+let agent;
+let browser;
+let origin;
+let wide;  // an execution that printed WIDE_LINES
+
+before(async () => {
+  agent = await startAgentty({ env: { AGENTTY_WEB_TOKEN: TOKEN } });
+  browser = await launchBrowser();
+  wide = await agent.call('execute', { command: WIDE_LINES, side_effects: ['NONE'], name: 'wide-lines' });
+  assert.equal(wide.status, 'completed', JSON.stringify(wide));
+  origin = parseUrl(wide.terminal_url).origin;
+});
+
+after(async () => {
+  await browser?.close();
+  await agent?.client.close();
+});
+
+async function openPage(context, url, viewport) {
+  const page = await context.newPage();
+  const problems = watchPage(page);
+  await page.setViewportSize(viewport);
+  await page.goto(url);
+  return { page, problems };
+}
+
+async function openWatched(context, url, viewport) {
+  const opened = await openPage(context, url, viewport);
+  await opened.page.waitForSelector('body[data-connected="yes"]', { timeout: 15000 });
+  await opened.page.waitForFunction(() => Number(document.body.dataset.snapshots ?? 0) >= 1, null, { timeout: 15000 });
+  return opened;
+}
+
+// The terminal's font, its size, and how it sits in the page's scrolling box.
+const layout = (page) => page.evaluate(() => {
+  const main = document.querySelector('main');
+  const screen = document.querySelector('.xterm-screen').getBoundingClientRect();
+  return {
+    font: window.__agentty.term.options.fontSize,
+    cols: window.__agentty.term.cols,
+    screenWidth: screen.width,
+    mainWidth: main.clientWidth,
+    sideways: main.scrollWidth - main.clientWidth,
+  };
+});
+
+// Scrolls the page's box all the way right: the last column is then in view.
+const lastColumnInView = (page) => page.evaluate(() => {
+  const main = document.querySelector('main');
+  main.scrollLeft = main.scrollWidth;
+  const screen = document.querySelector('.xterm-screen').getBoundingClientRect();
+  return screen.right <= main.getBoundingClientRect().right + 0.5 && screen.right > 0;
+});
+
+test('on a phone a watched 120-column terminal keeps a readable font and scrolls sideways; a desktop still shows it whole at full size', async () => {
+  const context = await browser.newContext();
+  const { page, problems } = await openWatched(context, wide.terminal_url, PHONE);
+  await waitForLine(page, `line-100 ${'0'.repeat(106)}|`);
+  const phone = await layout(page);
+  assert.equal(phone.cols, 120, 'a watcher keeps the PTY size');
+  assert.ok(phone.font >= MIN_FONT_SIZE, `the font is unreadably small: ${JSON.stringify(phone)}`);
+  assert.ok(phone.sideways > 0 && phone.screenWidth > phone.mainWidth, `nothing to scroll to: ${JSON.stringify(phone)}`);
+  assert.equal(await lastColumnInView(page), true, 'the last column can be scrolled into view');
+
+  await page.setViewportSize(DESKTOP);
+  await page.waitForFunction(() => window.__agentty.term.options.fontSize === 14, null, { timeout: 15000 });
+  const desktop = await layout(page);
+  assert.equal(desktop.sideways, 0, `a desktop window scrolls sideways: ${JSON.stringify(desktop)}`);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('on a phone the replay keeps a readable font and scrolls sideways', async () => {
+  const context = await browser.newContext();
+  const { page, problems } = await openPage(context, `${origin}/r/${wide.execution_id}#token=${TOKEN}`, PHONE);
+  await page.waitForSelector('body[data-finished="yes"]', { timeout: 15000 });
+  const phone = await layout(page);
+  assert.equal(phone.cols, 120);
+  assert.ok(phone.font >= MIN_FONT_SIZE, `the font is unreadably small: ${JSON.stringify(phone)}`);
+  assert.ok(phone.sideways > 0, `nothing to scroll to: ${JSON.stringify(phone)}`);
+  assert.equal(await lastColumnInView(page), true);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('on a phone, who takes over types at full size in a terminal the width of the phone', async (t) => {
+  const shell = await agent.call('open', { name: 'phone-shell' });
+  assert.equal(shell.isError, false, shell.error);
+  t.after(() => agent.call('close', { execution_id: shell.execution_id }));
+  const context = await browser.newContext();
+  const { page, problems } = await openWatched(context, shell.terminal_url, PHONE);
+  assert.ok((await layout(page)).font >= MIN_FONT_SIZE);
+  await page.click('#take-over');
+  await page.waitForSelector('body[data-held="you"]', { timeout: 15000 });
+  await page.waitForFunction(() => window.__agentty.term.cols < 120, null, { timeout: 15000 });
+  const held = await layout(page);
+  assert.equal(held.font, 14);
+  assert.ok(held.screenWidth <= held.mainWidth, `the holder's terminal is wider than the phone: ${JSON.stringify(held)}`);
+  await page.click('#release');
+  await page.waitForSelector('body[data-held="no"]', { timeout: 15000 });
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+// A one-finger swipe from (x0, y0) to (x1, y1), as a touch screen sends it.
+async function swipe(cdp, [x0, y0], [x1, y1]) {
+  await cdp.send('Input.dispatchTouchEvent', { type: 'touchStart', touchPoints: [{ x: x0, y: y0 }] });
+  for (let i = 1; i <= 10; i++) {
+    await cdp.send('Input.dispatchTouchEvent', {
+      type: 'touchMove', touchPoints: [{ x: x0 + ((x1 - x0) * i) / 10, y: y0 + ((y1 - y0) * i) / 10 }],
+    });
+  }
+  await cdp.send('Input.dispatchTouchEvent', { type: 'touchEnd', touchPoints: [] });
+}
+
+test('on a touch screen a downward swipe over the terminal scrolls back its history, a sideways one its columns', async () => {
+  const context = await browser.newContext({ viewport: PHONE, hasTouch: true, isMobile: true });
+  const page = await context.newPage();
+  const problems = watchPage(page);
+  await page.goto(wide.terminal_url);
+  await page.waitForSelector('body[data-connected="yes"]', { timeout: 15000 });
+  await waitForLine(page, `line-100 ${'0'.repeat(106)}|`);
+  const position = () => page.evaluate(() => {
+    const buffer = window.__agentty.term.buffer.active;
+    return { linesUp: buffer.baseY - buffer.viewportY, left: document.querySelector('main').scrollLeft };
+  });
+  assert.deepEqual(await position(), { linesUp: 0, left: 0 });
+  const box = await page.locator('.xterm-screen').boundingBox();
+  const cdp = await context.newCDPSession(page);
+  // Down by 20 rows of the terminal's font: 20 lines back.
+  const rowHeight = box.height / 40;
+  const x = box.x + 100;
+  await swipe(cdp, [x, box.y + 50], [x, box.y + 50 + 20 * rowHeight]);
+  await page.waitForFunction(() => {
+    const buffer = window.__agentty.term.buffer.active;
+    return buffer.baseY - buffer.viewportY > 0;
+  }, null, { timeout: 15000 });
+  const back = await position();
+  assert.ok(back.linesUp >= 15 && back.linesUp <= 20, JSON.stringify(back));
+  assert.equal(back.left, 0, 'a vertical swipe moved the page sideways');
+  // Right to left: the columns off to the right come into view.
+  await swipe(cdp, [box.x + 300, box.y + 100], [box.x + 50, box.y + 100]);
+  await page.waitForFunction(() => document.querySelector('main').scrollLeft > 100, null, { timeout: 15000 });
+  assert.equal((await position()).linesUp, back.linesUp, 'a sideways swipe scrolled the history');
+  await cdp.detach();
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+// A recording of 8 steps 1.5 s apart: about 12 s to replay, room for 5 s seeks.
+const STEPS = "for i in 1 2 3 4 5 6 7 8; do echo step-$i; sleep 1.5; done";
+
+const seekValue = (page) => page.locator('#seek').evaluate((bar) => Number(bar.value));
+const seekMax = (page) => page.locator('#seek').evaluate((bar) => Number(bar.max));
+const playLabel = (page) => page.locator('#play').innerText();
+const activeId = (page) => page.evaluate(() => document.activeElement?.id ?? '');
+
+test('the replay page answers a video player\'s keys (Space/k, Left/Right 5 s, Home/End) and says so on the page', async () => {
+  const r = await agent.call('execute', { command: STEPS, side_effects: ['NONE'], yield_ms: 60000 });
+  assert.equal(r.status, 'completed', JSON.stringify(r));
+  const context = await browser.newContext();
+  const { page, problems } = await openPage(context, `${origin}/r/${r.execution_id}#token=${TOKEN}`, DESKTOP);
+  await page.waitForSelector('body[data-loaded="yes"]', { timeout: 15000 });
+  // The keys are stated where a person looks: on the page and on the controls.
+  assert.match(await page.locator('#keys').innerText(), /Space.*play\/pause.*5 s.*Home\/End/);
+  assert.equal(await page.locator('#play').getAttribute('aria-keyshortcuts'), 'Space k');
+
+  // It starts playing; Space pauses it, k plays it again, k pauses it.
+  assert.equal(await playLabel(page), 'Pause');
+  await page.locator('body').focus();
+  await page.keyboard.press('Space');
+  assert.equal(await playLabel(page), 'Play');
+  await page.keyboard.press('k');
+  assert.equal(await playLabel(page), 'Pause');
+  await page.keyboard.press('k');
+  assert.equal(await playLabel(page), 'Play');
+
+  // End: the last screen; Left: 5 s before it; Right: the end again.
+  await page.keyboard.press('End');
+  await page.waitForSelector('body[data-finished="yes"]', { timeout: 15000 });
+  await waitForLine(page, 'step-8');
+  const total = await seekMax(page);
+  assert.ok(total > 10, `the recording is shorter than its steps: ${total} s`);
+  assert.ok(Math.abs(await seekValue(page) - total) < 0.01);
+  await page.keyboard.press('ArrowLeft');
+  assert.ok(Math.abs(await seekValue(page) - (total - 5)) < 0.01, `${await seekValue(page)} of ${total}`);
+  assert.equal(await page.getAttribute('body', 'data-finished'), 'no');
+  await page.waitForFunction(() => !window.__agentty.screenText().includes('step-8'), null, { timeout: 15000 });
+  await page.keyboard.press('ArrowLeft');
+  assert.ok(Math.abs(await seekValue(page) - (total - 10)) < 0.01, `${await seekValue(page)} of ${total}`);
+  await page.keyboard.press('ArrowRight');
+  assert.ok(Math.abs(await seekValue(page) - (total - 5)) < 0.01, `${await seekValue(page)} of ${total}`);
+  await page.keyboard.press('Home');
+  assert.equal(await seekValue(page), 0);
+  await page.waitForFunction(() => !window.__agentty.screenText().includes('step-2'), null, { timeout: 15000 });
+  // On the seek bar the arrows are these 5 s too, not a percent of the recording.
+  await page.locator('#seek').focus();
+  await page.keyboard.press('ArrowRight');
+  assert.ok(Math.abs(await seekValue(page) - 5) < 0.01, `${await seekValue(page)} of ${total}`);
+  assert.equal(await playLabel(page), 'Play', 'seeking while paused stays paused');
+
+  // Keys that belong elsewhere stay there: Space on a button presses it,
+  // arrows in the speed list choose a speed, and in the terminal nothing moves
+  // (Tab and Ctrl+] leave it).
+  await page.locator('#end').focus();
+  await page.keyboard.press('Space');
+  await page.waitForSelector('body[data-finished="yes"]', { timeout: 15000 });
+  assert.equal(await playLabel(page), 'Play');
+  await page.locator('#speed').focus();
+  await page.keyboard.press('ArrowLeft');
+  assert.ok(Math.abs(await seekValue(page) - total) < 0.01, 'an arrow in the speed list seeked');
+  await page.locator('.xterm-helper-textarea').focus();
+  await page.keyboard.press('Space');
+  await page.keyboard.press('ArrowLeft');
+  assert.equal(await playLabel(page), 'Play');
+  assert.ok(Math.abs(await seekValue(page) - total) < 0.01, 'a key in the terminal seeked');
+  await page.keyboard.press('Control+BracketRight');
+  assert.equal(await activeId(page), 'play');
+  await page.keyboard.press('Space');  // the focused Play button's own Space
+  assert.equal(await playLabel(page), 'Pause');
+  assert.deepEqual(problems, []);
+  await context.close();
+});
