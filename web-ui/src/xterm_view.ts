@@ -34,6 +34,7 @@ export function openXterm(
   term.open(element);
   swallowTerminalQueries(term);
   scrollByTouch(term);
+  followCursor(term);
   return { term, fit };
 }
 
@@ -121,29 +122,59 @@ export function setFontSize(term: Terminal, size: number): void {
 // A large font (at most FONT_SIZE) at which cols x rows fit the window, or
 // MIN_FONT_SIZE if none does: then the window scrolls (terminal.css lets the
 // terminal be wider than it), sideways to the columns off to the right and
-// down to the newest rows, which are brought into view.
+// down to the rows below, with the cursor's row kept in view (followCursor).
 export function shrinkFontToFit(term: Terminal, fit: FitAddon, cols: number, rows: number): void {
   let size = FONT_SIZE;
   for (;;) {
     setFontSize(term, size);
     const room = fit.proposeDimensions();
     if (!room || (room.cols >= cols && room.rows >= rows)) return;
-    if (size <= MIN_FONT_SIZE) return showNewestRows(term);
+    if (size <= MIN_FONT_SIZE) {
+      requestAnimationFrame(() => cursorFollowers.get(term)?.());  // once xterm has laid it out
+      return;
+    }
     const scale = Math.min(room.cols / cols, room.rows / rows);
     size = Math.max(MIN_FONT_SIZE, Math.min(size - 0.5, Math.floor(size * scale * 2) / 2));
   }
 }
 
-// The live edge (the last rows, where a program's cursor and newest output
-// are) is what a watcher follows: a container too short for every row is
-// scrolled to its bottom. Once xterm has laid out the new size (a frame later).
-function showNewestRows(term: Terminal): void {
-  requestAnimationFrame(() => {
-    const container = term.element?.parentElement;
-    if (container && container.scrollHeight > container.clientHeight) {
-      container.scrollTop = container.scrollHeight - container.clientHeight;
-    }
-  });
+// A terminal taller than its container (the minimum font in a short window,
+// a phone held sideways) keeps the cursor's row in view: where a program's
+// newest output and its prompt are, at the top of a short output and at the
+// bottom of a long one. Unless the person scrolled away from it: then the
+// page stays where they put it until they scroll back to the cursor.
+const cursorFollowers = new WeakMap<Terminal, () => void>();
+function followCursor(term: Terminal): void {
+  const element = term.element;
+  const container = element?.parentElement;
+  if (!element || !container) return;
+  // Where the cursor's row is, relative to the container's visible box.
+  const cursorRow = () => {
+    const screen = element.querySelector(".xterm-screen")?.getBoundingClientRect();
+    if (!screen || term.rows === 0) return null;
+    const height = screen.height / term.rows;
+    const top = screen.top - container.getBoundingClientRect().top + term.buffer.active.cursorY * height;
+    return { top, bottom: top + height };
+  };
+  const inView = () => {
+    const row = cursorRow();
+    return !row || (row.top >= -0.5 && row.bottom <= container.clientHeight + 0.5);
+  };
+  let following = true;
+  const reveal = () => {
+    // Only the smallest font overflows (cheap to ask: this runs after each write).
+    if (!following || (term.options.fontSize ?? FONT_SIZE) > MIN_FONT_SIZE) return;
+    const row = cursorRow();
+    if (!row || container.scrollHeight <= container.clientHeight) return;
+    if (row.bottom > container.clientHeight) container.scrollTop += row.bottom - container.clientHeight;
+    else if (row.top < 0) container.scrollTop += row.top;
+  };
+  container.addEventListener("scroll", () => {
+    following = inView();
+  }, { passive: true });
+  term.onWriteParsed(reveal);
+  term.onResize(() => requestAnimationFrame(reveal));
+  cursorFollowers.set(term, reveal);
 }
 
 // The whole buffer's text, and the rows in view (what the browser tests read).
