@@ -29,6 +29,28 @@ function statusText(e: P.ExecutionSummary): string {
   return e.status;
 }
 
+// "completed" says the program ran to its end, not that it succeeded: one
+// that exited non-zero is shown as failed, or a failure in a long list looks
+// like every success around it.
+function exitedNonZero(e: P.ExecutionSummary): boolean {
+  return e.status === "completed" && e.exit_code !== null && e.exit_code !== 0;
+}
+
+function failed(e: P.ExecutionSummary): boolean {
+  return exitedNonZero(e) || ["failed", "failed_to_start", "timed_out"].includes(e.status);
+}
+
+// How many there are, run and failed: what a person takes in before the rows.
+function countsText(): string {
+  if (executions.length === 0) return "";
+  const running = executions.filter((e) => e.status === "running").length;
+  const failures = executions.filter(failed).length;
+  const parts = [`${executions.length} execution${executions.length === 1 ? "" : "s"}`];
+  if (running) parts.push(`${running} running`);
+  if (failures) parts.push(`${failures} failed`);
+  return parts.join(", ");
+}
+
 function terminalHref(e: P.ExecutionSummary): string {
   return `${e.terminal_path}#${P.TOKEN_FRAGMENT_KEY}=${encodeURIComponent(token)}`;
 }
@@ -48,6 +70,7 @@ function render(): void {
   });
   for (const row of old.values()) row.remove();
   byId("empty").hidden = executions.length > 0;
+  setText(byId("counts"), countsText());
   renderHandoffs(executions.filter((e) => e.handoff_reason && !e.held && e.status === "running"));
 }
 
@@ -74,7 +97,7 @@ function fillRow(row: HTMLTableRowElement, e: P.ExecutionSummary, elapsed: numbe
   setText(link, e.name || e.execution_id);
   setText(id, e.name ? e.execution_id : "");
   setText(status, statusText(e));
-  setAttribute(status, "class", `status status-${e.status}`);
+  setAttribute(status, "class", `status status-${e.status}${exitedNonZero(e) ? " status-exit-nonzero" : ""}`);
   // Where it runs matters as much as what: "build1: make".
   setText(command, e.host ? `${e.host}: ${e.command}` : e.command);
   setAttribute(command, "title", e.host ? `on ${e.host}` : "on this machine");

@@ -373,12 +373,16 @@ function render(): void {
   status.textContent = !connected && s ? "disconnected"
     : s ? (s.status === "running" ? "running" : `${s.status}: ${s.exit_description}`) : "";
   status.dataset.status = connected ? (s?.status ?? "") : "";
+  // Ran to its end, but failed: shown as a failure (terminal.css).
+  status.dataset.exit = connected && s?.status === "completed" && s.exit_code ? "nonzero" : "";
   // Not known while disconnected: a badge left up would say the program still waits.
   byId("waiting").hidden = !s?.waiting_for_input || !connected;
   const holder = byId("holder");
   holder.textContent =
     held === "you" ? "You hold this terminal: your keystrokes go to it (Ctrl+] leaves it)."
-    : held === "other" ? `Held by ${s?.held_by}` : "Read-only";
+    : held === "other" ? `Held by ${s?.held_by}`
+    : connected && s && s.status !== "running" ? "Read-only: the program has ended"
+    : "Read-only";
   // A takeover answers the handoff (the server clears its reason): while you
   // hold the terminal the banner keeps what was asked, as a reminder.
   if (s?.handoff_reason) askedFor = s.handoff_reason;
@@ -393,8 +397,13 @@ function render(): void {
   const takeOver = byId("take-over") as HTMLButtonElement;
   const release = byId("release") as HTMLButtonElement;
   const focused = document.activeElement;
-  takeOver.hidden = held === "you";
+  // An ended program can never be taken over: no button (the holder text says why).
+  takeOver.hidden = held === "you" || (connected && !!s && s.status !== "running");
   takeOver.disabled = !running || held === "other";
+  // A disabled button that does not say why looks broken.
+  takeOver.title = !connected ? "not connected to agentty"
+    : held === "other" ? `${s?.held_by ?? "another viewer"} holds this terminal`
+    : "type into this terminal yourself (the agent cannot write to it until you release it)";
   release.hidden = held !== "you";
   // A button hidden or disabled under the keyboard's focus drops it to the
   // top of the page: it moves to the control that replaced it.
