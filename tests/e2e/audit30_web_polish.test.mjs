@@ -238,3 +238,82 @@ test('the replay page answers a video player\'s keys (Space/k, Left/Right 5 s, H
   assert.deepEqual(problems, []);
   await context.close();
 });
+
+// Where the cursor's row is in the page's scrolling box, and whether it shows.
+const cursorInView = (page) => page.evaluate(() => {
+  const main = document.querySelector('main');
+  const term = window.__agentty.term;
+  const screen = document.querySelector('.xterm-screen').getBoundingClientRect();
+  const height = screen.height / term.rows;
+  const top = screen.top - main.getBoundingClientRect().top + term.buffer.active.cursorY * height;
+  return {
+    font: term.options.fontSize, scrollTop: main.scrollTop, top,
+    visible: top >= -0.5 && top + height <= main.clientHeight + 0.5,
+    overflows: main.scrollHeight > main.clientHeight,
+  };
+});
+
+test('in a short window (a phone held sideways) the readable terminal keeps the cursor row in view, unless the person scrolled away', async (t) => {
+  const LANDSCAPE = { width: 844, height: 390 };
+  const context = await browser.newContext();
+  // A short output: its first lines, at the top, are where the cursor is.
+  const short = await agent.call('execute', { command: 'echo only-line; exit 3', side_effects: ['NONE'] });
+  let { page, problems } = await openWatched(context, short.terminal_url, LANDSCAPE);
+  await waitForLine(page, 'only-line');
+  let seen = await cursorInView(page);
+  assert.ok(seen.font >= MIN_FONT_SIZE && seen.overflows, JSON.stringify(seen));
+  assert.ok(seen.visible && seen.scrollTop === 0, JSON.stringify(seen));
+  assert.deepEqual(problems, []);
+
+  // A shell that prints more than the window holds: its prompt, at the
+  // bottom, is followed down.
+  const shell = await agent.call('open', { name: 'short-window-shell' });
+  assert.equal(shell.isError, false, shell.error);
+  t.after(() => agent.call('close', { execution_id: shell.execution_id }));
+  ({ page, problems } = await openWatched(context, shell.terminal_url, LANDSCAPE));
+  await agent.call('execute', { session: shell.execution_id, command: 'seq 1 60', side_effects: ['NONE'] });
+  await waitForLine(page, '60');
+  await page.waitForFunction(() => document.querySelector('main').scrollTop > 0, null, { timeout: 15000 });
+  seen = await cursorInView(page);
+  assert.ok(seen.visible, `the prompt is below the fold: ${JSON.stringify(seen)}`);
+
+  // Scrolled back up by the person: more output leaves them there.
+  await page.evaluate(() => new Promise((resolve) => {
+    const main = document.querySelector('main');
+    main.addEventListener('scroll', resolve, { once: true });
+    main.scrollTop = 0;
+  }));
+  await agent.call('execute', { session: shell.execution_id, command: 'echo more-output', side_effects: ['NONE'] });
+  await waitForLine(page, 'more-output');
+  assert.equal((await cursorInView(page)).scrollTop, 0, 'the page pulled the person back to the cursor');
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('a program that exited non-zero is shown as failed, an ended one says why it cannot be taken over, the dashboard counts them', async (t) => {
+  // Its own server: the counts are of every execution it has.
+  const own = await startAgentty({ env: { AGENTTY_WEB_TOKEN: TOKEN } });
+  t.after(() => own.client.close());
+  const ok = await own.call('execute', { command: 'true', side_effects: ['NONE'] });
+  const bad = await own.call('execute', { command: 'exit 3', side_effects: ['NONE'] });
+  assert.equal(bad.status, 'completed', JSON.stringify(bad));
+  // Ended with its server, after the test.
+  const running = await own.call('execute', { command: 'sleep 600', side_effects: ['NONE'], yield_ms: 10 });
+  assert.equal(running.isError, false, running.error);
+  const context = await browser.newContext();
+  const { page, problems } = await openPage(context, `${parseUrl(ok.terminal_url).origin}/#token=${TOKEN}`, DESKTOP);
+  await page.locator(`#executions tr[data-execution-id="${running.execution_id}"]`).waitFor({ timeout: 15000 });
+  const statusColor = (id) => page.locator(`#executions tr[data-execution-id="${id}"] td.status`)
+    .evaluate((cell) => getComputedStyle(cell).color);
+  assert.equal(await statusColor(bad.execution_id), 'rgb(255, 143, 143)', 'exit 3 looks like a success');
+  assert.notEqual(await statusColor(ok.execution_id), 'rgb(255, 143, 143)');
+  await page.waitForFunction(() => document.getElementById('counts')?.textContent === '3 executions, 1 running, 1 failed',
+    null, { timeout: 15000 });
+
+  const terminal = (await openWatched(context, bad.terminal_url, DESKTOP)).page;
+  assert.equal(await terminal.locator('#status').evaluate((e) => getComputedStyle(e).backgroundColor), 'rgb(107, 31, 31)');
+  assert.equal(await terminal.locator('#holder').innerText(), 'Read-only: the program has ended');
+  assert.equal(await terminal.locator('#take-over').isHidden(), true, 'a button that can never work is offered');
+  assert.deepEqual(problems, []);
+  await context.close();
+});
