@@ -14,7 +14,7 @@ export const FONT_SIZE = 14;
 // which 0/O, 1/l/I and the punctuation of a shell line stay distinct on a
 // 1x screen (at 9 px, 5 px wide glyphs blur; at the former 6 px, a 120
 // column terminal on a 390 px phone, nothing could be read). A desktop
-// window fits 120 x 40 at 10 px or more down to about 730 x 480.
+// window fits 120 x 40 at 10 px or more down to about 730 x 490.
 export const MIN_FONT_SIZE = 10;
 
 export function openXterm(
