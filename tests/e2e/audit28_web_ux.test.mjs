@@ -209,7 +209,7 @@ test('keyboard only on the replay page: every control is reached with Tab and na
     assert.equal(await page.getByRole(role, { name, exact: true }).count(), 1, `${role} "${name}"`);
   }
   await page.locator('body').focus();
-  for (const id of ['all-executions', 'screen-reader', 'seek', 'restart', 'play', 'speed', 'end']) await tabTo(page, id, 1);
+  for (const id of ['all-executions', 'terminal-page', 'screen-reader', 'seek', 'restart', 'play', 'speed', 'end']) await tabTo(page, id, 1);
 
   // Home: back to the start (only the first part); End: the end again.
   await page.locator('#seek').focus();

@@ -317,3 +317,16 @@ test('a program that exited non-zero is shown as failed, an ended one says why i
   assert.deepEqual(problems, []);
   await context.close();
 });
+
+test('a replay links to its execution\'s terminal page while agentty has the execution', async () => {
+  const context = await browser.newContext();
+  const { page, problems } = await openPage(context, `${origin}/r/${wide.execution_id}#token=${TOKEN}`, DESKTOP);
+  await page.waitForSelector('body[data-loaded="yes"]', { timeout: 15000 });
+  const link = page.getByRole('link', { name: 'terminal', exact: true });
+  assert.equal(await link.count(), 1, 'no way from the replay to the execution');
+  await link.click();
+  await page.waitForSelector('body[data-connected="yes"]', { timeout: 15000 });
+  assert.equal(new URL(page.url()).pathname, `/t/${wide.execution_id}`);
+  assert.deepEqual(problems, []);
+  await context.close();
+});

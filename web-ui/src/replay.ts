@@ -187,6 +187,7 @@ function seekTo(seconds: number): void {
 }
 
 async function load(): Promise<void> {
+  const terminalPageLinked = linkTerminalPage();
   const path = `${P.RECORDINGS_API_PATH}/${encodeURIComponent(recordingId)}`;
   let response: Response;
   try {
@@ -232,9 +233,21 @@ async function load(): Promise<void> {
         "header): it may have been cut short when it was written, e.g. on a full disk.",
     );
   }
+  await terminalPageLinked;  // shown with the rest, not a moment later under the pointer
   document.body.dataset.loaded = "yes";
   restart();
   play();
+}
+
+// The way to the execution itself (live if it still runs), while agentty
+// still has its record: a recording outlives it, and a link to a page that
+// can only say "outdated" would be a dead end.
+async function linkTerminalPage(): Promise<void> {
+  const path = `${P.EXECUTIONS_API_PATH}/${encodeURIComponent(recordingId)}`;
+  if ((await P.apiStatus(path, token)) !== 200) return;
+  const link = byId("terminal-page") as HTMLAnchorElement;
+  link.href = `${P.TERMINAL_PAGE_PREFIX}${encodeURIComponent(recordingId)}${location.hash}`;
+  link.hidden = false;
 }
 
 function togglePlay(): void {
