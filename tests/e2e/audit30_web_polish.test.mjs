@@ -330,3 +330,44 @@ test('a replay links to its execution\'s terminal page while agentty has the exe
   assert.deepEqual(problems, []);
   await context.close();
 });
+
+test('between Take over and the answer (a slow link) the page says it is taking over and the button cannot be pressed twice', async (t) => {
+  const shell = await agent.call('open', { name: 'slow-link-shell' });
+  assert.equal(shell.isError, false, shell.error);
+  t.after(() => agent.call('close', { execution_id: shell.execution_id }));
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const problems = watchPage(page);
+  // The terminal's socket goes through the test, which holds agentty's
+  // answers back once the page has asked to take over.
+  let holding = false;
+  const held = [];
+  let toPage;
+  await page.routeWebSocket(/\/ws\/terminal\//, (ws) => {
+    const server = ws.connectToServer();
+    toPage = ws;
+    ws.onMessage((message) => {
+      if (typeof message === 'string' && JSON.parse(message).type === 'take_over') holding = true;
+      server.send(message);
+    });
+    server.onMessage((message) => (holding ? held.push(message) : ws.send(message)));
+  });
+  await page.setViewportSize(DESKTOP);
+  await page.goto(shell.terminal_url);
+  await page.waitForSelector('body[data-connected="yes"]', { timeout: 15000 });
+  await page.waitForSelector('#take-over:not([disabled])', { timeout: 15000 });
+  await page.click('#take-over');
+  await page.waitForFunction(() => document.getElementById('holder').textContent === 'Taking over…', null, { timeout: 15000 });
+  assert.equal(await page.isDisabled('#take-over'), true);
+  assert.equal(await page.getAttribute('body', 'data-held'), 'no');
+  // The answer arrives: the page holds the terminal.
+  holding = false;
+  for (const message of held.splice(0)) toPage.send(message);
+  await page.waitForSelector('body[data-held="you"]', { timeout: 15000 });
+  assert.match(await page.locator('#holder').innerText(), /You hold this terminal/);
+  await page.click('#release');
+  await page.waitForSelector('body[data-held="no"]', { timeout: 15000 });
+  assert.equal(await page.locator('#holder').innerText(), 'Read-only');
+  assert.deepEqual(problems, []);
+  await context.close();
+});

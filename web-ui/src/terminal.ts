@@ -191,6 +191,7 @@ function onText(text: string): void {
   } else if (message.type === P.MESSAGE_REFUSED) {
     if (message.action === P.MESSAGE_TAKE_OVER) endTakeoverRequest(false);
     showMessage(message.message, "refused");
+    render();  // no longer "Taking over…"
   }
 }
 
@@ -382,6 +383,7 @@ function render(): void {
     held === "you" ? "You hold this terminal: your keystrokes go to it (Ctrl+] leaves it)."
     : held === "other" ? `Held by ${s?.held_by}`
     : connected && s && s.status !== "running" ? "Read-only: the program has ended"
+    : takeoverAsked ? "Taking over…"
     : "Read-only";
   // A takeover answers the handoff (the server clears its reason): while you
   // hold the terminal the banner keeps what was asked, as a reminder.
@@ -399,7 +401,8 @@ function render(): void {
   const focused = document.activeElement;
   // An ended program can never be taken over: no button (the holder text says why).
   takeOver.hidden = held === "you" || (connected && !!s && s.status !== "running");
-  takeOver.disabled = !running || held === "other";
+  // Pressed and not answered yet (a slow link): once is enough.
+  takeOver.disabled = !running || held === "other" || takeoverAsked;
   // A disabled button that does not say why looks broken.
   takeOver.title = !connected ? "not connected to agentty"
     : held === "other" ? `${s?.held_by ?? "another viewer"} holds this terminal`
