@@ -371,3 +371,30 @@ test('between Take over and the answer (a slow link) the page says it is taking 
   assert.deepEqual(problems, []);
   await context.close();
 });
+
+test('the dashboard lists the newest first, counts a silent program idle from its start, and colours a stopped one', async (t) => {
+  const own = await startAgentty({ env: { AGENTTY_WEB_TOKEN: TOKEN } });
+  t.after(() => own.client.close());
+  const first = await own.call('execute', { command: 'true', side_effects: ['NONE'] });
+  const stopped = await own.call('execute', { command: 'sleep 600', side_effects: ['NONE'], yield_ms: 10 });
+  assert.equal((await own.call('stop', { execution_id: stopped.execution_id })).isError, false);
+  await own.call('wait', { execution_id: stopped.execution_id, until: 'exit', timeout_ms: 15000 });
+  // Ended with its server, after the test: prints nothing.
+  const silent = await own.call('execute', { command: 'sleep 600', side_effects: ['NONE'], yield_ms: 10 });
+  assert.equal(silent.isError, false, silent.error);
+  const context = await browser.newContext();
+  const { page, problems } = await openPage(context, `${parseUrl(first.terminal_url).origin}/#token=${TOKEN}`, DESKTOP);
+  const row = (id) => page.locator(`#executions tr[data-execution-id="${id}"]`);
+  await row(silent.execution_id).waitFor({ timeout: 15000 });
+  assert.deepEqual(await page.locator('#executions tr[data-execution-id]').evaluateAll((rows) => rows.map((r) => r.dataset.executionId)),
+    [silent.execution_id, stopped.execution_id, first.execution_id], 'newest first, as ps lists them');
+  // Quiet since it started: a duration, not an empty cell.
+  await page.waitForFunction((id) => /\d/.test(document.querySelector(`tr[data-execution-id="${id}"] td.idle`)?.textContent ?? ''),
+    silent.execution_id, { timeout: 15000 });
+  const color = await row(stopped.execution_id).locator('td.status').evaluate((cell) => getComputedStyle(cell).color);
+  const plain = await row(first.execution_id).locator('td.status').evaluate((cell) => getComputedStyle(cell).color);
+  assert.notEqual(color, plain, 'stopped looks like completed');
+  assert.notEqual(color, 'rgb(255, 143, 143)', 'stopped looks like a failure');
+  assert.deepEqual(problems, []);
+  await context.close();
+});

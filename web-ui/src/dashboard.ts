@@ -62,7 +62,9 @@ function render(): void {
   const body = byId("executions-body") as HTMLTableSectionElement;
   const elapsed = Date.now() - receivedAt;
   const old = new Map(Array.from(body.rows, (row) => [row.dataset.executionId, row]));
-  executions.forEach((e, index) => {
+  // Newest first, as `ps` lists them: what runs now is at the top of a long
+  // list (the server sends them oldest first).
+  [...executions].reverse().forEach((e, index) => {
     const row = old.get(e.execution_id) ?? newRow();
     old.delete(e.execution_id);
     fillRow(row, e, elapsed);
@@ -102,7 +104,10 @@ function fillRow(row: HTMLTableRowElement, e: P.ExecutionSummary, elapsed: numbe
   setText(command, e.host ? `${e.host}: ${e.command}` : e.command);
   setAttribute(command, "title", e.host ? `on ${e.host}` : "on this machine");
   setText(purpose, e.purpose);
-  const idleMs = e.status === "running" && e.idle_ms !== null ? e.idle_ms + elapsed : null;
+  // A program that has printed nothing yet (a sleep, a silent build step) has
+  // been quiet since it started.
+  const quietMs = e.idle_ms ?? e.duration_ms;
+  const idleMs = e.status === "running" ? quietMs + elapsed : null;
   setText(idle, formatDuration(idleMs));
   const flagList: string[] = [];
   if (e.held) flagList.push(`held by ${e.held_by}`);

@@ -241,10 +241,18 @@ async function load(): Promise<void> {
 
 // The way to the execution itself (live if it still runs), while agentty
 // still has its record: a recording outlives it, and a link to a page that
-// can only say "outdated" would be a dead end.
+// can only say "outdated" would be a dead end. Asked of the list, not of the
+// execution's own path: its 404 for a record gone would be logged in the
+// console as a failed load.
 async function linkTerminalPage(): Promise<void> {
-  const path = `${P.EXECUTIONS_API_PATH}/${encodeURIComponent(recordingId)}`;
-  if ((await P.apiStatus(path, token)) !== 200) return;
+  let known = false;
+  try {
+    const list = await P.getJson<{ executions: P.ExecutionSummary[] }>(P.EXECUTIONS_API_PATH, token);
+    known = list.executions.some((e) => e.execution_id === recordingId);
+  } catch {
+    return;  // the page says what went wrong with the recording itself
+  }
+  if (!known) return;
   const link = byId("terminal-page") as HTMLAnchorElement;
   link.href = `${P.TERMINAL_PAGE_PREFIX}${encodeURIComponent(recordingId)}${location.hash}`;
   link.hidden = false;
