@@ -6,7 +6,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startAgentty } from './lib/mcp-client.mjs';
-import { TOKEN, launchBrowser, watchPage, parseUrl } from './lib/web-helpers.mjs';
+import { TOKEN, launchBrowser, openPage, parseUrl } from './lib/web-helpers.mjs';
 
 const PHONE = { width: 390, height: 844 };
 const DESKTOP = { width: 1280, height: 800 };
@@ -32,14 +32,6 @@ after(async () => {
   await browser?.close();
   await agent?.client.close();
 });
-
-async function openPage(context, url, viewport) {
-  const page = await context.newPage();
-  const problems = watchPage(page);
-  await page.setViewportSize(viewport);
-  await page.goto(url);
-  return { page, problems };
-}
 
 async function openDashboard(context, viewport) {
   const opened = await openPage(context, `${origin}/#token=${TOKEN}`, viewport);

@@ -40,15 +40,22 @@ export function parseUrl(url) {
 }
 
 // The text xterm.js shows: whole buffer or just the visible rows.
-// Opens a terminal page in `context` at the given window size, with
-// `initScript` (a function or source) run before the page's own scripts,
-// and waits until it is connected and has drawn its first snapshot.
-export async function openTerminal(context, url, { width = 1000, height = 600, initScript } = {}) {
+// Opens any page in `context` at the given window size, with `initScript`
+// (a function or source) run before the page's own scripts; `problems`
+// collects what its console and network complain of.
+export async function openPage(context, url, { width = 1000, height = 600, initScript } = {}) {
   const page = await context.newPage();
   const problems = watchPage(page);
   if (initScript) await page.addInitScript(initScript);
   await page.setViewportSize({ width, height });
   await page.goto(url);
+  return { page, problems };
+}
+
+// openPage() of a terminal page, once it is connected and has drawn its
+// first snapshot.
+export async function openTerminal(context, url, options = {}) {
+  const { page, problems } = await openPage(context, url, options);
   await page.waitForSelector('body[data-connected="yes"]', { timeout: 15000 });
   await page.waitForFunction(() => Number(document.body.dataset.snapshots ?? 0) >= 1, null,
     { timeout: 15000 });
