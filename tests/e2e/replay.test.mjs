@@ -69,15 +69,18 @@ test('the recordings API lists each recording with its command and serves the fi
 });
 
 test('the replay page plays a recording to its end, with long pauses shortened, and End shows the end at once', async () => {
-  const r = await run("printf 'before the pause\\n'; sleep 3; printf 'after the pause\\n'");
+  // The wait before the first line is a pause too (the clock starts when the
+  // program does): longer than the 2 s limit, so it plays as exactly 2 s
+  // however late a loaded machine starts the shell (1 s late showed 0:03).
+  const r = await run("sleep 2.5; printf 'before the pause\\n'; sleep 3; printf 'after the pause\\n'");
   const context = await browser.newContext();
   const { page, problems } = await openReplay(context, r.execution_id);
   await page.waitForSelector('body[data-loaded="yes"]', { timeout: 15000 });
-  // Played by itself: the 3 s pause takes 2 s of the replay.
+  // Played by itself: the 2.5 s and 3 s pauses take 2 s each of the replay.
   await page.waitForSelector('body[data-finished="yes"]', { timeout: 15000 });
   assert.match(await screenText(page), /before the pause\n(.*\n)*after the pause/);
-  assert.match(await page.locator('#time').innerText(), /^0:02 \/ 0:02$/);
-  assert.equal(await page.locator('#title').innerText(), "printf 'before the pause\\n'; sleep 3; printf 'after the pause\\n'");
+  assert.match(await page.locator('#time').innerText(), /^0:04 \/ 0:04$/);
+  assert.equal(await page.locator('#title').innerText(), "sleep 2.5; printf 'before the pause\\n'; sleep 3; printf 'after the pause\\n'");
   // From the start again, then End at once.
   await page.click('#restart');
   await page.waitForSelector('body[data-finished="no"]');
@@ -90,11 +93,13 @@ test('the replay page plays a recording to its end, with long pauses shortened, 
 });
 
 test('the seek bar jumps forward and back to any moment; a paused replay stays paused', async () => {
-  // Each pause is longer than the page's 2 s idle limit, so each plays as
-  // exactly 2 s and the replay is 4.0x s long. With pauses of exactly 2 s it
-  // came out at 3.99 s on a loaded machine (the first line was read late), so
-  // the clock showed 0:03 / 0:03.
-  const r = await run("printf 'first line\\n'; sleep 2.5; printf 'second line\\n'; sleep 2.5; printf 'third line\\n'");
+  // Each pause, the one before the first line included (the clock starts
+  // when the program does), is longer than the page's 2 s idle limit, so each
+  // plays as exactly 2 s and the lines come at 2, 4 and 6 s. With pauses of
+  // exactly 2 s it came out at 3.99 s on a loaded machine (the first line was
+  // read late), so the clock showed 0:03 / 0:03; with no pause before the
+  // first line, a shell started 1 s late would have moved every line by 1 s.
+  const r = await run("sleep 2.5; printf 'first line\\n'; sleep 2.5; printf 'second line\\n'; sleep 2.5; printf 'third line\\n'");
   const context = await browser.newContext();
   const { page, problems } = await openReplay(context, r.execution_id);
   await page.waitForSelector('body[data-loaded="yes"]', { timeout: 15000 });
@@ -104,7 +109,7 @@ test('the seek bar jumps forward and back to any moment; a paused replay stays p
     if (play.textContent === 'Pause') play.click();
   });
   assert.equal(await page.locator('#play').innerText(), 'Play');
-  assert.equal(Number(await page.locator('#seek').getAttribute('max')) > 3.9, true);
+  assert.equal(Number(await page.locator('#seek').getAttribute('max')) > 5.9, true);
   const seek = (seconds) => page.evaluate((value) => {
     const bar = document.getElementById('seek');
     bar.value = String(value);
@@ -113,18 +118,18 @@ test('the seek bar jumps forward and back to any moment; a paused replay stays p
   }, seconds);
   const shown = () => page.evaluate(() => window.__agentty.screenText());
 
-  await seek(3);  // between the second and the third line
+  await seek(5);  // between the second and the third line
   await page.waitForFunction(() => window.__agentty.screenText().includes('second line'), null, { timeout: 15000 });
   assert.doesNotMatch(await shown(), /third line/);
-  assert.match(await page.locator('#time').innerText(), /^0:03 \/ 0:04$/);
+  assert.match(await page.locator('#time').innerText(), /^0:05 \/ 0:06$/);
 
-  await seek(1);  // back: only the first line was there then
+  await seek(3);  // back: only the first line was there then
   await page.waitForFunction(() => !window.__agentty.screenText().includes('second line'), null, { timeout: 15000 });
   assert.match(await shown(), /first line/);
   assert.equal(await page.locator('#play').innerText(), 'Play', 'a seek does not start playback');
   assert.equal(await page.evaluate(() => document.body.dataset.finished), 'no');
 
-  await seek(4.5);  // past the end: the last screen, finished
+  await seek(6.5);  // past the end: the last screen, finished
   await page.waitForSelector('body[data-finished="yes"]', { timeout: 15000 });
   assert.match(await shown(), /first line\n(.*\n)*second line\n(.*\n)*third line/);
   assert.deepEqual(problems, []);
