@@ -263,14 +263,22 @@ test('a cancelled wait returns at once and the process keeps running', async () 
   await call('stop', { execution_id: r.execution_id, signal: 'SIGKILL' });
 });
 
-test('progress notifications arrive during a long wait', async () => {
-  const r = await call('execute', { command: 'sleep 2.5', side_effects: ['NONE'], yield_ms: 50 });
+test('progress notifications arrive during a long wait', async (t) => {
+  // The program ends only when answered, and the answer is sent at the first
+  // progress notification: the wait lasts until one came (with `sleep 2.5` a
+  // wait that started over 1.5 s late on a loaded machine got none).
+  const r = await agent.startCommand(t, { command: 'read x; echo got-$x', yield_ms: 0 });
   const progress = [];
-  const w = await agent.client.callTool({ name: 'wait', arguments: { execution_id: r.execution_id } }, undefined, {
-    onprogress: (p) => progress.push(p),
+  let answered;
+  const w = await agent.client.callTool({ name: 'wait', arguments: { execution_id: r.execution_id, until: 'exit', timeout_ms: 20000 } }, undefined, {
+    onprogress: (p) => {
+      progress.push(p);
+      answered ??= call('write', { execution_id: r.execution_id, input: 'y', newline: true });
+    },
   });
-  assert.equal(w.structuredContent.wait_result, 'exited');
   assert.ok(progress.length >= 1, 'at least one progress notification');
+  assert.equal(w.structuredContent.wait_result, 'exited', JSON.stringify(w.structuredContent));
+  await answered;
 });
 
 test('invalid arguments produce isError naming the argument', async () => {
