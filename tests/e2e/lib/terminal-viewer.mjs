@@ -43,7 +43,11 @@ function openViewerSocket(agenttyUrl, path) {
         Origin: url.origin, Host: url.host,
       },
     });
-    request.on('upgrade', (response, socket) => {
+    // `head`: bytes that came in the same read as the 101 answer (a loaded
+    // machine coalesces the answer and the server's first frames); they are
+    // not emitted as 'data', so they are parsed first or the first message
+    // (the state, the snapshot) is lost.
+    request.on('upgrade', (response, socket, head) => {
       const waiters = new Set();
       const viewer = {
         socket,
@@ -74,7 +78,7 @@ function openViewerSocket(agenttyUrl, path) {
         close: () => socket.destroy(),
       };
       let pending = Buffer.alloc(0);
-      socket.on('data', (data) => {
+      const received = (data) => {
         pending = Buffer.concat([pending, data]);
         for (;;) {
           if (pending.length < 2) break;
@@ -89,7 +93,9 @@ function openViewerSocket(agenttyUrl, path) {
           pending = pending.subarray(offset + length);
         }
         for (const check of [...waiters]) check();
-      });
+      };
+      if (head.length > 0) received(head);
+      socket.on('data', received);
       socket.on('close', () => {
         viewer.ended = true;
         for (const check of [...waiters]) check();
