@@ -93,7 +93,9 @@ test('a wait for a line that came in an earlier answer says where it is', async 
 });
 
 test('a command whose background job keeps it running says so and names the job', async (t) => {
-  const r = await start(t, { command: 'sleep 60 & echo started', yield_ms: 1500 });
+  // yield_ms: time for bash to start, print and end first, even on a loaded
+  // machine (with 1.5 s a slow start would answer before the command ended).
+  const r = await start(t, { command: 'sleep 60 & echo started', yield_ms: 5000 });
   assert.equal(r.status, 'backgrounded', JSON.stringify(r));
   assert.equal(r.output, 'started\n');
   assert.match(r.message, /Its command has ended, but what it left running in the background/, r.message);
