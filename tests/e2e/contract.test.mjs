@@ -345,13 +345,16 @@ test('execute on an SSH host: a silent remote command is not taken for a prompt'
 
 test('session: wait(pattern) after execute(yield_ms 0) matches the output, not the echoed command line', async (t) => {
   const id = await open(t);
-  const bg = await run(id, 'sleep 0.3; echo "Listening on port 8080"; sleep 0.3', { yield_ms: 0 });
+  // It runs on until it reads a line (a trailing `sleep 0.3` could end before
+  // a loaded machine's agentty got to the match).
+  const bg = await run(id, 'sleep 0.3; echo "Listening on port 8080"; read -r _', { yield_ms: 0 });
   assert.equal(bg.status, 'backgrounded');
   const w = await call('wait', { execution_id: id, pattern: 'Listening on port (\\d+)', timeout_ms: 20000 });
   assert.equal(w.wait_result, 'matched');
   assert.equal(w.match.line, 'Listening on port 8080');
   assert.doesNotMatch(w.output, /echo/, 'the echo of the typed line is not output');
   assert.equal(w.command_running, true, 'it matched while the command still runs');
+  await call('write', { execution_id: id, input: '', newline: true });
   const done = await call('wait', { execution_id: id, until: 'exit', timeout_ms: 20000 });
   assert.equal(done.exit_code, 0);
   // A cursorless read skips the echo as well.
