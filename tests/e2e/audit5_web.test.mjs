@@ -10,7 +10,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { mkdtempSync } from 'node:fs';
+import crypto from 'node:crypto';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -188,18 +189,52 @@ async function startOnPort(port, stateDir, token = TOKEN) {
   return { client, call: callTool };
 }
 
+// A port free when tried, below the kernel's ephemeral range (32768 and up
+// by default), where the connections other processes open (other tests on
+// the machine) take theirs: one of those could take a port from listen(0)
+// between the pick and agentty's bind, or between its exit and restart.
 async function freePort() {
-  const server = net.createServer();
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  return port;
+  for (;;) {
+    const port = 20000 + crypto.randomInt(12000);
+    const server = net.createServer();
+    const free = await new Promise((resolve) => {
+      server.once('error', () => resolve(false));
+      server.listen(port, '127.0.0.1', () => resolve(true));
+    });
+    if (free) {
+      await new Promise((resolve) => server.close(resolve));
+      return port;
+    }
+  }
+}
+
+// The port the agentty serving `stateDir` listens on (it takes the next
+// free one if its own was taken), from the URL it writes there.
+async function listeningPort(stateDir) {
+  const url = await eventually(() => {
+    try {
+      return readFileSync(path.join(stateDir, 'web-url'), 'utf8');
+    } catch {
+      return undefined;
+    }
+  }, { what: 'the web-url file' });
+  return Number(new URL(url.trim()).port);
+}
+
+// An agentty on a free port of its own; another port is tried if a
+// listener took the picked one before agentty bound it.
+async function startOnFreePort(stateDir) {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const server = await startOnPort(port, stateDir);
+    if (await listeningPort(stateDir) === port || attempt === 5) return { port, server };
+    await server.client.close();
+  }
 }
 
 test('a page whose agentty stopped, then restarted, says the link is outdated, not "running ... reconnecting"', async (t) => {
-  const port = await freePort();
   const stateDir = mkdtempSync(path.join(workDir, 'restart-'));
-  let server = await startOnPort(port, stateDir);
+  let { port, server } = await startOnFreePort(stateDir);
   t.after(() => server.client.close());
   const r = await server.call('execute', {
     command: 'echo before-restart; sleep 600', side_effects: ['NONE'], yield_ms: 200,
@@ -223,6 +258,7 @@ test('a page whose agentty stopped, then restarted, says the link is outdated, n
   // A new agentty on the same port (same fixed secret) has no such execution:
   // the page says its link is outdated and stops asking.
   server = await startOnPort(port, stateDir);
+  assert.equal(await listeningPort(stateDir), port, 'the restarted agentty is on the same port');
   await page.waitForFunction(() => /outdated/i.test(document.getElementById('message').textContent),
     null, { timeout: 30000, polling: 50 });
   assert.match(await page.innerText('#message'), /restarted|removed/);
@@ -231,9 +267,8 @@ test('a page whose agentty stopped, then restarted, says the link is outdated, n
 });
 
 test('a dashboard whose agentty stopped, then restarted with a new secret, says so and shows no stale rows', async (t) => {
-  const port = await freePort();
   const stateDir = mkdtempSync(path.join(workDir, 'restart-dashboard-'));
-  let server = await startOnPort(port, stateDir);
+  let { port, server } = await startOnFreePort(stateDir);
   t.after(() => server.client.close());
   const r = await server.call('execute', {
     command: 'sleep 600', side_effects: ['NONE'], yield_ms: 100, name: 'sleeper',
@@ -254,6 +289,7 @@ test('a dashboard whose agentty stopped, then restarted with a new secret, says 
   // Restarted with a new secret (the default) on the same port: this link is
   // outdated; the page says where to find the new one and drops the old rows.
   server = await startOnPort(port, stateDir, 'a'.repeat(64));
+  assert.equal(await listeningPort(stateDir), port, 'the restarted agentty is on the same port');
   await page.waitForSelector('body[data-connected="gone"]', { timeout: 30000 });
   assert.match(await page.innerText('#message'), /outdated/);
   assert.match(await page.innerText('#message'), /new secret/);
