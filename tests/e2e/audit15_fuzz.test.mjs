@@ -11,7 +11,7 @@ import Ajv from 'ajv';
 import { startAgentty } from './lib/mcp-client.mjs';
 import { rawAgentty } from './lib/raw-agentty.mjs';
 import { eventually } from './lib/web-helpers.mjs';
-import { openFds } from './lib/proc-stats.mjs';
+import { holdsPtyMaster, openFds } from './lib/proc-stats.mjs';
 
 // Sends `frame` and checks the server is still there: the answer to a ping
 // sent after it arrives. Returns the answers with `id` (if any) that came.
@@ -293,13 +293,9 @@ test(`${CASES} fuzzed calls of every tool (seed ${SEED}): each answers in schema
   }
 
   // What a server with nothing running holds: its spare terminal is made
-  // after the first program ends. /dev/ptmx is a device node on a machine and
-  // a symlink to pts/ptmx in containers (Docker, a chroot with its own devpts).
-  const ptmx = () => readdirSync(`/proc/${pid}/fd`).some((fd) => {
-    try { return ['/dev/ptmx', '/dev/pts/ptmx'].includes(readlinkSync(`/proc/${pid}/fd/${fd}`)); } catch { return false; }
-  });
+  // after the first program ends.
   await call('execute', { command: 'true', side_effects: ['NONE'] });
-  await eventually(ptmx, { what: 'the spare terminal' });
+  await eventually(() => holdsPtyMaster(pid), { what: 'the spare terminal' });
   const baseline = openFds(pid);
 
   // Ids to aim at: running programs (sleep, cat), a session, ended and pruned records.

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { startAgentty } from './lib/mcp-client.mjs';
 import { openDashboardSocket } from './lib/terminal-viewer.mjs';
 import { eventually } from './lib/web-helpers.mjs';
-import { openFds, rssKb } from './lib/proc-stats.mjs';
+import { holdsPtyMaster, openFds, rssKb } from './lib/proc-stats.mjs';
 
 const NONE = ['NONE'];
 
@@ -74,6 +74,7 @@ test('a mixed soak leaves no fd, spool file or process behind once cleaned up', 
   const pid = agent.transport.pid;
   const call = agent.call;
   assert.equal((await call('execute', { command: 'echo warm', side_effects: NONE })).status, 'completed');
+  await eventually(() => holdsPtyMaster(pid), { what: 'the spare terminal' });
   const fdsBefore = openFds(pid);
   const opened = await call('open', {});
   assert.equal(opened.isError, false, opened.error);

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { agenttyBin, startAgentty, tempDirForRun } from './lib/mcp-client.mjs';
 import { eventually } from './lib/web-helpers.mjs';
+import { holdsPtyMaster } from './lib/proc-stats.mjs';
 import { rawAgentty } from './lib/raw-agentty.mjs';
 import { openTerminalSocket } from './lib/terminal-viewer.mjs';
 
@@ -201,6 +202,7 @@ test('hundreds of calls in a row and in parallel: fds, children and files return
     }, { what: 'every execution to end' });
     return calm;
   };
+  await eventually(() => holdsPtyMaster(agent.pid), { what: 'the spare terminal' });
   const baseline = await settled();
   for (let i = 0; i < 120; i++) {
     const r = await run({ command: `echo seq${i}; seq 1 2000` });

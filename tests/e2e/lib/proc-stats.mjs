@@ -19,3 +19,12 @@ export function openFdTargets(pid) {
     }
   });
 }
+
+// Whether the process holds a terminal's master. agentty with nothing
+// running holds one only for its spare terminal, made after a program ends
+// (and after its answer is sent, so later than the answer on a loaded
+// machine): a count of fds taken before it is there is one it never returns
+// to. /dev/ptmx is a device node on a machine and a symlink to pts/ptmx in
+// containers (Docker, a chroot with its own devpts).
+export const holdsPtyMaster = (pid) =>
+  openFdTargets(pid).some((target) => target === '/dev/ptmx' || target === '/dev/pts/ptmx');
