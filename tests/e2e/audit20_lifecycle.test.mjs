@@ -14,6 +14,7 @@ import { userInfo } from 'node:os';
 import path from 'node:path';
 import { agenttyBin, startAgentty, tempDirForRun } from './lib/mcp-client.mjs';
 import { eventually } from './lib/web-helpers.mjs';
+import { holdsPtyMaster } from './lib/proc-stats.mjs';
 
 const isRoot = process.getuid?.() === 0;
 
@@ -85,6 +86,7 @@ test('rounds of mixed executions, then cleanup: fds, threads and files return to
   };
   await round(0);
   await settled();
+  await eventually(() => holdsPtyMaster(agent.transport.pid), { what: 'the spare terminal' });
   const baseline = footprint(agent);
   for (let i = 1; i <= 6; i++) {
     await round(i);
