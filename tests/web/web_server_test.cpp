@@ -507,7 +507,20 @@ TEST_F(SmallQueueFixture, AStalledViewerIsResyncedAndDoesNotSlowOthers) {
   EXPECT_LT(stalled.received_bytes_, latest / 2);
 }
 
-TEST_F(ServerFixture, BulkOutputReachesViewersAsSnapshotsNotEveryByte) {
+// A stream budget so small that a flood passes it even on a loaded machine:
+// at the default 4 MB/s, a slowed seq streamed whole, with no flood, and a
+// 27 MB flood slowed to 10 s had a budget of over 40 MB, so over half of it
+// streamed (17.8 of 27.2 MB) although the budget held.
+class SlowStreamFixture : public ServerFixture {
+ protected:
+  void SetUp() override {
+    options_.stream_rate_bytes = 256 * 1024;
+    options_.stream_burst_bytes = 64 * 1024;
+    ServerFixture::SetUp();
+  }
+};
+
+TEST_F(SlowStreamFixture, BulkOutputReachesViewersAsSnapshotsNotEveryByte) {
   auto id = start({"/bin/bash", "--norc", "--noprofile"});
   Viewer reader;
   ASSERT_FALSE(reader.connect(port(), "/ws/terminal/" + id, kToken));
@@ -558,17 +571,6 @@ std::set<long> numbers_in(std::string_view text) {
   }
   return numbers;
 }
-
-// A stream budget so small that seq floods it even on a loaded machine
-// (at the default 4 MB/s, a slowed seq streamed whole, with no flood).
-class SlowStreamFixture : public ServerFixture {
- protected:
-  void SetUp() override {
-    options_.stream_rate_bytes = 256 * 1024;
-    options_.stream_burst_bytes = 64 * 1024;
-    ServerFixture::SetUp();
-  }
-};
 
 TEST_F(SlowStreamFixture, AfterAFloodTheSnapshotBringsBackTheLinesItScrolledBy) {
   auto id = start({"/bin/bash", "--norc", "--noprofile"});
