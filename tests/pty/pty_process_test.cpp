@@ -239,11 +239,14 @@ TEST(PtyProcess, StrayOutsideTheGroupDoesNotHoldExitForever) {
 TEST(PtyProcess, StrayOutsideTheGroupDelaysTheExitOnlyUntilOutputIsQuiet) {
   // `setsid server &`, `ssh -f`: a person gets the prompt back at once; the
   // agent waited the whole 2 s grace for an end of output that never comes.
+  // Timed from the last output, not from the spawn: a loaded machine can take
+  // a second to start sh, which is no part of the wait at the end.
   PtyRun run;
-  auto started = std::chrono::steady_clock::now();
   ASSERT_EQ(run.spawn({"sh", "-c", "setsid sleep 30 & echo \"stray $!\"; echo last words"}), "");
+  ASSERT_TRUE(run.wait_for_output("last words"));
+  auto last_output = std::chrono::steady_clock::now();
   ASSERT_TRUE(run.wait_for_exit());
-  auto took = std::chrono::steady_clock::now() - started;
+  auto took = std::chrono::steady_clock::now() - last_output;
   EXPECT_LT(took, std::chrono::milliseconds(1500));
   EXPECT_NE(run.output_at_exit.find("last words"), std::string::npos);
   auto at = run.output.find("stray ");
