@@ -37,6 +37,7 @@
 #include <fstream>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -70,11 +71,24 @@ class SshdFixture {
     keygen(wrong_key());
     std::filesystem::copy_file(client_key() + ".pub", dir_ + "/authorized_keys");
     write_file(ssh_config(), "");
-    port_ = free_port();
     write_config();
-    write_file(known_hosts(), known_hosts_line(read_file(dir_ + "/hostkey.pub")));
     ::unsetenv("SSH_AUTH_SOCK");  // no agent: keys are exactly what a test names
-    start();
+    // free_port() lets go of its port before sshd binds it: another process
+    // can take it meanwhile (sshd then exits), so a few ports are tried.
+    for (int attempt = 1;; ++attempt) {
+      port_ = free_port();
+      write_file(known_hosts(), known_hosts_line(read_file(dir_ + "/hostkey.pub")));
+      try {
+        start();
+        return;
+      } catch (const std::runtime_error&) {
+        const std::string said = log();
+        const bool taken = said.find("Address already in use") != std::string::npos ||
+                           said.find("Cannot bind") != std::string::npos;
+        stop();
+        if (!taken || attempt == 5) throw;
+      }
+    }
   }
 
   ~SshdFixture() {
@@ -228,16 +242,23 @@ class SshdFixture {
       }
   }
 
+  // A port free when tried, below the kernel's ephemeral range (32768 and
+  // up by default): a port from bind(0) is one the connections every process
+  // on the machine opens also take theirs from, so one could take it before
+  // sshd binds it, or between a restart()'s stop and start.
   static int free_port() {
-    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof address;
-    ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-    ::close(fd);
-    return ntohs(address.sin_port);
+    std::random_device random;
+    for (;;) {
+      const int port = 20000 + static_cast<int>(random() % 12000);
+      int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      sockaddr_in address{};
+      address.sin_family = AF_INET;
+      address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      address.sin_port = htons(static_cast<std::uint16_t>(port));
+      const bool free = ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
+      ::close(fd);
+      if (free) return port;
+    }
   }
 
   static void write_file(const std::string& path, const std::string& text) {
