@@ -9,13 +9,12 @@
 // that could not be clicked, and dashboard clicks lost to live updates.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import net from 'node:net';
-import crypto from 'node:crypto';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { agenttyBin, startAgentty } from './lib/mcp-client.mjs';
+import { freePort } from './lib/free-port.mjs';
 import { TOKEN, agentAndBrowserForFile, eventually, openTerminal as openViewer, watchPage, waitForLine } from './lib/web-helpers.mjs';
 
 const PROMPT = 'audit5$ ';
@@ -187,25 +186,6 @@ async function startOnPort(port, stateDir, token = TOKEN) {
   await client.connect(transport);
   const callTool = async (name, args) => (await client.callTool({ name, arguments: args })).structuredContent;
   return { client, call: callTool };
-}
-
-// A port free when tried, below the kernel's ephemeral range (32768 and up
-// by default), where the connections other processes open (other tests on
-// the machine) take theirs: one of those could take a port from listen(0)
-// between the pick and agentty's bind, or between its exit and restart.
-async function freePort() {
-  for (;;) {
-    const port = 20000 + crypto.randomInt(12000);
-    const server = net.createServer();
-    const free = await new Promise((resolve) => {
-      server.once('error', () => resolve(false));
-      server.listen(port, '127.0.0.1', () => resolve(true));
-    });
-    if (free) {
-      await new Promise((resolve) => server.close(resolve));
-      return port;
-    }
-  }
 }
 
 // The port the agentty serving `stateDir` listens on (it takes the next

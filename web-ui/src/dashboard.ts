@@ -29,15 +29,8 @@ function statusText(e: P.ExecutionSummary): string {
   return e.status;
 }
 
-// "completed" says the program ran to its end, not that it succeeded: one
-// that exited non-zero is shown as failed, or a failure in a long list looks
-// like every success around it.
-function exitedNonZero(e: P.ExecutionSummary): boolean {
-  return e.status === "completed" && e.exit_code !== null && e.exit_code !== 0;
-}
-
 function failed(e: P.ExecutionSummary): boolean {
-  return exitedNonZero(e) || ["failed", "failed_to_start", "timed_out"].includes(e.status);
+  return P.exitedNonZero(e) || ["failed", "failed_to_start", "timed_out"].includes(e.status);
 }
 
 // How many there are, run and failed: what a person takes in before the rows.
@@ -99,7 +92,7 @@ function fillRow(row: HTMLTableRowElement, e: P.ExecutionSummary, elapsed: numbe
   setText(link, e.name || e.execution_id);
   setText(id, e.name ? e.execution_id : "");
   setText(status, statusText(e));
-  setAttribute(status, "class", `status status-${e.status}${exitedNonZero(e) ? " status-exit-nonzero" : ""}`);
+  setAttribute(status, "class", `status status-${e.status}${P.exitedNonZero(e) ? " status-exit-nonzero" : ""}`);
   // Where it runs matters as much as what: "build1: make".
   setText(command, e.host ? `${e.host}: ${e.command}` : e.command);
   setAttribute(command, "title", e.host ? `on ${e.host}` : "on this machine");

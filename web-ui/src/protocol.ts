@@ -165,6 +165,13 @@ export function atCapacityMessage(host: string): string {
     "dashboards, agentty attach). Close some of them; retrying…";
 }
 
+// "completed" says the program ran to its end, not that it succeeded: one
+// that exited non-zero is shown as failed (dashboard and terminal page), or
+// a failure in a long list looks like every success around it.
+export function exitedNonZero(e: { status: string; exit_code: number | null }): boolean {
+  return e.status === "completed" && e.exit_code !== null && e.exit_code !== 0;
+}
+
 // GET `path` with the secret, as JSON; throws unless the answer is 2xx.
 export async function getJson<T>(path: string, token: string): Promise<T> {
   const response = await fetch(path, { headers: { [TOKEN_HEADER]: token }, cache: "no-store" });

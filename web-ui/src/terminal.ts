@@ -375,7 +375,7 @@ function render(): void {
     : s ? (s.status === "running" ? "running" : `${s.status}: ${s.exit_description}`) : "";
   status.dataset.status = connected ? (s?.status ?? "") : "";
   // Ran to its end, but failed: shown as a failure (terminal.css).
-  status.dataset.exit = connected && s?.status === "completed" && s.exit_code ? "nonzero" : "";
+  status.dataset.exit = connected && s && P.exitedNonZero(s) ? "nonzero" : "";
   // Not known while disconnected: a badge left up would say the program still waits.
   byId("waiting").hidden = !s?.waiting_for_input || !connected;
   const holder = byId("holder");

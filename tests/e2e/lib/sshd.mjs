@@ -16,7 +16,7 @@ import {
   mkdirSync, writeFileSync, readFileSync, copyFileSync, existsSync, readdirSync, rmSync,
   appendFileSync, chmodSync,
 } from 'node:fs';
-import net from 'node:net';
+import { freePort } from './free-port.mjs';
 import { userInfo } from 'node:os';
 import { startAgentty, tempDirForRun } from './mcp-client.mjs';
 
@@ -61,17 +61,6 @@ export function sshdUsable() {
 
 function keygen(file) {
   execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'agentty-e2e', '-f', file]);
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 // root with '!' in /etc/shadow is locked even for keys when UsePAM is off.
