@@ -92,6 +92,40 @@ test('on a phone the replay keeps a readable font and scrolls sideways', async (
   await context.close();
 });
 
+// The heading's height in lines of its own text, and whether it says it all.
+const heading = (page) => page.evaluate(() => {
+  const title = document.querySelector('h1.title');
+  const line = parseFloat(getComputedStyle(title).lineHeight) || 17;
+  return { lines: Math.round(title.getBoundingClientRect().height / line), tooltip: title.title };
+});
+
+test('on a phone a long command heads the terminal and replay pages in two lines; a tap shows all of it', async () => {
+  // Under the 200 bytes of a recording's title, so both pages head with all of it.
+  const words = Array.from({ length: 18 }, (_, i) => `word-${i}`).join(' ');
+  const command = `echo ${words} > /dev/null; echo long-heading-done`;
+  const r = await agent.call('execute', { command, side_effects: ['NONE'] });
+  assert.equal(r.status, 'completed', JSON.stringify(r));
+  const context = await browser.newContext();
+  for (const url of [r.terminal_url, `${origin}/r/${r.execution_id}#token=${TOKEN}`]) {
+    const { page, problems } = await openPage(context, url, PHONE);
+    await waitForLine(page, 'long-heading-done');
+    const clamped = await heading(page);
+    assert.ok(clamped.lines <= 2, `${url}: the heading takes ${clamped.lines} lines`);
+    assert.equal(clamped.tooltip, command, 'the full command is the tooltip');
+    await page.locator('h1.title').click();
+    const expanded = await heading(page);
+    assert.ok(expanded.lines > 2, `${url}: a tap did not show the whole command (${expanded.lines} lines)`);
+    await page.locator('h1.title').click();
+    assert.equal((await heading(page)).lines, clamped.lines, 'a second tap did not clamp it again');
+    // A desktop window shows the heading whole.
+    await page.setViewportSize(DESKTOP);
+    await page.waitForFunction(() => getComputedStyle(document.querySelector('h1.title')).display !== '-webkit-box');
+    assert.deepEqual(problems, []);
+    await page.close();
+  }
+  await context.close();
+});
+
 test('on a phone, who takes over types at full size in a terminal the width of the phone', async (t) => {
   const shell = await agent.call('open', { name: 'phone-shell' });
   assert.equal(shell.isError, false, shell.error);
@@ -208,9 +242,10 @@ test('the replay page answers a video player\'s keys (Space/k, Left/Right 5 s, H
   assert.ok(Math.abs(await seekValue(page) - 5) < 0.01, `${await seekValue(page)} of ${total}`);
   assert.equal(await playLabel(page), 'Play', 'seeking while paused stays paused');
 
-  // Keys that belong elsewhere stay there: Space on a button presses it,
-  // arrows in the speed list choose a speed, and in the terminal nothing moves
-  // (Tab and Ctrl+] leave it).
+  // Keys that belong elsewhere stay there: Space on a button presses it and
+  // arrows in the speed list choose a speed. In the terminal (nothing is typed
+  // into a replay) they are the player's, as after a click on a video, and
+  // Ctrl+] leaves it.
   await page.locator('#end').focus();
   await page.keyboard.press('Space');
   await page.waitForSelector('body[data-finished="yes"]', { timeout: 15000 });
@@ -219,10 +254,16 @@ test('the replay page answers a video player\'s keys (Space/k, Left/Right 5 s, H
   await page.keyboard.press('ArrowLeft');
   assert.ok(Math.abs(await seekValue(page) - total) < 0.01, 'an arrow in the speed list seeked');
   await page.locator('.xterm-helper-textarea').focus();
-  await page.keyboard.press('Space');
   await page.keyboard.press('ArrowLeft');
-  assert.equal(await playLabel(page), 'Play');
-  assert.ok(Math.abs(await seekValue(page) - total) < 0.01, 'a key in the terminal seeked');
+  assert.ok(Math.abs(await seekValue(page) - (total - 5)) < 0.01, `in the terminal: ${await seekValue(page)} of ${total}`);
+  await page.keyboard.press('End');
+  await page.waitForSelector('body[data-finished="yes"]', { timeout: 15000 });
+  await page.keyboard.press('Space');
+  assert.equal(await playLabel(page), 'Pause', 'Space in the terminal plays');
+  await page.keyboard.press('k');
+  assert.equal(await playLabel(page), 'Play', 'k in the terminal pauses');
+  assert.ok(await page.evaluate(() => document.activeElement?.classList.contains('xterm-helper-textarea')),
+    'the keys moved the focus out of the terminal');
   await page.keyboard.press('Control+BracketRight');
   assert.equal(await activeId(page), 'play');
   await page.keyboard.press('Space');  // the focused Play button's own Space

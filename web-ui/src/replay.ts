@@ -7,6 +7,7 @@
 import "@xterm/xterm/css/xterm.css";
 import "./replay.css";
 import * as P from "./protocol";
+import { showPageTitle } from "./page_title";
 import { formatBytes } from "./recordings";
 import {
   bufferText, leavesTerminal, offerScreenReaderMode, openXterm, shrinkFontToFit, viewportText,
@@ -64,7 +65,7 @@ function parse(text: string): boolean {
   }
   if (typeof header !== "object" || header === null || header.version !== 2) return false;
   size = { cols: header.width ?? 80, rows: header.height ?? 24 };
-  byId("title").textContent = header.title || recordingId;
+  showPageTitle(byId("title"), header.title || recordingId);
   document.title = `${header.title || recordingId} - agentty replay`;
   let recorded = 0;
   let at = 0;
@@ -280,17 +281,19 @@ seekBar.addEventListener("change", () => {
 });
 // The keys of video and asciinema players, for the whole page: Space or k
 // plays and pauses, Left and Right seek SEEK_STEP_S, Home and End go to the
-// start and the end. Not in the terminal (Tab and Ctrl+] leave it), nor where
-// the key is the control's own: Space on a button or checkbox, any key in a
-// list or a text field. On the seek bar they are the bar's keys anyway, but
-// in seconds (a range's own arrows move it by a percent of the recording).
+// start and the end. Also in the terminal, as a video player's keys work
+// after a click on the picture: nothing is typed into a replay (the terminal
+// passes them on below). Not where the key is the control's own: Space on a
+// button or checkbox, any key in a list or a text field. On the seek bar they
+// are the bar's keys anyway, but in seconds (a range's own arrows move it by a
+// percent of the recording).
 const SEEK_STEP_S = 5;
-function shortcut(event: KeyboardEvent): (() => void) | null {
+function shortcut(event: KeyboardEvent, inTerminal = false): (() => void) | null {
   if (event.ctrlKey || event.metaKey || event.altKey || event.defaultPrevented) return null;
-  const target = event.target instanceof HTMLElement ? event.target : null;
+  const target = event.target instanceof HTMLElement && !inTerminal ? event.target : null;
   if (target?.closest(".xterm, select, textarea, [contenteditable]")) return null;
   if (target instanceof HTMLInputElement && target.type !== "range" && target.type !== "checkbox") return null;
-  const ownsSpace = target?.closest("button, a, input[type=checkbox]") !== null;
+  const ownsSpace = Boolean(target?.closest("button, a, input[type=checkbox]"));
   switch (event.key) {
     case " ":
       return ownsSpace ? null : togglePlay;
@@ -316,14 +319,23 @@ document.addEventListener("keydown", (event) => {
   action();
 });
 
-// Nothing is typed into a replay: Tab and Ctrl+] leave the terminal.
+// Nothing is typed into a replay: Tab and Ctrl+] leave the terminal, and the
+// player's keys act as they do elsewhere on the page (xterm.js stops the
+// events it handles, so they would not reach the document's listener).
 term.attachCustomKeyEventHandler((event) => {
   const leave = leavesTerminal(event, false);
   if (leave === "ctrl-]" && event.type === "keydown") {
     event.preventDefault();
     playButton.focus();
   }
-  return leave === null;
+  if (leave !== null) return false;
+  const action = document.body.dataset.loaded === "yes" ? shortcut(event, true) : null;
+  if (!action) return true;
+  if (event.type === "keydown") {
+    event.preventDefault();
+    action();
+  }
+  return false;
 });
 speedSelect.addEventListener("change", () => {
   lastTick = performance.now();

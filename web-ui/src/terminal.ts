@@ -10,6 +10,7 @@
 import "@xterm/xterm/css/xterm.css";
 import "./terminal.css";
 import * as P from "./protocol";
+import { showPageTitle } from "./page_title";
 import {
   FONT_SIZE, bufferText, leavesTerminal, offerScreenReaderMode, openXterm, setFontSize, shrinkFontToFit,
   viewportText,
@@ -367,7 +368,7 @@ function render(): void {
   const held = s?.held ? (s.held_by_you ? "you" : "other") : "no";
   document.body.dataset.held = held;
   term.options.disableStdin = held !== "you" && !takeoverAsked;
-  byId("title").textContent = s ? s.name || s.command || s.execution_id : executionId;
+  showPageTitle(byId("title"), s ? s.name || s.command || s.execution_id : executionId);
   document.title = `${s?.handoff_reason && !s.held ? "(!) " : ""}${byId("title").textContent} — agentty`;
   byId("purpose").textContent = s?.purpose ?? "";
   const status = byId("status");
