@@ -240,7 +240,10 @@ const Screen& Execution::screen() {
   follow_size_set_inside();
   refeed_screen();
   feeder_.catch_up();
-  return feeder_.screen();
+  const Screen& screen = feeder_.screen();
+  // A screen rebuilt for a look at an ended execution is kept frozen too.
+  if (finished() && !screen.frozen()) feeder_.finish();
+  return screen;
 }
 
 ScreenModes Execution::screen_modes() {

@@ -71,7 +71,18 @@ std::string cup(int row, int col) {
 
 }  // namespace
 
+// What an ended execution's screen still answers with once libvterm is gone.
+struct FrozenScreen {
+  pty::TerminalSize size;
+  std::vector<std::string> lines;
+  std::vector<std::string> styled_lines;
+  std::string ansi;
+  ScreenCursor cursor;
+  ScreenModes modes;
+};
+
 struct Screen::Impl {
+  std::unique_ptr<FrozenScreen> frozen;
   std::unique_ptr<VTerm, VTermDeleter> vt;
   VTermScreen* vscreen = nullptr;
   VTermState* state = nullptr;
@@ -288,15 +299,16 @@ Screen::Screen(pty::TerminalSize size, std::size_t scrollback_limit)
 Screen::~Screen() = default;
 
 void Screen::feed(std::string_view bytes) {
-  impl_->feed(bytes);
+  if (!impl_->frozen) impl_->feed(bytes);
 }
 
 void Screen::resize(pty::TerminalSize size) {
-  if (size.rows == 0 || size.cols == 0) return;
+  if (size.rows == 0 || size.cols == 0 || impl_->frozen) return;
   vterm_set_size(impl_->vt.get(), size.rows, size.cols);
 }
 
 pty::TerminalSize Screen::size() const {
+  if (impl_->frozen) return impl_->frozen->size;
   int rows = 0, cols = 0;
   vterm_get_size(impl_->vt.get(), &rows, &cols);
   return pty::TerminalSize{static_cast<std::uint16_t>(cols), static_cast<std::uint16_t>(rows)};
@@ -311,6 +323,7 @@ const std::string& Screen::title() const {
 }
 
 ScreenModes Screen::modes() const {
+  if (impl_->frozen) return impl_->frozen->modes;
   ScreenModes modes;
   modes.alt_screen = impl_->alt_screen;
   modes.application_cursor_keys = impl_->dec_mode(1);
@@ -320,6 +333,7 @@ ScreenModes Screen::modes() const {
 }
 
 ScreenCursor Screen::cursor() const {
+  if (impl_->frozen) return impl_->frozen->cursor;
   VTermPos pos{};
   vterm_state_get_cursorpos(impl_->state, &pos);
   return ScreenCursor{pos.row, pos.col, impl_->cursor_visible};
@@ -330,10 +344,12 @@ ScreenSnapshot Screen::snapshot(std::size_t scrollback_lines) const {
   auto size = this->size();
   snap.cols = size.cols;
   snap.rows = size.rows;
-  std::vector<VTermScreenCell> cells(size.cols);
-  for (int row = 0; row < size.rows; ++row) {
-    for (int col = 0; col < size.cols; ++col) cells[col] = impl_->cell_at(row, col);
-    snap.lines.push_back(cells_to_text(cells.data(), size.cols));
+  if (impl_->frozen) {
+    snap.lines = impl_->frozen->lines;
+  } else {
+    for (int row = 0; row < size.rows; ++row) {
+      snap.lines.push_back(cells_to_text(impl_->row_cells(row, size.cols).data(), size.cols));
+    }
   }
   for (auto& line : styled_scrollback(scrollback_lines)) {
     snap.scrollback.push_back(without_sgr(line));
@@ -345,6 +361,7 @@ ScreenSnapshot Screen::snapshot(std::size_t scrollback_lines) const {
 }
 
 std::string Screen::render_ansi() const {
+  if (impl_->frozen) return impl_->frozen->ansi;
   auto size = this->size();
   std::string out =
       "\x1b"
@@ -391,6 +408,7 @@ std::string Screen::render_ansi() const {
 }
 
 std::vector<std::string> Screen::styled_lines() const {
+  if (impl_->frozen) return impl_->frozen->styled_lines;
   auto size = this->size();
   std::vector<std::string> rows;
   rows.reserve(static_cast<std::size_t>(size.rows));
@@ -409,7 +427,8 @@ std::vector<std::string> Screen::styled_scrollback(std::size_t lines) const {
 }
 
 bool Screen::plain_text_scrolls_simply() const {
-  if (impl_->alt_screen || !impl_->parser_clean || !impl_->held.empty()) return false;
+  if (impl_->frozen || impl_->alt_screen || !impl_->parser_clean || !impl_->held.empty())
+    return false;
   // Lines the feeder stores itself get the pen's colours (append_scrollback);
   // a background, reverse video or underline would also show on blanks.
   if (!looks_default(impl_->pen())) return false;
@@ -420,8 +439,26 @@ bool Screen::plain_text_scrolls_simply() const {
   return impl_->dec_mode(7) && !impl_->dec_mode(69);
 }
 
-void Screen::release_spare_memory() {
+void Screen::freeze() {
+  if (impl_->frozen) return;
+  auto frozen = std::make_unique<FrozenScreen>();
+  frozen->size = size();
+  frozen->lines = snapshot().lines;
+  frozen->styled_lines = styled_lines();
+  frozen->ansi = render_ansi();
+  frozen->cursor = cursor();
+  frozen->modes = modes();
+  impl_->frozen = std::move(frozen);
+  impl_->vt.reset();
+  impl_->vscreen = nullptr;
+  impl_->state = nullptr;
+  std::string().swap(impl_->held);
+  std::string().swap(impl_->replies);
   impl_->scrollback.shrink_to_fit();
+}
+
+bool Screen::frozen() const {
+  return impl_->frozen != nullptr;
 }
 
 void Screen::set_scrollback_capture(bool on) {
@@ -429,6 +466,7 @@ void Screen::set_scrollback_capture(bool on) {
 }
 
 void Screen::append_scrollback(std::string line) {
+  if (impl_->frozen) return;
   auto pen = impl_->pen();
   if (line.empty() || looks_plain(pen)) return impl_->push_scrollback(line);
   impl_->push_scrollback(sgr_for(pen.attrs, pen.fg, pen.bg) + line + "\x1b[0m");

@@ -84,9 +84,12 @@ class Screen {
   // a viewer that saw the history up to N needs the newest
   // scrolled_off_lines() - N lines.
   std::uint64_t scrolled_off_lines() const;
-  // Gives back what the scrollback's growth left spare: for a screen that
-  // is kept for looks after its program ended.
-  void release_spare_memory();
+  // For a screen kept for looks after its program ended: keeps what the
+  // accessors give (rows, styled rows, render_ansi(), cursor, modes) and
+  // frees libvterm's cells (~170 KB at 120x40) and what the scrollback's
+  // growth left spare. Later feed() and resize() calls are ignored.
+  void freeze();
+  bool frozen() const;
   // Escape sequences that redraw the current screen on a fresh terminal
   // (reset, rows with SGR, cursor, modes): what a new browser viewer gets.
   std::string render_ansi() const;

@@ -229,7 +229,7 @@ bool ScreenFeeder::finish() {
   Impl& impl = *impl_;
   if (impl.lazy_screen) {
     impl.advance(true);
-    impl.lazy_screen->release_spare_memory();
+    impl.lazy_screen->freeze();
     return false;
   }
   std::string().swap(impl.queue);

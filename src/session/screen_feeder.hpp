@@ -67,7 +67,8 @@ class ScreenFeeder {
   // exact. Cheap when nothing is behind.
   void catch_up();
   // The output has ended. With a screen made, catches up (a skip in progress
-  // holds up to scrollback_limit rows besides the Screen's own). Without one,
+  // holds up to scrollback_limit rows besides the Screen's own) and freezes
+  // it (Screen::freeze(): libvterm's cells go, what it shows stays). Without one,
   // forgets the queue, which then holds every byte given, and returns true:
   // the caller feeds its log again through on_output() before the next look.
   // So an ended execution nobody looked at keeps no copy of its output here.

@@ -122,8 +122,8 @@ TEST(ScreenFeeder, ScreenIsMadeOnlyWhenNeeded) {
 }
 
 // At the end of output an unmade screen lets go of its queue (the caller
-// feeds its log again before a look); a made one is left exact, with no skip
-// holding scrolled-off rows twice.
+// feeds its log again before a look); a made one is left exact and frozen,
+// with no skip holding scrolled-off rows twice.
 TEST(ScreenFeeder, FinishLetsGoOfTheQueueOrCatchesUp) {
   const std::string text = "one\r\ntwo\x1b[1mbold\x1b[m";
   ScreenFeeder unmade(k80x24);
@@ -144,6 +144,7 @@ TEST(ScreenFeeder, FinishLetsGoOfTheQueueOrCatchesUp) {
   EXPECT_TRUE(flooded.behind());  // a skip in progress
   EXPECT_FALSE(flooded.finish());
   EXPECT_FALSE(flooded.behind());
+  EXPECT_TRUE(flooded.screen().frozen());  // libvterm's cells are gone, the looks stay
   Screen all(k80x24, 10000);
   all.feed(flood);
   EXPECT_EQ(flooded.screen().snapshot().lines, all.snapshot().lines);

@@ -160,6 +160,40 @@ TEST(Screen, OtherPrivateModesStayOnTheMainScreen) {
   EXPECT_EQ(screen.snapshot().lines[0], "main");
 }
 
+// An ended execution's screen is frozen: every look answers as before the
+// freeze (rows, colours, the redraw a new viewer gets, cursor, modes, title,
+// scrollback), and output or a resize after it changes nothing.
+TEST(Screen, AFrozenScreenAnswersEveryLookAsBefore) {
+  Screen screen(k80x24, 100);
+  for (int i = 0; i < 30; ++i) screen.feed("line " + std::to_string(i) + "\r\n");
+  screen.feed("\x1b]2;the title\x07\x1b[1;31mred\x1b[0m plain\x1b[?1h\x1b[?2004h\x1b[?25l");
+  const auto before = screen.snapshot(10);
+  const auto styled = screen.styled_lines();
+  const auto ansi = screen.render_ansi();
+  const auto scrollback = screen.styled_scrollback(10);
+
+  screen.freeze();
+  ASSERT_TRUE(screen.frozen());
+  screen.feed("\x1b[2Jmore output\r\n");
+  screen.resize({40, 10});
+  const auto after = screen.snapshot(10);
+  EXPECT_EQ(after.lines, before.lines);
+  EXPECT_EQ(after.scrollback, before.scrollback);
+  EXPECT_EQ(after.cols, 80);
+  EXPECT_EQ(after.rows, 24);
+  EXPECT_EQ(after.cursor.row, before.cursor.row);
+  EXPECT_EQ(after.cursor.col, before.cursor.col);
+  EXPECT_FALSE(after.cursor.visible);
+  EXPECT_TRUE(after.modes.application_cursor_keys);
+  EXPECT_TRUE(after.modes.bracketed_paste);
+  EXPECT_EQ(after.title, "the title");
+  EXPECT_EQ(screen.styled_lines(), styled);
+  EXPECT_EQ(screen.render_ansi(), ansi);
+  EXPECT_EQ(screen.styled_scrollback(10), scrollback);
+  EXPECT_EQ(screen.scrolled_off_lines(), 7U);
+  EXPECT_NE(styled[23].find("\x1b["), std::string::npos) << styled[23];
+}
+
 TEST(Screen, InputModesFollowTheStreamAndReset) {
   Screen screen(k80x24);
   EXPECT_FALSE(screen.modes().application_cursor_keys);
