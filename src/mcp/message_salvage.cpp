@@ -130,4 +130,13 @@ json find_request_id(std::string_view head, std::string_view tail) {
   return nullptr;
 }
 
+std::string invalid_text_problem(std::string at) {
+  if (at.rfind("arguments.", 0) == 0) at.erase(0, 10);
+  return at +
+         ": holds text that is not valid Unicode (an unpaired UTF-16 surrogate escape such as "
+         "\\ud800, or bytes that are not UTF-8), which no program, path or terminal can take; "
+         "nothing was done. Send it as valid UTF-8 (a string cut inside an emoji keeps half of "
+         "it).";
+}
+
 }  // namespace agentty::mcp

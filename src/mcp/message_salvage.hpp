@@ -29,6 +29,11 @@ namespace agentty::mcp {
 // when there was nothing to replace.
 std::optional<std::string> replace_invalid_text(std::string_view line);
 
+// What to tell the client about a request whose text could only be read
+// with U+FFFD in place of what was not Unicode: `at` is where
+// ("arguments.command", as path_of_replaced_text() gives it).
+std::string invalid_text_problem(std::string at);
+
 // The path ("arguments.command", "arguments.env.HOME") of the first string
 // or key in `value` holding U+FFFD, or empty.
 std::string path_of_replaced_text(const nlohmann::json& value);
