@@ -110,6 +110,7 @@ Expected<WaitFor> wait_for(const json& args) {
 // What a condition found out while it was checked, for the answer.
 struct WaitFindings {
   std::optional<PatternMatch> found;
+  bool found_on_screen = false;  // in the rows a full-screen program shows, not the text view
   std::uint64_t found_line_end = 0;
   std::string match_failure;  // PCRE2 gave up: no answer will come
   bool guessed = false;       // until=input held by the guess (the backend could not tell)
@@ -180,13 +181,50 @@ WaitCondition until_released(session::Execution& execution, const ToolContext& c
   }};
 }
 
+// The rows of a full-screen program's screen now; empty on the main screen.
+std::vector<std::string> alt_screen_rows(session::Execution& execution) {
+  if (!execution.screen_modes().alt_screen) return {};
+  return execution.screen().snapshot().lines;
+}
+
+// A full-screen program (watch, a TUI's status line) redraws only the
+// cells that changed, so its text view holds fragments: "status: done" over
+// "status: pending" arrives as "   done", and a match wait on the text never
+// ended. While the alt screen is up, its rows are searched too: those that
+// differ from what they showed when the wait began (`before`), so a line
+// still shown from earlier (vim's "written" after a second :w) is not taken
+// for a new one, as a match in the text is only in output from the cursor on.
+// `before` is empty (every row counts) when output after the cursor was
+// unread then: the change may have come before the wait, after the agent's
+// last look, and must not be missed.
+bool search_alt_screen(session::Execution& execution, const Pattern& pattern,
+                       const std::vector<std::string>& before, WaitFindings& findings) {
+  const auto now = alt_screen_rows(execution);
+  if (now.empty()) return false;
+  std::string rows;
+  for (std::size_t i = 0; i < now.size(); ++i)
+    rows += (i < before.size() && before[i] == now[i] ? "" : now[i]) + '\n';
+  auto searched = pattern.search(rows);
+  if (!searched) {
+    findings.match_failure = searched.error();
+    return true;
+  }
+  if (!*searched) return false;
+  findings.found = std::move(*searched);
+  findings.found_on_screen = true;
+  return true;
+}
+
 // The pattern in the text view from `from` (the newest kMatchWindow at
-// most); lines searched without a match are not searched again.
+// most); lines searched without a match are not searched again. On the alt
+// screen also in the screen's rows (search_alt_screen).
 WaitCondition until_match(session::Execution& execution, const Pattern& pattern, std::uint64_t from,
                           bool cursorless, WaitFindings& findings) {
   std::uint64_t scanned_to = 0;
   std::uint64_t settled = 0;  // searched before, no match: see settled_seq
-  return {[&execution, &pattern, &findings, from, cursorless, scanned_to, settled]() mutable {
+  return {[&execution, &pattern, &findings, from, cursorless, scanned_to, settled,
+           before = from >= execution.log().latest_seq() ? alt_screen_rows(execution)
+                                                         : std::vector<std::string>{}]() mutable {
     auto latest = execution.log().latest_seq();
     // Cursorless in a session: not in the echo of the line execute typed.
     auto start = cursorless ? past_command_echo(execution, from) : std::optional(from);
@@ -208,6 +246,7 @@ WaitCondition until_match(session::Execution& execution, const Pattern& pattern,
         return true;
       }
       settled = settled_seq(raw, begin);
+      if (search_alt_screen(execution, pattern, before, findings)) return true;
     }
     return execution.finished();
   }};
@@ -303,7 +342,8 @@ boost::asio::awaitable<ToolResult> wait(ToolContext& ctx, const json& args,
   }
   if (cursorless) {
     skip_command_echo(*execution);
-    if (findings.found) execution->raise_match_floor(findings.found_line_end);
+    if (findings.found && !findings.found_on_screen)
+      execution->raise_match_floor(findings.found_line_end);
   }
 
   std::string result_name = wait_result_name(end, until, findings, *execution);
@@ -327,7 +367,10 @@ boost::asio::awaitable<ToolResult> wait(ToolContext& ctx, const json& args,
   note_capped_timer(result, ctx, args, "timeout_ms", "max_wait_ms");
   note_timed_out(result, *execution);
   if (const auto& found = findings.found)
-    result["match"] = {{"text", found->text}, {"groups", found->groups}, {"line", found->line}};
+    result["match"] = {{"text", found->text},
+                       {"groups", found->groups},
+                       {"line", found->line},
+                       {"source", findings.found_on_screen ? "screen" : "text"}};
   if (end == WaitEnd::deadline) {
     result["message"] = "The wait budget ran out; the execution is " +
                         session::to_string(execution->status()) + " and was not touched. " +
@@ -389,7 +432,10 @@ ToolDefinition make_wait_tool(const ToolConfig& config) {
             {"minLength", 1},
             {"maxLength", 4096},
             {"description",
-             "PCRE2 pattern for until=match, searched in the text view (multi-line mode)."}}},
+             "PCRE2 pattern for until=match, searched in the text view (multi-line mode); "
+             "while a full-screen program draws (alt_screen: watch, a TUI), also in the rows "
+             "of its screen that changed since the wait began (match.source=screen), since it "
+             "redraws only the cells that change."}}},
           {"idle_ms",
            {{"type", "integer"},
             {"minimum", 1},
@@ -417,7 +463,14 @@ ToolDefinition make_wait_tool(const ToolConfig& config) {
                      {"properties",
                       {{"text", {{"type", "string"}}},
                        {"groups", {{"type", "array"}, {"items", {{"type", "string"}}}}},
-                       {"line", {{"type", "string"}}}}}};
+                       {"line", {{"type", "string"}}},
+                       {"source",
+                        {{"type", "string"},
+                         {"enum", {"text", "screen"}},
+                         {"description",
+                          "text: in the output's text view; screen: in a row a full-screen "
+                          "program (alt_screen) redrew since the wait began, as the screen "
+                          "shows it (the text view has only the cells that changed)."}}}}}};
   return ToolDefinition{
       "wait",
       "Wait for an execution",
