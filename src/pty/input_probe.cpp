@@ -227,6 +227,18 @@ Reading process_reads_terminal(pid_t pid, SlaveDevice slave) {
   return found;
 }
 
+InputState found_reader(pid_t pid, pid_t* reader) {
+  if (reader) *reader = pid;
+  return InputState::reading_input;
+}
+
+std::optional<std::string> comm_of(pid_t pid) {
+  auto comm = read_proc_file("/proc/" + std::to_string(pid) + "/comm");
+  if (!comm || comm->empty()) return std::nullopt;
+  if (comm->back() == '\n') comm->pop_back();
+  return comm;
+}
+
 }  // namespace
 
 std::optional<pid_t> probe_foreground_group(int master_fd) {
@@ -238,10 +250,13 @@ std::optional<pid_t> probe_foreground_group(int master_fd) {
 std::optional<std::string> probe_foreground_program(int master_fd) {
   auto group = probe_foreground_group(master_fd);
   if (!group) return std::nullopt;
-  auto comm = read_proc_file("/proc/" + std::to_string(*group) + "/comm");
-  if (!comm || comm->empty()) return std::nullopt;
-  if (comm->back() == '\n') comm->pop_back();
-  return comm;
+  return comm_of(*group);
+}
+
+std::optional<std::string> probe_reading_program(const InputProbeTarget& target) {
+  pid_t reader = -1;
+  if (probe_input_state(target, &reader) != InputState::reading_input) return std::nullopt;
+  return comm_of(reader);
 }
 
 std::optional<LineModes> probe_line_modes(int master_fd) {
@@ -250,7 +265,7 @@ std::optional<LineModes> probe_line_modes(int master_fd) {
   return LineModes{(modes.c_lflag & ICANON) != 0, (modes.c_lflag & ECHO) != 0};
 }
 
-InputState probe_input_state(const InputProbeTarget& target) {
+InputState probe_input_state(const InputProbeTarget& target, pid_t* reader) {
   if (local_arch().empty() || ::access("/proc/self/syscall", R_OK) != 0) return InputState::unknown;
   auto group = probe_foreground_group(target.master_fd);
   if (!group) return InputState::busy;
@@ -272,13 +287,13 @@ InputState probe_input_state(const InputProbeTarget& target) {
     if (stat->pgrp != *group) {
       if (descendants && terminal_session > 0 && stat->session != terminal_session) {
         const Reading reading = process_reads_terminal(pid, {target.slave_device, false});
-        if (reading == Reading::yes) return InputState::reading_input;
+        if (reading == Reading::yes) return found_reader(pid, reader);
         hidden = hidden || reading == Reading::hidden;
       }
       continue;
     }
     const Reading reading = process_reads_terminal(pid, {target.slave_device});
-    if (reading == Reading::yes) return InputState::reading_input;
+    if (reading == Reading::yes) return found_reader(pid, reader);
     hidden = hidden || reading == Reading::hidden;
     all_stopped = all_stopped && stat->state == 'T';
     if (++checked >= kMaxProcesses) break;

@@ -52,7 +52,13 @@ struct InputProbeTarget {
   pid_t supervisor = -1;   // root of the process tree to search
 };
 
-InputState probe_input_state(const InputProbeTarget& target);
+// `reader`, when given, is set to the pid of the process seen reading (with
+// reading_input): an editor git started, not git, the group's leader.
+InputState probe_input_state(const InputProbeTarget& target, pid_t* reader = nullptr);
+
+// The name (/proc/PID/comm) of the process seen reading the terminal;
+// nullopt when none is (busy, unknown) or it has gone.
+std::optional<std::string> probe_reading_program(const InputProbeTarget& target);
 
 // The terminal's ICANON and ECHO flags; nullopt if tcgetattr fails.
 std::optional<LineModes> probe_line_modes(int master_fd);

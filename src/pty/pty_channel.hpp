@@ -107,6 +107,10 @@ class PtyChannel {
   // The name (comm) of the terminal's foreground process group leader:
   // what a person would say is running ("python3"); nullopt if unknown.
   virtual std::optional<std::string> foreground_program() const { return std::nullopt; }
+  // The name (comm) of the process seen reading the terminal, which may be
+  // a child of that leader (the editor `git commit` runs, the pager of `git
+  // log`); nullopt if none is seen reading or the backend cannot tell.
+  virtual std::optional<std::string> reading_program() const { return std::nullopt; }
   // Whether the program itself (a session's shell running its builtin
   // `read`, say), not a job it started, holds the terminal's foreground;
   // nullopt if the backend cannot tell.

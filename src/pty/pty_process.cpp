@@ -431,6 +431,12 @@ std::optional<std::string> PtyProcess::foreground_program() const {
   return probe_foreground_program(impl_->master_.native_handle());
 }
 
+std::optional<std::string> PtyProcess::reading_program() const {
+  if (impl_->finished_) return std::nullopt;
+  return probe_reading_program(
+      {impl_->master_.native_handle(), impl_->slave_device_, impl_->supervisor_});
+}
+
 std::optional<bool> PtyProcess::program_in_foreground() const {
   const auto foreground = foreground_process_group();
   if (!foreground || impl_->finished_) return std::nullopt;

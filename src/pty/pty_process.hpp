@@ -84,6 +84,7 @@ class PtyProcess final : public PtyChannel {
   std::optional<bool> hides_typed_line() const override;
   std::vector<std::string> left_running() const override;
   std::optional<std::string> foreground_program() const override;
+  std::optional<std::string> reading_program() const override;
   std::optional<bool> program_in_foreground() const override;
   TerminalSize size() const override;
   std::optional<TerminalSize> take_size_change() override;

@@ -381,6 +381,11 @@ std::optional<std::string> Execution::foreground_program() const {
   return channel_->foreground_program();
 }
 
+std::optional<std::string> Execution::reading_program() const {
+  if (finished() || !channel_) return std::nullopt;
+  return channel_->reading_program();
+}
+
 std::optional<bool> Execution::program_in_foreground() const {
   if (finished() || !channel_) return std::nullopt;
   return channel_->program_in_foreground();

@@ -201,6 +201,8 @@ class Execution : public std::enable_shared_from_this<Execution> {
   // The foreground program's name while it runs (local terminals); nullopt
   // when unknown.
   std::optional<std::string> foreground_program() const;
+  // PtyChannel::reading_program (the process seen reading; local only).
+  std::optional<std::string> reading_program() const;
   // See PtyChannel::program_in_foreground.
   std::optional<bool> program_in_foreground() const;
   // The command has ended but what it left running keeps the execution

@@ -265,8 +265,17 @@ std::string awaits_answer_reason(const session::Execution& execution) {
   // The kernel answered the probe (here or on the host): it was seen reading.
   if (execution.input_state() != pty::InputState::unknown) {
     auto program = execution.foreground_program();
-    return std::string(program ? "the foreground program, " + *program + "," : "it") +
-           " reads the terminal and has printed nothing for " +
+    // The leader is often not the reader: `git commit` waits while the
+    // editor it started reads, and "git reads the terminal" left the agent
+    // to guess that it was typing into vim, not answering git.
+    auto reader = execution.reading_program();
+    // A pipeline's group may have lost its leader (`git log | less` once
+    // git is done): the reader is then the one to name.
+    if (!program) program = reader;
+    std::string who = program ? "the foreground program, " + *program + "," : "it";
+    if (reader && *reader != *program)
+      who = *reader + " (in the foreground process group of " + *program + ")";
+    return who + " reads the terminal and has printed nothing for " +
            std::to_string(kAnswerQuiet.count()) + " ms";
   }
   return input_guess_rule(execution) + "; " + input_guess_cause(execution) +
