@@ -140,6 +140,29 @@ Expected<std::string> line_to_type(ToolContext& ctx, const json& args) {
   return text;
 }
 
+// A pager or editor reads single keys, also where it draws no full screen:
+// git's pager is `less` with LESS=FRX (no alt screen), and a command line
+// typed into it ran as less commands ("g", "i", "t": "No next tag"; "s"
+// saved the page to a file named by the rest of the line).
+std::optional<std::string> key_reader(const session::Execution& execution) {
+  // pager, editor: Debian's alternatives (/usr/bin/pager, /usr/bin/editor),
+  // which git there runs by default.
+  static constexpr std::string_view kKeyReaders[] = {
+      "less",     "more",      "most", "pg",   "pager", "vi", "vim",
+      "vim.tiny", "vim.basic", "nvim", "nano", "emacs", "mg", "editor"};
+  auto program = execution.reading_program();
+  if (!program) return std::nullopt;
+  for (auto name : kKeyReaders)
+    if (*program == name) return program;
+  return std::nullopt;
+}
+
+bool is_pager(const std::string& program) {
+  // "pager": Debian's alternatives name, what git runs there by default.
+  return program == "less" || program == "more" || program == "most" || program == "pg" ||
+         program == "pager";
+}
+
 // Why the shell cannot take a command line now (it ended, a person holds
 // it, an earlier line is pending, a command runs); nothing when it can.
 // `heuristic` is set when the line goes to a program that reads the
@@ -182,12 +205,16 @@ std::optional<ToolResult> busy_refusal(ToolContext& ctx, session::Execution& exe
             "). wait(until=\"exit\") for it, write to answer "
             "it, write keys [\"ctrl-c\"] to interrupt it, or open another session.");
   }
-  if (execution.screen_modes().alt_screen) {
+  const bool alt_screen = execution.screen_modes().alt_screen;
+  const auto pager = alt_screen ? std::nullopt : key_reader(execution);
+  if (alt_screen || pager) {
     // vim, less, top: a command line typed there is keys (vim would edit
     // its buffer with it), whoever left the program open.
+    const std::string what =
+        alt_screen ? "a full-screen program (" : "a pager or editor (" + *pager + ", run by ";
     return session_refusal(
         execution, ctx,
-        "session: a full-screen program (" + execution.redacted(shell->current()->text) +
+        "session: " + what + execution.redacted(shell->current()->text) +
             ") is open in this session and reads keys, not command lines: typing this "
             "command into it would act as keystrokes. screen shows it; quit it with write "
             "(vim: one write with keys [\"esc\"], then another with input \":q\\r\", or \":q!\\r\" "
@@ -274,6 +301,13 @@ void describe_unfinished(json& result, session::Execution& execution, std::uint6
                      "It asks for a password (the terminal reads the line without echoing "
                      "it): write it with newline=true, and the answer shows whether it was "
                      "taken; or handoff to a person.");
+    } else if (auto reader = key_reader(execution); reader && is_pager(*reader)) {
+      // A session keeps the user's PAGER (a person shares it); commands
+      // started by execute without a session get PAGER=cat instead.
+      append_message(result, "It is a pager (" + *reader +
+                                 "): it reads keys, not lines; write input \"q\" "
+                                 "quits it. To get such output without one: git --no-pager "
+                                 "..., or PAGER=cat before the command.");
     } else if (may_be_nested_shell(execution.foreground_program()) &&
                !shell_itself_reads(execution)) {
       append_message(result,
