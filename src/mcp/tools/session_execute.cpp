@@ -140,27 +140,28 @@ Expected<std::string> line_to_type(ToolContext& ctx, const json& args) {
   return text;
 }
 
-// A pager or editor reads single keys, also where it draws no full screen:
-// git's pager is `less` with LESS=FRX (no alt screen), and a command line
-// typed into it ran as less commands ("g", "i", "t": "No next tag"; "s"
-// saved the page to a file named by the rest of the line).
-std::optional<std::string> key_reader(const session::Execution& execution) {
-  // pager, editor: Debian's alternatives (/usr/bin/pager, /usr/bin/editor),
-  // which git there runs by default.
-  static constexpr std::string_view kKeyReaders[] = {
-      "less",     "more",      "most", "pg",   "pager", "vi", "vim",
-      "vim.tiny", "vim.basic", "nvim", "nano", "emacs", "mg", "editor"};
-  auto program = execution.reading_program();
-  if (!program) return std::nullopt;
-  for (auto name : kKeyReaders)
-    if (*program == name) return program;
-  return std::nullopt;
+// Programs that read single keys, also where they draw no full screen: git's
+// pager is `less` with LESS=FRX (no alt screen), and a command line typed
+// into it ran as less commands ("g", "i", "t": "No next tag"; "s" saved the
+// page to a file named by the rest of the line). "pager" and "editor" are
+// Debian's alternatives (/usr/bin/pager, /usr/bin/editor), which git there
+// runs by default.
+constexpr std::string_view kPagers[] = {"less", "more", "most", "pg", "pager"};
+constexpr std::string_view kEditors[] = {"vi",   "vim",   "vim.tiny", "vim.basic", "nvim",
+                                         "nano", "emacs", "mg",       "editor"};
+
+bool is_pager(std::string_view program) {
+  return std::find(std::begin(kPagers), std::end(kPagers), program) != std::end(kPagers);
 }
 
-bool is_pager(const std::string& program) {
-  // "pager": Debian's alternatives name, what git runs there by default.
-  return program == "less" || program == "more" || program == "most" || program == "pg" ||
-         program == "pager";
+// The pager or editor reading the terminal now, if that is what reads it.
+std::optional<std::string> key_reader(const session::Execution& execution) {
+  auto program = execution.reading_program();
+  if (!program) return std::nullopt;
+  if (is_pager(*program) ||
+      std::find(std::begin(kEditors), std::end(kEditors), *program) != std::end(kEditors))
+    return program;
+  return std::nullopt;
 }
 
 // Why the shell cannot take a command line now (it ended, a person holds
