@@ -9,6 +9,7 @@
 
 #include "base/private_dir.hpp"
 #include "base/random_id.hpp"
+#include "base/utf8.hpp"
 #include "pty/pty_process.hpp"
 #include "pty/ssh_channel.hpp"
 #include "pty/ssh_connection.hpp"
@@ -211,7 +212,8 @@ void Registry::attach_recorder(Execution& execution) {
   // Redacted before the cut: a secret the cut splits would no longer match.
   recording.title = execution.spec().command_text;
   if (options_.secrets) recording.title = options_.secrets->redact(recording.title);
-  recording.title.resize(std::min<std::size_t>(recording.title.size(), 200));
+  // Cut between characters: half of one would be U+FFFD in the header.
+  recording.title.resize(complete_utf8_prefix(std::string_view(recording.title).substr(0, 200)));
   recording.max_bytes = std::min(recording.max_bytes, options_.recordings.max_bytes);
   auto recorder = Recorder::open(recording);
   if (!recorder) {

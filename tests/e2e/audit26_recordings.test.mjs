@@ -63,6 +63,14 @@ test('a secret in the command is kept out of the recording title also where the 
   assert.ok(!castOf(r.execution_id).includes(SECRET.slice(0, 10)));
 });
 
+test('a title cut at 200 bytes keeps whole characters: no half of one becomes U+FFFD', async () => {
+  // "é" is 2 bytes: it takes bytes 199 and 200, across the cut.
+  const command = `: ${'a'.repeat(197)}\u00e9 more; true`;
+  const r = await run(command);
+  const header = JSON.parse(castOf(r.execution_id).split('\n')[0]);
+  assert.equal(header.title, `: ${'a'.repeat(197)}`);
+});
+
 test('a secret in a handoff reason is kept out of the recording', async () => {
   const r = await agent.call('execute', { command: 'sleep 30', side_effects: ['NONE'], yield_ms: 0 });
   assert.equal(r.isError, false, r.error);
