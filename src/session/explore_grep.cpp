@@ -24,8 +24,9 @@ std::string pcre2_message(int code) {
 Expected<Pcre2Code> compile(const GrepOptions& options) {
   int error_code = 0;
   PCRE2_SIZE error_offset = 0;
-  // USE_OFFSET_LIMIT: a grep searches one window per step (GrepRun).
-  const std::uint32_t flags = PCRE2_UTF | PCRE2_MULTILINE | PCRE2_USE_OFFSET_LIMIT |
+  // USE_OFFSET_LIMIT: a grep searches one window per step (GrepRun). UCP:
+  // \w, \b and [[:alpha:]] know non-ASCII letters, as wait(match) does.
+  const std::uint32_t flags = PCRE2_UTF | PCRE2_UCP | PCRE2_MULTILINE | PCRE2_USE_OFFSET_LIMIT |
                               (options.ignore_case ? PCRE2_CASELESS : 0u);
   Pcre2Code code(pcre2_compile(reinterpret_cast<PCRE2_SPTR>(options.pattern.data()),
                                options.pattern.size(), flags, &error_code, &error_offset, nullptr));

@@ -160,9 +160,13 @@ using CodePtr = Pcre2Code;
 Expected<CodePtr> compile_pattern(std::string_view variable, const std::string& pattern) {
   int error_code = 0;
   PCRE2_SIZE error_offset = 0;
+  // UCP: without it PCRE2 10.42's JIT with MATCH_INVALID_UTF fails \S, \D
+  // and \W on every non-ASCII character, so a deny rule such as
+  // 'rm\s+-rf\s+\S' let `rm -rf ébauche` through; with it \w and \b know
+  // non-ASCII letters too, as the agent-facing patterns do.
   CodePtr code(pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
-                             PCRE2_UTF | PCRE2_MATCH_INVALID_UTF, &error_code, &error_offset,
-                             nullptr));
+                             PCRE2_UTF | PCRE2_UCP | PCRE2_MATCH_INVALID_UTF, &error_code,
+                             &error_offset, nullptr));
   if (!code) {
     PCRE2_UCHAR message[256];
     pcre2_get_error_message(error_code, message, sizeof message);

@@ -198,7 +198,9 @@ ToolDefinition make_explore_tool(const ToolConfig& config) {
        {{"type", "string"},
         {"minLength", 1},
         {"maxLength", 4096},
-        {"description", "PCRE2 pattern for op=grep (matched per line)."}}},
+        {"description",
+         "PCRE2 pattern for op=grep (matched per line; Unicode: \\w and \\b know "
+         "non-ASCII letters)."}}},
       {"ignore_case", {{"type", "boolean"}, {"description", "Case-insensitive grep."}}},
       {"before",
        {{"type", "integer"},

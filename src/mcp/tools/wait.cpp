@@ -432,10 +432,10 @@ ToolDefinition make_wait_tool(const ToolConfig& config) {
             {"minLength", 1},
             {"maxLength", 4096},
             {"description",
-             "PCRE2 pattern for until=match, searched in the text view (multi-line mode); "
-             "while a full-screen program draws (alt_screen: watch, a TUI), also in the rows "
-             "of its screen that changed since the wait began (match.source=screen), since it "
-             "redraws only the cells that change."}}},
+             "PCRE2 pattern for until=match, searched in the text view (multi-line mode; "
+             "Unicode: \\w and \\b know non-ASCII letters); while a full-screen program draws "
+             "(alt_screen: watch, a TUI), also in the rows of its screen that changed since the "
+             "wait began (match.source=screen), since it redraws only the cells that change."}}},
           {"idle_ms",
            {{"type", "integer"},
             {"minimum", 1},
