@@ -94,9 +94,10 @@ struct Screen::Impl {
   EscapeScanner scanner;
   std::string held;
   bool parser_clean = true;
-  std::map<int, bool> mode_cache;  // answers from the last clean probe
-  LineRing scrollback;             // styled (SGR), as styled_lines()
-  std::uint64_t scrolled_off = 0;  // lines ever pushed to it
+  std::map<int, bool> mode_cache;           // answers from the last clean probe
+  LineRing scrollback;                      // styled (SGR), as styled_lines()
+  std::vector<VTermScreenCell> pushed_row;  // the row on_sb_pushline repairs
+  std::uint64_t scrolled_off = 0;           // lines ever pushed to it
   std::size_t scrollback_limit = 0;
   bool capture_scrollback = true;
   std::string title;
@@ -114,6 +115,7 @@ struct Screen::Impl {
   std::vector<VTermScreenCell> row_cells(int row, int cols) const {
     std::vector<VTermScreenCell> cells(static_cast<std::size_t>(cols));
     for (int col = 0; col < cols; ++col) cells[static_cast<std::size_t>(col)] = cell_at(row, col);
+    repair_wide_halves(cells.data(), cols);
     return cells;
   }
 
@@ -205,8 +207,9 @@ struct Screen::Impl {
       keep = data.size();
       clean = false;
     }
+    std::string without_c1;
     std::string widened;
-    write(with_wide_stand_ins(data.substr(0, keep), widened));
+    write(with_wide_stand_ins(without_utf8_c1_controls(data.substr(0, keep), without_c1), widened));
     held.assign(data.substr(keep));
     parser_clean = clean;
   }
@@ -233,7 +236,10 @@ struct Screen::Impl {
   }
   static int on_sb_pushline(int cols, const VTermScreenCell* cells, void* user) {
     auto* self = static_cast<Impl*>(user);
-    if (self->capture_scrollback) self->push_scrollback(cells_to_styled(cells, cols));
+    if (!self->capture_scrollback) return 1;
+    self->pushed_row.assign(cells, cells + cols);  // reused: a flood scrolls every line
+    repair_wide_halves(self->pushed_row.data(), cols);
+    self->push_scrollback(cells_to_styled(self->pushed_row.data(), cols));
     return 1;
   }
   static int on_sb_popline(int, VTermScreenCell*, void*) { return 0; }

@@ -1,6 +1,7 @@
 #include "session/screen_cells.hpp"
 
 #include "base/utf8.hpp"
+#include "session/char_width.hpp"
 #include "session/wide_stand_ins.hpp"
 
 namespace agentty::session {
@@ -11,7 +12,36 @@ void trim_trailing_blanks(std::string& line) {
   line.erase(end == std::string::npos ? 0 : end + 1);
 }
 
+// An erased cell with the look it had (a coloured wide character's
+// remaining half keeps its background).
+void blank(VTermScreenCell& cell) {
+  cell.chars[0] = 0;
+  cell.width = 1;
+}
+
 }  // namespace
+
+void repair_wide_halves(VTermScreenCell* cells, int cols) {
+  for (int col = 0; col < cols; ++col) {
+    VTermScreenCell& cell = cells[col];
+    // A whole wide character's placeholder is stepped over below, so any
+    // placeholder met here lost its first half.
+    if (cell.chars[0] == kWidePlaceholder) {
+      blank(cell);
+      continue;
+    }
+    if (cell.chars[0] == 0) continue;
+    const bool wide = char_width(static_cast<char32_t>(without_wide_stand_in(cell.chars[0]))) == 2;
+    const bool covers_next = col + 1 < cols && cells[col + 1].chars[0] == kWidePlaceholder;
+    if (wide && covers_next) {
+      ++col;
+    } else if (wide) {
+      blank(cell);  // its second half was written over
+    } else {
+      cell.width = 1;  // a placeholder after it is an orphan, blanked next
+    }
+  }
+}
 
 // Appends one cell's characters; erased cells are a space, placeholders none.
 void append_cell_text(std::string& out, const VTermScreenCell& cell) {

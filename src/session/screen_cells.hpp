@@ -15,6 +15,12 @@ namespace agentty::session {
 // libvterm's chars[0] in the cell right of a wide character.
 inline constexpr std::uint32_t kWidePlaceholder = 0xFFFFFFFF;
 
+// Makes a row read as xterm and tmux show it after a character was written
+// over half of a wide one: the other half becomes a blank. libvterm 0.1.4
+// leaves it (a head whose placeholder was overwritten still holds the wide
+// character; a placeholder after a narrow character makes libvterm report
+// that one two columns wide), so the text after the edit read one column off.
+void repair_wide_halves(VTermScreenCell* cells, int cols);
 // Appends one cell's characters; erased cells are a space, placeholders none.
 void append_cell_text(std::string& out, const VTermScreenCell& cell);
 // A row as text, without trailing blanks.

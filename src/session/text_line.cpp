@@ -144,16 +144,34 @@ bool TextLine::has_text() const {
   });
 }
 
+// A wide character that lost a half to an edit (a character written over
+// it, CSI @ or P between its halves) shows both as blanks, as xterm and
+// tmux show it and as `screen` does (repair_wide_halves over libvterm's
+// cells, which these cells mirror): a head without its tail after it, and
+// a tail without its head before it.
 const std::string& TextLine::rendered() const {
   rendered_ = lead_marks_;
-  std::size_t end = cells_.size();
-  while (end > 0 && (cells_[end - 1].cp == kBlank || cells_[end - 1].cp == kTail)) --end;
-  for (std::size_t i = 0; i < end; ++i) {
+  std::size_t text_end = rendered_.size();  // blanks at the end are not text
+  bool in_tab = false;                      // the tails met belong to a kept TAB
+  for (std::size_t i = 0; i < cells_.size(); ++i) {
     const Cell& cell = cells_[i];
-    if (cell.cp == kTail) continue;
-    append_utf8(rendered_, cell.cp == kBlank ? U' ' : cell.cp);
+    if (cell.cp == kTail) {
+      if (!in_tab) rendered_ += ' ';  // its head was written over or moved
+      continue;
+    }
+    in_tab = cell.cp == U'\t';
+    const bool wide = !in_tab && cell.cp != kBlank && char_width(cell.cp) == 2;
+    const bool whole = !wide || (i + 1 < cells_.size() && cells_[i + 1].cp == kTail);
+    if (cell.cp == kBlank || !whole) {
+      rendered_ += ' ';
+      continue;
+    }
+    append_utf8(rendered_, cell.cp);
     if (cell.marks != 0) rendered_ += marks_[cell.marks - 1];
+    text_end = rendered_.size();
+    if (wide) ++i;  // its own tail
   }
+  rendered_.resize(text_end);
   return rendered_;
 }
 
@@ -244,8 +262,7 @@ void TextLine::blank_tabs_from(std::size_t cell) {
 
 // Makes `cell` the start of a character where a kept TAB spans it: the TAB
 // becomes the blanks it stood for. A wide character is left alone: writing
-// over one of its halves leaves the other, and an orphaned second half shows
-// nothing, as libvterm (the `screen` tool) and tmux show it.
+// over one of its halves leaves the other, which rendered() shows blank.
 void TextLine::split_at(std::size_t cell) {
   if (cell >= cells_.size() || cells_[cell].cp != kTail) return;
   std::size_t head = cell;

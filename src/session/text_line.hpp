@@ -5,8 +5,8 @@
 // the cursor, a TAB that ends the line is kept as one '\t' spanning the
 // cells to the next multiple of 8 (inside text it only moves the cursor, as
 // on a terminal). Writing over any cell of a kept TAB turns it into blanks;
-// over half of a wide character, leaves the other half (an orphaned second
-// half shows nothing, as in libvterm and tmux). Erased cells are blank:
+// over half of a wide character, leaves the other half, shown blank (as in
+// xterm, tmux and `screen`). Erased cells are blank:
 // shown as spaces between text, not shown at the end; spaces a program
 // printed stay text, unless printed over a cell (`\b \b` erases) or right
 // after a blank (a line cleared with CR and more spaces than it held).

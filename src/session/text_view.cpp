@@ -365,6 +365,9 @@ void TextConverter::convert(std::string_view raw, bool final, std::string& out) 
     const std::string_view bytes = raw.substr(i, unit.length);
     switch (unit.kind) {
       case UnitKind::kPrintable:
+        // A C1 control written as UTF-8 (U+0080..U+009F: Windows-1252
+        // quotes read as Latin-1) shows nothing, as in tmux and `screen`.
+        if (bytes.size() == 2 && p[i] == 0xC2 && p[i + 1] <= 0x9F) break;
         line_.put(bytes);
         break;
       case UnitKind::kTab:

@@ -98,6 +98,25 @@ std::string_view with_wide_stand_ins(std::string_view bytes, std::string& storag
   return storage;
 }
 
+std::string_view without_utf8_c1_controls(std::string_view bytes, std::string& storage) {
+  auto is_c1_at = [&bytes](std::size_t i) {
+    return i + 1 < bytes.size() && static_cast<unsigned char>(bytes[i + 1]) >= 0x80 &&
+           static_cast<unsigned char>(bytes[i + 1]) <= 0x9F;
+  };
+  std::size_t at = bytes.find('\xC2');
+  while (at != std::string_view::npos && !is_c1_at(at)) at = bytes.find('\xC2', at + 1);
+  if (at == std::string_view::npos) return bytes;
+  storage.assign(bytes.substr(0, at));
+  for (std::size_t i = at; i < bytes.size(); ++i) {
+    if (bytes[i] == '\xC2' && is_c1_at(i)) {
+      ++i;  // C2 is a lead byte only, so this pair is one whole character
+      continue;
+    }
+    storage += bytes[i];
+  }
+  return storage;
+}
+
 std::uint32_t without_wide_stand_in(std::uint32_t codepoint) {
   bool stand_in =
       codepoint >= kFirstStandIn && codepoint <= kLastStandIn && too_narrow(codepoint - kShift);

@@ -1,5 +1,5 @@
 // Wide stand-ins: make libvterm give newer emoji the two columns every other
-// terminal gives them.
+// terminal gives them (and UTF-8 C1 controls none, below).
 //
 // libvterm 0.1's width table predates Unicode 9, so it draws emoji such as
 // U+1F7E2 (green circle), U+1F9D1 (person) or U+1F972 one column wide, while
@@ -26,6 +26,14 @@ namespace agentty::session {
 // `bytes` with every too-narrow codepoint replaced by its stand-in; returns
 // `bytes` itself (no copy) when there is none. `storage` backs the result.
 std::string_view with_wide_stand_ins(std::string_view bytes, std::string& storage);
+
+// `bytes` without the C1 controls U+0080..U+009F written as UTF-8 (C2 80 ..
+// C2 9F); `bytes` itself when there is none. libvterm 0.1.4 draws each one
+// -1 columns wide (its wcwidth's answer), so the cursor stepped back and the
+// next character overwrote the one before: "don\u0092t", Windows-1252
+// quotes read as Latin-1, showed as "dot". tmux and the text view drop
+// them; `storage` backs the result.
+std::string_view without_utf8_c1_controls(std::string_view bytes, std::string& storage);
 
 // The codepoint a cell character stands for (itself unless a stand-in).
 std::uint32_t without_wide_stand_in(std::uint32_t codepoint);

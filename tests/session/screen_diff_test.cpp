@@ -186,6 +186,35 @@ TEST(ScreenDiff, WideCharacters) {
   expect_same_as_tmux(bytes);
 }
 
+// A character written over half of a wide one: xterm and tmux blank the
+// other half; libvterm 0.1.4 kept the wide character (over its second half)
+// or made the narrow one two columns (over its first), so the text after it
+// read one column off. The kernel's erase echo in a cooked-mode read (one
+// "\b \b" for a wide character) is the everyday case.
+TEST(ScreenDiff, WritingOverHalfAWideCharacterBlanksTheOtherHalf) {
+  const std::string zhong = "\xe4\xb8\xad";                             // 中
+  const std::string wen = "\xe6\x96\x87";                               // 文
+  std::string bytes = "a" + zhong + "b\x1b[2GX\r\n";                    // over the first half
+  bytes += "a" + zhong + "b\x1b[3GX\r\n";                               // over the second
+  bytes += zhong + wen + "b\x1b[2G\xe5\xad\x97\r\n";                    // 字 over both neighbours
+  bytes += "a" + zhong + "\b \bb\r\n";                                  // the erase echo
+  bytes += "\x1b[41m" + zhong + "\x1b[0m|\x1b[2GY\r\n";                 // a coloured one
+  for (int i = 0; i < 30; ++i) bytes += "x" + zhong + "y\x1b[3Dz\r\n";  // into scrollback
+  expect_same_as_tmux(bytes);
+}
+
+// C1 controls written as UTF-8 (U+0080..U+009F): Windows-1252 text read as
+// Latin-1 ("don\u0092t"), or binary junk. tmux shows nothing for them;
+// libvterm drew each -1 columns wide, so the next character overwrote the
+// one before it.
+TEST(ScreenDiff, Utf8C1ControlsShowNothing) {
+  expect_same_as_tmux(
+      "don\xc2\x92t stop\r\nA\xc2\x85"
+      "B|\xc2\x9b"
+      "31mC|\xc2\x80\xc2\x9f\xc2\xa0"
+      "D\r\n");
+}
+
 // Emoji of Unicode 9..15 (U+1F7E2 green circle, U+1F972, U+1F9D1 person):
 // two columns for wcwidth, tmux and the program, one in libvterm 0.1's table.
 TEST(ScreenDiff, NewerEmojiTakeTwoColumns) {

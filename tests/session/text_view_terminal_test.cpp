@@ -75,11 +75,24 @@ TEST(TextViewTerminal, WideCharactersTakeTwoCells) {
   EXPECT_EQ(to_text("\xe4\xb8\xad\xe6\x96\x87\rab"), "ab\xe6\x96\x87");  // 中文 -> ab文
   EXPECT_EQ(to_text("\xe4\xb8\xad\xe6\x96\x87\raX"), "aX\xe6\x96\x87");
   EXPECT_EQ(to_text("\xe4\xb8\xad\xe6\x96\x87\rabc"), "abc");  // half of 文 blanked
-  EXPECT_EQ(to_text("\xe4\xb8\xad\bX"), "\xe4\xb8\xadX");      // its second half: as libvterm
+  EXPECT_EQ(to_text("\xe4\xb8\xad\bX"), " X");          // over its second half: the first blank
+  EXPECT_EQ(to_text("\xe4\xb8\xad|\r\x1b[CX"), " X|");  // the same, inside text
+  EXPECT_EQ(to_text("\xe4\xb8\xad|\rX"), "X |");        // over its first half: the second blank
   EXPECT_EQ(to_text("ab\xe4\xb8\xad\x1b[3DX|"), "aX|");
-  EXPECT_EQ(to_text("x\xe4\xb8\xad\x1b[2G\x1b[P"), "x");  // its orphaned half: nothing
-  EXPECT_EQ(to_text("\xe4\xb8\xadx\r\x1b[X"), " x");      // ECH of its first half
+  EXPECT_EQ(to_text("x\xe4\xb8\xad\x1b[2G\x1b[P"), "x");  // its orphaned half: a blank
+  EXPECT_EQ(to_text("x\xe4\xb8\xady\x1b[2G\x1b[P"), "x y");
+  EXPECT_EQ(to_text("x\xe4\xb8\xady\x1b[3G\x1b[@"), "x   y");  // split by an insert
+  EXPECT_EQ(to_text("\xe4\xb8\xadx\r\x1b[X"), "  x");          // ECH of its first half: x stays put
   EXPECT_EQ(to_text("\xe4\xb8\xad\xe6\x96\x87\x1b[3G\x1b[2Pz"), "\xe4\xb8\xadz");
+}
+
+// C1 controls written as UTF-8 (Windows-1252 quotes read as Latin-1) show
+// nothing, as in tmux and on the screen; U+00A0 and up are text.
+TEST(TextViewTerminal, Utf8C1ControlsShowNothing) {
+  EXPECT_EQ(to_text("don\xc2\x92t\n"), "dont\n");
+  EXPECT_EQ(to_text("A\xc2\x85"
+                    "B\xc2\x80\xc2\x9f|\xc2\xa0|\n"),
+            "AB|\xc2\xa0|\n");
 }
 
 TEST(TextViewTerminal, CombiningMarksJoinTheCharacterBeforeThem) {
