@@ -139,9 +139,8 @@ void TextLine::erase_all() {
 
 bool TextLine::has_text() const {
   if (!cells_mode_) return !text_.empty();
-  return !lead_marks_.empty() || std::any_of(cells_.begin(), cells_.end(), [](const Cell& c) {
-    return c.cp != kBlank && c.cp != kTail;
-  });
+  // As rendered: a wide character that lost a half shows nothing.
+  return !rendered().empty();
 }
 
 // A wide character that lost a half to an edit (a character written over

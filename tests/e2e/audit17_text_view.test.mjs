@@ -86,7 +86,8 @@ test('the text read in many small pages is the text read in one page, and explor
     seq = page.next_seq;
   }
   assert.equal(paged, whole.output);
-  assert.match(whole.output, /^>ine 1 x%\nbar 1\nup 1\n down\n/);
+  // x over the first half of 中 leaves its second half blank, as tmux shows it.
+  assert.match(whole.output, /^>ine 1 x %\nbar 1\nup 1\n down\n/);
   // explore reads the same text.
   const explored = await call('explore', { execution_id: r.execution_id, op: 'read', limit: 1000 });
   assert.equal(explored.isError, false, explored.error);

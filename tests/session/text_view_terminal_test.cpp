@@ -84,6 +84,9 @@ TEST(TextViewTerminal, WideCharactersTakeTwoCells) {
   EXPECT_EQ(to_text("x\xe4\xb8\xady\x1b[3G\x1b[@"), "x   y");  // split by an insert
   EXPECT_EQ(to_text("\xe4\xb8\xadx\r\x1b[X"), "  x");          // ECH of its first half: x stays put
   EXPECT_EQ(to_text("\xe4\xb8\xad\xe6\x96\x87\x1b[3G\x1b[2Pz"), "\xe4\xb8\xadz");
+  // Erased by the kernel's echo ("\b \b", one column): no text is left, so
+  // a move to another row adds no line.
+  EXPECT_EQ(to_text("\xe4\xb8\xad\b \b\x1b[Anext\n"), " next\n");
 }
 
 // C1 controls written as UTF-8 (Windows-1252 quotes read as Latin-1) show
