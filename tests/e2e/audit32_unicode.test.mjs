@@ -6,7 +6,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { serverForFile, startAgentty, waiterFor, WAIT_MS } from './lib/mcp-client.mjs';
-import { Tmux } from './lib/web-helpers.mjs';
+import {
+  TOKEN, Tmux, launchBrowser, openPage, openTerminal, parseUrl, waitForLine,
+} from './lib/web-helpers.mjs';
 
 const UTF8 = { LANG: 'C.UTF-8' };
 
@@ -122,4 +124,51 @@ test('lines that scrolled off keep the repaired wide-character halves', async (t
   assert.equal(r.output, `${expected.join('\n')}\n`);
   const screen = await call('screen', { execution_id: r.execution_id, scrollback_lines: 100 });
   assert.deepEqual([...screen.scrollback, ...screen.lines].filter((line) => line !== ''), expected);
+});
+
+test('the terminal and replay pages drop UTF-8 C1 controls too: DCS/OSC no longer hide the output after them', async (t) => {
+  // xterm.js acts on U+0090 (DCS) and U+009D (OSC) as C1 controls: the live
+  // page showed nothing after them (here "after" never appeared) and U+0085
+  // started a new line, while `screen` showed every line.
+  const agent = await startAgentty({ env: { AGENTTY_WEB_TOKEN: TOKEN } });
+  const browser = await launchBrowser();
+  let id;
+  t.after(async () => {
+    if (id) await agent.call('stop', { execution_id: id, signal: 'SIGKILL' });
+    await browser.close();
+    await agent.client.close();
+  });
+  const script = String.raw`read -r go; printf 'don\xc2\x92t|A\xc2\x85B|\xc2\x9d0;t\007C|\n'; ` +
+    String.raw`printf 'D\xc2\x90x\n'; printf 'after\n'; exec sleep 600`;
+  const r = await agent.call('execute', { argv: ['bash', '-c', script], env: UTF8, side_effects: ['NONE'], yield_ms: 0 });
+  assert.equal(r.isError, false, r.error);
+  id = r.execution_id;
+  const expected = ['go', 'dont|AB|0;tC|', 'Dx', 'after'];
+  const context = await browser.newContext();
+  const { page, problems } = await openTerminal(context, r.terminal_url);
+  // Typed once the page watches: the lines arrive as live output, not in
+  // the first snapshot.
+  await agent.call('write', { execution_id: r.execution_id, input: 'go', newline: true });
+  const w = await agent.call('wait', { execution_id: r.execution_id, until: 'match', pattern: '^after$', since_seq: 1, timeout_ms: WAIT_MS });
+  assert.equal(w.wait_result, 'matched', JSON.stringify(w));
+  const screen = await agent.call('screen', { execution_id: r.execution_id });
+  assert.deepEqual(screen.lines.filter((line) => line !== ''), expected);
+  await waitForLine(page, 'after', WAIT_MS);
+  const shown = (await page.evaluate(() => window.__agentty.screenText())).split('\n').map((l) => l.trimEnd());
+  assert.deepEqual(shown.filter((line) => line !== ''), expected);
+  assert.deepEqual(problems, []);
+  await context.close();
+
+  // The recording keeps the characters; the replay shows what the live page does.
+  await agent.call('stop', { execution_id: r.execution_id, signal: 'SIGKILL' });
+  assert.equal((await agent.call('wait', { execution_id: r.execution_id, until: 'exit', timeout_ms: WAIT_MS })).wait_result, 'exited');
+  const replayContext = await browser.newContext();
+  const replay = await openPage(replayContext, `${parseUrl(r.terminal_url).origin}/r/${r.execution_id}#token=${TOKEN}`);
+  await replay.page.waitForSelector('body[data-loaded="yes"]', { timeout: WAIT_MS });
+  await replay.page.click('#end');
+  await replay.page.waitForSelector('body[data-finished="yes"]', { timeout: WAIT_MS });
+  const replayed = (await replay.page.evaluate(() => window.__agentty.viewportText())).split('\n').map((l) => l.trimEnd());
+  assert.deepEqual(replayed.filter((line) => line !== ''), expected);
+  assert.deepEqual(replay.problems, []);
+  await replayContext.close();
 });

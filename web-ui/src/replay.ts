@@ -9,6 +9,7 @@ import "./replay.css";
 import * as P from "./protocol";
 import { showPageTitle } from "./page_title";
 import { formatBytes } from "./recordings";
+import { withoutC1Controls } from "./unicode_widths";
 import {
   bufferText, leavesTerminal, offerScreenReaderMode, openXterm, shrinkFontToFit, viewportText,
 } from "./xterm_view";
@@ -91,7 +92,7 @@ function resize(cols: number, rows: number): void {
 
 function apply(event: ReplayEvent, output: string[]): void {
   if (event.kind === "o") {
-    output.push(event.data);
+    output.push(withoutC1Controls(event.data));
   } else if (event.kind === "r") {
     term.write(output.splice(0).join(""));
     const [cols, rows] = event.data.split("x").map(Number);

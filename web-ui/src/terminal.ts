@@ -15,6 +15,7 @@ import {
   FONT_SIZE, bufferText, leavesTerminal, offerScreenReaderMode, openXterm, setFontSize, shrinkFontToFit,
   viewportText,
 } from "./xterm_view";
+import { withoutC1Controls } from "./unicode_widths";
 
 // Flow control (as ttyd's client does): bytes handed to term.write whose
 // callback has not fired yet. Above HIGH we ask the server to pause, below LOW
@@ -79,7 +80,7 @@ let outputDecoder = new TextDecoder();
 function writeOutput(bytes: Uint8Array, written?: () => void): void {
   pendingBytes += bytes.length;
   const connection = connectionCount;
-  term.write(outputDecoder.decode(bytes, { stream: true }), () => {
+  term.write(withoutC1Controls(outputDecoder.decode(bytes, { stream: true })), () => {
     written?.();
     // Written for an earlier connection: its count was reset when this one opened.
     if (connection !== connectionCount) return;

@@ -55,3 +55,13 @@ export function useProgramWidths(term: Terminal): void {
   term.unicode.register(provider);
   term.unicode.activeVersion = PROGRAM_WIDTHS_VERSION;
 }
+
+// C1 controls that came as UTF-8 (U+0080..U+009F: Windows-1252 quotes read as
+// Latin-1, binary junk): xterm.js acts on them, so U+0090 (DCS) or U+009D
+// (OSC) hid all later output until a string terminator and U+0085 began a
+// new line. The server's screen, the agent's text and tmux show nothing for
+// them (session/wide_stand_ins.cpp), so the pages drop them too.
+const C1_CONTROLS = /[\u0080-\u009f]/g;
+export function withoutC1Controls(text: string): string {
+  return text.replace(C1_CONTROLS, "");
+}
