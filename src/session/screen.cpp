@@ -40,7 +40,7 @@ std::size_t incomplete_utf8_tail(std::string_view data) {
 bool may_enter_alt_screen(std::string_view bytes) {
   for (std::size_t at = bytes.find('?'); at != std::string_view::npos;
        at = bytes.find('?', at + 1)) {
-    // CSI is ESC [ or C1 0x9b (raw, or as UTF-8: c2 9b).
+    // CSI is ESC [ or C1 0x9b (a raw byte: as UTF-8, c2 9b, it is dropped in feed()).
     const bool after_csi =
         at >= 1 &&
         (bytes[at - 1] == '\x9b' || (at >= 2 && bytes[at - 1] == '[' && bytes[at - 2] == '\x1b'));
