@@ -127,8 +127,7 @@ bool in_ranges(const std::array<Range, N>& ranges, char32_t cp) {
 
 }  // namespace
 
-int char_width(char32_t cp) {
-  if (cp < 0x300) return 1;
+int table_char_width(char32_t cp) {
   if (in_ranges(kZeroWidth, cp)) return 0;
   return in_ranges(kDoubleWidth, cp) ? 2 : 1;
 }

@@ -8,7 +8,14 @@
 
 namespace agentty::session {
 
-// Width of a printable codepoint (not a C0/C1 control).
-int char_width(char32_t cp);
+// Width of a codepoint from U+0300 on, from glibc's tables.
+int table_char_width(char32_t cp);
+
+// Width of a printable codepoint (not a C0/C1 control). Inline for what
+// nearly every cell holds: nothing below U+0300 is a mark or wide, and the
+// screen's row repair asks this of every cell of every row it reads.
+inline int char_width(char32_t cp) {
+  return cp < 0x300 ? 1 : table_char_width(cp);
+}
 
 }  // namespace agentty::session

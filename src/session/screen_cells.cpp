@@ -31,11 +31,6 @@ void repair_wide_halves(VTermScreenCell* cells, int cols) {
       continue;
     }
     if (cell.chars[0] == 0) continue;
-    // Nothing below U+1100 (Hangul Jamo) is wide: most cells, at no lookup.
-    if (cell.chars[0] < 0x1100) {
-      cell.width = 1;
-      continue;
-    }
     const bool wide = char_width(static_cast<char32_t>(without_wide_stand_in(cell.chars[0]))) == 2;
     const bool covers_next = col + 1 < cols && cells[col + 1].chars[0] == kWidePlaceholder;
     if (wide && covers_next) {

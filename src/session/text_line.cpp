@@ -159,8 +159,7 @@ const std::string& TextLine::rendered() const {
       continue;
     }
     in_tab = cell.cp == U'\t';
-    // Nothing below U+1100 is wide: most cells skip the lookup.
-    const bool wide = !in_tab && cell.cp != kBlank && cell.cp >= 0x1100 && char_width(cell.cp) == 2;
+    const bool wide = !in_tab && cell.cp != kBlank && char_width(cell.cp) == 2;
     const bool whole = !wide || (i + 1 < cells_.size() && cells_[i + 1].cp == kTail);
     if (cell.cp == kBlank || !whole) {
       rendered_ += ' ';

@@ -32,6 +32,7 @@ constexpr std::array<Range, 36> kTooNarrow = {{
 // Stand-in = codepoint + kShift: U+16000..U+1FFFF -> U+34000..U+3DFFF.
 constexpr std::uint32_t kShift = 0x1E000;
 constexpr std::uint32_t kFirstStandIn = 0x16000 + kShift;
+static_assert(kFirstStandIn == kFirstWideStandIn);
 constexpr std::uint32_t kLastStandIn = 0x1FFFF + kShift;
 
 bool too_narrow(std::uint32_t cp) {
@@ -117,7 +118,7 @@ std::string_view without_utf8_c1_controls(std::string_view bytes, std::string& s
   return storage;
 }
 
-std::uint32_t without_wide_stand_in(std::uint32_t codepoint) {
+std::uint32_t stand_in_original(std::uint32_t codepoint) {
   bool stand_in =
       codepoint >= kFirstStandIn && codepoint <= kLastStandIn && too_narrow(codepoint - kShift);
   return stand_in ? codepoint - kShift : codepoint;

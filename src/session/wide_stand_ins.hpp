@@ -35,8 +35,17 @@ std::string_view with_wide_stand_ins(std::string_view bytes, std::string& storag
 // them; `storage` backs the result.
 std::string_view without_utf8_c1_controls(std::string_view bytes, std::string& storage);
 
+// The codepoint a stand-in (from kFirstWideStandIn on) stands for; any
+// other codepoint itself.
+std::uint32_t stand_in_original(std::uint32_t codepoint);
+
+inline constexpr std::uint32_t kFirstWideStandIn = 0x16000 + 0x1E000;
+
 // The codepoint a cell character stands for (itself unless a stand-in).
-std::uint32_t without_wide_stand_in(std::uint32_t codepoint);
+// Inline for the common case: the screen's row repair asks it of every cell.
+inline std::uint32_t without_wide_stand_in(std::uint32_t codepoint) {
+  return codepoint < kFirstWideStandIn ? codepoint : stand_in_original(codepoint);
+}
 
 // UTF-8 text with every stand-in mapped back.
 std::string without_wide_stand_ins(std::string_view text);
