@@ -51,13 +51,15 @@ LineEscape csi_action(std::string_view unit) {
     case 'b':
       return {LineOp::kRepeat, n};
     case 'A':
+      return {LineOp::kRowKeepColumn, n, n};
     case 'B':
     case 'd':
     case 'e':
       return {LineOp::kRowKeepColumn, n};
     case 'E':
-    case 'F':
       return {LineOp::kRowToColumn, 0};
+    case 'F':
+      return {LineOp::kRowToColumn, 0, n};
     case 'H':
     case 'f':
       return {LineOp::kRowToColumn, csi_param(params, 1, 1) - 1};
@@ -87,7 +89,7 @@ LineEscape line_escape(std::string_view unit) {
     case '8':
       return {LineOp::kRestore, 0};
     case 'M':
-      return {LineOp::kRowKeepColumn, 1};
+      return {LineOp::kRowKeepColumn, 1, 1};
     case 'D':
     case 'E':
       return {LineOp::kNewLine, 0};

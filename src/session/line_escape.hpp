@@ -34,7 +34,8 @@ enum class LineOp {
 
 struct LineEscape {
   LineOp op = LineOp::kNone;
-  std::size_t n = 1;  // count, or a 0-based column
+  std::size_t n = 1;   // count, or a 0-based column
+  std::size_t up = 0;  // rows a row move goes up (CSI n A, CSI n F, ESC M)
 };
 
 // The action of one whole escape sequence (ESC and all its bytes).

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 namespace agentty::session {
 namespace {
@@ -136,20 +137,47 @@ bool reaches_back(UnitKind kind, std::string_view unit) {
   }
 }
 
+// A unit that prints something on its line, so a LF after it ends a line
+// the text view writes, not an empty one it holds back.
+bool shows_text(UnitKind kind) {
+  return kind == UnitKind::kPrintable || kind == UnitKind::kInvalid || kind == UnitKind::kTab;
+}
+
+// Whether anything was printed on the row `unit` leaves the cursor on, given
+// whether anything was before it: TextConverter's printed_, from the bytes.
+bool printed_on_row(bool printed, UnitKind kind, std::string_view unit) {
+  if (kind == UnitKind::kLf || kind == UnitKind::kCrLf) return false;
+  if (kind == UnitKind::kEscape) {
+    switch (line_escape(unit).op) {
+      case LineOp::kRowKeepColumn:
+      case LineOp::kRowToColumn:
+      case LineOp::kRestore:
+      case LineOp::kNewLine:
+        return false;
+      default:
+        break;
+    }
+  }
+  return printed || shows_text(kind);
+}
+
 // Whether the line cut at `pos` goes on (within `reach` bytes of raw) to a
 // unit that reaches back (see reaches_back) and so could not reach across
-// the cut. Only chooses between two safe cuts.
+// the cut. Empty lines do not end the search: a move up may take them back
+// (TextConverter holds them). Only chooses between two safe cuts.
 bool overwrites_ahead(std::string_view raw, std::size_t pos, std::size_t reach) {
+  const unsigned char* p = bytes_of(raw);
   const std::size_t end = std::min(raw.size(), pos + reach);
-  for (std::size_t i = pos; i < end; ++i) {
-    const char c = raw[i];
-    if (c == '\n' || c == '\v' || c == '\f') return false;
-    if (c == '\b' || (c == '\r' && (i + 1 >= raw.size() || raw[i + 1] != '\n'))) return true;
-    if (c == '\x1b') {
-      const Unit unit = scan_unit(bytes_of(raw.substr(i)), raw.size() - i);
-      if (reaches_back(unit.kind, raw.substr(i, unit.length))) return true;
-      i += unit.length - 1;
+  bool text = false;  // on the line ahead
+  for (std::size_t i = pos; i < end;) {
+    const Unit unit = scan_unit(p + i, raw.size() - i);
+    if (unit.kind == UnitKind::kLf || unit.kind == UnitKind::kCrLf) {
+      if (text) return false;
+    } else if (reaches_back(unit.kind, raw.substr(i, unit.length))) {
+      return true;
     }
+    text = printed_on_row(text, unit.kind, raw.substr(i, unit.length));
+    i += unit.length;
   }
   return false;
 }
@@ -170,8 +198,10 @@ std::size_t safe_page_length(std::string_view raw, std::size_t max_bytes, bool m
   const unsigned char* p = bytes_of(raw);
   const std::size_t n = raw.size();
   std::size_t pos = 0;
-  std::size_t after_lf = 0;     // end of the last LF unit taken
-  bool overwrite_line = false;  // a unit that reaches back since that LF
+  std::size_t after_lf = 0;        // end of the last LF unit taken that ended text
+  bool overwrite_line = false;     // a unit that reaches back since that LF
+  std::size_t after_empty_lf = 0;  // end of the last LF unit that ended an empty line
+  bool text = false;               // a unit that shows text since the last LF
   bool capped = false;
   while (pos < n) {
     const Unit unit = scan_unit(p + pos, n - pos);
@@ -182,20 +212,35 @@ std::size_t safe_page_length(std::string_view raw, std::size_t max_bytes, bool m
       break;
     }
     if (unit.kind == UnitKind::kLf || unit.kind == UnitKind::kCrLf) {
-      after_lf = end;
-      overwrite_line = false;
+      // After an empty line the converter holds it: a move up may take it
+      // back, so the line goes on across it.
+      if (text) {
+        after_lf = end;
+        overwrite_line = false;
+      } else {
+        after_empty_lf = end;
+      }
+      text = false;
     } else if (reaches_back(unit.kind, raw.substr(pos, unit.length))) {
       overwrite_line = true;
     }
+    text = printed_on_row(text, unit.kind, raw.substr(pos, unit.length));
     pos = end;
     if (pos >= max_bytes) {
       capped = pos < n;
       break;
     }
   }
-  if (capped && after_lf > 0 && after_lf < pos &&
+  if (!capped) return pos;
+  if (after_lf > 0 && after_lf < pos &&
       (overwrite_line || after_lf > max_bytes / 2 || overwrites_ahead(raw, pos, max_bytes))) {
     return after_lf;
+  }
+  // Else the end of an empty line in the last half, when nothing further on
+  // takes it back.
+  if (after_empty_lf > max_bytes / 2 && after_empty_lf < pos &&
+      !overwrites_ahead(raw, after_empty_lf, max_bytes)) {
+    return after_empty_lf;
   }
   return pos;
 }
@@ -205,12 +250,22 @@ std::size_t raw_length_through_line(std::string_view raw, std::size_t lines) {
   const unsigned char* p = bytes_of(raw);
   TextConverter converter;
   std::string text;
+  std::vector<std::size_t> held_ends;  // where each held empty line ended
   std::size_t pos = 0;
   while (pos < raw.size()) {
+    const std::size_t before = converter.lines_ended();
     const std::size_t length = scan_unit(p + pos, raw.size() - pos).length;
     converter.feed(raw.substr(pos, length), text);
     pos += length;
-    if (converter.lines_ended() >= lines) break;
+    const std::size_t written = converter.lines_ended();
+    if (written >= lines) {
+      // The held empty lines written now ended at their own line ends.
+      const std::size_t k = lines - before;
+      return k <= held_ends.size() ? held_ends[k - 1] : pos;
+    }
+    if (written > before) held_ends.clear();
+    held_ends.resize(std::min(held_ends.size(), converter.held_blank_lines()));
+    held_ends.resize(converter.held_blank_lines(), pos);
   }
   return pos;
 }
@@ -230,20 +285,36 @@ void TextConverter::finish(std::string& out) {
   std::string rest = std::move(pending_);
   pending_.clear();
   convert(rest, true, out);
-  out += line_.text();
-  line_.clear();
+  write_held_lines(out);
+  take_open_line(out);
 }
 
 void TextConverter::take_open_line(std::string& out) {
+  if (printed_) write_held_lines(out);
   out += line_.text();
   line_.clear();
 }
 
+void TextConverter::write_held_lines(std::string& out) {
+  out.append(held_blank_lines_, '\n');
+  lines_ended_ += held_blank_lines_;
+  held_blank_lines_ = 0;
+}
+
+// A line nothing was printed on is held, not written: the cursor may come
+// back over it. (Whether anything was printed, not what is left: so does
+// safe_page_length tell, from the bytes alone.)
 void TextConverter::end_line(std::string& out) {
-  out += line_.text();
-  out += '\n';
+  if (printed_) {
+    write_held_lines(out);
+    out += line_.text();
+    out += '\n';
+    ++lines_ended_;
+  } else {
+    ++held_blank_lines_;
+  }
   line_.clear();
-  ++lines_ended_;
+  printed_ = false;
   changed_row_ = true;
 }
 
@@ -252,14 +323,22 @@ void TextConverter::end_line(std::string& out) {
 // column the terminal gives it. Spaces at its end are dropped: a full-screen
 // program pads the rows it draws with them (vim's `~` rows: a whole row of
 // spaces each), which no one reads, and `screen` does not show them either.
-void TextConverter::change_row(std::size_t column, std::string& out) {
-  if (line_.has_text()) {
-    const std::string& text = line_.text();
-    out.append(text, 0, text.find_last_not_of(' ') + 1);
+// A move up by `up` rows from a line with no text goes back over the empty
+// lines held above it (prompt_toolkit reserves rows for its menus so).
+void TextConverter::change_row(std::size_t column, std::size_t up, std::string& out) {
+  const std::string& text = line_.text();
+  const std::size_t end = text.find_last_not_of(' ') + 1;  // npos + 1 == 0
+  if (end > 0) {
+    write_held_lines(out);
+    out.append(text, 0, end);
     out += '\n';
     ++lines_ended_;
+  } else {
+    if (line_.has_text() && up == 0) ++held_blank_lines_;  // a row of spaces: an empty line
+    held_blank_lines_ -= std::min(up, held_blank_lines_);
   }
   line_.clear(column);
+  printed_ = false;
   changed_row_ = true;
 }
 
@@ -305,10 +384,10 @@ void TextConverter::apply_escape(std::string_view unit, std::string& out) {
       line_.repeat(action.n);
       break;
     case LineOp::kRowKeepColumn:
-      change_row(line_.column(), out);
+      change_row(line_.column(), action.up, out);
       break;
     case LineOp::kRowToColumn:
-      change_row(action.n, out);
+      change_row(action.n, action.up, out);
       break;
     case LineOp::kNewLine:
       end_line(out);
@@ -316,11 +395,16 @@ void TextConverter::apply_escape(std::string_view unit, std::string& out) {
     case LineOp::kSave:
       saved_column_ = line_.column();
       changed_row_ = false;
+      held_at_save_ = held_blank_lines_;
+      lines_at_save_ = lines_ended_;
       break;
     case LineOp::kRestore:
-      // Back to the saved row: another row if one was left since the save.
+      // Back to the saved row: another row if one was left since the save,
+      // above the empty lines held since (all of them when a line was
+      // written since: the save was on it or above).
       if (changed_row_) {
-        change_row(saved_column_, out);
+        const std::size_t kept = lines_ended_ == lines_at_save_ ? held_at_save_ : 0;
+        change_row(saved_column_, held_blank_lines_ - std::min(kept, held_blank_lines_), out);
       } else {
         line_.move_to(saved_column_);
       }
@@ -349,6 +433,7 @@ void TextConverter::convert(std::string_view raw, bool final, std::string& out) 
     if (is_printable_ascii(p[i])) {
       std::size_t j = i + 1;
       while (j < n && is_printable_ascii(p[j])) ++j;
+      printed_ = true;
       if (charsets_.plain()) {
         line_.put_ascii(raw.substr(i, j - i));
       } else {
@@ -363,6 +448,7 @@ void TextConverter::convert(std::string_view raw, bool final, std::string& out) 
       return;
     }
     const std::string_view bytes = raw.substr(i, unit.length);
+    printed_ = printed_ || shows_text(unit.kind);
     switch (unit.kind) {
       case UnitKind::kPrintable:
         // A C1 control written as UTF-8 (U+0080..U+009F: Windows-1252

@@ -21,6 +21,13 @@
 //   terminal gives: the view
 //   never rewrites a line it has printed, so a multi-line progress display
 //   reads as its successive frames ("one\e[Atwo" -> "one\n   two").
+// - Empty lines (nothing printed on them) are held back until text
+//   follows, and a move up (CSI n A,
+//   CSI n F, ESC M, a restore to a row above them) from a row with no text
+//   takes back as many of them: rows reserved with empty lines and left at
+//   once (prompt_toolkit's REPLs, ipython, pgcli, print 30-odd below their
+//   prompt for a menu) read as nothing, as on the screen, and
+//   "a\n\n\n\e[2Ab" -> "a\nb". Output that ends reads its held lines.
 // - Erased or skipped cells are blanks: spaces between text, nothing at the
 //   end of a row; a space printed over a cell blanks it too ("\b \b").
 // - Printable ASCII prints in the character set in use (Charsets: DEC line
@@ -33,11 +40,12 @@
 // the character sets in use at its start (given by the caller). With it, the
 // log's page boundaries (see OutputLog::read) make page texts concatenate to
 // the text of the whole.
-// The one exception is a single line, longer than a page, that holds a unit
+// The exceptions are a single line, longer than a page, that holds a unit
 // that reaches back into the line (a bare CR, BS, a move left or to a
 // column, an erase of its start, a move to another row): it cannot reach
 // into the previous page (shorter lines are kept whole because a capped page
-// ends at the last LF when the cut line reaches back further on).
+// ends at the last LF when the cut line reaches back further on), and a run
+// of empty lines longer than a page that a move up takes back.
 // TextConverter carries the line across calls and has no such exception
 // (explore uses it).
 //
@@ -77,8 +85,8 @@ std::string without_escapes(std::string_view raw);
 
 // Length of the longest prefix of `raw` (at most `max_bytes`, but at least one
 // whole unit) that does not end inside a UTF-8 character, an escape sequence
-// or a CR LF pair; prefers ending just after a LF when one is in the last
-// half of the prefix, or anywhere in it when the cut line holds a unit that
+// or a CR LF pair; prefers ending just after a LF that ends a line with text
+// when one is in the last half of the prefix, or anywhere in it when the cut line holds a unit that
 // reaches back into the line (see above; looking up to max_bytes past the
 // cut, so give it up to twice max_bytes of raw to benefit). When `more_may_follow`, an incomplete
 // unit at the very end of `raw` is excluded (it will complete later). May return 0 only when raw is
@@ -117,12 +125,16 @@ class TextConverter {
   void take_open_line(std::string& out);
   // Line ends written so far ('\n' in the text).
   std::size_t lines_ended() const { return lines_ended_; }
+  // Empty lines ended but not written yet: written before the next text, or
+  // taken back by a move up over them.
+  std::size_t held_blank_lines() const { return held_blank_lines_; }
 
  private:
   void convert(std::string_view raw, bool final, std::string& out);
   void apply_escape(std::string_view unit, std::string& out);
   void end_line(std::string& out);
-  void change_row(std::size_t column, std::string& out);
+  void change_row(std::size_t column, std::size_t up, std::string& out);
+  void write_held_lines(std::string& out);
   void put_in_charset(std::string_view run);
 
   TextLine line_;        // the open line
@@ -130,6 +142,10 @@ class TextConverter {
   std::size_t lines_ended_ = 0;
   std::size_t saved_column_ = 0;  // ESC 7 / CSI s
   bool changed_row_ = false;      // a row was left since the save
+  bool printed_ = false;              // on the open line: it is not an empty one
+  std::size_t held_blank_lines_ = 0;  // empty lines ended but not written yet
+  std::size_t held_at_save_ = 0;      // held_blank_lines_ at the save
+  std::size_t lines_at_save_ = 0;     // lines_ended_ at the save
   Charsets charsets_;             // what printable ASCII prints as
 };
 

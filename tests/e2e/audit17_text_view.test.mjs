@@ -124,3 +124,31 @@ test('tail_lines counts the lines the agent reads, not the line feeds of cursor-
   // Raw pages count raw lines (the PTY turned each LF into CR LF).
   assert.equal(raw.output, 'b 3\r\n\u001b[2A\u001b[2B');
 });
+
+test('a REPL that reserves rows below its prompt (prompt_toolkit: ipython, pgcli) reads as its prompt, not 30 empty lines', async (t) => {
+  // As prompt_toolkit draws a prompt: empty lines for a menu below it, then
+  // back up at once. Each answer and the next prompt go out in one write.
+  const script = [
+    'import sys',
+    'n, reply = 1, ""',
+    'while True:',
+    '    sys.stdout.write(reply + f"In [{n}]: " + "\\r\\r\\n" * 30 + "\\x1b[30A\\x1b[8C")',
+    '    sys.stdout.flush()',
+    '    line = sys.stdin.readline()',
+    '    if not line:',
+    '        break',
+    '    reply = f"Out[{n}]: {line.strip().upper()}\\r\\n\\r\\n"',
+    '    n += 1',
+  ].join('\n');
+  const r = await start(t, { argv: ['python3', '-c', script], env: UTF8, yield_ms: WAIT_MS });
+  assert.equal(r.status, 'backgrounded', JSON.stringify(r));
+  assert.equal(r.output, 'In [1]: \n');
+  const id = r.execution_id;
+  const w = await call('write', { execution_id: id, input: 'abc', newline: true });
+  assert.equal(w.output, 'abc\nOut[1]: ABC\n\nIn [2]: \n');
+  // The newest lines are the prompt's, not the reserved rows.
+  const tail = await call('read', { execution_id: id, tail_lines: 2 });
+  assert.equal(tail.output, '\nIn [2]: \n');
+  const all = await call('read', { execution_id: id, since_seq: 1 });
+  assert.equal(all.output, 'In [1]: \n        abc\nOut[1]: ABC\n\nIn [2]: \n');
+});

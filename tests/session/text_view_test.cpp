@@ -140,5 +140,49 @@ TEST(TextView, OpenLineShowsTheLineNotYetEnded) {
   EXPECT_EQ(converter.open_line(), "TWo");
 }
 
+// prompt_toolkit (ipython, ptpython, pgcli) reserves rows for its menus with
+// empty lines below the prompt and goes back up at once: they read as
+// nothing, as on the screen, not 30-odd empty lines after each prompt.
+TEST(TextView, EmptyLinesAMoveUpTakesBackReadAsNothing) {
+  std::string reserve;
+  for (int k = 0; k < 34; ++k) reserve += "\r\r\n";
+  const std::string prompt =
+      "\x1b[0;32mIn [1]: \x1b[0m\r\r\n" + reserve + "\x1b[0m \b\x1b[35A\x1b[8C";
+  EXPECT_EQ(to_text(prompt), "In [1]: \n");
+  EXPECT_EQ(to_text("a\n\n\n\x1b[2Ab"), "a\nb");
+  EXPECT_EQ(to_text("a\n\n\n\x1bMb"), "a\n\nb");           // ESC M: one row up
+  EXPECT_EQ(to_text("a\n\n\n\x1b[5Fb"), "a\nb");           // more than were held
+  EXPECT_EQ(to_text("a\n\n\nb\x1b[3Ac"), "a\n\n\nb\n c");  // rows with text between stay
+  EXPECT_EQ(to_text("p> \x1b"
+                    "7\r\n\r\n\x1b"
+                    "8x"),
+            "p> \n   x");  // restore above them
+  // Not taken back: output that ends, moves down or to a fixed row.
+  EXPECT_EQ(to_text("a\n\n\n"), "a\n\n\n");
+  EXPECT_EQ(to_text("a\n\n\x1b[Bb"), "a\n\nb");
+  EXPECT_EQ(to_text("a\n\n\x1b[5;1Hb"), "a\n\nb");
+  EXPECT_EQ(to_text("a\nx\r\x1b[K\n\x1b[Ab"), "a\n\nb");  // printed on, then erased: a line
+}
+
+// A page does not end inside empty lines a move up further on takes back.
+TEST(TextView, SafePageLengthKeepsEmptyLinesWithTheMoveThatTakesThemBack) {
+  std::string raw = "text\r\n";
+  for (int k = 0; k < 20; ++k) raw += "\r\n";
+  raw += "\x1b[20A> ";
+  EXPECT_EQ(safe_page_length(raw, 30, false), 6u);
+  EXPECT_EQ(to_text(raw.substr(0, 6)) + to_text(raw.substr(6)), to_text(raw));
+  EXPECT_EQ(safe_page_length("text\r\n\r\n\r\nmore text\r\n", 13, false), 10u);  // none here
+}
+
+TEST(TextView, RawLengthThroughLineCountsOnlyTheEmptyLinesKept) {
+  const std::string taken_back = "a\n\n\n\x1b[2Ab\nc";
+  ASSERT_EQ(to_text(taken_back), "a\nb\nc");
+  EXPECT_EQ(raw_length_through_line(taken_back, 2), taken_back.find("c"));
+  const std::string kept = "a\n\n\nb\nc";
+  EXPECT_EQ(raw_length_through_line(kept, 2), 3u);
+  EXPECT_EQ(raw_length_through_line(kept, 3), 4u);
+  EXPECT_EQ(raw_length_through_line(kept, 4), kept.find("c"));
+}
+
 }  // namespace
 }  // namespace agentty::session

@@ -76,11 +76,13 @@ std::string binary_note(std::string_view text) {
 // tail_lines as text. The log finds the bytes of the last N lines by raw
 // LFs, but their text can hold more lines (a cursor-up redraw, as in a
 // multi-bar progress display, ends a text line without a LF) or fewer (a
-// last raw "line" of escapes only): ask for more raw lines until the text
-// has N (or the page is cut), then keep its last N.
+// last raw "line" of escapes only, empty lines a move up takes back, as the
+// 30-odd a prompt_toolkit REPL reserves below its prompt): ask for more raw
+// lines until the text has N (or the page is cut), then keep its last N.
 std::pair<session::LogPage, std::string> tail_as_text(session::Execution& execution,
                                                       const ReadRequest& request) {
   constexpr std::size_t kMaxWidening = 8;
+  constexpr std::size_t kMinWidenedLines = 256;
   const std::size_t wanted = *request.tail_lines;
   const auto& log = execution.log();
   session::LogPage page;
@@ -94,7 +96,8 @@ std::pair<session::LogPage, std::string> tail_as_text(session::Execution& execut
         },
         request.max_bytes, request.max_bytes);
     if (request.raw || count_lines(text) >= wanted || page.capped || page.evicted ||
-        page.start_seq <= log.first_retained_seq() || raw_lines >= wanted * kMaxWidening)
+        page.start_seq <= log.first_retained_seq() ||
+        raw_lines >= std::max(wanted * kMaxWidening, kMinWidenedLines))
       break;
   }
   if (!request.raw) text = last_lines(std::move(text), wanted);
