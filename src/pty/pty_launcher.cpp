@@ -111,7 +111,9 @@ std::optional<SpareSupervisor> PtyLauncher::fork_spare() {
   if (!maker_) return std::nullopt;
   auto forked = SpareSupervisor::start(&*maker_);
   if (!forked) {
-    drop_maker(forked.error());
+    // Out of fds for the spare's PTY is no fault of the maker's: dropping
+    // it made every later start exec a supervisor, for the server's life.
+    if (maker_->ended()) drop_maker(forked.error());
     return std::nullopt;
   }
   return std::move(forked.value());

@@ -52,7 +52,11 @@ Expected<void> check_cwd(const std::string& cwd) {
 // Keeps our fds out of 0..kStdinFd, the numbers the supervisor's fds take
 // (so that no dup2 onto them clobbers another source fd first, and none is a
 // dup2 onto itself, which would leave it close-on-exec).
+// `fd` is what the call named `what` returned: -1 is its failure, with errno
+// still set (a dup of -1 said "Bad file descriptor" where the open had run
+// out of fds).
 Expected<UniqueFd> ensure_above_stdio(UniqueFd fd, const char* what) {
+  if (!fd) return make_error(errno_message(what));
   if (fd.get() > supervisor::kStdinFd) return fd;
   UniqueFd moved(::fcntl(fd.get(), F_DUPFD_CLOEXEC, supervisor::kStdinFd + 1));
   if (!moved) return make_error(errno_message(what));
@@ -231,9 +235,15 @@ Expected<pid_t> spawn_supervisor(const std::vector<std::string>& mode_arguments,
                           environment.empty() ? environ : envp.data());
   if (err == 0) return pid;
   if (auto checked = check_cwd(cwd); !checked) return make_error(checked.error());
-  return make_error("cannot start " + supervisor_path() + ": " + std::strerror(err) +
-                    " (agentty runs every program under it; `make build` builds it beside "
-                    "the agentty binary)");
+  // Only these mean the program file itself: a process or memory limit sent
+  // people to rebuild agentty.
+  if (err == ENOENT || err == EACCES || err == ENOEXEC || err == ENOTDIR)
+    return make_error("cannot start " + supervisor_path() + ": " + std::strerror(err) +
+                      " (agentty runs every program under it; `make build` builds it beside "
+                      "the agentty binary)");
+  return make_error(
+      "cannot start " + supervisor_path() +
+      " (agentty runs every program under it): " + process_start_message("posix_spawn", err));
 }
 
 // Whether the spare is still waiting for its instruction: after its pid it
@@ -390,7 +400,9 @@ std::optional<Expected<StartingProgram>> SpareSupervisor::start_program(
 SpareMaker::SpareMaker(UniqueFd socket, pid_t pid) : socket_(std::move(socket)), pid_(pid) {}
 
 SpareMaker::SpareMaker(SpareMaker&& other) noexcept
-    : socket_(std::move(other.socket_)), pid_(std::exchange(other.pid_, -1)) {}
+    : socket_(std::move(other.socket_)),
+      pid_(std::exchange(other.pid_, -1)),
+      ended_(other.ended_) {}
 
 SpareMaker::~SpareMaker() {
   if (pid_ > 0) kill_and_reap(pid_);
@@ -414,7 +426,10 @@ Expected<void> SpareMaker::make(int slave, int control) {
   ssize_t n;
   while ((n = ::sendmsg(socket_.get(), &request.header, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
   }
-  if (n != 1) return make_error(errno_message("the spare maker: sendmsg"));
+  if (n != 1) {
+    ended_ = true;
+    return make_error(errno_message("the spare maker: sendmsg"));
+  }
   return {};
 }
 

@@ -103,6 +103,9 @@ class SpareMaker {
   // the fork. The maker sends the pid on `control`. An error means the maker
   // has ended: start spares another way.
   Expected<void> make(int slave, int control);
+  // Whether a make() failed: the maker has ended. A spare that could not be
+  // started for want of fds on agentty's side leaves the maker usable.
+  bool ended() const { return ended_; }
 
   pid_t pid() const { return pid_; }
 
@@ -110,6 +113,7 @@ class SpareMaker {
   SpareMaker(UniqueFd socket, pid_t pid);
   UniqueFd socket_;  // SOCK_SEQPACKET: requests out, nothing back
   pid_t pid_ = -1;
+  bool ended_ = false;
 };
 
 // The environment a spawned program sees, as "KEY=value" strings: the parent's

@@ -32,7 +32,7 @@ std::string describe_failure(const StatusMessage& message, const std::string& pr
     case Stage::controlling_tty:
       return errno_message("ioctl(TIOCSCTTY)", err);
     case Stage::fork:
-      return errno_message("fork", err);
+      return process_start_message("fork", err);
     case Stage::stdin_file:
       return errno_message("giving the program its stdin (dup2)", err);
     case Stage::program_pid:

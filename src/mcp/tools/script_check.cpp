@@ -94,7 +94,7 @@ boost::asio::awaitable<Expected<std::shared_ptr<const OwnedPath>>> check_bash_sy
   pid_t pid = 0;
   int rc = posix_spawnp(&pid, bash.c_str(), &actions, nullptr, const_cast<char**>(argv), environ);
   posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) co_return make_error(errno_message("posix_spawn bash", rc));
+  if (rc != 0) co_return make_error(process_start_message("posix_spawn bash", rc));
   CheckingProcess checking(pid);
   write_end.reset();
   // Read on the loop: a large script takes bash -n most of a second, and
