@@ -10,6 +10,7 @@
 #include "base/errno_message.hpp"
 #include "base/fd_io.hpp"
 #include "base/json_string.hpp"
+#include "base/log.hpp"
 #include "base/utf8.hpp"
 
 namespace agentty::session {
@@ -45,7 +46,7 @@ Expected<std::unique_ptr<Recorder>> Recorder::open(const RecorderOptions& option
     return make_error("cannot create recording '" + options.path.string() +
                       "': " + errno_message("open"));
   }
-  std::unique_ptr<Recorder> recorder(new Recorder(std::move(fd), options.max_bytes));
+  std::unique_ptr<Recorder> recorder(new Recorder(std::move(fd), options.path, options.max_bytes));
   nlohmann::ordered_json header = {
       {"version", 2},
       {"width", options.cols},
@@ -67,8 +68,11 @@ Expected<std::unique_ptr<Recorder>> Recorder::open(const RecorderOptions& option
   return recorder;
 }
 
-Recorder::Recorder(UniqueFd fd, std::uint64_t max_bytes)
-    : fd_(std::move(fd)), max_bytes_(max_bytes), start_(std::chrono::steady_clock::now()) {}
+Recorder::Recorder(UniqueFd fd, std::filesystem::path path, std::uint64_t max_bytes)
+    : fd_(std::move(fd)),
+      path_(std::move(path)),
+      max_bytes_(max_bytes),
+      start_(std::chrono::steady_clock::now()) {}
 
 Recorder::~Recorder() {
   finish();
@@ -140,19 +144,44 @@ void Recorder::write_event(std::string_view code, std::string_view data) {
     stopped_ = true;
     return;
   }
-  write_line(line);
+  if (!write_line(line)) stop_for_write_error(time);
   if (line.capacity() > kMaxKeptLineCapacity) std::string().swap(line);
 }
 
 bool Recorder::write_line(std::string_view line) {
+  const std::uint64_t before = *bytes_written_;
   std::size_t written = 0;
   auto result = write_all(fd_.get(), line, &written);
   *bytes_written_ += written;
   if (!result) {
     error_ = result.error();
     stopped_ = true;
+    if (written > 0) truncate_to(before);
   }
   return result.ok();
+}
+
+void Recorder::truncate_to(std::uint64_t size) {
+  // The file position stays where the cut line ended: move it back too, or
+  // a later write would leave a hole of zero bytes (invalid JSON).
+  if (::ftruncate(fd_.get(), static_cast<off_t>(size)) == 0 &&
+      ::lseek(fd_.get(), static_cast<off_t>(size), SEEK_SET) >= 0)
+    *bytes_written_ = size;
+}
+
+void Recorder::stop_for_write_error(const std::string& time) {
+  const std::string cause = error_;
+  // The replay page shows markers: without one a cut recording passes for
+  // the whole session. It may not fit on a full disk; the log still says it.
+  const std::string marker = "[" + time + ", \"m\", " +
+                             json_string("recording stopped: cannot write it (" + cause + ")") +
+                             "]\n";
+  write_line(marker);
+  error_ = cause;
+  spdlog::warn(
+      "recording {} stopped at {} bytes: {}; the execution goes on unrecorded. Free space "
+      "in the state directory (or make its recordings/ writable) for the next ones",
+      path_.string(), *bytes_written_, cause);
 }
 
 }  // namespace agentty::session

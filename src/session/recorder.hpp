@@ -17,8 +17,11 @@
 //
 // Events are written as they come (one write(2) per event), so the file is
 // complete up to the last event even if the process dies. A write error stops
-// the recording; error() says why. open() removes a file it could not even
-// write the header to (a full disk): no empty "recording" is left.
+// the recording; error() says why. The event cut short is truncated away and
+// a marker saying why is written if it fits (truncating gives back the room
+// the cut event took), so the file stays valid and does not pass for the
+// whole session; the stop is logged once. open() removes a file it could not
+// even write the header to (a full disk): no empty "recording" is left.
 //
 // Threading: not thread-safe; used on the execution's strand only.
 #pragma once
@@ -66,12 +69,16 @@ class Recorder {
   const std::string& error() const { return error_; }
 
  private:
-  Recorder(UniqueFd fd, std::uint64_t max_bytes);
+  Recorder(UniqueFd fd, std::filesystem::path path, std::uint64_t max_bytes);
   double elapsed_seconds() const;
   void write_event(std::string_view code, std::string_view data);
   bool write_line(std::string_view line);
+  // Cuts a partly written line off (the file ends on a whole event).
+  void truncate_to(std::uint64_t size);
+  void stop_for_write_error(const std::string& time);
 
   UniqueFd fd_;
+  std::filesystem::path path_;
   std::uint64_t max_bytes_;
   std::shared_ptr<std::uint64_t> bytes_written_ = std::make_shared<std::uint64_t>(0);
   std::chrono::steady_clock::time_point start_;

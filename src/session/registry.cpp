@@ -218,9 +218,17 @@ void Registry::attach_recorder(Execution& execution) {
   auto recorder = Recorder::open(recording);
   if (!recorder) {
     recordings_dir_made_ = false;  // removed meanwhile? made again next time
-    spdlog::warn("no recording for {}: {}", execution.id(), recorder.error());
+    // A full disk fails every start: one line, not one per execute.
+    if (recordings_missed_++ == 0)
+      spdlog::warn(
+          "no recording for {}: {}; later executions go unrecorded too until one can be "
+          "written (free space in the state directory), which the log will say",
+          execution.id(), recorder.error());
     return;
   }
+  if (recordings_missed_ > 0)
+    spdlog::warn("recordings resume with {}; the {} executions before it were not recorded",
+                 execution.id(), std::exchange(recordings_missed_, 0));
   recording_retention_.track_size(recorder.value()->size_counter());
   execution.set_recorder(std::move(recorder).value());
 }

@@ -151,6 +151,9 @@ class Registry {
   RecordingRetention recording_retention_;
   bool recordings_dir_made_ = false;
   std::string recordings_refusal_;  // why recordings are off, as last warned
+  // Executions started unrecorded since the last recording that could be
+  // made (a full disk): warned for the first only, counted when they resume.
+  std::size_t recordings_missed_ = 0;
   pty::PtyLauncher launcher_;
   boost::asio::steady_timer prune_timer_;
   bool prune_armed_ = false;

@@ -28,6 +28,72 @@ async function agenttyWithStderr(t, options) {
   return { ...agent, run, stderr: () => stderr };
 }
 
+// ---- a full disk under the recordings ----
+
+function smallFilesystem(t, size) {
+  const dir = tempDirForRun('agentty-full-');
+  execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size},mode=0700`, 'tmpfs', dir]);
+  t.after(() => {
+    spawnSync('umount', ['-l', dir]);
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return dir;
+}
+
+// Fills `dir`'s filesystem up to its last `leaveKiB` KiB; returns the file.
+let fillers = 0;
+function fill(dir, leaveKiB = 0) {
+  const file = path.join(dir, `filler${fillers++}`);
+  const freeKiB = Number(execFileSync('df', ['-k', '--output=avail', dir], { encoding: 'utf8' }).split('\n')[1]);
+  const count = Math.max(0, Math.floor((freeKiB - leaveKiB) / 4));
+  spawnSync('dd', ['if=/dev/zero', `of=${file}`, 'bs=4k', `count=${leaveKiB ? count : 1e9}`], { stdio: 'ignore' });
+  return file;
+}
+
+function castEvents(file) {
+  return readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line));
+}
+
+// The recording stopped mid-event without a word: the file ended in half a
+// JSON line, no marker, nothing logged, so a replay showed it as the whole
+// session. Now the half line is cut away and a marker says why.
+test('a recording the disk fills up ends on a whole event with a marker saying why, and the log says it', { skip: !isRoot && 'mounts a tmpfs: root only' }, async (t) => {
+  const mount = smallFilesystem(t, '2m');
+  const stateDir = path.join(mount, 'state');
+  // The default 1 MiB RAM ring holds all the output: the recording alone writes.
+  const agent = await agenttyWithStderr(t, { stateDir });
+  assert.equal((await agent.run({ command: 'echo warm' })).status, 'completed');
+  fill(mount, 256);
+  const r = await agent.run({ command: 'seq 1 100000' });  // ~750 KB of asciicast
+  assert.equal(r.status, 'completed', r.error);
+  assert.equal(r.evicted, false, r.hint);
+  const cast = path.join(stateDir, 'recordings', `${r.execution_id}.cast`);
+  const events = castEvents(cast);  // throws on a line cut short
+  const last = events.at(-1);
+  assert.equal(last[1], 'm', JSON.stringify(last).slice(0, 200));
+  assert.match(last[2], /^recording stopped: cannot write it \(.*No space left on device/);
+  assert.match(agent.stderr(), new RegExp(`recording ${cast} stopped at \\d+ bytes: .*No space left on device.*Free space`));
+  // The output itself was kept whole, in memory.
+  const tail = await agent.call('read', { execution_id: r.execution_id, tail_lines: 1 });
+  assert.equal(tail.output, '100000\n');
+});
+
+// Every execute on a full disk logged its own "no recording for" warning.
+test('while recordings cannot be made, that is logged once, and again when they resume', { skip: !isRoot && 'mounts a tmpfs: root only' }, async (t) => {
+  const mount = smallFilesystem(t, '1m');
+  const agent = await agenttyWithStderr(t, { stateDir: path.join(mount, 'state') });
+  assert.equal((await agent.run({ command: 'echo warm' })).status, 'completed');
+  const filler = fill(mount);
+  for (let i = 0; i < 4; i++) assert.equal((await agent.run({ command: `echo run${i}` })).output, `run${i}\n`);
+  const warnings = agent.stderr().split('\n').filter((line) => /no recording for/.test(line));
+  assert.equal(warnings.length, 1, agent.stderr());
+  assert.match(warnings[0], /No space left on device.*later executions go unrecorded too/);
+  unlinkSync(filler);
+  const resumed = await agent.run({ command: 'echo back' });
+  assert.match(agent.stderr(), new RegExp(`recordings resume with ${resumed.execution_id}; the 4 executions before it were not recorded`));
+  assert.ok(existsSync(path.join(mount, 'state', 'recordings', `${resumed.execution_id}.cast`)));
+});
+
 // ---- no processes left ----
 
 // A pids cgroup to put agentty in: cgroup v1's pids hierarchy, or v2 with

@@ -259,5 +259,39 @@ TEST_F(RecorderTest, OpenThatCannotWriteTheHeaderLeavesNoFile) {
   EXPECT_FALSE(fs::exists(options.path));
 }
 
+// A write the disk cut short (here: a file size limit) left half an event
+// and no word of it: the replay showed a cut recording as the whole session.
+// The half event goes, and a marker in the room it took says why.
+TEST_F(RecorderTest, AWriteCutShortEndsOnAWholeEventAndAMarkerSayingWhy) {
+  auto recorder = open();
+  ASSERT_TRUE(recorder);
+  recorder->output("before\r\n");
+  const auto whole = fs::file_size(dir_ / "rec.cast");
+  struct rlimit saved {};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &saved), 0);
+  auto* saved_handler = std::signal(SIGXFSZ, SIG_IGN);  // the write fails with EFBIG instead
+  struct rlimit small = saved;
+  small.rlim_cur = whole + 500;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  recorder->output(std::string(2000, 'x'));  // 500 bytes of it fit
+  const bool stopped = recorder->stopped();
+  recorder->output("after");
+  ::setrlimit(RLIMIT_FSIZE, &saved);
+  std::signal(SIGXFSZ, saved_handler);
+  EXPECT_TRUE(stopped);
+  EXPECT_NE(recorder->error().find("File too large"), std::string::npos) << recorder->error();
+  EXPECT_EQ(recorder->bytes_written(), fs::file_size(dir_ / "rec.cast"));
+  recorder.reset();
+
+  const auto all = lines();
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_EQ(all[1][2], "before\r\n");
+  EXPECT_EQ(all[2][1], "m");
+  EXPECT_EQ(all[2][2].get<std::string>().rfind(
+                "recording stopped: cannot write it (write: File too large", 0),
+            0u)
+      << all[2][2];
+}
+
 }  // namespace
 }  // namespace agentty::session
