@@ -122,12 +122,14 @@ ExploreStat Explorer::cached_stat() const {
 Expected<GrepResult> Explorer::grep(const GrepOptions& options) {
   const SuspendAfterCall suspend{impl_->store};
   impl_->sync();
+  if (!impl_->read_failure.empty()) return make_error(impl_->read_failure);
   return impl_->grep(options);
 }
 
 Expected<ExploreReadResult> Explorer::read(const ExploreReadOptions& options) {
   const SuspendAfterCall suspend{impl_->store};
   impl_->sync();
+  if (!impl_->read_failure.empty()) return make_error(impl_->read_failure);
   return impl_->read(options);
 }
 

@@ -63,6 +63,9 @@ struct ExploreStat {
   // just past the first LF retained (the cut line before it is skipped).
   std::uint64_t text_seq = 1;
   bool first_line_cut = false;  // evicted and no LF retained: line 1 lacks its start
+  // The spool could not be read (out of fds): the counts cover only what
+  // was converted before; empty otherwise. grep and read return it as error.
+  std::string read_error;
 };
 
 struct ExploreLine {

@@ -227,6 +227,7 @@ boost::asio::awaitable<ExploreStat> Explorer::stat_async() {
 boost::asio::awaitable<Expected<GrepResult>> Explorer::grep_async(GrepOptions options) {
   AsyncCall call(*this);
   if (!co_await call.begin()) co_return cancelled_error();
+  if (!impl_->read_failure.empty()) co_return make_error(impl_->read_failure);
   GrepRun run(*impl_, options);
   if (auto started = run.start(); !started) co_return make_error(started.error());
   for (;;) {
@@ -241,6 +242,7 @@ boost::asio::awaitable<Expected<ExploreReadResult>> Explorer::read_async(
     ExploreReadOptions options) {
   AsyncCall call(*this);
   if (!co_await call.begin()) co_return cancelled_error();
+  if (!impl_->read_failure.empty()) co_return make_error(impl_->read_failure);
   co_return impl_->read(options);
 }
 

@@ -53,6 +53,9 @@ struct Explorer::Impl {
   std::uint64_t max_line = 0;
   std::vector<std::uint64_t> index{0};  // text offset of line k * kIndexStride
   std::uint64_t last_line_begin = 0;    // text offset where the last (open) line begins
+  // This call could not read the log's spool (out of fds): what was
+  // converted stays, the rest is converted by a later call. Empty otherwise.
+  std::string read_failure;
 
   const std::string& open_line() const { return converter.open_line(); }
   std::uint64_t text_size() const { return store.size() + open_line().size(); }
@@ -81,6 +84,11 @@ struct Explorer::Impl {
     for (std::uint64_t seq = start_seq; seq < log.latest_seq();) {
       const std::uint64_t to = std::min<std::uint64_t>(log.latest_seq(), seq + kConvertBlock);
       log.copy_range(seq, to, raw_buffer);
+      if (!log.read_error().empty()) {
+        read_failure = log.read_error();
+        seeking_line = true;
+        return;
+      }
       if (const void* lf = std::memchr(raw_buffer.data(), '\n', raw_buffer.size())) {
         text_seq = converted_seq =
             seq + static_cast<std::uint64_t>(static_cast<const char*>(lf) - raw_buffer.data()) + 1;
@@ -113,6 +121,7 @@ struct Explorer::Impl {
   // was built from may have been evicted (line numbers count from the first
   // whole line retained, so it is built again).
   void begin_sync() {
+    read_failure.clear();
     if (!store.resume()) reset(log.first_retained_seq());
     if (log.first_retained_seq() > start_seq) reset(log.first_retained_seq());
   }
@@ -124,10 +133,16 @@ struct Explorer::Impl {
   bool sync_step(std::uint64_t until_seq) {
     if (log.first_retained_seq() > converted_seq) reset(log.first_retained_seq());
     if (seeking_line) seek_first_line();
+    if (!read_failure.empty()) return true;  // the call ends with the error
     const std::uint64_t target = std::min(until_seq, log.latest_seq());
     if (converted_seq < target) {
       const std::uint64_t to = std::min<std::uint64_t>(target, converted_seq + kConvertBlock);
       log.copy_range(converted_seq, to, raw_buffer);
+      // Converting nothing here cached an empty text for good.
+      if (!log.read_error().empty()) {
+        read_failure = log.read_error();
+        return true;
+      }
       text_buffer.clear();
       converter.feed(raw_buffer, text_buffer);
       if (converter.open_line().size() > kMaxOpenLineBytes) converter.take_open_line(text_buffer);
@@ -171,6 +186,7 @@ struct Explorer::Impl {
     stat.first_line_cut = first_line_cut;
     stat.raw_bytes = converted_seq - start_seq;
     stat.evicted = start_seq > 1;
+    stat.read_error = read_failure;
     return stat;
   }
 

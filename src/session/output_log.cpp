@@ -91,7 +91,8 @@ struct OutputLog::Impl {
   char ram_before_first = 0;
   char spool_before_first = 0;
   std::string spool_error;
-  std::uint64_t frozen_at = 0;  // latest_seq at freeze_spool()
+  mutable std::string read_error;  // see OutputLog::read_error
+  std::uint64_t frozen_at = 0;     // latest_seq at freeze_spool()
 
   // Bytes may go to the spool (its file may not exist yet).
   bool spool_active() const { return spool_enabled; }
@@ -198,11 +199,19 @@ struct OutputLog::Impl {
     UniqueFd reopened;
     if (spool_closed) reopened.reset(::open(spool_path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
     const int fd = spool_closed ? reopened.get() : spool_fd.get();
+    // An ended record's spool is opened per read: out of fds, that fails,
+    // and an empty copy would pass for no output (explore cached it so).
+    const auto failed = [this](const char* syscall) {
+      read_error =
+          "cannot read the spool file " + spool_path.string() + ": " + errno_message(syscall);
+      return false;
+    };
+    if (fd < 0) return failed("open");
     while (size > 0) {
       const std::uint64_t offset = (seq - 1) % spool_cap;
       const std::size_t chunk =
           static_cast<std::size_t>(std::min<std::uint64_t>(size, spool_cap - offset));
-      if (pread_all(fd, out, chunk, static_cast<off_t>(offset)) != chunk) return false;
+      if (pread_all(fd, out, chunk, static_cast<off_t>(offset)) != chunk) return failed("pread");
       out += chunk;
       seq += chunk;
       size -= chunk;
@@ -227,6 +236,10 @@ OutputLog::~OutputLog() {
 
 const std::string& OutputLog::spool_error() const {
   return impl_->spool_error;
+}
+
+const std::string& OutputLog::read_error() const {
+  return impl_->read_error;
 }
 
 void OutputLog::append(std::string_view bytes) {
@@ -333,6 +346,7 @@ std::string OutputLog::copy_range(std::uint64_t from, std::uint64_t to) const {
 
 void OutputLog::copy_range(std::uint64_t from, std::uint64_t to, std::string& out) const {
   out.clear();
+  impl_->read_error.clear();
   from = std::max(from, first_retained_seq());
   to = std::min(to, latest_seq_);
   if (from >= to) return;
@@ -367,6 +381,10 @@ LogPage OutputLog::read(std::uint64_t since_seq, std::size_t max_bytes) const {
   std::size_t length = 0;
   for (;;) {
     page.bytes = copy_range(since_seq, since_seq + window);
+    if (!impl_->read_error.empty()) {
+      page.read_error = impl_->read_error;
+      return page;  // nothing returned: the cursor stays, to read again
+    }
     const bool more = window < available || !complete_;
     length = safe_page_length(page.bytes, max_bytes, more);
     // A unit longer than the window: widen until it is whole.
@@ -440,6 +458,7 @@ LogPage OutputLog::tail_lines(std::size_t lines, std::size_t max_bytes) const {
     if (start > 1) start = resync(*this, start);
   }
   page.bytes = copy_range(start, latest_seq_);
+  page.read_error = impl_->read_error;
   const std::size_t length =
       safe_page_length(page.bytes, std::numeric_limits<std::size_t>::max(), !complete_);
   page.bytes.resize(length);

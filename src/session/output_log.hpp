@@ -46,6 +46,9 @@ struct LogPage {
   std::string bytes;            // raw bytes [start_seq, next_seq)
   bool capped = false;          // max_bytes cut the page; more is available from next_seq
   bool evicted = false;         // part of the requested range is gone for good
+  // The spool could not be read (out of fds): nothing from start_seq on is
+  // returned, though it is kept; why, or empty.
+  std::string read_error;
 };
 
 class OutputLog {
@@ -85,6 +88,8 @@ class OutputLog {
   // evicted: fewer lines than asked were left because of eviction.
   LogPage tail_lines(std::size_t lines, std::size_t max_bytes) const;
   // Raw copy of [from, to) clamped to what is retained; for explore and search.
+  // Empty when the part on the spool could not be read: read_error() then
+  // says why (until the next copy).
   std::string copy_range(std::uint64_t from, std::uint64_t to) const;
   // The same into `out` (replacing its contents), so a caller copying many
   // blocks reuses one buffer instead of faulting in fresh memory each time.
@@ -114,6 +119,9 @@ class OutputLog {
   // Why the spool is not in use ("cannot write the spool file PATH: CAUSE"),
   // or empty. The log then keeps only its RAM ring.
   const std::string& spool_error() const;
+  // Why the last copy_range could not read the spool ("cannot read the spool
+  // file PATH: CAUSE"), or empty.
+  const std::string& read_error() const;
 
  private:
   struct Impl;

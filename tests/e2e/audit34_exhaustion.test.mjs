@@ -194,3 +194,45 @@ test('out of file descriptors, execute and open say so and how to fix it, and wo
   assert.equal(again.prompt_ready, true);
   assert.doesNotMatch(agent.stderr(), /spare maker failed/);
 });
+
+// An ended record's spool is opened per read. Out of fds, explore cached an
+// empty text (line_count 0, no match) and kept answering so once fds were
+// back; read returned an empty page as if there were no output.
+test('out of file descriptors, read and explore of a spooled output say they cannot read it, and read it all once fds are back', async (t) => {
+  const agent = await agenttyWithStderr(t, {
+    runAs: ['sh', '-c', 'ulimit -n 64 && exec "$0" "$@"'],
+    args: ['--ram-bytes', '65536'],  // the output lives in its spool file
+  });
+  const big = await agent.run({ command: 'seq 1 100000' });
+  assert.equal(big.status, 'completed', big.error);
+  // Idle web connections take every fd left (the server then pauses accepting).
+  const { port } = parseUrl(big.terminal_url);
+  const sockets = [];
+  t.after(() => sockets.forEach((s) => s.destroy()));
+  await Promise.all(Array.from({ length: 80 }, () => new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1', () => { socket.write('G'); resolve(); });
+    socket.on('error', () => resolve());
+    sockets.push(socket);
+  })));
+  await eventually(() => /Too many open files/.test(agent.stderr()), { timeout: 30000, what: 'agentty to run out of fds' });
+  const outOfFds = /cannot read the spool file .*Too many open files \(errno 24\); agentty has as many files open as its limit allows/;
+  const stat = await agent.call('explore', { execution_id: big.execution_id, op: 'stat' });
+  assert.equal(stat.isError, true, JSON.stringify(stat));
+  assert.match(stat.error, outOfFds);
+  const grep = await agent.call('explore', { execution_id: big.execution_id, op: 'grep', pattern: '^77777$' });
+  assert.equal(grep.isError, true, JSON.stringify(grep));
+  const read = await agent.call('read', { execution_id: big.execution_id, since_seq: 1, max_output_bytes: 100 });
+  assert.equal(read.output, '');
+  assert.match(read.read_error ?? '', outOfFds, JSON.stringify(read));
+  assert.equal(read.next_seq, 1);
+  sockets.forEach((s) => s.destroy());
+  const again = await eventually(async () => {
+    const r = await agent.call('explore', { execution_id: big.execution_id, op: 'stat' });
+    return r.isError ? null : r;
+  }, { timeout: 30000, what: 'explore to read the spool again' });
+  assert.equal(again.line_count, 100000);
+  const found = await agent.call('explore', { execution_id: big.execution_id, op: 'grep', pattern: '^77777$' });
+  assert.equal(found.matches[0]?.line, 77777, JSON.stringify(found));
+  const head = await agent.call('read', { execution_id: big.execution_id, since_seq: 1, max_output_bytes: 9 });
+  assert.equal(head.output, '1\n2\n3\n');
+});

@@ -51,6 +51,15 @@ void add_eviction(session::Execution& execution, const session::Explorer& explor
   out["message"] = message;
 }
 
+// The spool could not be read (agentty out of fds): an error, not an empty
+// or short text passed off as the whole output.
+std::optional<ToolResult> read_failure(const session::Explorer& explorer) {
+  const auto s = explorer.cached_stat();
+  if (s.read_error.empty()) return std::nullopt;
+  return tool_error("explore: " + s.read_error +
+                    ". The output is kept: call explore again once agentty can open files.");
+}
+
 // The ops below run their work in steps that yield to the event loop
 // (session::Explorer's *_async calls), so a 1 GB output does not stall
 // other calls and viewers while it is converted or searched.
@@ -58,6 +67,7 @@ using Explorer = session::Explorer;
 
 boost::asio::awaitable<ToolResult> stat(session::Execution& execution, Explorer& explorer) {
   auto s = co_await explorer.stat_async();
+  if (auto failed = read_failure(explorer)) co_return std::move(*failed);
   json out = {{"op", "stat"},
               {"execution_id", execution.id()},
               {"size_bytes", s.size_bytes},
@@ -81,6 +91,7 @@ boost::asio::awaitable<ToolResult> grep(session::Execution& execution, Explorer&
   options.max_bytes = max_bytes;
   options.start_line = args.value("start_line", 1);
   auto found = co_await explorer.grep_async(options);
+  if (auto failed = read_failure(explorer)) co_return std::move(*failed);
   if (!found) co_return tool_error(found.error());
   json matches = json::array();
   for (const auto& match : found->matches) {
@@ -118,6 +129,7 @@ boost::asio::awaitable<ToolResult> read_lines(session::Execution& execution, Exp
   options.max_bytes = max_bytes;
   options.byte_offset = args.value("byte_offset", 0ULL);
   auto read = co_await explorer.read_async(options);
+  if (auto failed = read_failure(explorer)) co_return std::move(*failed);
   if (!read) co_return tool_error(read.error());
   json out = {{"op", "read"},
               {"execution_id", execution.id()},

@@ -224,6 +224,13 @@ json read_fields(session::Execution& execution, const ReadRequest& request) {
   };
   add_spool_notes(out, log);
   std::string hint = binary_note(out["output"].get_ref<const std::string&>());
+  if (!page.read_error.empty()) {
+    // An empty page would pass for no output.
+    out["read_error"] = page.read_error;
+    hint += "The output from byte " + std::to_string(page.start_seq) +
+            " is kept but could not be read (see read_error); the cursor did not move. Read "
+            "again once agentty can open files. ";
+  }
   if (page.evicted) {
     const auto cause = eviction_cause(log);
     hint += "Output before byte " + std::to_string(page.start_seq) + " is gone for good (" +

@@ -144,6 +144,11 @@ json read_output_properties() {
          "Set when this execution's output could not be written to its spool file (a full "
          "disk, a read-only or removed state directory): why, and that only its newest bytes "
          "are kept, in memory."}}},
+      {"read_error",
+       {{"type", "string"},
+        {"description",
+         "Set when the kept output could not be read back (agentty out of file descriptors): "
+         "output is empty and the cursor stays; read again later."}}},
   };
 }
 
