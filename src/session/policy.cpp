@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
+#include <optional>
 
 #include "base/errno_message.hpp"
 #include "base/pcre2_handles.hpp"
@@ -29,6 +30,23 @@ constexpr std::string_view kMaxRequestVar = "AGENTTY_MAX_REQUEST_BYTES";
 constexpr std::uint64_t kMinRequestBytes = 64 << 10;
 constexpr std::string_view kMaxRecordingBytesVar = "AGENTTY_MAX_RECORDING_BYTES";
 constexpr std::string_view kMaxRecordingsVar = "AGENTTY_MAX_RECORDINGS";
+
+// A call without cwd (or with a relative one) while the server's own
+// directory is gone (a checkout removed under it): "create it first" would
+// not help, since a directory made again under that name is another one.
+std::optional<std::string> server_dir_gone(const std::string& shown, const std::string& cwd) {
+  if (!cwd.empty() && cwd[0] == '/') return std::nullopt;
+  std::error_code error;
+  if (!std::filesystem::current_path(error).empty()) return std::nullopt;  // getcwd works
+  std::string was = std::filesystem::read_symlink("/proc/self/cwd", error).string();
+  if (constexpr std::string_view kDeleted = " (deleted)"; was.ends_with(kDeleted))
+    was.resize(was.size() - kDeleted.size());
+  return "cwd '" + shown + "' cannot be used: the server's working directory" +
+         (was.empty() ? "" : " " + was) +
+         " was removed after agentty started, so there is no directory to run in. Pass an "
+         "absolute cwd that exists; an operator can restart agentty in an existing directory "
+         "or with --default-cwd (AGENTTY_DEFAULT_CWD).";
+}
 
 const std::vector<PolicyConfigVariable> kVariables = {
     {kBlockedVar,
@@ -359,6 +377,7 @@ Expected<std::string> Policy::check_cwd(const std::string& cwd) const {
   if (!resolved) {
     const int err = errno;
     if (err == ENOENT) {
+      if (auto gone = server_dir_gone(shown, cwd)) return make_error(*gone);
       // A relative path is this server's: say from where, so an agent that
       // meant its project's directory sees why.
       std::error_code ignored;

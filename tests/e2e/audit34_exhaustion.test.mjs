@@ -236,3 +236,23 @@ test('out of file descriptors, read and explore of a spooled output say they can
   const head = await agent.call('read', { execution_id: big.execution_id, since_seq: 1, max_output_bytes: 9 });
   assert.equal(head.output, '1\n2\n3\n');
 });
+
+// ---- the server's own directory removed ----
+
+test("with agentty's working directory removed, a call without cwd says so and how to go on", async (t) => {
+  const dir = tempDirForRun('agentty-cwd-');
+  const home = path.join(dir, 'project');
+  mkdirSync(home);
+  const agent = await agenttyWithStderr(t, { cwd: home });
+  rmSync(home, { recursive: true });
+  for (const args of [{ command: 'pwd' }, { command: 'pwd', cwd: 'sub' }]) {
+    const r = await agent.run(args);
+    assert.equal(r.status, 'failed_to_start');
+    assert.match(r.error, new RegExp(`the server's working directory ${home} was removed after agentty started.*Pass an absolute cwd`));
+    assert.doesNotMatch(r.error, /create it first/);
+  }
+  const session = await agent.call('open', {});
+  assert.match(session.error, /was removed after agentty started/);
+  assert.equal((await agent.run({ command: 'pwd', cwd: dir })).output, `${dir}\n`);
+  assert.deepEqual(readdirSync(dir), []);
+});
