@@ -52,6 +52,14 @@ std::string negative_problem(const std::string& value) {
   return value.starts_with('-') ? "must be 0 or more (got " + value + ")" : std::string();
 }
 
+// An empty --state-dir ended agentty in an uncaught filesystem_error (std::
+// filesystem::absolute("")); the default is had by leaving the option out.
+std::string empty_state_dir_problem(const std::string& value) {
+  return value.empty() ? "must name a directory (made if missing); leave the option out for the "
+                         "default"
+                       : std::string();
+}
+
 std::string policy_variables_help() {
   std::string text = "\nOperator policy (environment only):\n";
   for (const auto& variable : agentty::session::policy_config_variables()) {
@@ -67,6 +75,7 @@ void add_server_options(CLI::App& command, agentty::AppOptions& options, agentty
   auto& tools = options.tools;
   command.add_option("--state-dir", state_dir, "Spool files, audit log and scripts live here")
       ->envname("AGENTTY_STATE_DIR")
+      ->check(CLI::Validator(empty_state_dir_problem, ""))
       ->capture_default_str();
   command
       .add_option("--log-level", log.level,

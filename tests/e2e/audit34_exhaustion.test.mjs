@@ -1,8 +1,9 @@
 // End-to-end: agentty where the machine runs out of something (audit 34): a
 // full disk under its recordings, no processes left to start (a pids
-// cgroup), no file descriptors left (ulimit -n), and its own working
-// directory removed. Each says what ran out and what to do, loses nothing it
-// claims to keep, and the server serves again once the resource is back.
+// cgroup), no file descriptors left (ulimit -n), its own working
+// directory removed, an empty --state-dir. Each says what ran out and what
+// to do, loses nothing it claims to keep, and the server serves again once
+// the resource is back.
 // (A full spool: audit20_lifecycle; the web server out of fds:
 // audit12_security; shutdown by signals and EOF: audit7_hygiene.)
 import { test } from 'node:test';
@@ -13,7 +14,7 @@ import {
 } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { startAgentty, tempDirForRun } from './lib/mcp-client.mjs';
+import { agenttyBin, startAgentty, tempDirForRun } from './lib/mcp-client.mjs';
 import { eventually, parseUrl } from './lib/web-helpers.mjs';
 
 const isRoot = process.getuid?.() === 0;
@@ -255,4 +256,14 @@ test("with agentty's working directory removed, a call without cwd says so and h
   assert.match(session.error, /was removed after agentty started/);
   assert.equal((await agent.run({ command: 'pwd', cwd: dir })).output, `${dir}\n`);
   assert.deepEqual(readdirSync(dir), []);
+});
+
+// std::filesystem::absolute("") threw out of main: agentty aborted (SIGABRT).
+test('an empty --state-dir is refused naming the option, not a crash', () => {
+  for (const command of ['mcp', 'serve']) {
+    const run = spawnSync(agenttyBin, [command, '--no-web', '--state-dir', ''], { input: '', encoding: 'utf8', timeout: 20000 });
+    assert.equal(run.signal, null, run.stderr);
+    assert.notEqual(run.status, 0);
+    assert.match(run.stderr, /--state-dir: must name a directory \(made if missing\); leave the option out for the default/);
+  }
 });
