@@ -52,9 +52,17 @@ test('after a flood the screen and the whole output of an ended execution read b
 test('a retained record of a long output keeps under 0.2 MB of agentty\'s memory', async () => {
   const pid = server.agent.transport.pid;
   for (let i = 0; i < 5; i++) await run('seq 1 200000');  // warm: pools, the first spool files
-  const before = rssKb(pid);
-  const records = 30;
-  for (let i = 0; i < records; i++) await run('seq 1 200000');
-  const perRecordKb = (rssKb(pid) - before) / records;
-  assert.ok(perRecordKb < 0.2 * 1024, `${perRecordKb.toFixed(0)} KiB per retained record`);
+  // The growth over two stretches of records; the smaller one counts. A
+  // heap that has not given a passing peak back (a loaded machine reads in
+  // bigger chunks) lifts one stretch, what every record keeps lifts both.
+  const records = 20;
+  const growthKb = [];
+  for (let stretch = 0; stretch < 2; stretch++) {
+    const before = rssKb(pid);
+    for (let i = 0; i < records; i++) await run('seq 1 200000');
+    growthKb.push(rssKb(pid) - before);
+  }
+  const perRecordKb = Math.min(...growthKb) / records;
+  assert.ok(perRecordKb < 0.2 * 1024,
+    `${perRecordKb.toFixed(0)} KiB per retained record (growth ${growthKb.join(', ')} KiB per ${records})`);
 });
