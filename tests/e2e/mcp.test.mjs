@@ -84,7 +84,14 @@ test('argv runs without a shell and script is syntax-checked first', async () =>
 });
 
 test('auto-yield: a long command backgrounds, wait returns its end', async () => {
-  const r = await call('execute', { command: 'echo start; sleep 1; echo done', side_effects: ['NONE'], yield_ms: 200 });
+  // The command ends only once the test has its answer (a gate file made
+  // then): with `sleep 1` the answer raced the end by 0.8 s, which a loop
+  // held up for that long on a loaded machine could lose.
+  const gate = path.join(tempDirForRun('agentty-yield-'), 'gate');
+  const r = await call('execute', {
+    command: `echo start; while [ ! -e ${gate} ]; do sleep 0.05; done; echo done`, side_effects: ['NONE'], yield_ms: 200,
+  });
+  writeFileSync(gate, '');
   assert.equal(r.status, 'backgrounded');
   assert.equal(r.exit_code, null);
   const w = await call('wait', { execution_id: r.execution_id, until: 'exit' });
