@@ -327,9 +327,11 @@ TEST(RemoteInputScript, AnotherTagIsNotFound) {
 }
 
 // Whether `pid` runs `name` yet (comm): a program's exec has no event to
-// await.
+// await. Polled up to 20 s, as probe_until: 5 s was the one bound here a
+// loaded machine could come near.
 bool wait_for_program(pid_t pid, const std::string& name) {
-  for (int i = 0; i < 200; ++i) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < deadline) {
     std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
     std::string running;
     if (std::getline(comm, running) && running == name) return true;
