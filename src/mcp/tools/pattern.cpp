@@ -1,6 +1,7 @@
 #include "mcp/tools/pattern.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <optional>
 
 #include "base/pcre2_handles.hpp"
@@ -9,6 +10,11 @@ namespace agentty::mcp::tools {
 
 struct Pattern::Code {
   Pcre2Code code;
+  // For pending_start: the same pattern with PCRE2_ALT_CIRCUMFLEX. A
+  // multi-line `^` does not match after the text's final newline, so a
+  // pattern whose next line starts with `^` (`^begin\n^end`) was no partial
+  // match there, though the next line may well come.
+  Pcre2Code partial;
 };
 
 Expected<Pattern> Pattern::compile(const std::string& pattern) {
@@ -17,10 +23,10 @@ Expected<Pattern> Pattern::compile(const std::string& pattern) {
   // UCP: \w, \d, \s, \b and [[:alpha:]] know non-ASCII letters, as in a
   // Unicode-aware grep. Without it, PCRE2 10.42's JIT with MATCH_INVALID_UTF
   // also fails \S, \D and \W on every non-ASCII character.
-  pcre2_code* code =
-      pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
-                    PCRE2_UTF | PCRE2_UCP | PCRE2_MULTILINE | PCRE2_MATCH_INVALID_UTF, &error_code,
-                    &offset, nullptr);
+  constexpr std::uint32_t kOptions =
+      PCRE2_UTF | PCRE2_UCP | PCRE2_MULTILINE | PCRE2_MATCH_INVALID_UTF;
+  pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
+                                   kOptions, &error_code, &offset, nullptr);
   if (!code) {
     PCRE2_UCHAR message[256];
     pcre2_get_error_message(error_code, message, sizeof message);
@@ -33,6 +39,11 @@ Expected<Pattern> Pattern::compile(const std::string& pattern) {
   Pattern result;
   result.code_ = std::make_shared<Code>();
   result.code_->code.reset(code);
+  pcre2_code* partial =
+      pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
+                    kOptions | PCRE2_ALT_CIRCUMFLEX, &error_code, &offset, nullptr);
+  if (partial) pcre2_jit_compile(partial, PCRE2_JIT_PARTIAL_HARD);
+  result.code_->partial.reset(partial);  // none: pending_start cannot tell
   return result;
 }
 
@@ -65,6 +76,17 @@ Expected<std::optional<PatternMatch>> Pattern::search(const std::string& text) c
   match.line = text.substr(
       line_start, line_end == std::string::npos ? std::string::npos : line_end - line_start);
   return std::optional<PatternMatch>(std::move(match));
+}
+
+std::optional<std::size_t> Pattern::pending_start(const std::string& text) const {
+  if (!code_->partial) return std::nullopt;
+  Pcre2MatchData data(pcre2_match_data_create_from_pattern(code_->partial.get(), nullptr));
+  int rc = pcre2_match(code_->partial.get(), reinterpret_cast<PCRE2_SPTR>(text.data()), text.size(),
+                       0, PCRE2_PARTIAL_HARD, data.get(), nullptr);
+  if (rc == PCRE2_ERROR_NOMATCH) return text.size();
+  // A complete match (a caller that did not search first) starts there too.
+  if (rc == PCRE2_ERROR_PARTIAL || rc > 0) return pcre2_get_ovector_pointer(data.get())[0];
+  return std::nullopt;
 }
 
 }  // namespace agentty::mcp::tools

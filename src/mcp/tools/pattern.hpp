@@ -25,6 +25,12 @@ class Pattern {
   // pattern that backtracks without end, such as ^(a+)+$ on a line of a's
   // ending in something else), which is no answer either way.
   Expected<std::optional<PatternMatch>> search(const std::string& text) const;
+  // For `text` in which search found no match: where a match could still
+  // begin once more text follows it, i.e. the start of the first partial
+  // match (PCRE2's hard partial matching: matching reached the end of the
+  // text, `$` and `\b` there included), or text.size() when no start can
+  // become a match. nullopt when PCRE2 gave up (its match limit).
+  std::optional<std::size_t> pending_start(const std::string& text) const;
 
  private:
   struct Code;

@@ -17,8 +17,8 @@ namespace {
 using namespace std::chrono;
 
 constexpr std::size_t kMatchWindow = 4 << 20;  // text searched for `match`, newest bytes
-// Complete lines searched at one wake are searched again at the next only
-// within this much before the last line end (a pattern spanning lines).
+// Where PCRE2 cannot say where a match could still start (settled_seq):
+// complete lines are searched again within this much before the last line end.
 constexpr std::size_t kMatchOverlap = 64 << 10;
 
 std::string input_guess_message(const session::Execution& execution) {
@@ -40,13 +40,9 @@ std::uint64_t seq_after_match_line(std::string_view raw, std::uint64_t begin,
   return begin + session::raw_length_through_line(raw, ends_before + (ends_line ? 0 : 1));
 }
 
-// Where the next wake's search of a match may begin, given the raw bytes
-// just searched (from seq `begin`): the lines that ended more than
-// kMatchOverlap before the last line end did not match and are settled.
-// Searching the whole newest window at every wake (each output chunk) made
-// one wait(pattern) on a flood cost the loop ~40 ms per 64 KiB read: the
-// flood ran 14x slower and other calls waited.
-std::uint64_t settled_seq(std::string_view raw, std::uint64_t begin) {
+// settled_seq where PCRE2 gave up: lines that ended over kMatchOverlap
+// before the last line end are settled.
+std::uint64_t overlap_settled_seq(std::string_view raw, std::uint64_t begin) {
   const auto last_end = raw.rfind('\n');
   if (last_end == std::string_view::npos || last_end <= kMatchOverlap) return begin;  // all again
   // The last line end before the overlap: the lines up to it are settled.
@@ -54,6 +50,33 @@ std::uint64_t settled_seq(std::string_view raw, std::uint64_t begin) {
   // spanning lines whose first line came in an earlier read.)
   const auto settled_end = raw.rfind('\n', last_end - kMatchOverlap - 1);
   return settled_end == std::string_view::npos ? begin : begin + settled_end + 1;
+}
+
+// Where the next wake's search of a match may begin, given the raw bytes
+// just searched (from seq `begin`) and their text, with no match in it: the
+// line where a match could still start once more output comes
+// (Pattern::pending_start), else the unfinished last line, and never more
+// than kMatchOverlap before it (a (?s)a.*b could keep all). So each byte is
+// searched about once. The whole newest window at every wake (each read)
+// made a flood run 14x slower; the last 64 KiB again at every wake cost 5
+// waits on a 15 MB flood ~10x the CPU of reading it when reads are small.
+std::uint64_t settled_seq(std::string_view raw, std::uint64_t begin, const std::string& text,
+                          const Pattern& pattern) {
+  const auto overlap = overlap_settled_seq(raw, begin);
+  const auto pending = pattern.pending_start(text);
+  if (!pending) return overlap;
+  const auto text_last_end = text.rfind('\n');
+  if (text_last_end == std::string::npos) return begin;  // one unfinished line: all again
+  if (*pending > text_last_end) {
+    // Only the unfinished line again. A line end in the text that is no LF
+    // in the raw bytes (a cursor move) is not settled: searched again.
+    const auto raw_last_end = raw.rfind('\n');
+    return raw_last_end == std::string_view::npos ? begin : begin + raw_last_end + 1;
+  }
+  const auto lines =
+      std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(*pending), '\n');
+  return std::max(overlap,
+                  begin + session::raw_length_through_line(raw, static_cast<std::size_t>(lines)));
 }
 
 // After a session command's D mark the shell draws its prompt, usually in
@@ -197,9 +220,8 @@ std::vector<std::string> alt_screen_rows(session::Execution& execution) {
 // `before` is empty (every row counts) when output after the cursor was
 // unread then: the change may have come before the wait, after the agent's
 // last look, and must not be missed.
-bool search_alt_screen(session::Execution& execution, const Pattern& pattern,
+bool search_alt_screen(const std::vector<std::string>& now, const Pattern& pattern,
                        const std::vector<std::string>& before, WaitFindings& findings) {
-  const auto now = alt_screen_rows(execution);
   if (now.empty()) return false;
   std::string rows;
   for (std::size_t i = 0; i < now.size(); ++i)
@@ -215,14 +237,27 @@ bool search_alt_screen(session::Execution& execution, const Pattern& pattern,
   return true;
 }
 
+// Whether output from seq `begin` (`raw`) may have switched to the alt
+// screen after seq `known_to` (up to which it is known not to have): only
+// an escape sequence (ESC, or CSI as C1) does that. Asking the screen ends
+// the feeder's bulk skip of a flood (screen_feeder.hpp): asked at every
+// wake, that cost a wait on a plain flood more than its search.
+bool may_have_switched_screen(std::string_view raw, std::uint64_t begin, std::uint64_t known_to) {
+  if (known_to < begin) return true;  // bytes between were not looked at
+  return raw.find_first_of("\x1b\x9b", known_to - begin) != std::string_view::npos;
+}
+
 // The pattern in the text view from `from` (the newest kMatchWindow at
 // most); lines searched without a match are not searched again. On the alt
 // screen also in the screen's rows (search_alt_screen).
 WaitCondition until_match(session::Execution& execution, const Pattern& pattern, std::uint64_t from,
                           bool cursorless, WaitFindings& findings) {
   std::uint64_t scanned_to = 0;
-  std::uint64_t settled = 0;  // searched before, no match: see settled_seq
-  return {[&execution, &pattern, &findings, from, cursorless, scanned_to, settled,
+  std::uint64_t settled = 0;         // searched before, no match: see settled_seq
+  std::uint64_t main_screen_to = 0;  // output up to which the alt screen is known to be off
+  bool alt_screen_up = true;         // at the last look (at first: not looked yet)
+  return {[&execution, &pattern, &findings, from, cursorless, scanned_to, settled, main_screen_to,
+           alt_screen_up,
            before = from >= execution.log().latest_seq() ? alt_screen_rows(execution)
                                                          : std::vector<std::string>{}]() mutable {
     auto latest = execution.log().latest_seq();
@@ -245,8 +280,13 @@ WaitCondition until_match(session::Execution& execution, const Pattern& pattern,
         findings.found_line_end = seq_after_match_line(raw, begin, text, *findings.found);
         return true;
       }
-      settled = settled_seq(raw, begin);
-      if (search_alt_screen(execution, pattern, before, findings)) return true;
+      settled = settled_seq(raw, begin, text, pattern);
+      if (alt_screen_up || may_have_switched_screen(raw, begin, main_screen_to)) {
+        const auto rows = alt_screen_rows(execution);
+        alt_screen_up = !rows.empty();
+        if (search_alt_screen(rows, pattern, before, findings)) return true;
+      }
+      if (!alt_screen_up) main_screen_to = latest;
     }
     return execution.finished();
   }};
