@@ -15,7 +15,7 @@
 //   (3.8 vs 52.8 MB in 5 s of `yes`) and other calls waited behind it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { startAgentty, tempDirForRun } from './lib/mcp-client.mjs';
 import { rawAgentty } from './lib/raw-agentty.mjs';
@@ -130,13 +130,23 @@ test('a client that does not read a big answer yet does not stop programs and ot
   assert.ok(started.result.structuredContent.execution_id, JSON.stringify(started).slice(0, 500));
 });
 
+// agentty's CPU time (all its threads) in ms: what a flood costs its loop.
+// Wall clock is no measure on a loaded machine: the load can change between
+// two runs (10.7 s with waits against 2.2 s without, at load 11.5).
+function cpuMs(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 1000 / 100;  // utime + stime, USER_HZ 100
+}
+
 test('waits for a pattern on a flooding program do not slow the flood down', async (t) => {
   const agent = await startAgentty();
   t.after(() => agent.client.close());
   const { call } = agent;
+  const pid = agent.transport.pid;
   const lines = 2000000; // ~15 MB
   const timed = async (waiters) => {
     const started = Date.now();
+    const cpuBefore = cpuMs(pid);
     const r = await call('execute', { command: `seq 1 ${lines}`, side_effects: ['NONE'], yield_ms: 0, max_output_bytes: 256 });
     // Out-of-band (since_seq): cursorless waits share the cursor, and the
     // first to report the match would move the others past it.
@@ -152,12 +162,17 @@ test('waits for a pattern on a flooding program do not slow the flood down', asy
       assert.equal(w.wait_result, 'matched', JSON.stringify(w).slice(0, 300));
       assert.equal(w.match.text, String(lines));
     }
-    return elapsed;
+    return { cpu: cpuMs(pid) - cpuBefore, elapsed };
   };
   const alone = await timed(0);
   const watched = await timed(5);
-  assert.ok(watched < 3 * alone + 3000,
-    `seq took ${watched} ms with 5 waits for a pattern on it, ${alone} ms without`);
+  // Each wait searches each byte about once: 0.5-0.7 s of CPU against
+  // 0.13-0.33 s at load 3-10. Searching the newest 4 MiB at every read took
+  // seconds of the loop (the flood ran 14x slower). (The last 64 KiB again
+  // at every read, with the screen caught up each time: 1.5-1.7 s.)
+  assert.ok(watched.cpu < 3 * alone.cpu + 1000,
+    `agentty used ${watched.cpu} ms of CPU (${watched.elapsed} ms) for seq with 5 waits for a pattern on it, ` +
+    `${alone.cpu} ms (${alone.elapsed} ms) without`);
 });
 
 // Checks of the promise that held (kept as guards): with one program
