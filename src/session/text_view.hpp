@@ -140,13 +140,13 @@ class TextConverter {
   TextLine line_;        // the open line
   std::string pending_;  // incomplete unit held from the previous feed
   std::size_t lines_ended_ = 0;
-  std::size_t saved_column_ = 0;  // ESC 7 / CSI s
-  bool changed_row_ = false;      // a row was left since the save
+  std::size_t saved_column_ = 0;      // ESC 7 / CSI s
+  bool changed_row_ = false;          // a row was left since the save
   bool printed_ = false;              // on the open line: it is not an empty one
   std::size_t held_blank_lines_ = 0;  // empty lines ended but not written yet
   std::size_t held_at_save_ = 0;      // held_blank_lines_ at the save
   std::size_t lines_at_save_ = 0;     // lines_ended_ at the save
-  Charsets charsets_;             // what printable ASCII prints as
+  Charsets charsets_;                 // what printable ASCII prints as
 };
 
 }  // namespace agentty::session
