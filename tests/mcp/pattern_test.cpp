@@ -30,7 +30,7 @@ TEST(Pattern, PendingStartIsWhereMoreTextCouldStillCompleteAMatch) {
   ASSERT_TRUE(port);
   EXPECT_EQ(port->pending_start("starting\nListen"), 9u);
   EXPECT_EQ(port->pending_start("starting\nListening on port 80"), 9u);  // more digits may come
-  EXPECT_EQ(port->pending_start("starting\nready\n"), 15u);             // nothing can start
+  EXPECT_EQ(port->pending_start("starting\nready\n"), 15u);              // nothing can start
   // A pattern spanning lines: its first line is still pending.
   auto lines = Pattern::compile("^begin\\n.*\\n^end$");
   ASSERT_TRUE(lines);
