@@ -12,7 +12,7 @@ import {
 } from 'node:fs';
 import { userInfo } from 'node:os';
 import path from 'node:path';
-import { agenttyBin, startAgentty, tempDirForRun } from './lib/mcp-client.mjs';
+import { agenttyBin, agenttyWithStderr, tempDirForRun } from './lib/mcp-client.mjs';
 import { eventually } from './lib/web-helpers.mjs';
 import { holdsPtyMaster } from './lib/proc-stats.mjs';
 
@@ -24,16 +24,6 @@ function listDir(dir) {
   } catch {
     return [];
   }
-}
-
-// An agentty whose stderr is collected; closed after the test `t`.
-async function agenttyWithStderr(t, options) {
-  const agent = await startAgentty(options);
-  let stderr = '';
-  agent.transport.stderr?.on('data', (data) => { stderr += data; });
-  t.after(() => agent.client.close().catch(() => {}));
-  const run = (args) => agent.call('execute', { side_effects: ['NONE'], ...args });
-  return { ...agent, run, stderr: () => stderr };
 }
 
 // ---- many executions ----

@@ -14,20 +14,10 @@ import {
 } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { agenttyBin, startAgentty, tempDirForRun } from './lib/mcp-client.mjs';
+import { agenttyBin, agenttyWithStderr, tempDirForRun } from './lib/mcp-client.mjs';
 import { eventually, parseUrl } from './lib/web-helpers.mjs';
 
 const isRoot = process.getuid?.() === 0;
-
-// An agentty whose stderr is collected; closed after the test `t`.
-async function agenttyWithStderr(t, options) {
-  const agent = await startAgentty(options);
-  let stderr = '';
-  agent.transport.stderr?.on('data', (data) => { stderr += data; });
-  t.after(() => agent.client.close().catch(() => {}));
-  const run = (args) => agent.call('execute', { side_effects: ['NONE'], ...args });
-  return { ...agent, run, stderr: () => stderr };
-}
 
 // ---- a full disk under the recordings ----
 

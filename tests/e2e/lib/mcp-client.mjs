@@ -65,6 +65,16 @@ export async function startAgentty({ env = {}, args = [], stateDir, runAs = [], 
   return { client, transport, call, startCommand, stateDir };
 }
 
+// An agentty whose stderr is collected; closed after the test `t`.
+export async function agenttyWithStderr(t, options) {
+  const agent = await startAgentty(options);
+  let stderr = '';
+  agent.transport.stderr?.on('data', (data) => { stderr += data; });
+  t.after(() => agent.client.close().catch(() => {}));
+  const run = (args) => agent.call('execute', { side_effects: ['NONE'], ...args });
+  return { ...agent, run, stderr: () => stderr };
+}
+
 // One server for a whole test file: started before its tests, closed after.
 // `server.agent` is what startAgentty returns; `server.call` calls a tool.
 export function serverForFile(options) {
