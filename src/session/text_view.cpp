@@ -252,22 +252,23 @@ std::size_t raw_length_through_line(std::string_view raw, std::size_t lines) {
   std::string text;
   std::vector<std::size_t> held_ends;  // where each held empty line ended
   std::size_t pos = 0;
+  std::size_t before = 0;  // lines written before the last unit
   while (pos < raw.size()) {
-    const std::size_t before = converter.lines_ended();
+    before = converter.lines_ended();
     const std::size_t length = scan_unit(p + pos, raw.size() - pos).length;
     converter.feed(raw.substr(pos, length), text);
     pos += length;
     const std::size_t written = converter.lines_ended();
-    if (written >= lines) {
-      // The held empty lines written now ended at their own line ends.
-      const std::size_t k = lines - before;
-      return k <= held_ends.size() ? held_ends[k - 1] : pos;
-    }
+    if (written >= lines) break;
     if (written > before) held_ends.clear();
     held_ends.resize(std::min(held_ends.size(), converter.held_blank_lines()));
     held_ends.resize(converter.held_blank_lines(), pos);
+    before = written;
   }
-  return pos;
+  // A held empty line (written with the next text, or at the end) ended at
+  // its own line end.
+  const std::size_t k = lines - before;
+  return k <= held_ends.size() ? held_ends[k - 1] : pos;
 }
 
 void TextConverter::feed(std::string_view raw, std::string& out) {

@@ -182,6 +182,8 @@ TEST(TextView, RawLengthThroughLineCountsOnlyTheEmptyLinesKept) {
   EXPECT_EQ(raw_length_through_line(kept, 2), 3u);
   EXPECT_EQ(raw_length_through_line(kept, 3), 4u);
   EXPECT_EQ(raw_length_through_line(kept, 4), kept.find("c"));
+  EXPECT_EQ(raw_length_through_line("a\n\n\n", 2), 3u);  // held to the end
+  EXPECT_EQ(raw_length_through_line("a\n\n\n", 4), 4u);  // fewer lines: all of it
 }
 
 }  // namespace
