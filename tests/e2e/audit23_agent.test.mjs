@@ -92,14 +92,16 @@ test('a wait for a line that came in an earlier answer says where it is', async 
   assert.match(waited.message, /since_seq=1/);
 });
 
-test('a command whose background job keeps it running says so and names the job', async (t) => {
-  // yield_ms: time for bash to start, print and end first, even on a loaded
-  // machine (with 1.5 s a slow start would answer before the command ended).
-  const r = await start(t, { command: 'sleep 60 & echo started', yield_ms: 5000 });
+test('a command whose background job keeps it running answers once the command ends and names the job', async (t) => {
+  // yield_ms at its cap: the answer must come from the command's end (as a
+  // shell gives its prompt back), not from yield_ms running out.
+  const began = Date.now();
+  const r = await start(t, { command: 'sleep 60 & echo started', yield_ms: 55000 });
   assert.equal(r.status, 'backgrounded', JSON.stringify(r));
+  assert.ok(Date.now() - began < 55000, `answered after ${Date.now() - began} ms`);
   assert.equal(r.output, 'started\n');
-  assert.match(r.message, /Its command has ended, but what it left running in the background/, r.message);
-  assert.match(r.message, /sleep \(pid \d+\)/);
+  assert.match(r.message, /Its command has ended; what it left running in the background keeps this execution running: sleep \(pid \d+\)/, r.message);
+  assert.match(r.message, /without waiting for yield_ms/, r.message);
 
   const waited = await call('wait', { execution_id: r.execution_id, until: 'exit', timeout_ms: 300 });
   assert.equal(waited.wait_result, 'deadline_reached');
@@ -108,6 +110,18 @@ test('a command whose background job keeps it running says so and names the job'
   // A command still running itself is not described so.
   const busy = await start(t, { command: 'sleep 60', yield_ms: 300 });
   assert.doesNotMatch(busy.message, /left running/, busy.message);
+});
+
+test('a background job\'s first lines after the command ends are in execute\'s answer', async (t) => {
+  // The job prints once the command has ended (tail --pid waits for the
+  // shell); the answer waits for output to settle, so a server's
+  // "listening" line is in it.
+  const r = await start(t, {
+    command: '(tail --pid=$$ -s 0.02 -f /dev/null; echo "job listening"; exec sleep 60) & echo started',
+    yield_ms: 55000,
+  });
+  assert.equal(r.status, 'backgrounded', JSON.stringify(r));
+  assert.match(r.output, /started\n[^]*job listening\n/, JSON.stringify(r));
 });
 
 test('a cleanup that keeps recent ended records says why and how to remove them', async () => {

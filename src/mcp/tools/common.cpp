@@ -306,11 +306,15 @@ void note_timed_out(json& result, session::Execution& execution) {
       "no limit; yield_ms is only how long execute waits before it answers.";
 }
 
-std::string left_running_note(session::Execution& execution) {
-  const auto left = execution.left_running();
-  if (left.empty()) return "";
+std::string left_running_names(session::Execution& execution) {
   std::string names;
-  for (const auto& each : left) names += (names.empty() ? "" : ", ") + each;
+  for (const auto& each : execution.left_running()) names += (names.empty() ? "" : ", ") + each;
+  return names;
+}
+
+std::string left_running_note(session::Execution& execution) {
+  const auto names = left_running_names(execution);
+  if (names.empty()) return "";
   return "Its command has ended, but what it left running in the background keeps this "
          "execution running: " +
          names + ". It ends when they do; stop (execution_id=\"" + execution.id() +

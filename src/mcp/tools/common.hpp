@@ -161,6 +161,8 @@ std::string input_guess_rule(const session::Execution& execution);
 // (`server &`, nohup) keeps the execution running: a sentence naming those
 // and what to do; empty otherwise.
 std::string left_running_note(session::Execution& execution);
+// Those jobs as "name (pid N), ..."; empty while the command itself runs.
+std::string left_running_names(session::Execution& execution);
 
 // An execution that timeout_ms ended: result["message"] says so and how to
 // allow more time (status timed_out alone does not say which limit applied).

@@ -249,6 +249,51 @@ std::string password_prompt_notes(session::Execution& execution, bool stdin_as_f
   return notes;
 }
 
+// The command has ended and only what it left in the background runs on
+// (`server &`, `nohup job &`): execute answers then, as a shell gives its
+// prompt back, instead of after yield_ms. It lets the job's first lines (a
+// server's "listening on") arrive first: it answers once output has been
+// quiet for kQuiet since the command's end was seen, or kSettle after it if
+// the job keeps printing. Looked for at most every kLookEvery (a /proc read while the
+// command runs, a scan of /proc once it has ended), and not before then: a
+// short command ends before the first look.
+class LeftBehindWatch {
+ public:
+  explicit LeftBehindWatch(session::Execution& execution) : execution_(execution) {}
+
+  bool settled() {
+    const auto now = steady_clock::now();
+    if (!ended_at_) {
+      if (now < next_look_) return false;
+      next_look_ = now + kLookEvery;
+      if (execution_.finished() || execution_.left_running().empty()) return false;
+      ended_at_ = now;
+    }
+    const auto since_end = now - *ended_at_;
+    return (since_end >= kQuiet && execution_.quiet() >= kQuiet) || since_end >= kSettle;
+  }
+
+ private:
+  static constexpr milliseconds kLookEvery = kAnswerRecheck;
+  static constexpr milliseconds kQuiet{300};
+  static constexpr milliseconds kSettle{2000};
+  session::Execution& execution_;
+  steady_clock::time_point next_look_ = steady_clock::now() + kLookEvery;
+  std::optional<steady_clock::time_point> ended_at_;
+};
+
+// Why execute answered while LeftBehindWatch's jobs run on, and what next.
+std::string left_behind_message(session::Execution& execution) {
+  const auto& id = execution.id();
+  return "Its command has ended; what it left running in the background keeps this execution "
+         "running: " +
+         left_running_names(execution) +
+         ". So this answered without waiting for yield_ms, as a shell gives its prompt back. "
+         "Follow what they print with read or wait(execution_id=\"" +
+         id + "\"); the execution ends when they do, and stop(execution_id=\"" + id +
+         "\") ends them.";
+}
+
 // A program still running when execute answers: why it answered, and what next.
 void describe_running(json& result, session::Execution& execution, WaitEnd end, std::uint32_t yield,
                       bool stdin_as_file) {
@@ -269,6 +314,8 @@ void describe_running(json& result, session::Execution& execution, WaitEnd end, 
     // -Wmismatched-new-delete on this coroutine's frame.
     if (result.contains("handoff_in_client"))
       result["message"] = result["message"].get<std::string>() + " " + kAskedInClientNote;
+  } else if (end == WaitEnd::condition && !execution.left_running().empty()) {
+    result["message"] = left_behind_message(execution);
   } else if (end == WaitEnd::condition) {
     result["message"] =
         "It waits for input (" + awaits_answer_reason(execution) +
@@ -325,7 +372,10 @@ boost::asio::awaitable<ToolResult> execute(ToolContext& ctx, const json& args) {
   // A login handed to a person answers at once: the agent must tell someone.
   auto end = co_await wait_until(
       ctx, *execution, deadline,
-      [&] { return execution->finished() || execution->login_held() || awaits_answer(*execution); },
+      [&, left_behind = LeftBehindWatch(*execution)]() mutable {
+        return execution->finished() || execution->login_held() || awaits_answer(*execution) ||
+               left_behind.settled();
+      },
       kAnswerRecheck);
   if (end == WaitEnd::cancelled) co_return ToolResult{};
 
@@ -381,9 +431,10 @@ ToolDefinition make_execute_tool(const ToolConfig& config) {
           "ended it. Programs behave as on a person's terminal (colours, prompts, pagers are set "
           "to "
           "cat). The execution runs until its whole process group has ended: a job left in the "
-          "background (`server &`, nohup) keeps it running (status backgrounded) until that job "
-          "ends; start a long-lived server as its own execute (it backgrounds after yield_ms) and "
-          "stop it when done. Use open for state that must persist (cd, export) between commands. "
+          "background (`server &`, nohup) keeps it running, so execute answers "
+          "status=backgrounded once the command itself has ended and the job's first output has "
+          "settled, not after yield_ms; `stop` ends the job. Use open for state that must persist "
+          "(cd, export) between commands. "
           "On a `host` with no usable key it answers at once with held=true and handoff_reason: "
           "a person logs in on terminal_url; then wait(until=\"released\").",
       input_schema(config),
