@@ -151,4 +151,9 @@ test('a REPL that reserves rows below its prompt (prompt_toolkit: ipython, pgcli
   assert.equal(tail.output, '\nIn [2]: \n');
   const all = await call('read', { execution_id: id, since_seq: 1 });
   assert.equal(all.output, 'In [1]: \n        abc\nOut[1]: ABC\n\nIn [2]: \n');
+  // wait(tail_lines) looks in the same newest lines as read(tail_lines):
+  // the prompt, not the last raw lines, which are the reserved rows.
+  const waited = await call('wait', { execution_id: id, pattern: 'In \\[2\\]', tail_lines: 2, timeout_ms: 2000 });
+  assert.equal(waited.wait_result, 'matched', JSON.stringify(waited));
+  assert.equal(waited.match.text, 'In [2]');
 });

@@ -90,6 +90,10 @@ ReadRequest read_request(const ToolContext& ctx, const json& args);
 // Output + cursor fields (+ hint); advances the server-side cursor when the
 // request is cursorless.
 json read_fields(session::Execution& execution, const ReadRequest& request);
+// The seq where the last request.tail_lines lines of the text view begin (of
+// the raw bytes with format=raw): where read(tail_lines) starts its page, for
+// wait(tail_lines)'s match window.
+std::uint64_t tail_lines_start(session::Execution& execution, const ReadRequest& request);
 // The last lines of [from, to) within the tail share of `max_bytes`,
 // starting at a line's start: what an answer shows of the end of an output
 // too long for one page (the end holds a build's errors, a summary). None

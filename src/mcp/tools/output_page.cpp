@@ -78,8 +78,8 @@ std::string binary_note(std::string_view text) {
 // multi-bar progress display, ends a text line without a LF) or fewer (a
 // last raw "line" of escapes only, empty lines a move up takes back, as the
 // 30-odd a prompt_toolkit REPL reserves below its prompt): ask for more raw
-// lines until the text has N (or the page is cut), then keep its last N.
-std::pair<session::LogPage, std::string> tail_as_text(session::Execution& execution,
+// lines until the text has N (or the page is cut). The caller keeps its last N.
+std::pair<session::LogPage, std::string> widened_tail(session::Execution& execution,
                                                       const ReadRequest& request) {
   constexpr std::size_t kMaxWidening = 8;
   constexpr std::size_t kMinWidenedLines = 256;
@@ -100,11 +100,25 @@ std::pair<session::LogPage, std::string> tail_as_text(session::Execution& execut
         raw_lines >= std::max(wanted * kMaxWidening, kMinWidenedLines))
       break;
   }
-  if (!request.raw) text = last_lines(std::move(text), wanted);
+  return {std::move(page), std::move(text)};
+}
+
+std::pair<session::LogPage, std::string> tail_as_text(session::Execution& execution,
+                                                      const ReadRequest& request) {
+  auto [page, text] = widened_tail(execution, request);
+  if (!request.raw) text = last_lines(std::move(text), *request.tail_lines);
   return {std::move(page), std::move(text)};
 }
 
 }  // namespace
+
+std::uint64_t tail_lines_start(session::Execution& execution, const ReadRequest& request) {
+  auto [page, text] = widened_tail(execution, request);
+  const std::size_t lines = count_lines(text);
+  const std::size_t wanted = *request.tail_lines;
+  if (request.raw || lines <= wanted) return page.start_seq;
+  return page.start_seq + session::raw_length_through_line(page.bytes, lines - wanted);
+}
 
 std::pair<session::LogPage, std::string> fitted_page(const PageReader& read_page,
                                                      std::size_t budget, std::size_t limit) {

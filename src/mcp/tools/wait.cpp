@@ -305,8 +305,7 @@ boost::asio::awaitable<ToolResult> wait(ToolContext& ctx, const json& args,
   // Where a match may start: since_seq, the newest tail_lines (both
   // out-of-band), else the server-side cursor.
   std::uint64_t from = request.since_seq.value_or(execution->cursor());
-  if (request.tail_lines)
-    from = execution->log().tail_lines(*request.tail_lines, request.max_bytes).start_seq;
+  if (request.tail_lines) from = tail_lines_start(*execution, request);
 
   WaitFindings findings;
   WaitCondition condition =
