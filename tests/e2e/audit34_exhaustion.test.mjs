@@ -216,6 +216,10 @@ test('out of file descriptors, read and explore of a spooled output say they can
   assert.equal(read.output, '');
   assert.match(read.read_error ?? '', outOfFds, JSON.stringify(read));
   assert.equal(read.next_seq, 1);
+  // A search that could not read is not a search that found nothing.
+  const waited = await agent.call('wait', { execution_id: big.execution_id, pattern: '^99999$', since_seq: 1, timeout_ms: 1000 });
+  assert.equal(waited.isError, true, JSON.stringify(waited));
+  assert.match(waited.error, outOfFds);
   sockets.forEach((s) => s.destroy());
   const again = await eventually(async () => {
     const r = await agent.call('explore', { execution_id: big.execution_id, op: 'stat' });
@@ -226,6 +230,8 @@ test('out of file descriptors, read and explore of a spooled output say they can
   assert.equal(found.matches[0]?.line, 77777, JSON.stringify(found));
   const head = await agent.call('read', { execution_id: big.execution_id, since_seq: 1, max_output_bytes: 9 });
   assert.equal(head.output, '1\n2\n3\n');
+  const matched = await agent.call('wait', { execution_id: big.execution_id, pattern: '^99999$', since_seq: 1, timeout_ms: 1000 });
+  assert.equal(matched.wait_result, 'matched', JSON.stringify(matched));
 });
 
 // ---- the server's own directory removed ----

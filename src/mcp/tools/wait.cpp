@@ -84,6 +84,7 @@ struct WaitFindings {
   bool found_on_screen = false;  // in the rows a full-screen program shows, not the text view
   std::uint64_t found_line_end = 0;
   std::string match_failure;  // PCRE2 gave up: no answer will come
+  std::string read_failure;   // the output to search could not be read (out of fds)
   bool guessed = false;       // until=input held by the guess (the backend could not tell)
   std::optional<steady_clock::time_point> ended_at;  // see session_command_over
 };
@@ -217,6 +218,10 @@ WaitCondition until_match(session::Execution& execution, const Pattern& pattern,
       std::uint64_t begin =
           std::max({*start, latest > kMatchWindow ? latest - kMatchWindow : 1, settled});
       std::string raw = execution.log().copy_range(begin, latest);
+      if (!execution.log().read_error().empty()) {
+        findings.read_failure = execution.log().read_error();
+        return true;
+      }
       std::string text = session::to_text(raw, execution.log().charsets_at(begin));
       auto searched = pattern.search(text);
       if (!searched) {
@@ -326,6 +331,13 @@ boost::asio::awaitable<ToolResult> wait(ToolContext& ctx, const json& args,
   if (!findings.match_failure.empty()) {
     co_return refusal(*execution, ctx,
                       "pattern: " + findings.match_failure + "; nothing was read.");
+  }
+  // Not a search that found nothing: the output is kept but unreadable now.
+  if (!findings.read_failure.empty()) {
+    co_return refusal(*execution, ctx,
+                      "wait: " + findings.read_failure +
+                          "; nothing was searched or read. The output is kept: wait again once "
+                          "agentty can open files.");
   }
   if (cursorless) {
     skip_command_echo(*execution);
