@@ -124,6 +124,19 @@ test('a background job\'s first lines after the command ends are in execute\'s a
   assert.match(r.output, /started\n[^]*job listening\n/, JSON.stringify(r));
 });
 
+test('a write that gets nothing back from a busy program says it is not reading, and a prompt\'s reply does not', async (t) => {
+  const r = await start(t, { command: 'sleep 60', yield_ms: 300 });
+  const w = await call('write', { execution_id: r.execution_id, input: 'hello', newline: true, yield_ms: 500 });
+  assert.equal(w.output, 'hello\n');
+  assert.match(w.message ?? '', /Nothing came back within yield_ms but the echo, and sleep is not reading its terminal now/, JSON.stringify(w));
+
+  const prompt = await start(t, { command: 'read -p "name? " n; echo "hi $n"; sleep 60', yield_ms: WAIT_MS });
+  assert.equal(prompt.waiting_for_input, true, JSON.stringify(prompt));
+  const answered = await call('write', { execution_id: prompt.execution_id, input: 'bob', newline: true, yield_ms: 500 });
+  assert.match(answered.output, /hi bob/);
+  assert.doesNotMatch(answered.message ?? '', /not reading its terminal/, JSON.stringify(answered));
+});
+
 test('a cleanup that keeps recent ended records says why and how to remove them', async () => {
   const done = await call('execute', { command: 'true', side_effects: ['NONE'] });
   assert.equal(done.status, 'completed');

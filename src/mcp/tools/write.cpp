@@ -243,6 +243,27 @@ void note_interrupt_ignored(json& result, session::Execution& execution, const s
                  "Answer it, send end-of-file (eof: true), or end it with stop.");
 }
 
+// yield_ms ran out with nothing back but the echo, and /proc shows the
+// program doing something other than reading its terminal (`sleep`, a
+// build): say so, or the agent takes the silence for a slow answer and
+// types again.
+void note_not_reading(json& result, session::Execution& execution, const std::string& bytes,
+                      std::uint64_t seq_before, WaitEnd end) {
+  if (end != WaitEnd::deadline || execution.finished()) return;
+  if (execution.queued_input_bytes() > 0) return;  // note_pending_input says it
+  if (execution.input_state() != pty::InputState::busy) return;
+  if (!only_echo(execution, seq_before, bytes)) return;
+  const auto name = execution.foreground_program();
+  append_message(result,
+                 "Nothing came back within yield_ms but the echo, and " +
+                     (name ? *name : std::string("the program")) +
+                     " is not reading its terminal now: it is busy (running what it read, "
+                     "sleeping, or waiting on something else); typed text it has not read yet "
+                     "waits in the terminal until it does. Follow it with wait (until=\"input\" "
+                     "for its next prompt, or a pattern), or interrupt it with keys "
+                     "[\"ctrl-c\"].");
+}
+
 // Typed ahead: the terminal holds it for the program, which is not reading.
 void note_pending_input(json& result, session::Execution& execution) {
   auto queued = execution.queued_input_bytes();
@@ -290,6 +311,7 @@ boost::asio::awaitable<ToolResult> write(ToolContext& ctx, const json& args,
                        session_fields(*execution));
   result["ok"] = true;
   note_pending_input(result, *execution);
+  if (!hidden_line) note_not_reading(result, *execution, *bytes, seq_before, end);
   note_interrupt_ignored(result, *execution, *bytes, seq_before);
   if (auto pending = unsubmitted_input(*execution)) {
     append_message(result, unsubmitted_input_advice(*pending));

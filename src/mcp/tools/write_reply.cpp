@@ -30,10 +30,11 @@ std::string without_line_breaks(std::string_view text) {
   return out;
 }
 
-// Output since `before` is the terminal's echo of `typed` so far: its text
-// with line breaks dropped (Enter is typed as CR and echoed as CR LF) is the
-// start of the typed text's. Anything else (a key echoed as ^C, a readline
-// redraw, the program's own output) is a reply.
+}  // namespace
+
+// The echo so far: the typed text with line breaks dropped (Enter is typed
+// as CR and echoed as CR LF) starts with it. Anything else (a key echoed as
+// ^C, a readline redraw, the program's own output) is a reply.
 bool only_echo(session::Execution& execution, std::uint64_t before, const std::string& typed) {
   const auto latest = execution.log().latest_seq();
   // CR LF per typed CR at most doubles it; more is not an echo.
@@ -41,8 +42,6 @@ bool only_echo(session::Execution& execution, std::uint64_t before, const std::s
   const auto echoed = without_line_breaks(execution.log().copy_range(before, latest));
   return without_line_breaks(typed).starts_with(echoed);
 }
-
-}  // namespace
 
 bool answers_hidden_line(session::Execution& execution, const std::string& bytes) {
   return execution.hides_typed_line() == std::optional<bool>(true) &&

@@ -16,6 +16,7 @@
 // checks what was typed, so that line break is not its reply either.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 
@@ -27,6 +28,10 @@ namespace agentty::mcp::tools {
 
 // Whether typing `bytes` answers a line the terminal reads without echo.
 bool answers_hidden_line(session::Execution& execution, const std::string& bytes);
+
+// Output since `before` is only the terminal's echo of `typed` (or nothing):
+// the program has not answered.
+bool only_echo(session::Execution& execution, std::uint64_t before, const std::string& typed);
 
 // The predicate a write waits on, started right after `typed` was written.
 // `resumed`: the write continued a suspended program, which may print
