@@ -139,13 +139,27 @@ void Registry::adopt(const std::shared_ptr<Execution>& execution,
 
 namespace {
 
+// What a local command gets from agent_defaults (pty_spawn.cpp): pagers set
+// to cat, so `git log` or `man` on a host prints instead of waiting in less
+// for keys. Exported on the line, as sshd refuses env requests it does not
+// accept (AcceptEnv); a name the agent's env gives is left to it.
+std::string remote_agent_defaults(const ExecutionSpec& spec) {
+  std::string exports;
+  for (const char* name : {"PAGER", "GIT_PAGER"}) {
+    if (!spec.env.contains(name))
+      exports += (exports.empty() ? "export " : " ") + std::string(name) + "=cat";
+  }
+  return exports.empty() ? "" : exports + "; ";
+}
+
 // The remote shell starts in the account's home: a cwd is entered first, and
 // the command does not run when it cannot be (the shell's own message says why).
 // On the command's first line: the shell's messages number its lines as
 // without a cwd.
 std::string remote_command(const ExecutionSpec& spec) {
-  if (spec.cwd.empty()) return spec.remote_command;
-  return pty::enter_directory_or_exit(spec.cwd) + "; " + spec.remote_command;
+  const auto defaults = remote_agent_defaults(spec);
+  if (spec.cwd.empty()) return defaults + spec.remote_command;
+  return defaults + pty::enter_directory_or_exit(spec.cwd) + "; " + spec.remote_command;
 }
 
 }  // namespace
