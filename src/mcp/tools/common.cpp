@@ -1,6 +1,7 @@
 #include "mcp/tools/common.hpp"
 
 #include <algorithm>
+#include <csignal>
 
 #include "pty/exit_status.hpp"
 #include "pty/ssh_target.hpp"
@@ -299,11 +300,17 @@ std::string input_guess_rule(const session::Execution& execution) {
 
 void note_timed_out(json& result, session::Execution& execution) {
   if (execution.status() != session::ExecutionStatus::timed_out) return;
+  // A host that refuses signals (a root login on OpenSSH) was hung up instead:
+  // the message names what was done, as the status's signal (SIGHUP) does.
+  const bool hung_up = execution.signal_note(SIGTERM).has_value();
   result["message"] =
       "timeout_ms (" + std::to_string(execution.spec().timeout.count()) +
-      " ms, the run time limit) ran out, so it was ended (SIGTERM to its process group, then "
-      "SIGKILL). To give it longer, run it again with a larger timeout_ms, or timeout_ms=0 for "
-      "no limit; yield_ms is only how long execute waits before it answers.";
+      " ms, the run time limit) ran out, so it was ended (" +
+      (hung_up ? "its terminal hung up: this host refuses signals on a root login, so SIGTERM "
+                 "could not be sent"
+               : "SIGTERM to its process group, then SIGKILL") +
+      "). To give it longer, run it again with a larger timeout_ms, or timeout_ms=0 for no "
+      "limit; yield_ms is only how long execute waits before it answers.";
 }
 
 std::string left_running_names(session::Execution& execution) {
