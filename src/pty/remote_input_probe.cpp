@@ -28,6 +28,16 @@ std::optional<LineModes> RemoteInputProbe::line_modes() const {
   return answer ? answer->line_modes : std::nullopt;
 }
 
+std::optional<std::string> RemoteInputProbe::foreground_program() const {
+  const auto* answer = current_answer();
+  return answer ? answer->foreground_program : std::nullopt;
+}
+
+std::optional<std::string> RemoteInputProbe::reading_program() const {
+  const auto* answer = current_answer();
+  return answer ? answer->reading_program : std::nullopt;
+}
+
 bool RemoteInputProbe::withheld() const {
   const auto* answer = current_answer();
   return answer && answer->state == InputState::unknown;
@@ -126,7 +136,14 @@ asio::awaitable<void> RemoteInputProbe::run(std::uint64_t period) {
       if (report.leader) leader_ = report.leader;
       stopped_group_ =
           report.state == InputState::suspended ? report.foreground_group : std::nullopt;
-      if (period == period_) answer_ = Answer{report.state, report.line_modes, period, now};
+      if (period == period_) {
+        answer_ = Answer{report.state,
+                         report.line_modes,
+                         std::move(report.foreground_program),
+                         std::move(report.reading_program),
+                         period,
+                         now};
+      }
     }
   }
   if (wanted_again_ && !disabled_ && now >= retry_at_) start();

@@ -75,6 +75,10 @@ class RemoteInputProbe : public std::enable_shared_from_this<RemoteInputProbe> {
   // terminal, but not what its program does (another user's program, whose
   // /proc entries the login user may not read: sudo, su, passwd).
   bool withheld() const;
+  // Names (comm) in the host's answer for the current quiet period: the
+  // terminal's foreground group leader, and the process seen reading it.
+  std::optional<std::string> foreground_program() const;
+  std::optional<std::string> reading_program() const;
   // Output arrived or input was sent: a new quiet period starts.
   void note_activity();
   // A session's shell reported its pid (the prompt hook's D mark): it leads
@@ -92,6 +96,8 @@ class RemoteInputProbe : public std::enable_shared_from_this<RemoteInputProbe> {
   struct Answer {
     InputState state;
     std::optional<LineModes> line_modes;
+    std::optional<std::string> foreground_program;
+    std::optional<std::string> reading_program;
     std::uint64_t period;
     Clock::time_point at;
   };

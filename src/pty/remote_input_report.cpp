@@ -19,6 +19,7 @@ namespace {
 //   p PID STATE FDS                    (FDS: which of 0,1,2 are the terminal, or -)
 //   o PID STATE FDS                    (a descendant in a session of its own; FDS
 //                                       never counts /dev/tty, not the terminal for it)
+//   n PID NAME                         (after each p or o: its comm, may hold spaces)
 //   t PID TID STATE NR ARG0 ARG0TTY WCHAN   (- where not read: only for state S)
 //   e PID TID FD EVENTS FDTTY          (an epoll instance's fds: the thread's ARG0)
 //   end
@@ -36,6 +37,7 @@ function stat(path,  line, at, f) {
   line = ""; getline line < (path "/stat"); close(path "/stat")
   at = match(line, /\) [^)]*$/); if (!at) return 0
   split(substr(line, at + 2), f, " ")
+  NAME = substr(line, index(line, "(") + 1, at - index(line, "(") - 1)
   S = f[1]; PP = f[2]; PG = f[3]; SID = f[4]; TTY = f[5]; FG = f[6]; return 1
 }
 function first_line(path,  line) { line = ""; getline line < path; close(path); return line }
@@ -82,7 +84,7 @@ BEGIN {
   dirs = ""
   for (i = 1; i <= np; i++) {
     if (!stat("/proc/" pids[i])) continue
-    sid[pids[i]] = SID; parent[pids[i]] = PP; state[pids[i]] = S
+    sid[pids[i]] = SID; parent[pids[i]] = PP; state[pids[i]] = S; name[pids[i]] = NAME
     if (SID == leader && PG == fg && nm < 64) { member[++nm] = pids[i]; dirs = dirs " /proc/" pids[i] "/fd /proc/" pids[i] "/task" }
   }
   # Started from the terminal but in a session of their own (setsid; `su
@@ -113,6 +115,7 @@ function describe(kind, p,  fds, fd, k, tid, t, nr, a0, a0tty, w, sc, info, line
   fds = ""
   for (fd = 0; fd <= 2; fd++) if ((p, fd) in is_tty) fds = fds fd
   print kind, p, state[p], (fds == "" ? "-" : fds)
+  print "n", p, name[p]
   for (k = 1; k <= ntask[p]; k++) {
     tid = task[p, k]; t = "/proc/" p "/task/" tid
     if (!stat(t)) continue
@@ -262,6 +265,7 @@ RemoteInputReport read_remote_input_report(std::string_view output) {
   std::map<long, Member> outsiders;
   std::vector<Thread> threads;
   std::vector<EpollEntry> epoll;
+  std::map<long, std::string> names;
   bool ended = false;
   while (std::getline(in, line)) {
     auto f = fields(line);
@@ -292,6 +296,9 @@ RemoteInputReport read_remote_input_report(std::string_view output) {
       auto tid = number(f[2]);
       if (!pid || !tid) return report;
       threads.push_back(Thread{*pid, *tid, f[3][0], f[4], f[6] == "1", f[7]});
+    } else if (kind == "n" && f.size() >= 3) {
+      // The name is the rest of the line: a comm may hold spaces.
+      if (auto pid = number(f[1])) names[*pid] = line.substr(line.find(' ', 2) + 1);
     } else if (kind == "e" && f.size() == 6) {
       auto pid = number(f[1]);
       auto tid = number(f[2]);
@@ -305,6 +312,13 @@ RemoteInputReport read_remote_input_report(std::string_view output) {
   }
   if (!ended || !report.leader) return report;  // cut short: malformed
   report.outcome = RemoteInputReport::Outcome::answered;
+  const auto name_of = [&](long pid) {
+    auto found = names.find(pid);
+    return found == names.end() ? std::nullopt : std::optional<std::string>(found->second);
+  };
+  // The group's leader, while it is in it (a pipeline's leader may be gone).
+  if (report.foreground_group && members.contains(*report.foreground_group))
+    report.foreground_program = name_of(*report.foreground_group);
   // A program outside the session adds only a read: one that cannot be told
   // about (or sleeps) leaves the foreground's answer as it is.
   for (const auto& thread : threads) {
@@ -312,6 +326,7 @@ RemoteInputReport read_remote_input_report(std::string_view output) {
     if (outsider != outsiders.end() &&
         verdict(thread, outsider->second, arch, epoll) == Verdict::reading) {
       report.state = InputState::reading_input;
+      report.reading_program = name_of(thread.pid);
       return report;
     }
   }
@@ -328,6 +343,7 @@ RemoteInputReport read_remote_input_report(std::string_view output) {
     switch (verdict(thread, member->second, arch, epoll)) {
       case Verdict::reading:
         report.state = InputState::reading_input;
+        report.reading_program = name_of(thread.pid);
         return report;
       case Verdict::cannot_tell:
         cannot_tell = true;

@@ -22,7 +22,7 @@
 // and its foreground process group (tpgid); from `stty -a` on that terminal
 // (the login user owns it) its ICANON and ECHO modes, which say a password
 // prompt where the program itself cannot be seen (sudo, su: root's). For each
-// member of that group in the leader's session: its state, which of fds 0-2
+// member of that group in the leader's session: its name, its state, which of fds 0-2
 // are the terminal, and per thread its state, /proc/<tid>/syscall (number and
 // first argument, with whether that argument is an fd on the terminal, and an
 // epoll instance's registered fds from fdinfo) and /proc/<tid>/wchan. The
@@ -73,7 +73,11 @@ struct RemoteInputReport {
   std::optional<int> leader;            // the terminal's session leader, once found
   std::optional<int> foreground_group;  // the terminal's (tpgid), once found
   std::optional<LineModes> line_modes;  // the terminal's, once found (no stty: nullopt)
-  std::string detail;                   // unsupported: why, in the script's words
+  // Names (comm), as PtyChannel::foreground_program and reading_program say
+  // them: the foreground group's leader, and the process seen reading.
+  std::optional<std::string> foreground_program;
+  std::optional<std::string> reading_program;
+  std::string detail;  // unsupported: why, in the script's words
 };
 
 RemoteInputReport read_remote_input_report(std::string_view output);

@@ -146,6 +146,14 @@ std::optional<bool> SshChannel::hides_typed_line() const {
   auto modes = probe_->line_modes();
   return modes ? std::optional<bool>(modes->hides_typed_line()) : std::nullopt;
 }
+std::optional<std::string> SshChannel::foreground_program() const {
+  if (state_->awaiting_login || state_->finished) return std::nullopt;
+  return probe_->foreground_program();
+}
+std::optional<std::string> SshChannel::reading_program() const {
+  if (state_->awaiting_login || state_->finished) return std::nullopt;
+  return probe_->reading_program();
+}
 bool SshChannel::input_state_withheld() const {
   return !state_->awaiting_login && !state_->finished && probe_->withheld();
 }

@@ -87,6 +87,9 @@ class SshChannel final : public PtyChannel {
   std::optional<bool> echo_enabled() const override;
   std::optional<bool> hides_typed_line() const override;
   bool input_state_withheld() const override;
+  // From the same answer: the names (comm) the host's /proc gives.
+  std::optional<std::string> foreground_program() const override;
+  std::optional<std::string> reading_program() const override;
   TerminalSize size() const override;
   bool finished() const override;
 

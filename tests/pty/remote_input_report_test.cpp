@@ -199,6 +199,27 @@ TEST(RemoteInputReport, TerminalModesComeFromStty) {
   EXPECT_FALSE(read_remote_input_report(report("modes -echo\n")).line_modes);
 }
 
+// The names the local backend gives (foreground_program, reading_program),
+// which the agent's messages use: "git commit" waits while vim reads.
+TEST(RemoteInputReport, NamesTheForegroundLeaderAndTheReader) {
+  auto r =
+      read_remote_input_report(report("p 100 S 012\nn 100 git\nt 100 100 S 61 ffffffff 0 do_wait\n"
+                                      "p 101 S 012\nn 101 vim\nt 101 101 S 0 0 1 wait_woken\n"));
+  EXPECT_EQ(r.state, InputState::reading_input);
+  EXPECT_EQ(r.foreground_program, "git");
+  EXPECT_EQ(r.reading_program, "vim");
+  // A comm may hold spaces; nobody reading: no reader.
+  auto busy = read_remote_input_report(
+      report("p 100 S 012\nn 100 tmux: server\nt 100 100 S 230 0 1 hrtimer_nanosleep\n"));
+  EXPECT_EQ(busy.foreground_program, "tmux: server");
+  EXPECT_FALSE(busy.reading_program);
+  // The group's leader gone (`git log | less` once git is done): no name for it.
+  auto pipeline =
+      read_remote_input_report(report("p 101 S 012\nn 101 less\nt 101 101 S 0 0 1 wait_woken\n"));
+  EXPECT_FALSE(pipeline.foreground_program);
+  EXPECT_EQ(pipeline.reading_program, "less");
+}
+
 TEST(RemoteInputReport, ScriptCarriesTheTagOrTheLeader) {
   EXPECT_TRUE(remote_input_script("0a1b", std::nullopt).starts_with("tag=0a1b leader=\n"));
   EXPECT_TRUE(remote_input_script("", 4242).starts_with("tag= leader=4242\n"));
@@ -281,6 +302,15 @@ TEST(RemoteInputScript, FindsTheTaggedTerminalAndSeesASilentRead) {
   EXPECT_EQ(r.line_modes, (LineModes{true, false}));
 }
 
+TEST(RemoteInputScript, NamesTheProgramReadingUnderItsShell) {
+  TerminalProgram program("export AGENTTY_TERMINAL=0dd5a1e5; cat; true");
+  ASSERT_GT(program.pid, 0);
+  auto r = probe_until("0dd5a1e5", std::nullopt, InputState::reading_input);
+  EXPECT_EQ(r.state, InputState::reading_input);
+  EXPECT_EQ(r.foreground_program, "bash");  // the shell leads the group; cat reads
+  EXPECT_EQ(r.reading_program, "cat");
+}
+
 TEST(RemoteInputScript, SleepAfterExecIsBusyAndFoundByItsEnvironment) {
   // bash execs the last command: only the environment still carries the tag.
   TerminalProgram program("export AGENTTY_TERMINAL=beefcafe; printf working...; exec sleep 30");
@@ -297,6 +327,8 @@ TEST(RemoteInputScript, KnownLeaderNeedsNoTag) {
   auto r = probe_until("", program.pid, InputState::reading_input);
   EXPECT_EQ(r.state, InputState::reading_input);
   EXPECT_EQ(r.line_modes, (LineModes{true, true}));  // an echoed line
+  EXPECT_EQ(r.foreground_program, "bash");           // its builtin read
+  EXPECT_EQ(r.reading_program, "bash");
 }
 
 // `setsid -w` as `su user -c CMD` runs CMD: in a session of its own, on
