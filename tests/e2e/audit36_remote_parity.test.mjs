@@ -1,0 +1,60 @@
+// Audit 36: local/remote parity. The same call made locally and with `host`
+// (a real OpenSSH sshd on 127.0.0.1, tests/e2e/lib/sshd.mjs, logged in as the
+// user running the tests) must give the agent the same answer, except where
+// SSH itself cannot (docs/architecture.md, SSH).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { sshdAndAgentForFile, rootOnly } from './lib/sshd.mjs';
+
+const ssh = sshdAndAgentForFile('agentty-audit36-home-');
+const { skip } = ssh;
+
+const brief = (r) => JSON.stringify({ ...r, raw: undefined });
+
+// Runs `args` locally and on the host; both answers, local first.
+async function both(args) {
+  const run = (where) => ssh.agent.call('execute', { side_effects: ['NONE'], ...where, ...args });
+  return [await run({}), await run({ host: ssh.sshd.host })];
+}
+
+// A local command gets PAGER=cat and GIT_PAGER=cat, so `git log` prints; on a
+// host they were unset, and the same `git log` sat in less waiting for keys.
+test('a command on a host gets PAGER=cat and GIT_PAGER=cat as a local one does; env overrides them', { skip }, async () => {
+  const command = 'echo "pager=[$PAGER] git=[$GIT_PAGER]"';
+  const [local, remote] = await both({ command });
+  assert.equal(local.output, 'pager=[cat] git=[cat]\n', brief(local));
+  assert.equal(remote.output, local.output, brief(remote));
+  const [ownLocal, ownRemote] = await both({ command, env: { PAGER: 'more' } });
+  assert.equal(ownLocal.output, 'pager=[more] git=[cat]\n', brief(ownLocal));
+  assert.equal(ownRemote.output, ownLocal.output, brief(ownRemote));
+});
+
+// OpenSSH refuses signal requests on a root login, so timeout_ms hangs the
+// remote terminal up (status signal SIGHUP), but the message said "SIGTERM to
+// its process group, then SIGKILL", as for a local command.
+test('timeout_ms on a root login: the message says the terminal was hung up, as signal does', { skip: skip || rootOnly }, async () => {
+  const [local, remote] = await both({ command: 'sleep 30', timeout_ms: 1000, yield_ms: 20000 });
+  assert.equal(local.status, 'timed_out', brief(local));
+  assert.equal(local.signal, 'SIGTERM', brief(local));
+  assert.match(local.message, /SIGTERM to its process group, then SIGKILL/, brief(local));
+  assert.equal(remote.status, 'timed_out', brief(remote));
+  assert.equal(remote.signal, 'SIGHUP', brief(remote));
+  assert.doesNotMatch(remote.message, /SIGTERM to its process group/, brief(remote));
+  assert.match(remote.message, /hung up/, brief(remote));
+});
+
+// Locally the answer names who reads the terminal ("cat (in the foreground
+// process group of bash) reads the terminal"; the pager and REPL advice of
+// execute(session=) goes by the same names); on a host, where the probe
+// reads the same /proc, it said only "it reads the terminal".
+test('a program waiting for input on a host is named as locally', { skip }, async (t) => {
+  const [local, remote] = await both({ command: 'echo ready; cat; true', yield_ms: 20000 });
+  for (const r of [local, remote]) t.after(() => ssh.agent.call('stop', { execution_id: r.execution_id, signal: 'SIGKILL' }));
+  for (const r of [local, remote]) {
+    assert.equal(r.status, 'backgrounded', brief(r));
+    assert.equal(r.waiting_for_input, true, brief(r));
+  }
+  assert.match(local.message, /cat \(in the foreground process group of bash\) reads the terminal/, brief(local));
+  const same = (r) => r.message.replaceAll(r.execution_id, 'ID');
+  assert.equal(same(remote), same(local), brief(remote));
+});
