@@ -176,6 +176,43 @@ std::string enter_directory_or_exit(std::string_view directory) {
   return "cd -- " + target + " || exit 1";
 }
 
+// Whether `command` puts something in the background: an `&` outside quotes
+// that is not part of `&&`, `|&`, `>&`, `<&` or `&>`. A comment ends the scan.
+bool has_background_job(std::string_view command) {
+  char quote = 0;
+  for (std::size_t i = 0; i < command.size(); ++i) {
+    const char c = command[i];
+    if (quote) {
+      if (c == quote)
+        quote = 0;
+      else if (c == '\\' && quote == '"')
+        ++i;
+      continue;
+    }
+    if (c == '\\') {
+      ++i;
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+    } else if (c == '#' && (i == 0 || std::isspace(static_cast<unsigned char>(command[i - 1])))) {
+      while (i < command.size() && command[i] != '\n') ++i;
+    } else if (c == '&') {
+      const char before = i > 0 ? command[i - 1] : ' ';
+      const char after = i + 1 < command.size() ? command[i + 1] : ' ';
+      if (after == '&') {
+        ++i;  // && (the second & is not a job)
+      } else if (before != '|' && before != '>' && before != '<' && after != '>') {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+std::string waiting_for_background_jobs(std::string_view command) {
+  if (!has_background_job(command)) return std::string(command);
+  return "trap wait EXIT; " + std::string(command);
+}
+
 std::optional<std::string> with_standard_input(std::string_view command, std::string_view data) {
   // printf's %b reads \\ as a backslash, \n as a newline and \0ooo as an
   // octal byte; a NUL cannot be in a command line at all. Every other byte

@@ -95,6 +95,17 @@ std::string known_hosts_name(const std::string& host, unsigned port);
 // adds the separator.
 std::string enter_directory_or_exit(std::string_view directory);
 
+// A command that leaves a job in the background (`server &`) keeps it on a
+// host as it does locally: sshd hangs the terminal up when the command's
+// shell exits, which killed the job (the same as `ssh -t host 'server &'`).
+// Such a command gets `trap wait EXIT; ` before it, so the shell waits for
+// its jobs (keeping its exit status); others are returned as they are.
+// `&` is found outside quotes, not in `&&`, `|&` or a redirection (`2>&1`,
+// `&>`).
+std::string waiting_for_background_jobs(std::string_view command);
+// Whether `command` has such an `&`.
+bool has_background_job(std::string_view command);
+
 // What a remote shell runs to give `command` exactly these bytes as its
 // standard input (a pipe from printf %b, a builtin of every POSIX shell)
 // while its output stays on the terminal: an SSH PTY channel has no input but

@@ -58,3 +58,22 @@ test('a program waiting for input on a host is named as locally', { skip }, asyn
   const same = (r) => r.message.replaceAll(r.execution_id, 'ID');
   assert.equal(same(remote), same(local), brief(remote));
 });
+
+// sshd hangs the terminal up when the command's shell exits, which killed a
+// job the command left in the background (`server &`): the execution said
+// completed and the server was gone. Locally the job keeps the execution
+// running; on a host the shell now waits for its jobs.
+test('a job a command leaves in the background on a host runs to its end, as locally', { skip }, async (t) => {
+  const r = await ssh.agent.call('execute', {
+    host: ssh.sshd.host, side_effects: ['NONE'], yield_ms: 300,
+    command: '(sleep 1; echo job-done) & echo started',
+  });
+  t.after(() => ssh.agent.call('stop', { execution_id: r.execution_id, signal: 'SIGKILL' }));
+  assert.equal(r.status, 'backgrounded', brief(r));
+  assert.match(r.message, /on a host agentty cannot see the command end/, brief(r));
+  const done = await ssh.agent.call('wait', { execution_id: r.execution_id, until: 'exit', timeout_ms: 20000 });
+  assert.equal(done.status, 'completed', brief(done));
+  assert.equal(done.exit_code, 0, brief(done));
+  const all = await ssh.agent.call('read', { execution_id: r.execution_id, since_seq: 1 });
+  assert.match(all.output, /started\n[^]*job-done\n/, brief(all));
+});

@@ -118,6 +118,30 @@ TEST(SshStandardInputTest, CommandLinesKeepTheirNumbers) {
   }
 }
 
+// Only an `&` that puts a job in the background adds the wait.
+TEST(SshBackgroundJobsTest, OnlyABackgroundAmpersandAddsTheWait) {
+  for (const std::string command : {"server &", "sleep 60 & echo started", "a&b",
+                                    "nohup x >log 2>&1 &", "x &\ny", "(sleep 1; echo a) &"}) {
+    EXPECT_EQ(waiting_for_background_jobs(command), "trap wait EXIT; " + command) << command;
+  }
+  for (const std::string command :
+       {"a && b", "make 2>&1 | tee log", "ls &>/dev/null", "x |& y", "echo 'a & b'",
+        "echo \"a & b\"", "echo a\\&b", "true # not & a job", "cat <&3", "echo x >&2"}) {
+    EXPECT_EQ(waiting_for_background_jobs(command), command) << command;
+  }
+}
+
+// The shell waits for the jobs it left (whose output comes before it ends)
+// and ends with the command's own status, in each shell a login shell may be.
+TEST(SshBackgroundJobsTest, TheShellWaitsForItsJobsAndKeepsItsStatus) {
+  const std::string line = waiting_for_background_jobs("(sleep 0.2; echo job) & echo cmd; exit 3");
+  for (const std::string shell : {"/bin/sh", "/bin/bash", "/usr/bin/zsh"}) {
+    if (::access(shell.c_str(), X_OK) != 0) continue;
+    EXPECT_EQ(run_shell(shell, "( " + line + " ); echo status=$?"), "cmd\njob\nstatus=3\n")
+        << shell;
+  }
+}
+
 // An agent names a remote directory as a person would type it: "~/dir" is
 // under the remote home, in each shell a login shell may be; nothing else
 // in it is expanded.

@@ -177,6 +177,14 @@ boost::asio::awaitable<Expected<void>> set_program(ToolContext& ctx, const json&
   co_return Expected<void>{};
 }
 
+// On a host, a command's background jobs outlive its shell as locally
+// (pty::waiting_for_background_jobs). Before set_standard_input, which puts
+// the command in a pipeline's subshell: the jobs are that subshell's.
+void keep_remote_background_jobs(const json& args, session::ExecutionSpec& spec) {
+  if (!spec.host.empty() && args.contains("command"))
+    spec.remote_command = pty::waiting_for_background_jobs(spec.remote_command);
+}
+
 // stdin that ends (close_stdin, the default) is the program's standard
 // input: locally a file on fd 0, on a host a pipe the remote shell fills.
 // Whether it went there; with close_stdin=false it is typed instead.
@@ -294,6 +302,17 @@ std::string left_behind_message(session::Execution& execution) {
          "\") ends them.";
 }
 
+// On a host the command's end is not seen (no /proc scan of its session
+// there): a job it left in the background keeps the execution running and
+// execute answers only after yield_ms. Said, so the agent can ask sooner.
+std::string remote_jobs_note(session::Execution& execution) {
+  if (execution.spec().host.empty() || !pty::has_background_job(execution.spec().command_text))
+    return "";
+  return " If the command itself has ended, what it left in the background (&) keeps this "
+         "execution running, as it would locally; on a host agentty cannot see the command "
+         "end, so this answered after yield_ms: give a short yield_ms to such commands.";
+}
+
 // A program still running when execute answers: why it answered, and what next.
 void describe_running(json& result, session::Execution& execution, WaitEnd end, std::uint32_t yield,
                       bool stdin_as_file) {
@@ -329,7 +348,8 @@ void describe_running(json& result, session::Execution& execution, WaitEnd end, 
     result["message"] =
         "Still running after " + std::to_string(yield) +
         " ms; it continues in the background. Use read or wait with execution_id=\"" +
-        execution.id() + "\" to follow it, write to answer prompts, stop to end it.";
+        execution.id() + "\" to follow it, write to answer prompts, stop to end it." +
+        remote_jobs_note(execution);
     if (auto left = left_running_note(execution); !left.empty()) append_message(result, left);
   }
 }
@@ -351,6 +371,7 @@ boost::asio::awaitable<ToolResult> execute(ToolContext& ctx, const json& args) {
   if (auto ok = co_await set_program(ctx, args, spec); !ok) co_return failed_to_start(ok.error());
   if (auto ok = policy.check_command(spec.command_text); !ok) co_return failed_to_start(ok.error());
   if (auto ok = check_start_limits(ctx); !ok) co_return failed_to_start(ok.error());
+  keep_remote_background_jobs(args, spec);
   auto stdin_as_file = set_standard_input(args, spec);
   if (!stdin_as_file) co_return failed_to_start(stdin_as_file.error());
 
