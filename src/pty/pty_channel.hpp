@@ -47,6 +47,8 @@ struct LineModes {
   // sudo, su and `read -s` set. readline, REPLs and full-screen programs turn
   // both off and draw what is typed themselves.
   bool hides_typed_line() const { return canonical && !echo; }
+  // The program, not the terminal, takes what is typed and echoes it.
+  bool program_edits_line() const { return !canonical; }
   bool operator==(const LineModes&) const = default;
 };
 
@@ -100,6 +102,9 @@ class PtyChannel {
   // Whether the terminal reads a line without echoing it, as at a password
   // prompt (LineModes::hides_typed_line); nullopt if unknown.
   virtual std::optional<bool> hides_typed_line() const { return std::nullopt; }
+  // Whether the program edits the typed line itself, the terminal's line
+  // discipline off (LineModes::program_edits_line); nullopt if unknown.
+  virtual std::optional<bool> program_edits_line() const { return std::nullopt; }
   // input_state() is unknown although the backend looked: the program is
   // not its to see (another user's, as su, sudo and passwd are at a
   // password prompt). false where it could not look at all, or has not.

@@ -394,6 +394,12 @@ std::optional<bool> PtyProcess::hides_typed_line() const {
   return modes ? std::optional<bool>(modes->hides_typed_line()) : std::nullopt;
 }
 
+std::optional<bool> PtyProcess::program_edits_line() const {
+  if (impl_->finished_) return std::nullopt;
+  auto modes = probe_line_modes(impl_->master_.native_handle());
+  return modes ? std::optional<bool>(modes->program_edits_line()) : std::nullopt;
+}
+
 std::vector<std::string> PtyProcess::left_running() const {
   if (impl_->finished_) return {};
   return left_running_after(impl_->supervisor_, impl_->program_, 4);

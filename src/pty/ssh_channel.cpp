@@ -154,6 +154,11 @@ std::optional<std::string> SshChannel::reading_program() const {
   if (state_->awaiting_login || state_->finished) return std::nullopt;
   return probe_->reading_program();
 }
+std::optional<bool> SshChannel::program_edits_line() const {
+  if (state_->awaiting_login || state_->finished) return std::nullopt;
+  auto modes = probe_->line_modes();
+  return modes ? std::optional<bool>(modes->program_edits_line()) : std::nullopt;
+}
 bool SshChannel::input_state_withheld() const {
   return !state_->awaiting_login && !state_->finished && probe_->withheld();
 }

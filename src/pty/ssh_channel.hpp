@@ -86,6 +86,7 @@ class SshChannel final : public PtyChannel {
   // the login prompt's echo.
   std::optional<bool> echo_enabled() const override;
   std::optional<bool> hides_typed_line() const override;
+  std::optional<bool> program_edits_line() const override;
   bool input_state_withheld() const override;
   // From the same answer: the names (comm) the host's /proc gives.
   std::optional<std::string> foreground_program() const override;

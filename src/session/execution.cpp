@@ -372,6 +372,10 @@ std::optional<bool> Execution::hides_typed_line() const {
   return channel_ ? channel_->hides_typed_line() : std::nullopt;
 }
 
+std::optional<bool> Execution::program_edits_line() const {
+  return channel_ ? channel_->program_edits_line() : std::nullopt;
+}
+
 bool Execution::input_state_withheld() const {
   return channel_ && !finished() && channel_->input_state_withheld();
 }

@@ -264,6 +264,23 @@ void note_not_reading(json& result, session::Execution& execution, const std::st
                      "[\"ctrl-c\"].");
 }
 
+// yield_ms ran out with only the echo of a line from a program that edits
+// its own line: it has not answered or prompted yet, though it may read the
+// terminal (node's REPL does while an await runs), so waiting_for_input is
+// no sign that it is done.
+void note_line_unanswered(json& result, session::Execution& execution, const std::string& bytes,
+                          std::uint64_t seq_before) {
+  if (execution.finished() || !only_line_echoed(execution, seq_before, bytes)) return;
+  // Busy, not reading: note_not_reading says so.
+  if (execution.input_state() == pty::InputState::busy) return;
+  append_message(result,
+                 "Only the echo of the line came back within yield_ms: the program has neither "
+                 "answered nor shown its prompt again. It may still be running the line while it "
+                 "reads the terminal (node's REPL does during an await), so waiting_for_input "
+                 "does not mean it is done. Follow it with wait (until: \"match\", pattern: its "
+                 "prompt) or read.");
+}
+
 // Typed ahead: the terminal holds it for the program, which is not reading.
 void note_pending_input(json& result, session::Execution& execution) {
   auto queued = execution.queued_input_bytes();
@@ -313,6 +330,7 @@ boost::asio::awaitable<ToolResult> write(ToolContext& ctx, const json& args,
   note_pending_input(result, *execution);
   if (!hidden_line) note_not_reading(result, *execution, *bytes, seq_before, end);
   note_interrupt_ignored(result, *execution, *bytes, seq_before);
+  if (!hidden_line) note_line_unanswered(result, *execution, *bytes, seq_before);
   if (auto pending = unsubmitted_input(*execution)) {
     append_message(result, unsubmitted_input_advice(*pending));
   }

@@ -30,6 +30,18 @@ std::string without_line_breaks(std::string_view text) {
   return out;
 }
 
+// Output since `before` is the echo of all of `typed`, a line ended with
+// Enter, line break included: the program took the line and printed nothing
+// of its own.
+bool echoed_whole_line(session::Execution& execution, std::uint64_t before,
+                       const std::string& typed) {
+  if (typed.find_first_of("\r\n") == std::string::npos) return false;
+  const auto latest = execution.log().latest_seq();
+  if (latest <= before || latest - before > 2 * typed.size()) return false;
+  const auto echoed = execution.log().copy_range(before, latest);
+  return echoed.ends_with('\n') && without_line_breaks(echoed) == without_line_breaks(typed);
+}
+
 }  // namespace
 
 // The echo so far: the typed text with line breaks dropped (Enter is typed
@@ -41,6 +53,12 @@ bool only_echo(session::Execution& execution, std::uint64_t before, const std::s
   if (latest - before > 2 * typed.size()) return false;
   const auto echoed = without_line_breaks(execution.log().copy_range(before, latest));
   return without_line_breaks(typed).starts_with(echoed);
+}
+
+bool only_line_echoed(session::Execution& execution, std::uint64_t before,
+                      const std::string& typed) {
+  return execution.program_edits_line() == std::optional<bool>(true) &&
+         echoed_whole_line(execution, before, typed);
 }
 
 bool answers_hidden_line(session::Execution& execution, const std::string& bytes) {
@@ -63,7 +81,13 @@ std::function<bool()> reply_settled(session::Execution& execution, std::string t
       return false;
     // A resumed program may print nothing: running again is its answer. A
     // resize alone types nothing: give the program time to redraw.
-    return resumed || execution.waiting_for_input();
+    if (resumed) return true;
+    // A program that edits its own line (a REPL) prompts when it is ready for
+    // the next one: until then waiting for input is no answer. node's REPL
+    // runs `await fetch(...)` in its event loop, which polls the terminal all
+    // along, so "waits again" held at the echo and the result came later.
+    if (!hidden_line && only_line_echoed(execution, before, typed)) return false;
+    return execution.waiting_for_input();
   };
 }
 

@@ -11,6 +11,11 @@
 // once the program waits for input again (it read the line silently), and
 // a program computing after the echo is waited for.
 //
+// A program that edits its own line (readline, a REPL: the terminal's line
+// discipline off) prints a prompt when it is ready for the next line, so the
+// echo of a whole line is not its reply even once it waits for input: node's
+// REPL polls the terminal while an `await` runs.
+//
 // A line typed where the terminal does not echo it (a password) has its own
 // rule: the program prints the line break Enter would have echoed, then
 // checks what was typed, so that line break is not its reply either.
@@ -32,6 +37,12 @@ bool answers_hidden_line(session::Execution& execution, const std::string& bytes
 // Output since `before` is only the terminal's echo of `typed` (or nothing):
 // the program has not answered.
 bool only_echo(session::Execution& execution, std::uint64_t before, const std::string& typed);
+
+// Whether all the output since `before` is the echo of `typed`, a whole
+// line, from a program that edits its own line: it has neither answered nor
+// prompted again.
+bool only_line_echoed(session::Execution& execution, std::uint64_t before,
+                      const std::string& typed);
 
 // The predicate a write waits on, started right after `typed` was written.
 // `resumed`: the write continued a suspended program, which may print
