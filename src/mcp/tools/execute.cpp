@@ -454,7 +454,8 @@ ToolDefinition make_execute_tool(const ToolConfig& config) {
           "cat). The execution runs until its whole process group has ended: a job left in the "
           "background (`server &`, nohup) keeps it running, so execute answers "
           "status=backgrounded once the command itself has ended and the job's first output has "
-          "settled, not after yield_ms; `stop` ends the job. Use open for state that must persist "
+          "settled, not after yield_ms (on a `host`, where that end is not seen, after yield_ms); "
+          "`stop` ends the job. Use open for state that must persist "
           "(cd, export) between commands. "
           "On a `host` with no usable key it answers at once with held=true and handoff_reason: "
           "a person logs in on terminal_url; then wait(until=\"released\").",
