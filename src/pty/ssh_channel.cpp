@@ -10,6 +10,7 @@
 #include <csignal>
 
 #include "base/random_id.hpp"
+#include "pty/command_end_marker.hpp"
 #include "pty/remote_input_probe.hpp"
 #include "pty/ssh_connection.hpp"
 
@@ -81,6 +82,7 @@ SshChannel::~SshChannel() {
 }
 
 void SshChannel::start(ChannelEvents events) {
+  if (state_->marks_command_end) events = taking_out_command_end(std::move(events));
   // Output starts a new quiet period for the probe: older answers are void.
   events.on_output = [probe = probe_,
                       output = std::move(events.on_output)](std::string_view bytes) {
@@ -89,6 +91,34 @@ void SshChannel::start(ChannelEvents events) {
   };
   state_->events = std::move(events);
   connection_->channel_started(state_);
+}
+
+// The events passed on without the command's end marker, noted in
+// command_end_ instead; what it held back goes out before the exit.
+ChannelEvents SshChannel::taking_out_command_end(ChannelEvents events) {
+  struct Passing {
+    CommandEndFilter filter;
+    std::string scratch;
+    std::function<void(std::string_view)> output;
+  };
+  auto passing = std::make_shared<Passing>();
+  passing->output = std::move(events.on_output);
+  command_end_ = std::shared_ptr<const CommandEndFilter>(passing, &passing->filter);
+  events.on_output = [passing](std::string_view bytes) {
+    const auto passed = passing->filter.filter(bytes, passing->scratch);
+    if (!passed.empty() && passing->output) passing->output(passed);
+  };
+  events.on_exit = [passing, on_exit = std::move(events.on_exit)](ExitStatus status) {
+    if (const auto held = passing->filter.flush(); !held.empty() && passing->output)
+      passing->output(held);
+    if (on_exit) on_exit(status);
+  };
+  return events;
+}
+
+std::vector<std::string> SshChannel::left_running() const {
+  if (state_->finished || !command_end_ || !command_end_->seen()) return {};
+  return {"its jobs started with & (on a host their names are not read)"};
 }
 
 void SshChannel::write(std::string_view bytes) {
@@ -222,6 +252,7 @@ std::shared_ptr<SshChannelState> SshConnection::new_channel_state(const SshLaunc
   auto state = std::make_shared<SshChannelState>();
   state->size = launch.size;
   if (launch.command && launch.pty) state->terminal_tag = random_hex(8);
+  state->marks_command_end = launch.command && launch.marks_command_end;
   channels_.push_back(state);
   return state;
 }

@@ -49,6 +49,7 @@
 
 namespace agentty::pty {
 
+class CommandEndFilter;
 class RemoteInputProbe;
 class SshConnection;
 struct SshChannelState;
@@ -91,6 +92,9 @@ class SshChannel final : public PtyChannel {
   // From the same answer: the names (comm) the host's /proc gives.
   std::optional<std::string> foreground_program() const override;
   std::optional<std::string> reading_program() const override;
+  // Once a command that marks its end (SshLaunch::marks_command_end) has
+  // ended and its jobs run on.
+  std::vector<std::string> left_running() const override;
   TerminalSize size() const override;
   bool finished() const override;
 
@@ -113,6 +117,9 @@ class SshChannel final : public PtyChannel {
   std::shared_ptr<SshConnection> connection_;
   std::shared_ptr<SshChannelState> state_;
   std::shared_ptr<RemoteInputProbe> probe_;
+  std::shared_ptr<const CommandEndFilter> command_end_;  // null: the command marks no end
+
+  ChannelEvents taking_out_command_end(ChannelEvents events);
 };
 
 }  // namespace agentty::pty

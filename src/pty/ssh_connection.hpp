@@ -93,6 +93,7 @@ struct SshChannelState {
   // host probe finds its processes (remote_input_report.hpp); empty for a
   // login shell and for channels without a PTY.
   std::string terminal_tag;
+  bool marks_command_end = false;  // SshLaunch::marks_command_end
   // run_command's (a probe of the host): no PTY, its output is stdout alone,
   // and it is not one of the user's channels when a refusal counts them.
   bool probe = false;

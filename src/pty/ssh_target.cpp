@@ -210,7 +210,9 @@ bool has_background_job(std::string_view command) {
 
 std::string waiting_for_background_jobs(std::string_view command) {
   if (!has_background_job(command)) return std::string(command);
-  return "trap wait EXIT; " + std::string(command);
+  // kCommandEndMarker: printf's format turns \033 and \007 into its ESC and BEL.
+  return R"(trap 'printf "\033]7771;agentty-command-ended\007"; wait' EXIT; )" +
+         std::string(command);
 }
 
 std::optional<std::string> with_standard_input(std::string_view command, std::string_view data) {

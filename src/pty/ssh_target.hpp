@@ -56,6 +56,10 @@ struct SshLaunch {
   // false: no PTY (SshConnection::run_command's helpers, never a program's channel).
   bool pty = true;
   std::map<std::string, std::string> env;
+  // The command prints kCommandEndMarker when it ends (it went through
+  // waiting_for_background_jobs): the channel takes it out of the output
+  // and, from then on, reports what the command left running.
+  bool marks_command_end = false;
 };
 
 enum class SshErrorKind {
@@ -98,8 +102,10 @@ std::string enter_directory_or_exit(std::string_view directory);
 // A command that leaves a job in the background (`server &`) keeps it on a
 // host as it does locally: sshd hangs the terminal up when the command's
 // shell exits, which killed the job (the same as `ssh -t host 'server &'`).
-// Such a command gets `trap wait EXIT; ` before it, so the shell waits for
-// its jobs (keeping its exit status); others are returned as they are.
+// Such a command gets an EXIT trap before it, so the shell waits for its
+// jobs (keeping its exit status), having first printed kCommandEndMarker
+// (command_end_marker.hpp): the command's end, which the channel takes
+// out of the output. Others are returned as they are.
 // `&` is found outside quotes, not in `&&`, `|&` or a redirection (`2>&1`,
 // `&>`).
 std::string waiting_for_background_jobs(std::string_view command);

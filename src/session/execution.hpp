@@ -64,6 +64,9 @@ struct ExecutionSpec {
   std::string command_text;       // shown in ps: the command, argv joined, or the shell
   std::vector<std::string> argv;  // what runs locally (e.g. {"/bin/bash", "-c", command})
   std::string remote_command;     // what runs over SSH (empty with kind=session: a shell)
+  // remote_command prints pty::kCommandEndMarker when its command ends
+  // (pty::waiting_for_background_jobs): its channel tells what it left running.
+  bool remote_marks_command_end = false;
   std::string cwd;
   std::map<std::string, std::string> env;
   std::string name;

@@ -177,6 +177,7 @@ boost::asio::awaitable<Expected<std::shared_ptr<Execution>>> Registry::start(Exe
   if (spec.kind == ExecutionKind::command) launch.command = remote_command(spec);
   launch.size = spec.size;
   launch.env = spec.env;
+  launch.marks_command_end = spec.remote_marks_command_end;
   auto pool = ssh_pool_;  // keeps the pool alive across the suspension
   StartInFlight counted(starting_, spec.kind);
   auto channel = co_await pool->open_channel(target.value(), std::move(launch));

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "pty/command_end_marker.hpp"
 #include "ssh_test_util.hpp"
 
 namespace agentty::pty {
@@ -122,7 +123,9 @@ TEST(SshStandardInputTest, CommandLinesKeepTheirNumbers) {
 TEST(SshBackgroundJobsTest, OnlyABackgroundAmpersandAddsTheWait) {
   for (const std::string command : {"server &", "sleep 60 & echo started", "a&b",
                                     "nohup x >log 2>&1 &", "x &\ny", "(sleep 1; echo a) &"}) {
-    EXPECT_EQ(waiting_for_background_jobs(command), "trap wait EXIT; " + command) << command;
+    const auto line = waiting_for_background_jobs(command);
+    EXPECT_TRUE(line.starts_with("trap '")) << line;
+    EXPECT_TRUE(line.ends_with("' EXIT; " + command)) << line;
   }
   for (const std::string command :
        {"a && b", "make 2>&1 | tee log", "ls &>/dev/null", "x |& y", "echo 'a & b'",
@@ -131,13 +134,15 @@ TEST(SshBackgroundJobsTest, OnlyABackgroundAmpersandAddsTheWait) {
   }
 }
 
-// The shell waits for the jobs it left (whose output comes before it ends)
-// and ends with the command's own status, in each shell a login shell may be.
-TEST(SshBackgroundJobsTest, TheShellWaitsForItsJobsAndKeepsItsStatus) {
+// The shell marks the command's end, then waits for the jobs it left (whose
+// output comes before it ends) and ends with the command's own status, in
+// each shell a login shell may be.
+TEST(SshBackgroundJobsTest, TheShellMarksTheEndWaitsForItsJobsAndKeepsItsStatus) {
   const std::string line = waiting_for_background_jobs("(sleep 0.2; echo job) & echo cmd; exit 3");
   for (const std::string shell : {"/bin/sh", "/bin/bash", "/usr/bin/zsh"}) {
     if (::access(shell.c_str(), X_OK) != 0) continue;
-    EXPECT_EQ(run_shell(shell, "( " + line + " ); echo status=$?"), "cmd\njob\nstatus=3\n")
+    EXPECT_EQ(run_shell(shell, "( " + line + " ); echo status=$?"),
+              "cmd\n" + std::string(kCommandEndMarker) + "job\nstatus=3\n")
         << shell;
   }
 }

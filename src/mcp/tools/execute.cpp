@@ -181,8 +181,11 @@ boost::asio::awaitable<Expected<void>> set_program(ToolContext& ctx, const json&
 // (pty::waiting_for_background_jobs). Before set_standard_input, which puts
 // the command in a pipeline's subshell: the jobs are that subshell's.
 void keep_remote_background_jobs(const json& args, session::ExecutionSpec& spec) {
-  if (!spec.host.empty() && args.contains("command"))
-    spec.remote_command = pty::waiting_for_background_jobs(spec.remote_command);
+  if (spec.host.empty() || !args.contains("command") ||
+      !pty::has_background_job(spec.remote_command))
+    return;
+  spec.remote_command = pty::waiting_for_background_jobs(spec.remote_command);
+  spec.remote_marks_command_end = true;
 }
 
 // stdin that ends (close_stdin, the default) is the program's standard
@@ -302,17 +305,6 @@ std::string left_behind_message(session::Execution& execution) {
          "\") ends them.";
 }
 
-// On a host the command's end is not seen (no /proc scan of its session
-// there): a job it left in the background keeps the execution running and
-// execute answers only after yield_ms. Said, so the agent can ask sooner.
-std::string remote_jobs_note(session::Execution& execution) {
-  if (execution.spec().host.empty() || !pty::has_background_job(execution.spec().command_text))
-    return "";
-  return " If the command itself has ended, what it left in the background (&) keeps this "
-         "execution running, as it would locally; on a host agentty cannot see the command "
-         "end, so this answered after yield_ms: give a short yield_ms to such commands.";
-}
-
 // A program still running when execute answers: why it answered, and what next.
 void describe_running(json& result, session::Execution& execution, WaitEnd end, std::uint32_t yield,
                       bool stdin_as_file) {
@@ -348,8 +340,7 @@ void describe_running(json& result, session::Execution& execution, WaitEnd end, 
     result["message"] =
         "Still running after " + std::to_string(yield) +
         " ms; it continues in the background. Use read or wait with execution_id=\"" +
-        execution.id() + "\" to follow it, write to answer prompts, stop to end it." +
-        remote_jobs_note(execution);
+        execution.id() + "\" to follow it, write to answer prompts, stop to end it.";
     if (auto left = left_running_note(execution); !left.empty()) append_message(result, left);
   }
 }
@@ -454,8 +445,7 @@ ToolDefinition make_execute_tool(const ToolConfig& config) {
           "cat). The execution runs until its whole process group has ended: a job left in the "
           "background (`server &`, nohup) keeps it running, so execute answers "
           "status=backgrounded once the command itself has ended and the job's first output has "
-          "settled, not after yield_ms (on a `host`, where that end is not seen, after yield_ms); "
-          "`stop` ends the job. Use open for state that must persist "
+          "settled, not after yield_ms; `stop` ends the job. Use open for state that must persist "
           "(cd, export) between commands. "
           "On a `host` with no usable key it answers at once with held=true and handoff_reason: "
           "a person logs in on terminal_url; then wait(until=\"released\").",
