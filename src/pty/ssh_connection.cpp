@@ -226,16 +226,21 @@ asio::awaitable<SshExpected<bool>> SshConnection::connect_socket(Clock::time_poi
     int rc = ssh_connect(session_);
     if (rc == SSH_OK) co_return true;
     if (rc == SSH_ERROR)
-      co_return SshError{SshErrorKind::connect_failed, "cannot connect to " + description_ + ": " +
-                                                           ssh_get_error(session_) +
-                                                           (tcp_is_ours ? handshake_hint() : "")};
+      co_return SshError{SshErrorKind::connect_failed,
+                         "cannot connect to " + description_ + ": " + ssh_get_error(session_) +
+                             (tcp_is_ours ? handshake_hint() : proxy_hint())};
     if (!socket_) {
       int fd = ssh_get_fd(session_);
       if (fd < 0) co_return SshError{SshErrorKind::connect_failed, "libssh gave no socket"};
       socket_.emplace(io_, fd);
     }
-    if (Clock::now() >= deadline)
-      co_return timed_out(options_.connect_timeout, "connecting to", description_);
+    if (Clock::now() >= deadline) {
+      auto late = timed_out(options_.connect_timeout, "connecting to", description_);
+      if (const auto hint = proxy_hint(); !hint.empty())
+        late.message = "timed out after " + seconds_text(options_.connect_timeout) +
+                       " connecting to " + description_ + hint;
+      co_return late;
+    }
     co_await wait_socket(deadline);
     if (state_ == State::failed) co_return *failure_;
   }
@@ -255,6 +260,18 @@ std::string SshConnection::handshake_hint() const {
     return " (the TCP connection was made but the SSH handshake failed: is that port an SSH "
            "server's?)";
   return " (the server answered as SSH but the handshake failed: see the reason)";
+}
+
+// libssh runs a ProxyCommand (a ProxyJump becomes `ssh -J ... -W`) with its
+// error output sent to /dev/null, so its own reason is lost: the error says
+// which command it was and how to see why.
+std::string SshConnection::proxy_hint() const {
+  const auto command = option_string(session_, SSH_OPTIONS_PROXYCOMMAND);
+  if (command.empty()) return "";
+  return " (it goes through the ProxyCommand `" + command +
+         "` of the ssh config; a ProxyJump runs as such a command. That command ended or gave "
+         "no SSH server, and libssh discards what it printed: run it by hand on this machine, "
+         "or `ssh -v` to the host, to see why)";
 }
 
 SshExpected<bool> SshConnection::verify_host_key() {

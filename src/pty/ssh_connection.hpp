@@ -171,6 +171,8 @@ class SshConnection : public std::enable_shared_from_this<SshConnection> {
   bool libssh_must_connect() const;
   // Why a handshake on our TCP connection may have failed, for its error.
   std::string handshake_hint() const;
+  // The ProxyCommand the connection goes through, for its errors; empty if none.
+  std::string proxy_hint() const;
   SshExpected<bool> verify_host_key();
   boost::asio::awaitable<SshExpected<bool>> authenticate(Clock::time_point deadline);
   // Login by a person (ssh_login.cpp).

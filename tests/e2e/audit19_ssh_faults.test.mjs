@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { setTimeout } from 'node:timers/promises';
 import { installed, startAgentty, WAIT_MS } from './lib/mcp-client.mjs';
@@ -175,6 +175,33 @@ test('a closed port and a name that does not resolve: the refusal says what to c
   assert.equal(unknown.status, 'failed_to_start', brief(unknown));
   assert.match(unknown.error, /cannot resolve no-such-host\.invalid/, brief(unknown));
   assert.match(unknown.error, /check the host name/, brief(unknown));
+});
+
+// A host behind a bastion is reached through a ProxyCommand of the ssh
+// config (a ProxyJump becomes `ssh -J ... -W`), which libssh runs with its
+// error output sent to /dev/null. One that worked connected; one that failed
+// said "Connection reset by peer" and nothing of the proxy, which sent the
+// agent checking the host. The error now names the command that ran.
+test('a host behind a ProxyCommand connects; a failing one is named in the error', { skip: skip || !installed('ssh') }, async (t) => {
+  const config = `${home}/proxy_ssh_config`;
+  const { sshd } = ssh;
+  const proxy = `ssh -F /dev/null -i ${sshd.clientKey} -o IdentitiesOnly=yes -o BatchMode=yes ` +
+    `-o UserKnownHostsFile=${sshd.knownHosts} -p ${sshd.port} ${loginUser}@127.0.0.1 -W %h:%p`;
+  writeFileSync(config, [
+    'Host viaproxy', '  HostName 127.0.0.1', `  Port ${sshd.port}`, `  User ${loginUser}`, `  ProxyCommand ${proxy}`,
+    // Another name: the pool would reuse viaproxy's connection to 127.0.0.1.
+    'Host brokenproxy', '  HostName broken-proxy.invalid', `  User ${loginUser}`, '  ProxyCommand false',
+    'Host *', `  IdentityFile ${sshd.clientKey}`, '  IdentitiesOnly yes', '',
+  ].join('\n'));
+  const a = await startAgentty({ env: { ...sshClientEnv(sshd, home), AGENTTY_SSH_CONFIG: config } });
+  t.after(() => a.client.close());
+  const through = await a.call('execute', { host: 'viaproxy', command: 'echo through-the-proxy', side_effects: ['NONE'] });
+  assert.equal(through.status, 'completed', brief(through));
+  assert.equal(through.output, 'through-the-proxy\n', brief(through));
+  const broken = await a.call('execute', { host: 'brokenproxy', command: 'true', side_effects: ['NONE'] });
+  assert.equal(broken.status, 'failed_to_start', brief(broken));
+  assert.match(broken.error, /goes through the ProxyCommand `exec false` of the ssh config/, brief(broken));
+  assert.match(broken.error, /run it by hand on this machine/, brief(broken));
 });
 
 // OpenSSH drops a new connection before its banner while MaxStartups
