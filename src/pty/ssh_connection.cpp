@@ -54,13 +54,6 @@ struct KeyFree {
 };
 using LibsshKey = std::unique_ptr<ssh_key_struct, KeyFree>;
 
-std::string option_string(ssh_session session, ssh_options_e option) {
-  char* value = nullptr;
-  if (ssh_options_get(session, option, &value) != SSH_OK || value == nullptr) return {};
-  LibsshString owned(value);
-  return owned.get();
-}
-
 // Whether an ssh config file sets BindAddress (libssh applies it, and gives
 // no way to read it back, so the connect is left to libssh then).
 bool config_binds_address(const std::string& path) {
@@ -75,6 +68,13 @@ bool config_binds_address(const std::string& path) {
 }
 
 }  // namespace
+
+std::string libssh_option(ssh_session session, ssh_options_e option) {
+  char* value = nullptr;
+  if (ssh_options_get(session, option, &value) != SSH_OK || value == nullptr) return {};
+  LibsshString owned(value);
+  return owned.get();
+}
 
 SshConnection::SshConnection(asio::io_context& io, const SshOptions& options, ssh_session session,
                              std::string description)
@@ -147,7 +147,6 @@ void SshConnection::become_ready() {
 }
 
 bool SshConnection::libssh_must_connect() const {
-  if (!option_string(session_, SSH_OPTIONS_PROXYCOMMAND).empty()) return true;
   if (!options_.config_file.empty()) return config_binds_address(options_.config_file);
   const char* home = std::getenv("HOME");
   return (home && config_binds_address(std::string(home) + "/.ssh/config")) ||
@@ -157,7 +156,7 @@ bool SshConnection::libssh_must_connect() const {
 // Resolves and connects with Asio (ssh_connect would run getaddrinfo and
 // block the loop), then hands libssh the connected socket.
 asio::awaitable<SshExpected<bool>> SshConnection::connect_tcp(Clock::time_point deadline) {
-  const std::string host = option_string(session_, SSH_OPTIONS_HOST);
+  const std::string host = libssh_option(session_, SSH_OPTIONS_HOST);
   unsigned port = 22;
   ssh_options_get_port(session_, &port);
   // Shared with the timer's handler, which may run after this frame is gone.
@@ -217,7 +216,8 @@ asio::awaitable<SshExpected<bool>> SshConnection::connect_tcp(Clock::time_point 
 
 asio::awaitable<SshExpected<bool>> SshConnection::connect_socket(Clock::time_point deadline) {
   // When we made the TCP connection, a failure is the SSH handshake's.
-  const bool tcp_is_ours = !libssh_must_connect();
+  if (auto proxied = start_proxy(); !proxied) co_return proxied;
+  const bool tcp_is_ours = !proxy_ && !libssh_must_connect();
   if (tcp_is_ours) {
     auto connected = co_await connect_tcp(deadline);
     if (!connected) co_return connected;
@@ -262,18 +262,6 @@ std::string SshConnection::handshake_hint() const {
   return " (the server answered as SSH but the handshake failed: see the reason)";
 }
 
-// libssh runs a ProxyCommand (a ProxyJump becomes `ssh -J ... -W`) with its
-// error output sent to /dev/null, so its own reason is lost: the error says
-// which command it was and how to see why.
-std::string SshConnection::proxy_hint() const {
-  const auto command = option_string(session_, SSH_OPTIONS_PROXYCOMMAND);
-  if (command.empty()) return "";
-  return " (it goes through the ProxyCommand `" + command +
-         "` of the ssh config; a ProxyJump runs as such a command. That command ended or gave "
-         "no SSH server, and libssh discards what it printed: run it by hand on this machine, "
-         "or `ssh -v` to the host, to see why)";
-}
-
 SshExpected<bool> SshConnection::verify_host_key() {
   ssh_key raw_key = nullptr;
   if (ssh_get_server_publickey(session_, &raw_key) != SSH_OK)
@@ -288,11 +276,11 @@ SshExpected<bool> SshConnection::verify_host_key() {
     ssh_clean_pubkey_hash(&hash);
   }
   fingerprint = std::string(ssh_key_type_to_char(ssh_key_type(key.get()))) + " " + fingerprint;
-  std::string file = option_string(session_, SSH_OPTIONS_KNOWNHOSTS);
+  std::string file = libssh_option(session_, SSH_OPTIONS_KNOWNHOSTS);
   if (file.empty()) file = "~/.ssh/known_hosts";
   unsigned port = 22;
   ssh_options_get_port(session_, &port);
-  const std::string host = option_string(session_, SSH_OPTIONS_HOST);
+  const std::string host = libssh_option(session_, SSH_OPTIONS_HOST);
 
   switch (ssh_session_is_known_server(session_)) {
     case SSH_KNOWN_HOSTS_OK:
@@ -505,6 +493,7 @@ void SshConnection::fail(SshErrorKind kind, const std::string& reason) {
   ssh_disconnect(session_);
   ssh_free(session_);
   session_ = nullptr;
+  proxy_.reset();  // its socket is closed: end and reap it now
   keepalive_.cancel();
   kick_.cancel();
   progress_.cancel();

@@ -27,8 +27,9 @@
 //
 // Name resolution: a host name is resolved with Asio's asynchronous resolver
 // and the TCP connection made by Asio; libssh gets the connected socket
-// (SSH_OPTIONS_FD) and keeps the name for known_hosts. Hosts reached through a
-// ProxyCommand/ProxyJump, or configs that use BindAddress, are left to libssh.
+// (SSH_OPTIONS_FD) and keeps the name for known_hosts. A ProxyCommand (or
+// ProxyJump) of the ssh config is run by agentty (ssh_proxy.hpp) and libssh
+// gets its socket; configs that use BindAddress are left to libssh.
 //
 // Liveness: a keepalive goes out every `keepalive`; if no packet at all has
 // arrived for keepalive * keepalive_max_missed, or libssh reports the socket
@@ -60,11 +61,15 @@
 
 #include "pty/pty_channel.hpp"
 #include "pty/ssh_login_prompt.hpp"
+#include "pty/ssh_proxy.hpp"
 #include "pty/ssh_target.hpp"
 
 namespace agentty::pty {
 
 class SshChannel;
+
+// A string option of a libssh session (ssh_options_get); empty if unset.
+std::string libssh_option(ssh_session session, ssh_options_e option);
 
 // What the connection knows about one channel. The libssh callbacks write
 // here; deliver() reads it.
@@ -171,8 +176,12 @@ class SshConnection : public std::enable_shared_from_this<SshConnection> {
   bool libssh_must_connect() const;
   // Why a handshake on our TCP connection may have failed, for its error.
   std::string handshake_hint() const;
-  // The ProxyCommand the connection goes through, for its errors; empty if none.
-  std::string proxy_hint() const;
+  // Runs the ssh config's ProxyCommand, if any, and hands libssh its socket
+  // (ssh_proxy.cpp).
+  SshExpected<bool> start_proxy();
+  // The ProxyCommand the connection goes through and what it printed, for
+  // its errors; empty if none.
+  std::string proxy_hint();
   SshExpected<bool> verify_host_key();
   boost::asio::awaitable<SshExpected<bool>> authenticate(Clock::time_point deadline);
   // Login by a person (ssh_login.cpp).
@@ -243,6 +252,7 @@ class SshConnection : public std::enable_shared_from_this<SshConnection> {
   State state_ = State::connecting;
   std::optional<SshError> failure_;
   std::optional<boost::asio::posix::stream_descriptor> socket_;
+  std::optional<ProxyProcess> proxy_;   // after session_: ended once libssh closed its socket
   boost::asio::steady_timer progress_;  // never expires; cancel() wakes all waiters
   boost::asio::steady_timer kick_;      // never expires; cancel() re-arms the pump's wait
   boost::asio::steady_timer keepalive_;

@@ -10,18 +10,6 @@ namespace agentty::pty {
 
 namespace asio = boost::asio;
 
-namespace {
-
-std::string option_string(ssh_session session, ssh_options_e option) {
-  char* value = nullptr;
-  if (ssh_options_get(session, option, &value) != SSH_OK || value == nullptr) return {};
-  std::string copy = value;
-  ssh_string_free_char(value);
-  return copy;
-}
-
-}  // namespace
-
 std::string ResolvedTarget::describe() const {
   std::string text = user + "@";
   text += host.find(':') != std::string::npos ? "[" + host + "]" : host;
@@ -56,8 +44,8 @@ SshExpected<ResolvedTarget> resolve_ssh_target(const SshTarget& target, const Ss
       return refuse("bad identity file " + identity);
   ResolvedTarget resolved;
   resolved.session = session;
-  resolved.host = option_string(session, SSH_OPTIONS_HOST);
-  resolved.user = option_string(session, SSH_OPTIONS_USER);
+  resolved.host = libssh_option(session, SSH_OPTIONS_HOST);
+  resolved.user = libssh_option(session, SSH_OPTIONS_USER);
   unsigned port = 22;
   if (ssh_options_get_port(session, &port) == SSH_OK) resolved.port = static_cast<int>(port);
   if (resolved.user.empty()) {

@@ -178,19 +178,22 @@ test('a closed port and a name that does not resolve: the refusal says what to c
 });
 
 // A host behind a bastion is reached through a ProxyCommand of the ssh
-// config (a ProxyJump becomes `ssh -J ... -W`), which libssh runs with its
-// error output sent to /dev/null. One that worked connected; one that failed
-// said "Connection reset by peer" and nothing of the proxy, which sent the
-// agent checking the host. The error now names the command that ran.
-test('a host behind a ProxyCommand connects; a failing one is named in the error', { skip: skip || !installed('ssh') }, async (t) => {
+// config (a ProxyJump becomes `ssh -W`), which libssh ran with its error
+// output sent to /dev/null. One that worked connected; one that failed said
+// "Connection reset by peer" and nothing of the proxy, which sent the agent
+// checking the host. agentty now runs the command: the error names it and
+// says what it printed.
+test('a host behind a ProxyCommand connects; a failing one is named in the error with what it said', { skip: skip || !installed('ssh') }, async (t) => {
   const config = `${home}/proxy_ssh_config`;
+  const refusing = `${home}/refusing-bastion`;
+  writeFileSync(refusing, '#!/bin/sh\necho "bastion for $1:$2: Permission denied (publickey)." >&2\nexit 255\n', { mode: 0o755 });
   const { sshd } = ssh;
   const proxy = `ssh -F /dev/null -i ${sshd.clientKey} -o IdentitiesOnly=yes -o BatchMode=yes ` +
     `-o UserKnownHostsFile=${sshd.knownHosts} -p ${sshd.port} ${loginUser}@127.0.0.1 -W %h:%p`;
   writeFileSync(config, [
     'Host viaproxy', '  HostName 127.0.0.1', `  Port ${sshd.port}`, `  User ${loginUser}`, `  ProxyCommand ${proxy}`,
     // Another name: the pool would reuse viaproxy's connection to 127.0.0.1.
-    'Host brokenproxy', '  HostName broken-proxy.invalid', `  User ${loginUser}`, '  ProxyCommand false',
+    'Host brokenproxy', '  HostName broken-proxy.invalid', `  User ${loginUser}`, `  ProxyCommand ${refusing} %h %p`,
     'Host *', `  IdentityFile ${sshd.clientKey}`, '  IdentitiesOnly yes', '',
   ].join('\n'));
   const a = await startAgentty({ env: { ...sshClientEnv(sshd, home), AGENTTY_SSH_CONFIG: config } });
@@ -200,8 +203,8 @@ test('a host behind a ProxyCommand connects; a failing one is named in the error
   assert.equal(through.output, 'through-the-proxy\n', brief(through));
   const broken = await a.call('execute', { host: 'brokenproxy', command: 'true', side_effects: ['NONE'] });
   assert.equal(broken.status, 'failed_to_start', brief(broken));
-  assert.match(broken.error, /goes through the ProxyCommand `exec false` of the ssh config/, brief(broken));
-  assert.match(broken.error, /run it by hand on this machine/, brief(broken));
+  assert.match(broken.error, /goes through the ProxyCommand `exec \S*refusing-bastion broken-proxy\.invalid 22` of the ssh config/, brief(broken));
+  assert.match(broken.error, /It said on stderr: bastion for broken-proxy\.invalid:22: Permission denied \(publickey\)\./, brief(broken));
 });
 
 // OpenSSH drops a new connection before its banner while MaxStartups

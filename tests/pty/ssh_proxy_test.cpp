@@ -1,0 +1,64 @@
+#include "pty/ssh_proxy.hpp"
+
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <boost/asio/io_context.hpp>
+#include <filesystem>
+#include <string>
+
+namespace agentty::pty {
+namespace {
+
+TEST(ProxyCommandTest, TokensAreFilledInAsOpenSshDoes) {
+  const ProxyTokens tokens{"10.0.0.5", 2222, "deploy", "me", "/home/me"};
+  auto line = expand_proxy_command("ssh -W [%h]:%p -l %r bastion -i %d/.ssh/k # %u 100%%", tokens);
+  ASSERT_TRUE(line) << line.error();
+  EXPECT_EQ(*line, "ssh -W [10.0.0.5]:2222 -l deploy bastion -i /home/me/.ssh/k # me 100%");
+}
+
+TEST(ProxyCommandTest, AnUnknownTokenIsNamed) {
+  auto line = expand_proxy_command("nc %h %p %C", ProxyTokens{});
+  ASSERT_FALSE(line);
+  EXPECT_NE(line.error().find("has %C, which agentty does not fill in"), std::string::npos)
+      << line.error();
+}
+
+std::size_t open_fds() {
+  return static_cast<std::size_t>(std::distance(
+      std::filesystem::directory_iterator("/proc/self/fd"), std::filesystem::directory_iterator{}));
+}
+
+// Its stdin and stdout are the socket libssh gets; what it prints on
+// stderr is kept for the error; it leaves no fd or process behind.
+TEST(ProxyCommandTest, TheSocketCarriesItsOutputAndStderrIsKept) {
+  boost::asio::io_context io;
+  // The loop's own fds (epoll, eventfd, timerfd) come with its first use.
+  ASSERT_TRUE(ProxyProcess::start(io, "true"));
+  const auto fds_before = open_fds();
+  {
+    const std::string command = "sh -c 'read line; echo \"got $line\"; echo refused >&2; exit 1'";
+    auto proxy = ProxyProcess::start(io, command);
+    ASSERT_TRUE(proxy) << proxy.error();
+    const int fd = proxy.value().take_socket();
+    ASSERT_EQ(::write(fd, "hello\n", 6), 6);
+    std::string received;
+    for (;;) {
+      pollfd ready{fd, POLLIN, 0};
+      ASSERT_EQ(::poll(&ready, 1, 10000), 1);
+      char buffer[256];
+      const ssize_t n = ::read(fd, buffer, sizeof buffer);
+      if (n <= 0) break;  // it ended
+      received.append(buffer, static_cast<std::size_t>(n));
+    }
+    ::close(fd);
+    EXPECT_EQ(received, "got hello\n");
+    EXPECT_EQ(proxy.value().error_output(), "refused");
+    EXPECT_EQ(proxy.value().command(), "exec " + command);
+  }
+  EXPECT_EQ(open_fds(), fds_before);
+}
+
+}  // namespace
+}  // namespace agentty::pty
