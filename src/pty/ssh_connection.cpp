@@ -444,7 +444,7 @@ void SshConnection::after_call(bool deliver_now) {
   if (state_ == State::failed) return;
   if (state_ == State::ready && session_dead()) {
     fail(SshErrorKind::connection_lost,
-         "connection to " + description_ + " lost: " + ssh_get_error(session_));
+         "connection to " + description_ + " lost: " + ssh_get_error(session_) + proxy_hint());
     return;
   }
   flush_outboxes();

@@ -218,8 +218,8 @@ std::string SshConnection::proxy_hint() {
   const auto said = proxy_->error_output();
   return " (it goes through the ProxyCommand `" + proxy_->command() +
          "` of the ssh config; a ProxyJump runs as such a command. " +
-         (said.empty() ? "It ended or gave no SSH server, and printed nothing on stderr: run it "
-                         "by hand on this machine, or `ssh -v` to the host, to see why)"
+         (said.empty() ? "It printed nothing on stderr: run it by hand on this machine, or "
+                         "`ssh -v` to the host, to see why)"
                        : "It said on stderr: " + said + ")");
 }
 

@@ -182,16 +182,20 @@ test('a closed port and a name that does not resolve: the refusal says what to c
 // output sent to /dev/null. One that worked connected; one that failed said
 // "Connection reset by peer" and nothing of the proxy, which sent the agent
 // checking the host. agentty now runs the command: the error names it and
-// says what it printed.
+// says what it printed, also when the link through it drops mid-command.
 test('a host behind a ProxyCommand connects; a failing one is named in the error with what it said', { skip: skip || !installed('ssh') }, async (t) => {
   const config = `${home}/proxy_ssh_config`;
   const refusing = `${home}/refusing-bastion`;
   writeFileSync(refusing, '#!/bin/sh\necho "bastion for $1:$2: Permission denied (publickey)." >&2\nexit 255\n', { mode: 0o755 });
   const { sshd } = ssh;
-  const proxy = `ssh -F /dev/null -i ${sshd.clientKey} -o IdentitiesOnly=yes -o BatchMode=yes ` +
-    `-o UserKnownHostsFile=${sshd.knownHosts} -p ${sshd.port} ${loginUser}@127.0.0.1 -W %h:%p`;
+  // A bastion's ssh -W, which says so on stderr when its link drops.
+  const bastion = `${home}/bastion`;
+  writeFileSync(bastion, '#!/bin/sh\n' +
+    `ssh -F /dev/null -i ${sshd.clientKey} -o IdentitiesOnly=yes -o BatchMode=yes ` +
+    `-o UserKnownHostsFile=${sshd.knownHosts} -p ${sshd.port} ${loginUser}@127.0.0.1 -W "$1:$2"\n` +
+    'echo "bastion link dropped" >&2\n', { mode: 0o755 });
   writeFileSync(config, [
-    'Host viaproxy', '  HostName 127.0.0.1', `  Port ${sshd.port}`, `  User ${loginUser}`, `  ProxyCommand ${proxy}`,
+    'Host viaproxy', '  HostName 127.0.0.1', `  Port ${sshd.port}`, `  User ${loginUser}`, `  ProxyCommand ${bastion} %h %p`,
     // Another name: the pool would reuse viaproxy's connection to 127.0.0.1.
     'Host brokenproxy', '  HostName broken-proxy.invalid', `  User ${loginUser}`, `  ProxyCommand ${refusing} %h %p`,
     'Host *', `  IdentityFile ${sshd.clientKey}`, '  IdentitiesOnly yes', '',
@@ -205,6 +209,17 @@ test('a host behind a ProxyCommand connects; a failing one is named in the error
   assert.equal(broken.status, 'failed_to_start', brief(broken));
   assert.match(broken.error, /goes through the ProxyCommand `exec \S*refusing-bastion broken-proxy\.invalid 22` of the ssh config/, brief(broken));
   assert.match(broken.error, /It said on stderr: bastion for broken-proxy\.invalid:22: Permission denied \(publickey\)\./, brief(broken));
+
+  const running = await a.call('execute', { host: 'viaproxy', command: 'echo before-the-drop; sleep 100', side_effects: ['NONE'], yield_ms: 0 });
+  const printed = await a.call('wait', { execution_id: running.execution_id, pattern: 'before-the-drop', timeout_ms: WAIT_MS });
+  assert.equal(printed.wait_result, 'matched', brief(printed));
+  const wrapper = execFileSync('pgrep', ['-f', bastion], { encoding: 'utf8' }).trim().split('\n');
+  assert.equal(wrapper.length, 1, `one bastion process: ${wrapper}`);
+  execFileSync('pkill', ['-KILL', '-P', wrapper[0]]);  // its ssh -W: the link drops
+  const dropped = await a.call('wait', { execution_id: running.execution_id, until: 'exit', timeout_ms: WAIT_MS });
+  assert.equal(dropped.status, 'failed', brief(dropped));
+  assert.match(dropped.failure_reason, /lost: .*goes through the ProxyCommand `exec \S*bastion 127\.0\.0\.1 \d+`/, brief(dropped));
+  assert.match(dropped.failure_reason, /It said on stderr: [^]*bastion link dropped\)/, brief(dropped));
 });
 
 // OpenSSH drops a new connection before its banner while MaxStartups
