@@ -1,4 +1,4 @@
-// SshConnection: one libssh session to one (user, host, port), shared by every
+// SshConnection: one libssh session to one (user, host, port, ProxyCommand), shared by every
 // SshChannel opened to it; SshConnectionPool: the map that shares them.
 //
 // Everything is non-blocking and runs on the one Asio event loop. libssh owns
@@ -282,7 +282,8 @@ class SshConnectionPool {
   SshConnectionPool& operator=(const SshConnectionPool&) = delete;
 
   // Opens a PTY channel running launch.command (or the login shell), reusing
-  // the connection to the target's (user, host, port) or making one.
+  // the connection to the target's (user, host, port, ProxyCommand) or
+  // making one.
   // Pass named (moved) values, not braced temporaries: GCC 12 destroys
   // temporaries inside a co_await expression twice.
   // Servers cap channels per connection (OpenSSH: MaxSessions 10); past the
@@ -296,7 +297,10 @@ class SshConnectionPool {
   void shutdown();
 
  private:
-  using Key = std::tuple<std::string, std::string, int>;
+  // (user, host, port, ProxyCommand): a HostName behind one bastion (often
+  // a private address) is not the same machine as the same name behind
+  // another, nor as the name reached directly.
+  using Key = std::tuple<std::string, std::string, int, std::string>;
 
   // open_channel; `retry_if_dead`: once more on a fresh connection when a
   // reused one turns out dead before anything ran.
@@ -310,12 +314,13 @@ class SshConnectionPool {
 };
 
 // Builds a libssh session for `target` with the ssh config applied and
-// explicit user/port on top; `key` receives the resolved (user, host, port).
+// explicit user/port on top; the pool keys its connections on the result.
 struct ResolvedTarget {
   ssh_session session = nullptr;  // owned by the caller
   std::string user;
   std::string host;
   int port = 22;
+  std::string proxy_command;  // the ssh config's, as written; empty: connected directly
   std::string describe() const;
 };
 SshExpected<ResolvedTarget> resolve_ssh_target(const SshTarget& target, const SshOptions& options);

@@ -46,6 +46,7 @@ SshExpected<ResolvedTarget> resolve_ssh_target(const SshTarget& target, const Ss
   resolved.session = session;
   resolved.host = libssh_option(session, SSH_OPTIONS_HOST);
   resolved.user = libssh_option(session, SSH_OPTIONS_USER);
+  resolved.proxy_command = libssh_option(session, SSH_OPTIONS_PROXYCOMMAND);
   unsigned port = 22;
   if (ssh_options_get_port(session, &port) == SSH_OK) resolved.port = static_cast<int>(port);
   if (resolved.user.empty()) {
@@ -73,7 +74,7 @@ SshConnectionPool::open_channel_on_connection(SshTarget target, SshLaunch launch
   if (shut_down_) co_return SshError{SshErrorKind::shut_down, "the SSH pool is shut down"};
   auto resolved = resolve_ssh_target(target, options_);
   if (!resolved) co_return resolved.failure();
-  Key key{resolved->user, resolved->host, resolved->port};
+  Key key{resolved->user, resolved->host, resolved->port, resolved->proxy_command};
   std::shared_ptr<SshConnection> connection;
   const bool reused = connections_.contains(key);
   if (auto it = connections_.find(key); it != connections_.end()) {

@@ -1,7 +1,7 @@
 // SshTarget, SshOptions, SshLaunch and SshError: the plain values the SSH
 // backend is driven by. A target is what a person typed ("host",
 // "user@host:port", or an alias from ~/.ssh/config); the connection pool
-// resolves it through the ssh config into the (user, host, port) key that
+// resolves it through the ssh config into the (user, host, port, ProxyCommand) key that
 // connections are shared by. Explicit user and port always win over config.
 //
 // SshExpected<T> is Expected<T> with an error kind, so the session layer can

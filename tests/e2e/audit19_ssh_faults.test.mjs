@@ -196,8 +196,10 @@ test('a host behind a ProxyCommand connects; a failing one is named in the error
     'echo "bastion link dropped" >&2\n', { mode: 0o755 });
   writeFileSync(config, [
     'Host viaproxy', '  HostName 127.0.0.1', `  Port ${sshd.port}`, `  User ${loginUser}`, `  ProxyCommand ${bastion} %h %p`,
-    // Another name: the pool would reuse viaproxy's connection to 127.0.0.1.
-    'Host brokenproxy', '  HostName broken-proxy.invalid', `  User ${loginUser}`, `  ProxyCommand ${refusing} %h %p`,
+    // The same user, HostName and port behind another bastion: another
+    // machine (private addresses repeat across networks), so not viaproxy's
+    // connection, which the pool used to hand out for it.
+    'Host brokenproxy', '  HostName 127.0.0.1', `  Port ${sshd.port}`, `  User ${loginUser}`, `  ProxyCommand ${refusing} %h %p`,
     'Host *', `  IdentityFile ${sshd.clientKey}`, '  IdentitiesOnly yes', '',
   ].join('\n'));
   const a = await startAgentty({ env: { ...sshClientEnv(sshd, home), AGENTTY_SSH_CONFIG: config } });
@@ -207,8 +209,8 @@ test('a host behind a ProxyCommand connects; a failing one is named in the error
   assert.equal(through.output, 'through-the-proxy\n', brief(through));
   const broken = await a.call('execute', { host: 'brokenproxy', command: 'true', side_effects: ['NONE'] });
   assert.equal(broken.status, 'failed_to_start', brief(broken));
-  assert.match(broken.error, /goes through the ProxyCommand `exec \S*refusing-bastion broken-proxy\.invalid 22` of the ssh config/, brief(broken));
-  assert.match(broken.error, /It said on stderr: bastion for broken-proxy\.invalid:22: Permission denied \(publickey\)\./, brief(broken));
+  assert.match(broken.error, /goes through the ProxyCommand `exec \S*refusing-bastion 127\.0\.0\.1 \d+` of the ssh config/, brief(broken));
+  assert.match(broken.error, /It said on stderr: bastion for 127\.0\.0\.1:\d+: Permission denied \(publickey\)\./, brief(broken));
 
   const running = await a.call('execute', { host: 'viaproxy', command: 'echo before-the-drop; sleep 100', side_effects: ['NONE'], yield_ms: 0 });
   const printed = await a.call('wait', { execution_id: running.execution_id, pattern: 'before-the-drop', timeout_ms: WAIT_MS });
