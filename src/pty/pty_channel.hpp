@@ -93,6 +93,10 @@ class PtyChannel {
   // host's answer arrived), so waits look again; never after destruction.
   // Backends that answer at once never call it.
   virtual void on_input_state_change(std::function<void()> /*callback*/) {}
+  // input_state() says busy only because the backend's answer for now is on
+  // its way (a remote host's probe runs); on_input_state_change fires when
+  // it comes. Backends that answer at once never are.
+  virtual bool input_state_pending() const { return false; }
   // Continues the stopped processes of the terminal's foreground group (what
   // `fg` would do, for a program with no job-control shell above it); false
   // if none was stopped or the backend cannot tell.

@@ -38,6 +38,11 @@ std::optional<std::string> RemoteInputProbe::reading_program() const {
   return answer ? answer->reading_program : std::nullopt;
 }
 
+std::optional<bool> RemoteInputProbe::leader_in_foreground() const {
+  const auto* answer = current_answer();
+  return answer ? answer->leader_in_foreground : std::nullopt;
+}
+
 bool RemoteInputProbe::withheld() const {
   const auto* answer = current_answer();
   return answer && answer->state == InputState::unknown;
@@ -53,6 +58,10 @@ InputState RemoteInputProbe::state() {
   if (terminal_tag_.empty() && !leader_) return InputState::unknown;  // nothing to find it by
   if (now < retry_at_ || !start()) return InputState::unknown;
   return InputState::busy;  // until the host answers for this quiet period
+}
+
+bool RemoteInputProbe::pending() const {
+  return running_ && !disabled_ && !detached_ && !current_answer();
 }
 
 void RemoteInputProbe::note_activity() {
@@ -137,10 +146,16 @@ asio::awaitable<void> RemoteInputProbe::run(std::uint64_t period) {
       stopped_group_ =
           report.state == InputState::suspended ? report.foreground_group : std::nullopt;
       if (period == period_) {
+        // The leader leads its own process group, so its group in the
+        // foreground means the leader itself holds the terminal.
+        auto leader_in_foreground =
+            report.foreground_group ? std::optional<bool>(report.foreground_group == report.leader)
+                                    : std::nullopt;
         answer_ = Answer{report.state,
                          report.line_modes,
                          std::move(report.foreground_program),
                          std::move(report.reading_program),
+                         leader_in_foreground,
                          period,
                          now};
       }

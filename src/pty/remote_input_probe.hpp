@@ -79,6 +79,13 @@ class RemoteInputProbe : public std::enable_shared_from_this<RemoteInputProbe> {
   // terminal's foreground group leader, and the process seen reading it.
   std::optional<std::string> foreground_program() const;
   std::optional<std::string> reading_program() const;
+  // Whether, in that answer, the terminal's foreground group is its session
+  // leader's own (a remote command's shell, a session's login shell at its
+  // builtin `read`), not a job it started: PtyChannel::program_in_foreground.
+  std::optional<bool> leader_in_foreground() const;
+  // A probe runs and the host has not answered for the current quiet
+  // period yet: state() says busy until it does.
+  bool pending() const;
   // Output arrived or input was sent: a new quiet period starts.
   void note_activity();
   // A session's shell reported its pid (the prompt hook's D mark): it leads
@@ -98,6 +105,7 @@ class RemoteInputProbe : public std::enable_shared_from_this<RemoteInputProbe> {
     std::optional<LineModes> line_modes;
     std::optional<std::string> foreground_program;
     std::optional<std::string> reading_program;
+    std::optional<bool> leader_in_foreground;
     std::uint64_t period;
     Clock::time_point at;
   };

@@ -135,6 +135,9 @@ void SshChannel::identify_session_shell(int pid) {
 bool SshChannel::resume_foreground() {
   return !state_->finished && probe_->resume();
 }
+bool SshChannel::input_state_pending() const {
+  return !state_->finished && !state_->awaiting_login && probe_->pending();
+}
 void SshChannel::on_input_state_change(std::function<void()> callback) {
   probe_->set_on_answer(std::move(callback));
 }
@@ -183,6 +186,10 @@ std::optional<std::string> SshChannel::foreground_program() const {
 std::optional<std::string> SshChannel::reading_program() const {
   if (state_->awaiting_login || state_->finished) return std::nullopt;
   return probe_->reading_program();
+}
+std::optional<bool> SshChannel::program_in_foreground() const {
+  if (state_->awaiting_login || state_->finished) return std::nullopt;
+  return probe_->leader_in_foreground();
 }
 std::optional<bool> SshChannel::program_edits_line() const {
   if (state_->awaiting_login || state_->finished) return std::nullopt;

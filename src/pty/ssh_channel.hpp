@@ -82,6 +82,7 @@ class SshChannel final : public PtyChannel {
   // a root login).
   bool resume_foreground() override;
   void on_input_state_change(std::function<void()> callback) override;
+  bool input_state_pending() const override;
   // From the host's answer for the current quiet period (stty on the host,
   // asked with input_state()); nullopt until there is one. During a login:
   // the login prompt's echo.
@@ -92,6 +93,7 @@ class SshChannel final : public PtyChannel {
   // From the same answer: the names (comm) the host's /proc gives.
   std::optional<std::string> foreground_program() const override;
   std::optional<std::string> reading_program() const override;
+  std::optional<bool> program_in_foreground() const override;
   // Once a command that marks its end (SshLaunch::marks_command_end) has
   // ended and its jobs run on.
   std::vector<std::string> left_running() const override;

@@ -343,6 +343,11 @@ bool Execution::waiting_for_input(pty::InputState state) {
   return false;
 }
 
+bool Execution::input_state_pending() {
+  if (finished() || !channel_ || input_state() != pty::InputState::busy) return false;
+  return quiet() >= options_.quiet_for_input && channel_->input_state_pending();
+}
+
 std::chrono::milliseconds Execution::guessed_input_quiet() const {
   return hides_typed_line() == std::optional<bool>(true) ? kHiddenLineQuiet : kGuessedInputQuiet;
 }

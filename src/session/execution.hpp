@@ -194,6 +194,11 @@ class Execution : public std::enable_shared_from_this<Execution> {
   static constexpr std::chrono::milliseconds kHiddenLineQuiet{500};
   bool waiting_for_input() { return waiting_for_input(input_state()); }
   bool waiting_for_input(pty::InputState state);
+  // waiting_for_input() is false only because a remote host's probe has not
+  // answered for this quiet period yet (PtyChannel::input_state_pending;
+  // asking starts the probe). A caller that decides on the answer waits for
+  // the change that brings it: the host answers in ~100 ms.
+  bool input_state_pending();
   // The quiet the guess needs now: kHiddenLineQuiet or kGuessedInputQuiet.
   std::chrono::milliseconds guessed_input_quiet() const;
   std::optional<bool> echo_enabled() const;

@@ -76,7 +76,10 @@ std::function<bool()> reply_settled(session::Execution& execution, std::string t
     bool replied = execution.log().latest_seq() > before;
     if (replied && hidden_line) replied = printed_past_line_break(execution, before);
     if (replied && !hidden_line && only_echo(execution, before, typed)) replied = false;
-    if (replied && execution.quiet() >= kQuietAfterReply) return true;
+    // On a host the reply's waiting_for_input waits for the probe of this
+    // quiet period (~100 ms): said before it came, it was false at a
+    // REPL's `>>> ` or the shell's prompt, where a local session says true.
+    if (replied && execution.quiet() >= kQuietAfterReply) return !execution.input_state_pending();
     if (steady_clock::now() - sent_at < kQuietAfterReply || execution.quiet() < kQuietAfterReply)
       return false;
     // A resumed program may print nothing: running again is its answer. A
