@@ -6,8 +6,8 @@
 // user running the tests.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { sshdAndAgentForFile } from './lib/sshd.mjs';
-import { WAIT_MS } from './lib/mcp-client.mjs';
+import { sshdAndAgentForFile, sshClientEnv } from './lib/sshd.mjs';
+import { WAIT_MS, startAgentty } from './lib/mcp-client.mjs';
 
 const ssh = sshdAndAgentForFile('agentty-audit38-home-');
 const { skip } = ssh;
@@ -68,5 +68,35 @@ test('a REPL in a session on a host: write says it waits, and the next execute t
     const ended = await execute(session, 'exit()');
     assert.equal(ended.status, 'completed', brief(ended));
     assert.equal(ended.exit_code, 0, brief(ended));
+  }
+});
+
+// The command rules check a line written to a shell started inside a
+// session (`bash`, not yet rearmed), as it runs what it reads. Locally the
+// foreground's argv in /proc shows that shell; on a host nothing was known,
+// so a nested bash on a host ran a line the deny pattern refuses locally.
+test('write to a nested shell in a session on a host is checked by the command rules, as locally', { skip }, async (t) => {
+  const agent = await startAgentty({
+    env: { ...sshClientEnv(ssh.sshd, ssh.home), AGENTTY_DENY_COMMAND_REGEX: String.raw`\bforbidden-ran\b` },
+  });
+  t.after(() => agent.client.close());  // its sessions with it
+  for (const where of [{}, { host: ssh.sshd.host }]) {
+    const opened = await agent.call('open', where);
+    assert.equal(opened.prompt_ready, true, brief(opened));
+    const id = opened.execution_id;
+    // An answer to the session's own `read` is no command, here or there.
+    await agent.call('write', { execution_id: id, input: 'read -p "word? " w; echo "got <$w>"', newline: true });
+    const asked = await agent.call('wait', { execution_id: id, until: 'input', timeout_ms: WAIT_MS });
+    assert.equal(asked.wait_result, 'waiting_for_input', brief(asked));
+    const answer = await agent.call('write', { execution_id: id, input: 'forbidden-ran', newline: true });
+    assert.equal(answer.ok, true, brief(answer));
+    assert.match(answer.output, /got <forbidden-ran>/, brief(answer));
+    const nested = await agent.call('execute', {
+      session: id, command: 'bash --norc --noprofile', side_effects: ['NONE'], yield_ms: WAIT_MS,
+    });
+    assert.equal(nested.waiting_for_input, true, brief(nested));
+    const refused = await agent.call('write', { execution_id: id, input: 'echo forbidden-ran', newline: true });
+    assert.equal(refused.ok, false, brief(refused));
+    assert.match(refused.error, /deny pattern AGENTTY_DENY_COMMAND_REGEX/, brief(refused));
   }
 });

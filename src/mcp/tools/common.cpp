@@ -6,6 +6,7 @@
 #include "pty/exit_status.hpp"
 #include "pty/ssh_target.hpp"
 #include "session/policy.hpp"
+#include "session/shell_integration.hpp"
 
 namespace agentty::mcp::tools {
 
@@ -246,6 +247,13 @@ boost::asio::awaitable<WaitEnd> wait_until(ToolContext& ctx, session::Execution&
 
 bool awaits_answer(session::Execution& execution) {
   return execution.quiet() >= kAnswerQuiet && execution.waiting_for_input();
+}
+
+boost::asio::awaitable<void> await_input_answer(ToolContext& ctx, session::Execution& execution) {
+  const auto* shell = execution.shell();
+  if (!shell || !shell->command_running() || !execution.input_state_pending()) co_return;
+  co_await wait_until(ctx, execution, steady_clock::now() + kInputAnswerWait,
+                      [&] { return execution.finished() || !execution.input_state_pending(); });
 }
 
 std::string input_guess_cause(const session::Execution& execution) {

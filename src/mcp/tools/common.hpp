@@ -153,6 +153,14 @@ boost::asio::awaitable<WaitEnd> wait_until(
 constexpr std::chrono::milliseconds kAnswerQuiet{500};
 constexpr std::chrono::milliseconds kAnswerRecheck{100};
 bool awaits_answer(session::Execution& execution);
+// On a host, whether a session's running program waits for input (and
+// which program holds the terminal) is the answer of a probe that may still
+// be on its way (~100 ms; the program printed a moment ago, as a REPL's
+// prompt after a write). Waits up to kInputAnswerWait for it before a
+// decision that goes by it; returns at once locally, at a prompt, or where
+// no probe runs.
+constexpr std::chrono::milliseconds kInputAnswerWait{2000};
+boost::asio::awaitable<void> await_input_answer(ToolContext& ctx, session::Execution& execution);
 // Why awaits_answer holds, for the answer's message ("It waits for input (...)").
 std::string awaits_answer_reason(const session::Execution& execution);
 // Why waiting_for_input is a guess for this execution (its input state is

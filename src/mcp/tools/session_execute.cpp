@@ -93,18 +93,6 @@ boost::asio::awaitable<bool> wait_for_prompt(ToolContext& ctx, session::Executio
   co_return end == WaitEnd::condition && !execution.finished();
 }
 
-// On a host, whether a running program waits for input is the answer of a
-// probe that may still be on its way (the program printed a moment ago, as
-// a REPL prints its prompt after a write): deciding before it came refused
-// a line for python's `>>> ` as "a command is still running", which a local
-// session types in.
-constexpr milliseconds kInputAnswerWait{2000};
-boost::asio::awaitable<void> await_input_answer(ToolContext& ctx, session::Execution& execution) {
-  if (!execution.shell()->command_running() || !execution.input_state_pending()) co_return;
-  co_await wait_until(ctx, execution, steady_clock::now() + kInputAnswerWait,
-                      [&] { return execution.finished() || !execution.input_state_pending(); });
-}
-
 // The open session `args` names, or why execute cannot type into it.
 Expected<std::shared_ptr<session::Execution>> session_named(ToolContext& ctx, const json& args) {
   std::string id = args["session"].get<std::string>();
@@ -401,6 +389,8 @@ boost::asio::awaitable<ToolResult> execute_in_session(ToolContext& ctx, const js
   auto text = line_to_type(ctx, args);
   if (!text) co_return failed_to_start(text.error());
   bool heuristic = false;
+  // Deciding before the host's answer came refused a line for python's
+  // `>>> ` as "a command is still running", which a local session types in.
   co_await await_input_answer(ctx, *execution);
   if (auto busy = busy_refusal(ctx, *execution, heuristic)) co_return std::move(*busy);
   auto* shell = execution->shell();

@@ -27,10 +27,10 @@ constexpr std::uint32_t kHiddenLineYield = 5000;
 // --- Command rules for typed lines -------------------------------------------
 // In a session, a line the agent submits is a command when a shell reads it
 // as one: the session's shell is not running a command (it is at its prompt
-// or about to draw it), or, locally, the terminal's foreground process is an
+// or about to draw it), or the terminal's foreground process is an
 // interactive shell started inside the session (`bash`, `su`, ... not yet
-// rearmed). Anything else reads the line as an answer (python, `read`, a
-// password prompt, ssh to another host) and is not checked.
+// rearmed; on a host, a program named like a shell). Anything else reads the line as an answer
+// (python, `read`, a password prompt, ssh to another host) and is not checked.
 
 // The argv of a process, empty if it cannot be read.
 std::vector<std::string> process_argv(int pid) {
@@ -53,14 +53,18 @@ std::optional<int> foreground_group(int pid) {
   return stat->tpgid;
 }
 
-// A shell reading commands from the terminal: no -c, no script operand.
-bool interactive_shell(const std::vector<std::string>& argv) {
+bool shell_name(const std::string& name) {
   static const std::set<std::string> shells = {"bash", "sh",   "dash", "zsh", "ksh", "mksh",
                                                "ash",  "fish", "tcsh", "csh", "yash"};
+  return shells.count(name) > 0;
+}
+
+// A shell reading commands from the terminal: no -c, no script operand.
+bool interactive_shell(const std::vector<std::string>& argv) {
   if (argv.empty()) return false;
   std::string name = argv[0].substr(argv[0].rfind('/') + 1);
   if (name.starts_with('-')) name.erase(0, 1);  // a login shell
-  if (!shells.count(name)) return false;
+  if (!shell_name(name)) return false;
   static const std::set<std::string> with_value = {"--rcfile", "--init-file", "-o",
                                                    "+o",       "-O",          "+O"};
   for (std::size_t i = 1; i < argv.size(); ++i) {
@@ -81,12 +85,24 @@ bool interactive_shell(const std::vector<std::string>& argv) {
   return true;
 }
 
+// On a host the probe (awaited by the caller) names the foreground program,
+// not its argv: a shell there is taken to read commands (a `bash script`
+// asking with `read` gets its answers checked, the safe side). Unchecked, a
+// nested bash on a host ran what a local one refused.
+bool remote_reads_commands(session::Execution& execution, const session::ShellIntegration& shell) {
+  if (!shell.command_running()) return true;
+  if (execution.program_in_foreground() != false) return false;  // its `read`, or no answer
+  auto program = execution.foreground_program();
+  return program && shell_name(*program) && shell.shell_depth() <= 1;
+}
+
 bool reads_commands(session::Execution& execution) {
   auto* shell = execution.shell();
   auto pid = execution.process_id();
   auto foreground = pid ? foreground_group(*pid) : std::nullopt;
   if (!shell) return foreground && interactive_shell(process_argv(*foreground));  // execute("bash")
-  if (!foreground) return !shell->command_running();          // SSH, or /proc unreadable
+  if (!pid) return remote_reads_commands(execution, *shell);
+  if (!foreground) return !shell->command_running();          // /proc unreadable
   if (*foreground == *pid) return !shell->command_running();  // else a builtin (`read`) asks
   if (!interactive_shell(process_argv(*foreground))) return false;
   // A nested shell: a rearmed one has marks (and may be running `read`).
@@ -317,6 +333,7 @@ boost::asio::awaitable<ToolResult> write(ToolContext& ctx, const json& args,
   }
   const bool hidden_line = answers_hidden_line(*execution, *bytes);
   const auto seq_before = execution->log().latest_seq();
+  if (!bytes->empty()) co_await await_input_answer(ctx, *execution);  // for the command rules
   if (auto refused = deliver(ctx, args, *execution, *bytes, size)) co_return std::move(*refused);
   // Return what the program printed in reply.
   auto yield = effective_yield(ctx, args, hidden_line ? kHiddenLineYield : kDefaultYield);
