@@ -188,8 +188,8 @@ Expected<std::unique_ptr<Server>> make_server(AppOptions& options, const char* k
     } else if (!value.empty() && value != "0" && value != "no" && value != "false" &&
                value != "off") {
       return make_error("AGENTTY_SSH_ACCEPT_NEW='" + value +
-                        "': use 1 to accept and record the keys of hosts not yet known, or 0 "
-                        "(or unset it) to refuse them.");
+                        "': use 1 (or yes, true, on) to accept and record the keys of hosts not "
+                        "yet known, or 0 (or no, false, off, or unset it) to refuse them.");
     }
   }
   std::string audit_path = options.audit_log.empty()
