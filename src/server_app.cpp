@@ -180,6 +180,10 @@ Expected<std::unique_ptr<Server>> make_server(AppOptions& options, const char* k
     options.registry.ssh.known_hosts = it->second;
   if (auto it = env.find("AGENTTY_SSH_CONFIG"); it != env.end())
     options.registry.ssh.config_file = it->second;
+  // A password login is typed by a person at the execution's terminal page:
+  // with no web server nobody can, and the execution would sit held until
+  // the host's LoginGraceTime ran out. Refuse such a host at once instead.
+  options.registry.ssh.human_login = options.web_enabled;
   if (auto it = env.find("AGENTTY_SSH_ACCEPT_NEW"); it != env.end()) {
     // "true" read as no would leave every new host refused with no hint why.
     const std::string& value = it->second;

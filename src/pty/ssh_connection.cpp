@@ -358,17 +358,29 @@ asio::awaitable<SshExpected<bool>> SshConnection::authenticate(Clock::time_point
     if (auto done = outcome(rc)) co_return *done;
     methods = ssh_userauth_list(session_, nullptr);
   }
+  // libssh skips a key file with a passphrase (nothing here can ask for it).
+  constexpr const char* kPassphraseNote =
+      " A key with a passphrase is used only through ssh-agent (ssh-add it, with SSH_AUTH_SOCK "
+      "in agentty's environment).";
   if (methods & (SSH_AUTH_METHOD_PASSWORD | SSH_AUTH_METHOD_INTERACTIVE))
-    co_return SshError{SshErrorKind::needs_human_auth,
-                       "no key was accepted by " + description_ +
-                           "; it offers password or keyboard-interactive login, which needs a "
-                           "person. Install a key instead (ssh-copy-id) or log in by hand."};
+    co_return SshError{
+        SshErrorKind::needs_human_auth,
+        "no key was accepted by " + description_ +
+            "; it offers password or keyboard-interactive login, which needs a person" +
+            (options_.human_login
+                 ? std::string(". Install a key instead (ssh-copy-id) or log in by hand.")
+                 : std::string(" at the execution's terminal page, and agentty runs without its "
+                               "web server (--no-web, AGENTTY_NO_WEB), so nobody could type it. "
+                               "Install a key instead (ssh-copy-id), or run agentty with the web "
+                               "server.")) +
+            kPassphraseNote};
   std::string tried = "ssh-agent, ~/.ssh/id_* and IdentityFile keys";
   for (const auto& identity : options_.identity_files) tried += ", " + identity;
   co_return SshError{SshErrorKind::auth_failed,
                      "no key was accepted by " + description_ + " (tried " + tried +
                          "). Add the public key to the server's authorized_keys or name the "
-                         "right key with IdentityFile."};
+                         "right key with IdentityFile." +
+                         kPassphraseNote};
 }
 
 asio::awaitable<void> SshConnection::wait_socket(Clock::time_point deadline) {

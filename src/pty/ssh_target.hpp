@@ -45,7 +45,8 @@ struct SshOptions {
   std::chrono::seconds connect_timeout{15};
   // When no key logs in but the server offers password or keyboard-interactive
   // login, hand the login to a person at the execution's terminal (false:
-  // fail with needs_human_auth instead).
+  // fail with needs_human_auth instead; agentty turns it off when it runs
+  // without its web server, where no person can reach the terminal).
   bool human_login = true;
   int login_attempts = 3;  // wrong answers before the login fails (OpenSSH's default)
 };

@@ -372,3 +372,34 @@ test('open(host) with a password: ended during the login, nothing typed; shutdow
     await locked.stop();
   }
 });
+
+// The login is typed on the execution's terminal page: without a web server
+// nobody could, and the execution sat held until sshd's LoginGraceTime.
+test('--no-web: a password-only host is refused at once, saying why and what to do', { skip: skipUnlessRoot }, async () => {
+  const locked = await startSshd({ passwordAuth: true });
+  try {
+    const a = await startAgentty({
+      args: ['--no-web'],
+      env: {
+        HOME: home, SSH_AUTH_SOCK: '',
+        AGENTTY_SSH_KNOWN_HOSTS: locked.knownHosts,
+        AGENTTY_SSH_CONFIG: locked.writeConfig(locked.wrongKey),
+      },
+    });
+    started.push(a);
+    const host = `${user.name}@127.0.0.1:${locked.port}`;
+    const r = await a.call('execute', { host, command: 'true', side_effects: ['NONE'], yield_ms: 5000 });
+    assert.equal(r.isError, true, JSON.stringify(r));
+    assert.equal(r.status, 'failed_to_start');
+    assert.equal(r.held, undefined);
+    assert.match(r.error, /password or keyboard-interactive/);
+    assert.match(r.error, /--no-web/);
+    assert.match(r.error, /ssh-copy-id/);
+    assert.match(r.error, /passphrase is used only through ssh-agent/);
+    const o = await a.call('open', { host });
+    assert.equal(o.isError, true, JSON.stringify(o));
+    assert.match(o.error, /--no-web/);
+  } finally {
+    await locked.stop();
+  }
+});
