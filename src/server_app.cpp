@@ -6,7 +6,9 @@
 #include <boost/asio/signal_set.hpp>
 
 #include <csignal>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 
@@ -178,8 +180,18 @@ Expected<std::unique_ptr<Server>> make_server(AppOptions& options, const char* k
   server->policy = std::make_unique<session::Policy>(policy_config.value());
   if (auto it = env.find("AGENTTY_SSH_KNOWN_HOSTS"); it != env.end())
     options.registry.ssh.known_hosts = it->second;
-  if (auto it = env.find("AGENTTY_SSH_CONFIG"); it != env.end())
-    options.registry.ssh.config_file = it->second;
+  if (auto it = env.find("AGENTTY_SSH_CONFIG"); it != env.end()) {
+    // libssh reads a missing file as an empty one: every alias would then
+    // fail as "cannot resolve" with nothing pointing at the typo. Paths
+    // libssh expands itself (~, %d) are left to it.
+    const std::string& path = it->second;
+    if (!path.empty() && path.find_first_of("~%") == std::string::npos &&
+        ::access(path.c_str(), R_OK) != 0)
+      return make_error("AGENTTY_SSH_CONFIG='" + path + "': " + std::strerror(errno) +
+                        ". Name an existing ssh config file, or unset it to read ~/.ssh/config "
+                        "and /etc/ssh/ssh_config.");
+    options.registry.ssh.config_file = path;
+  }
   // A password login is typed by a person at the execution's terminal page:
   // with no web server nobody can, and the execution would sit held until
   // the host's LoginGraceTime ran out. Refuse such a host at once instead.

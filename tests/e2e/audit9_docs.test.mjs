@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -115,6 +115,17 @@ test('every mcp option refuses a value it cannot use at start-up, naming the opt
   for (const value of ['1', 'true', '0', 'false', '']) {
     const r = startup(['mcp', '--state-dir', stateDir, '--no-web'], { AGENTTY_SSH_ACCEPT_NEW: value });
     assert.equal(r.status, 0, `AGENTTY_SSH_ACCEPT_NEW=${value}: ${r.stderr}`);
+  }
+  // A missing ssh config read as empty left every alias "cannot resolve".
+  const missingConfig = path.join(scratch, 'no-such-ssh-config');
+  const sshConfig = startup(['mcp', '--state-dir', stateDir, '--no-web'], { AGENTTY_SSH_CONFIG: missingConfig });
+  assert.notEqual(sshConfig.status, 0);
+  assert.match(sshConfig.stderr, new RegExp(`AGENTTY_SSH_CONFIG='${missingConfig}': No such file`));
+  const emptyConfig = path.join(scratch, 'empty-ssh-config');
+  writeFileSync(emptyConfig, '');
+  for (const value of [emptyConfig, '', '~/no-such-config-left-to-libssh']) {
+    const r = startup(['mcp', '--state-dir', stateDir, '--no-web'], { AGENTTY_SSH_CONFIG: value });
+    assert.equal(r.status, 0, `AGENTTY_SSH_CONFIG=${value}: ${r.stderr}`);
   }
   // What the help lists still starts.
   for (const args of [['--log-level', 'off'], ['--shell', 'sh'], ['--default-cwd', scratch],
