@@ -278,9 +278,11 @@ void Execution::resize(pty::TerminalSize size, InputSource source) {
 
 Expected<void> Execution::write(std::string_view bytes, InputSource source) {
   if (source == InputSource::agent && held()) {
-    return make_error(
-        "held: a human has taken over this execution; nothing was written. "
-        "Wait with wait(until=\"released\") and try again.");
+    // A login held for a person has no holder yet: nobody has taken over.
+    return make_error(std::string(held_by_ ? "held: a human has taken over this execution"
+                                           : "held: the SSH login waits for a person to log in "
+                                             "on terminal_url (handoff_reason)") +
+                      "; nothing was written. Wait with wait(until=\"released\") and try again.");
   }
   if (finished() || !channel_ || channel_->finished()) {
     return make_error("execution_id: execution " + id_ + " has ended (" + to_string(status_) +

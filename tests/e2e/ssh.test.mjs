@@ -266,6 +266,7 @@ test('password login: held for a person, typed on the web page, never seen by th
     const refused = await a.call('write', { execution_id: id, input: 'guess', newline: true });
     assert.equal(refused.isError, true);
     assert.equal(refused.held, true);
+    assert.match(refused.error, /the SSH login waits for a person/);  // nobody has taken over yet
 
     const page = await logInOnPage(browser, r.terminal_url);
 

@@ -448,7 +448,8 @@ ToolDefinition make_execute_tool(const ToolConfig& config) {
           "settled, not after yield_ms; `stop` ends the job. Use open for state that must persist "
           "(cd, export) between commands. "
           "On a `host` with no usable key it answers at once with held=true and handoff_reason: "
-          "a person logs in on terminal_url; then wait(until=\"released\").",
+          "a person logs in on terminal_url; then wait(until=\"released\") (without the web "
+          "server, --no-web, it is refused: nobody could log in).",
       input_schema(config),
       output_schema(),
       annotations(false, true, false, true),

@@ -188,7 +188,7 @@ ToolDefinition make_open_tool(const ToolConfig& config) {
       .host = "Open the shell on this SSH host (an ~/.ssh/config alias or user@host:port): the "
               "account's login shell, with the hook typed in after login (bash; shell must be "
               "omitted or bash). A host that wants a password is held for a person to log in "
-              "(see held).",
+              "(see held; refused when agentty runs with --no-web).",
       .user = "SSH user (with host).",
       .port = "SSH port (with host).",
   });
