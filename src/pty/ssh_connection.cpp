@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -28,6 +29,14 @@ using namespace asio::experimental::awaitable_operators;
 namespace {
 
 constexpr auto kToken = asio::as_tuple(asio::use_awaitable);
+
+// The line that records a host's key by hand; the file's directory may not
+// exist yet (a fresh account has no ~/.ssh), and >> would then fail.
+std::string keyscan_command(const std::string& host, unsigned port, const std::string& file) {
+  std::string dir = std::filesystem::path(file).parent_path().string();
+  std::string scan = "ssh-keyscan -p " + std::to_string(port) + " " + host + " >> " + file;
+  return dir.empty() ? scan : "mkdir -p -m 700 " + dir + " && " + scan;
+}
 
 std::string seconds_text(std::chrono::seconds s) {
   return std::to_string(s.count()) + " s";
@@ -300,8 +309,8 @@ SshExpected<bool> SshConnection::verify_host_key() {
                       "host key of " + description_ + " is not known: " + fingerprint +
                           ". If that fingerprint is right, trust it by setting "
                           "AGENTTY_SSH_ACCEPT_NEW=1 (records it in " +
-                          file + " like OpenSSH's accept-new) or by running: ssh-keyscan -p " +
-                          std::to_string(port) + " " + host + " >> " + file};
+                          file + " like OpenSSH's accept-new) or by running: " +
+                          keyscan_command(host, port, file)};
     case SSH_KNOWN_HOSTS_CHANGED:
     case SSH_KNOWN_HOSTS_OTHER:
       return SshError{SshErrorKind::host_key_changed,

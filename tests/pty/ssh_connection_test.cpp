@@ -211,8 +211,11 @@ TEST_F(SshConnectionTest, UnknownHostIsRefusedWithFingerprintThenAcceptedAndReco
     EXPECT_EQ(r.open_error_kind, SshErrorKind::host_key_unknown);
     EXPECT_NE(r.open_error.find(sshd_->host_fingerprint()), std::string::npos) << r.open_error;
     EXPECT_NE(r.open_error.find("AGENTTY_SSH_ACCEPT_NEW=1"), std::string::npos);
-    EXPECT_NE(r.open_error.find("ssh-keyscan -p " + std::to_string(sshd_->port())),
-              std::string::npos);
+    // The directory first: a fresh account has no ~/.ssh for >> to write into.
+    EXPECT_NE(r.open_error.find("mkdir -p -m 700 " + sshd_->dir() + " && ssh-keyscan -p " +
+                                std::to_string(sshd_->port())),
+              std::string::npos)
+        << r.open_error;
     EXPECT_EQ(pool.connection_count(), 0u);
   }
   options.accept_new = true;
