@@ -67,8 +67,12 @@ struct ProxyProcess::Errors {
 namespace {
 
 void read_errors(std::shared_ptr<ProxyProcess::Errors> errors) {
+  // Both taken before the handler moves `errors`: the arguments' order of
+  // evaluation is unspecified (GCC's right to left read a null pointer, so
+  // the first read failed with EFAULT and a verbose proxy blocked on stderr).
   auto& pipe = errors->pipe;
-  pipe.async_read_some(boost::asio::buffer(errors->buffer),
+  const auto buffer = boost::asio::buffer(errors->buffer);
+  pipe.async_read_some(buffer,
                        [errors = std::move(errors)](boost::system::error_code ec, std::size_t n) {
                          if (ec) return;  // end of file, or closed with the process
                          keep(errors->printed, errors->buffer, n);

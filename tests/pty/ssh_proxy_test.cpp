@@ -60,5 +60,29 @@ TEST(ProxyCommandTest, TheSocketCarriesItsOutputAndStderrIsKept) {
   EXPECT_EQ(open_fds(), fds_before);
 }
 
+// Its stderr is read as it comes: a proxy that prints more than the pipe
+// holds (ssh -v through a jump host) goes on carrying the connection.
+TEST(ProxyCommandTest, AVerboseProxyIsNotBlockedOnItsStderr) {
+  boost::asio::io_context io;
+  auto proxy = ProxyProcess::start(
+      io, "sh -c 'yes | head -c 200000 >&2; echo carried; echo last words >&2'");
+  ASSERT_TRUE(proxy) << proxy.error();
+  const int fd = proxy.value().take_socket();
+  std::string received;
+  for (int waited = 0; waited < 10000; waited += 10) {  // until it ends
+    io.poll();
+    pollfd ready{fd, POLLIN, 0};
+    if (::poll(&ready, 1, 10) != 1) continue;
+    char buffer[256];
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n <= 0) break;
+    received.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  EXPECT_EQ(received, "carried\n");
+  const auto said = proxy.value().error_output();
+  EXPECT_TRUE(said.ends_with("y\ny\nlast words")) << said;
+}
+
 }  // namespace
 }  // namespace agentty::pty
