@@ -58,7 +58,9 @@ std::shared_ptr<Execution> Registry::make_execution(ExecutionSpec spec) {
     options.log.spool_path = options_.state_dir / "spool" / state_file_name(id + ".log");
   }
   auto execution = std::make_shared<Execution>(io_, id, std::move(spec), options);
-  execution->set_state_observer([this](Execution& e) { notify(e); });
+  execution->set_state_observer([this, alive = std::weak_ptr<bool>(alive_)](Execution& e) {
+    if (!alive.expired()) notify(e);
+  });
   if (options_.secrets) {
     execution->set_text_redaction([secrets = std::shared_ptr<const SecretSet>(options_.secrets)](
                                       std::string_view text) { return secrets->redact(text); });
@@ -382,8 +384,9 @@ void Registry::prune_within(std::chrono::steady_clock::duration delay) {
   if (prune_armed_ && prune_timer_.expiry() <= due) return;
   prune_armed_ = true;
   prune_timer_.expires_at(due);  // a later wait ends with operation_aborted
-  prune_timer_.async_wait([this](boost::system::error_code ec) {
-    if (ec) return;  // replaced by a sooner wait, or the registry is gone
+  prune_timer_.async_wait([this,
+                           alive = std::weak_ptr<bool>(alive_)](boost::system::error_code ec) {
+    if (ec || alive.expired()) return;  // replaced by a sooner wait, or the registry is gone
     prune_armed_ = false;
     prune_retained();
     std::optional<std::chrono::system_clock::time_point> oldest_end;

@@ -157,6 +157,10 @@ class Registry {
   pty::PtyLauncher launcher_;
   boost::asio::steady_timer prune_timer_;
   bool prune_armed_ = false;
+  // Expires with the registry: a prune that came due in the loop's pass
+  // that destroys it is queued as done (destroying the timer cannot cancel
+  // it), and an execution held past it may still end; neither may call in.
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   // Starts waiting for their program or channel; shared with the starting
   // coroutines, which may end (cancelled, or at exit) after the registry.
   struct StartsInFlight {
