@@ -5,8 +5,8 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/signal_set.hpp>
 
-#include <csignal>
 #include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>

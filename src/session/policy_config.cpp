@@ -49,7 +49,8 @@ const std::vector<PolicyConfigVariable> kVariables = {
     {kMaxRequestVar, "4MiB", "Largest MCP request accepted."},
     {kMaxRecordingBytesVar, "1GiB",
      "Asciicast recordings kept in STATE_DIR/recordings, all files together; the oldest are "
-     "deleted first when a new recording starts. One recording is also cut at this size or at 256 MiB, whichever is lower."},
+     "deleted first when a new recording starts. One recording is also cut at this size or at 256 "
+     "MiB, whichever is lower."},
     {kMaxRecordingsVar, "500",
      "Recording files kept in STATE_DIR/recordings; the oldest are deleted first."},
 };
