@@ -157,8 +157,9 @@ void SshConnection::become_ready() {
 
 bool SshConnection::libssh_must_connect() const {
   if (!options_.config_file.empty()) return config_binds_address(options_.config_file);
-  const char* home = std::getenv("HOME");
-  return (home && config_binds_address(std::string(home) + "/.ssh/config")) ||
+  // The files libssh reads: ~ is the account's home, as libssh expands it.
+  const std::string home = libssh_home();
+  return (!home.empty() && config_binds_address(home + "/.ssh/config")) ||
          config_binds_address("/etc/ssh/ssh_config");
 }
 

@@ -1,8 +1,12 @@
 #include "pty/ssh_target.hpp"
 
+#include <pwd.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cstdlib>
 #include <optional>
 
 namespace agentty::pty {
@@ -148,6 +152,13 @@ const char* to_string(SshErrorKind kind) {
       return "shut_down";
   }
   return "unknown";
+}
+
+std::string libssh_home() {
+  if (const passwd* entry = ::getpwuid(::getuid()); entry && entry->pw_dir && *entry->pw_dir)
+    return entry->pw_dir;
+  const char* home = std::getenv("HOME");
+  return home ? home : "";
 }
 
 std::string known_hosts_name(const std::string& host, unsigned port) {

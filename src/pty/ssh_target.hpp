@@ -91,6 +91,10 @@ using SshExpected = Expected<T, SshError>;
 // Quotes `text` for a POSIX shell: 'it'\''s'.
 std::string shell_quote(std::string_view text);
 
+// The home directory libssh expands `~` to in ssh configs and key paths:
+// the password database's, else $HOME (empty if neither).
+std::string libssh_home();
+
 // How known_hosts names a host: bare on port 22, else [host]:port (what
 // `ssh-keygen -R` must be given to remove its key).
 std::string known_hosts_name(const std::string& host, unsigned port);

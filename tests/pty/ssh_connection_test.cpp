@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <pwd.h>
 #include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -251,6 +252,22 @@ TEST_F(SshConnectionTest, ChangedHostKeyIsRefused) {
 TEST(SshKnownHostsName, BareOnPort22BracketedElsewhere) {
   EXPECT_EQ(known_hosts_name("example.org", 22), "example.org");
   EXPECT_EQ(known_hosts_name("127.0.0.1", 2222), "[127.0.0.1]:2222");
+}
+
+// libssh expands ~ from the password database, not $HOME: the BindAddress
+// check must read the ~/.ssh/config libssh will read.
+TEST(SshLibsshHome, PasswordDatabaseHomeWinsOverHOME) {
+  const passwd* entry = ::getpwuid(::getuid());
+  ASSERT_NE(entry, nullptr);
+  const char* saved = std::getenv("HOME");
+  const std::string restore = saved ? saved : "";
+  ::setenv("HOME", "/nonexistent-agentty-home", 1);
+  const std::string home = libssh_home();
+  if (saved)
+    ::setenv("HOME", restore.c_str(), 1);
+  else
+    ::unsetenv("HOME");
+  EXPECT_EQ(home, entry->pw_dir);
 }
 
 TEST_F(SshConnectionTest, WrongClientKeyIsRefusedClearly) {
