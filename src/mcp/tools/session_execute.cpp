@@ -241,8 +241,9 @@ std::optional<ToolResult> busy_refusal(ToolContext& ctx, session::Execution& exe
 // boundaries; advice about it would only distract at a REPL's prompt.
 // The session's own shell reading the terminal (its builtin `read`, a
 // `select` menu) is no nested shell, whatever its name: its marks still come.
+// At its line editor it is at a prompt its marks no longer come from.
 bool shell_itself_reads(const session::Execution& execution) {
-  return execution.program_in_foreground() == true;
+  return execution.program_in_foreground() == true && !shell_at_unmarked_prompt(execution);
 }
 
 bool may_be_nested_shell(const std::optional<std::string>& program) {
@@ -289,6 +290,15 @@ void describe_unfinished(json& result, session::Execution& execution, std::uint6
         "The shell has not started the command: it waits for the rest of the line (an unclosed "
         "quote, a trailing backslash, a here-document; the output shows its continuation "
         "prompt). write the rest of the line, or write(action=\"flush\") to drop it.";
+  } else if (end == WaitEnd::condition && shell_at_unmarked_prompt(execution)) {
+    // "Answer it with write" sent agents to type into what is the shell's
+    // own prompt, and the answer said the boundaries were still exact.
+    result["status"] = "backgrounded";
+    result["message"] =
+        "The shell is back at a prompt the session's hook no longer marks: the command "
+        "replaced both PS1 and PROMPT_COMMAND, or replaced the shell (exec bash). "
+        "write(action=\"rearm\") brings exact boundaries and exit codes back; until then "
+        "execute(session=) types into it heuristically.";
   } else if (end == WaitEnd::condition) {
     result["status"] = "backgrounded";
     result["message"] =
@@ -330,6 +340,13 @@ void describe_unfinished(json& result, session::Execution& execution, std::uint6
 }
 
 }  // namespace
+
+bool shell_at_unmarked_prompt(const session::Execution& execution) {
+  // readline and zle turn the line discipline and echo off; `read` and
+  // `select` keep the line discipline on (`read -n1` turns it off but echoes).
+  return execution.program_in_foreground() == true && execution.program_edits_line() == true &&
+         execution.echo_enabled() == false;
+}
 
 ToolResult session_refusal(session::Execution& execution, const ToolContext& ctx,
                            std::string message) {

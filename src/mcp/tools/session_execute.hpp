@@ -26,6 +26,12 @@ json command_output(session::Execution& execution, const session::ShellCommand& 
 // exit code, from the shell's marked prompt.
 json program_ended_answer(session::Execution& execution, const session::ShellCommand& program,
                           const ReadRequest& request);
+// The session's own shell, not a job it started, holds the terminal's
+// foreground and reads it with its line editor while the marks say a
+// command runs: it is at a prompt the hook no longer marks (the command
+// replaced both PS1 and PROMPT_COMMAND, or was `exec bash`), where a typed
+// line is a command and only write(action="rearm") brings marks back.
+bool shell_at_unmarked_prompt(const session::Execution& execution);
 // A refusal to act on a session, with its session fields.
 ToolResult session_refusal(session::Execution& execution, const ToolContext& ctx,
                            std::string message);

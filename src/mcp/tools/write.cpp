@@ -91,6 +91,7 @@ bool interactive_shell(const std::vector<std::string>& argv) {
 // nested bash on a host ran what a local one refused.
 bool remote_reads_commands(session::Execution& execution, const session::ShellIntegration& shell) {
   if (!shell.command_running()) return true;
+  if (shell_at_unmarked_prompt(execution)) return true;
   if (execution.program_in_foreground() != false) return false;  // its `read`, or no answer
   auto program = execution.foreground_program();
   return program && shell_name(*program) && shell.shell_depth() <= 1;
@@ -102,8 +103,9 @@ bool reads_commands(session::Execution& execution) {
   auto foreground = pid ? foreground_group(*pid) : std::nullopt;
   if (!shell) return foreground && interactive_shell(process_argv(*foreground));  // execute("bash")
   if (!pid) return remote_reads_commands(execution, *shell);
-  if (!foreground) return !shell->command_running();          // /proc unreadable
-  if (*foreground == *pid) return !shell->command_running();  // else a builtin (`read`) asks
+  if (!foreground) return !shell->command_running();  // /proc unreadable
+  // The shell itself: its builtin `read` asks (an answer), or a prompt the hook lost.
+  if (*foreground == *pid) return !shell->command_running() || shell_at_unmarked_prompt(execution);
   if (!interactive_shell(process_argv(*foreground))) return false;
   // A nested shell: a rearmed one has marks (and may be running `read`).
   return !(shell->shell_depth() > 1 && shell->command_running());

@@ -1,0 +1,108 @@
+// Audit 39: one session used the way an agent uses a shell for a whole
+// working day: many commands in one long-lived shell, its prompt replaced,
+// the shell replaced or killed. Each answer is the command's own, and what
+// the session says about its shell stays true.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { sshdUsable, startSshd, sshClientEnv } from './lib/sshd.mjs';
+import { WAIT_MS, startAgentty, tempDirForRun } from './lib/mcp-client.mjs';
+import { openFds } from './lib/proc-stats.mjs';
+
+const NONE = ['NONE'];
+const brief = (r) => JSON.stringify({ ...r, raw: undefined });
+
+async function started(t, options) {
+  const agent = await startAgentty(options);
+  t.after(() => agent.client.close());
+  const execute = (session, command, extra = {}) =>
+    agent.call('execute', { session, command, side_effects: NONE, yield_ms: WAIT_MS, ...extra });
+  return { ...agent, execute };
+}
+
+// Pids of the processes whose argv is exactly `argv`.
+function processesRunning(argv) {
+  const wanted = `${argv.join('\0')}\0`;
+  return readdirSync('/proc').filter((name) => /^\d+$/.test(name)).filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8') === wanted;
+    } catch {
+      return false;  // ended meanwhile
+    }
+  });
+}
+
+test('a long-lived session: every answer is its own command\'s output and exit code, fds stay flat', async (t) => {
+  const agent = await started(t, { args: ['--no-web'] });
+  const opened = await agent.call('open', {});
+  assert.equal(opened.prompt_ready, true, brief(opened));
+  const id = opened.execution_id;
+  const dir = tempDirForRun('agentty-e2e-audit39-');
+  const steps = (i) => [
+    [`mkdir -p ${dir}/d${i % 3} && cd ${dir}/d${i % 3} && pwd`, `${dir}/d${i % 3}\n`, 0],
+    [`export SOAK_N=${i}`, '', 0],
+    ['f() { echo "f:$1"; return $2; }; f "$SOAK_N" 3', `f:${i}\n`, 3],
+    [`alias soak='echo alias-${i}'`, '', 0],
+    ['soak', `alias-${i}\n`, 0],
+    ['(cd /; echo "sub:$PWD"; exit 7)', 'sub:/\n', 7],
+    ['pwd', `${dir}/d${i % 3}\n`, 0],
+    ['(set -e; false; echo never)', '', 1],
+    [`echo 'héllo 中文 🎉 ${i}'`, `héllo 中文 🎉 ${i}\n`, 0],
+  ];
+  let fdsAfterWarmUp;
+  for (let i = 0; i < 12; i++) {
+    for (const [command, output, code] of steps(i)) {
+      const r = await agent.execute(id, command);
+      assert.equal(r.status, 'completed', `${command}: ${brief(r)}`);
+      assert.equal(r.output, output, `${command}: ${brief(r)}`);
+      assert.equal(r.exit_code, code, `${command}: ${brief(r)}`);
+      assert.equal(r.boundaries, 'exact', `${command}: ${brief(r)}`);
+    }
+    if (i === 1) fdsAfterWarmUp = openFds(agent.transport.pid);
+  }
+  assert.equal(openFds(agent.transport.pid), fdsAfterWarmUp);
+  // execute's answers moved the cursor past everything: nothing is read twice.
+  const rest = await agent.call('read', { execution_id: id });
+  assert.equal(rest.output, '', brief(rest));
+});
+
+// After PROMPT_COMMAND and PS1 were both replaced, or `exec bash`, the
+// session's own shell (same pid, so "in the foreground") waits at a prompt
+// that prints no marks. The answer said "boundaries: exact" and "the command
+// waits for input... answer it with write", with no word of rearm, and the
+// command rules took a line written there for an answer to the shell's
+// `read`: `write("echo forbidden-ran\n")` ran it.
+test('a session whose shell no longer marks its prompt says so, and rules check lines written to it', async (t) => {
+  const where = [{}];
+  let sshd;
+  let env = { AGENTTY_DENY_COMMAND_REGEX: String.raw`\bforbidden-ran\b` };
+  if (sshdUsable()) {
+    sshd = await startSshd();
+    t.after(() => sshd.stop());
+    env = { ...env, ...sshClientEnv(sshd, tempDirForRun('agentty-e2e-audit39-home-')) };
+    where.push({ host: sshd.host });
+  }
+  const agent = await started(t, { env, args: ['--no-web'] });
+  for (const place of where) {
+    for (const unhook of [['PROMPT_COMMAND=', "PS1='unmarked> '"], ['exec bash --norc']]) {
+      const opened = await agent.call('open', place);
+      assert.equal(opened.prompt_ready, true, brief(opened));
+      const id = opened.execution_id;
+      let r;
+      for (const command of unhook) r = await agent.execute(id, command, { yield_ms: 10000 });
+      const what = `${JSON.stringify(place)} ${unhook.join('; ')}: ${brief(r)}`;
+      assert.equal(r.boundaries, 'heuristic', what);
+      assert.match(r.message, /no longer marks/, what);
+      assert.match(r.message, /write\(action="rearm"\)/, what);
+      const refused = await agent.call('write', { execution_id: id, input: 'echo forbidden-ran', newline: true });
+      assert.equal(refused.ok, false, `${what}\n${brief(refused)}`);
+      assert.match(refused.error, /AGENTTY_DENY_COMMAND_REGEX/, brief(refused));
+      const rearmed = await agent.call('write', { execution_id: id, action: 'rearm', yield_ms: WAIT_MS });
+      assert.equal(rearmed.armed, true, brief(rearmed));
+      const exact = await agent.execute(id, '(exit 6)');
+      assert.equal(exact.exit_code, 6, brief(exact));
+      assert.equal(exact.boundaries, 'exact', brief(exact));
+      await agent.call('close', { execution_id: id });
+    }
+  }
+});
