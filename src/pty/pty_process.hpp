@@ -7,8 +7,9 @@
 // group), becomes a child subreaper, and stays alive until that process group
 // is empty. So a background job that outlives the shell keeps the execution
 // running and is not hung up when the shell exits, and the PTY's lifetime is
-// the process group's lifetime. The supervisor exits with the program's own
-// status (re-raising a fatal signal), which is what on_exit reports.
+// the process group's lifetime (a session's shell: end_with_program). The
+// supervisor exits with the program's own status (re-raising a fatal
+// signal), which is what on_exit reports.
 //
 // Between fork and exec only async-signal-safe calls are made: everything
 // (argv, envp, cwd) is prepared before fork.
@@ -93,6 +94,14 @@ class PtyProcess final : public PtyChannel {
 
   // The program's process group id (== its pid).
   int process_group() const;
+  // For an interactive shell (a session), before start(): the terminal's
+  // life is the program's, as a terminal window closes with its shell. Once
+  // the program ends, what it left on the terminal (a job in the
+  // foreground when the shell was killed, `sleep 600 &` left by `exit`) is
+  // hung up: SIGHUP, SIGCONT to the stopped, SIGKILL after a grace unless it
+  // ignores SIGHUP (nohup). Without it those kept the session running with
+  // no shell: every later execute(session=) was refused or typed into them.
+  void end_with_program();
   // The terminal's current foreground process group, if any.
   std::optional<int> foreground_process_group() const;
 

@@ -114,6 +114,8 @@ boost::asio::awaitable<Expected<std::shared_ptr<Execution>>> Registry::start_loc
   StartInFlight counted(starting_, spec.kind);
   auto channel = co_await launcher_.launch(std::move(spawn));
   if (!channel) co_return make_error(channel.error());
+  // As on a host, where sshd closes the terminal when the login shell ends.
+  if (spec.kind == ExecutionKind::session) channel.value()->end_with_program();
 
   auto execution = make_execution(std::move(spec));
   adopt(execution, std::move(channel).value());

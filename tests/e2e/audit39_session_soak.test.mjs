@@ -106,3 +106,44 @@ test('a session whose shell no longer marks its prompt says so, and rules check 
     }
   }
 });
+
+// A local session's terminal outlived its shell: agentty-supervisor, not
+// the shell, leads the terminal's session, so nothing hung up what the
+// shell left. With `sleep` in the foreground, a shell killed from outside
+// left the session "running" (execute: "a command is still running",
+// wait(until=exit) ran out); `exit` with a job in the background left it
+// "running" with no shell, every later execute refused. On a host sshd
+// ends the session with its login shell.
+test('a local session ends with its shell: killed from outside, or exit with a job left', async (t) => {
+  const agent = await started(t, { args: ['--no-web'] });
+  // Killed while a job runs in the foreground.
+  let opened = await agent.call('open', {});
+  let id = opened.execution_id;
+  const running = await agent.execute(id, 'sleep 4242', { yield_ms: 300 });
+  assert.equal(running.status, 'backgrounded', brief(running));
+  process.kill(opened.process_id, 'SIGKILL');
+  const ended = await agent.call('wait', { execution_id: id, until: 'exit', timeout_ms: WAIT_MS });
+  assert.equal(ended.wait_result, 'exited', brief(ended));
+  assert.equal(ended.signal, 'SIGKILL', brief(ended));
+  assert.deepEqual(processesRunning(['sleep', '4242']), []);
+  const refused = await agent.execute(id, 'echo hi');
+  assert.equal(refused.isError, true, brief(refused));
+  assert.match(refused.error, /the shell has ended/, brief(refused));
+  // `exit` with a job in the background.
+  opened = await agent.call('open', {});
+  id = opened.execution_id;
+  assert.match((await agent.execute(id, 'sleep 4243 &')).output, /^\[1\] \d+\n$/);
+  const exited = await agent.execute(id, 'exit');
+  assert.equal(exited.status, 'completed', brief(exited));
+  assert.equal(exited.exit_code, 0, brief(exited));
+  assert.deepEqual(processesRunning(['sleep', '4243']), []);
+  // nohup asked to outlive the terminal: it does, and the session ends anyway.
+  opened = await agent.call('open', {});
+  id = opened.execution_id;
+  await agent.execute(id, 'nohup sleep 4244 >/dev/null 2>&1 &');
+  const left = await agent.execute(id, 'exit');
+  assert.equal(left.status, 'completed', brief(left));
+  const survivors = processesRunning(['sleep', '4244']);
+  assert.equal(survivors.length, 1);
+  process.kill(Number(survivors[0]), 'SIGKILL');
+});
