@@ -480,6 +480,7 @@ void Execution::arm_force_kill(milliseconds after) {
   force_kill_timer_.expires_after(after);
   force_kill_timer_.async_wait([this, self = weak_from_this()](boost::system::error_code ec) {
     if (ec || self.expired() || finished()) return;
+    force_killed_ = true;
     channel_->send_signal(SIGKILL);
   });
 }

@@ -230,6 +230,10 @@ class Execution : public std::enable_shared_from_this<Execution> {
   // How `signo` reaches the program where the backend cannot send it as such
   // (a root login over SSH), in words for the agent; nullopt when it can.
   std::optional<std::string> signal_note(int signo) const;
+  // The grace of stop (or of timeout_ms) ran out and SIGKILL was sent. Not
+  // the same as an end by SIGKILL: the program may have been killed from
+  // outside while what it left ran on.
+  bool force_killed() const { return force_killed_; }
   // Ends the process group without ceremony (shutdown, destructor).
   void kill_now();
 
@@ -300,6 +304,7 @@ class Execution : public std::enable_shared_from_this<Execution> {
   std::string failure_reason_;
   bool timed_out_ = false;
   bool stop_requested_ = false;
+  bool force_killed_ = false;
   std::uint64_t cursor_ = 1;
   std::uint64_t match_floor_ = 1;
   SystemTime started_at_;

@@ -147,3 +147,17 @@ test('a local session ends with its shell: killed from outside, or exit with a j
   assert.equal(survivors.length, 1);
   process.kill(Number(survivors[0]), 'SIGKILL');
 });
+
+// stop took a program's own end by SIGKILL for its escalation: a command
+// whose shell was killed from outside while its `&` job ran on, stopped
+// with SIGTERM, was said to have ignored SIGTERM for the whole grace.
+test('stop does not blame the signal it sent for a SIGKILL that came from elsewhere', async (t) => {
+  const agent = await started(t, { args: ['--no-web'] });
+  const r = await agent.call('execute', { command: 'sleep 4245 & kill -9 $$', side_effects: NONE, yield_ms: 1000 });
+  assert.equal(r.status, 'backgrounded', brief(r));
+  const began = Date.now();
+  const stopped = await agent.call('stop', { execution_id: r.execution_id, force_after_ms: 10000 });
+  assert.equal(stopped.stopped, true, brief(stopped));
+  assert.ok(Date.now() - began < 5000, brief(stopped));
+  assert.doesNotMatch(stopped.message ?? '', /did not end it within/, brief(stopped));
+});

@@ -29,7 +29,7 @@ boost::asio::awaitable<ToolResult> stop(ToolContext& ctx, const json& args,
   if (!was_running) result["message"] = "The execution had already ended; nothing was signalled.";
   if (!execution->finished()) {
     result["message"] = "Signalled, but the process group has not ended yet; wait with until=exit.";
-  } else if (was_running && signo != SIGKILL && result["signal"] == "SIGKILL") {
+  } else if (was_running && signo != SIGKILL && execution->force_killed()) {
     // passwd at its prompt, a trap '' TERM: say why it took the grace and what it skipped.
     result["message"] = name + " did not end it within force_after_ms (" +
                         std::to_string(grace.count()) +
