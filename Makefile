@@ -31,7 +31,8 @@ bench: build
 
 # ASan+UBSan build of the unit tests.
 sanitize: deps
-	@cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DAGENTTY_SANITIZE=address >/dev/null
+	@cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DAGENTTY_SANITIZE=address \
+	  -DAGENTTY_ASIO_NO_RECYCLING=ON >/dev/null
 	@cmake --build build-asan -j $(JOBS)
 	@cd build-asan && ctest --output-on-failure -j $(JOBS)
 
