@@ -161,3 +161,24 @@ test('stop does not blame the signal it sent for a SIGKILL that came from elsewh
   assert.ok(Date.now() - began < 5000, brief(stopped));
   assert.doesNotMatch(stopped.message ?? '', /did not end it within/, brief(stopped));
 });
+
+// An idle shell killed from outside, and a command typed before agentty saw
+// the end: the answer was "completed", exit code 137, "The shell ended while
+// the command ran", as if the command had been killed. Nothing ran.
+test('a line typed into a shell that had just been killed is refused: nothing ran', async (t) => {
+  const agent = await started(t, { args: ['--no-web'] });
+  for (let round = 0; round < 3; round++) {
+    const opened = await agent.call('open', {});
+    assert.equal(opened.prompt_ready, true, brief(opened));
+    process.kill(opened.process_id, 'SIGKILL');
+    const r = await agent.execute(opened.execution_id, 'echo hi');
+    assert.equal(r.isError, true, brief(r));
+    assert.match(r.error, /the shell (has ended|ended) \(killed by signal 9 \(SIGKILL\)\)/, brief(r));
+    assert.doesNotMatch(r.error, /while the command ran/, brief(r));
+  }
+  // A command that ends its own shell still answers with that end.
+  const opened = await agent.call('open', {});
+  const own = await agent.execute(opened.execution_id, 'exit 3');
+  assert.equal(own.status, 'completed', brief(own));
+  assert.equal(own.exit_code, 3, brief(own));
+});

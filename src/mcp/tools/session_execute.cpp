@@ -74,6 +74,19 @@ bool ran_nothing(const ShellIntegration& shell, const session::ShellCommand& com
          shell.last_prompt_end() > command.submitted_seq;
 }
 
+// "exited with code 0", "killed by signal 9 (SIGKILL)".
+std::string how_shell_ended(const session::Execution& execution) {
+  auto status = execution.exit_status();
+  return status ? status->describe() : session::to_string(execution.status());
+}
+
+// The shell ended without starting the agent's line: a marked shell prints
+// its C mark (PS0, zsh's preexec) before anything it runs, `exit` included.
+bool never_started(session::Execution& execution, const session::ShellCommand& command) {
+  return execution.finished() && command.by_agent && !command.heuristic && !command.ended() &&
+         command.c_mark_seq == 0 && execution.shell()->kind() != session::ShellKind::sh;
+}
+
 // The command a heuristic line was typed into, once it ended and the shell
 // drew its marked prompt again; nullptr while it runs. (Its own prompt_end
 // stays 0: the prompt is credited to the newest command, the typed line.)
@@ -172,8 +185,7 @@ std::optional<ToolResult> busy_refusal(ToolContext& ctx, session::Execution& exe
                                        bool& heuristic) {
   if (execution.finished()) {
     return session_refusal(execution, ctx,
-                           "session: the shell has ended (" +
-                               session::to_string(execution.status()) +
+                           "session: the shell has ended (" + how_shell_ended(execution) +
                                "); open a new session with open.");
   }
   if (auto held = held_refusal(execution, ctx, "nothing was typed", session_fields(execution)))
@@ -466,6 +478,13 @@ boost::asio::awaitable<ToolResult> execute_in_session(ToolContext& ctx, const js
     result["status"] = "completed";
     result["exit_code"] = *command->exit_code;
     result["boundaries"] = shell->kind() == session::ShellKind::sh ? "heuristic" : "exact";
+  } else if (command && never_started(*execution, *command)) {
+    // A shell killed just before the line was typed: its exit is not the line's.
+    shell->abandon_pending(command_id);
+    co_return session_refusal(*execution, ctx,
+                              "session: the shell ended (" + how_shell_ended(*execution) +
+                                  ") before it started the command; nothing ran. Open a new "
+                                  "session with open.");
   } else if (command && ran_nothing(*shell, *command)) {
     shell->abandon_pending(command_id);  // a later C mark is not this line's
     execution->advance_cursor(shell->last_prompt_end());
