@@ -19,6 +19,7 @@
 #include "base/log.hpp"
 #include "pty/input_probe.hpp"
 #include "pty/pty_spawn.hpp"
+#include "pty/supervisor_protocol.hpp"
 #include "pty/terminal_session.hpp"
 
 namespace agentty::pty {
@@ -36,9 +37,6 @@ constexpr auto kDrainGrace = std::chrono::seconds(2);
 // How long the destructor lets the supervisor reap the killed group before it
 // kills the supervisor as well.
 constexpr int kReapGraceMs = 2000;
-// end_with_program: how long what the program left has to end after SIGHUP
-// before SIGKILL (the supervisor's own hang-up grace).
-constexpr auto kHangUpGrace = std::chrono::seconds(2);
 
 bool is_aborted(const boost::system::error_code& ec) {
   return ec == boost::asio::error::operation_aborted;
@@ -49,9 +47,7 @@ struct PtyProcess::Impl : std::enable_shared_from_this<Impl> {
   Impl(boost::asio::io_context& io, SpawnedPty spawned, UniqueFd pidfd, TerminalSize size)
       : master_(io, spawned.master.release()),
         pidfd_(io, pidfd.release()),
-        program_pidfd_(io),
         drain_timer_(io),
-        hang_up_timer_(io),
         supervisor_(spawned.supervisor),
         program_(spawned.program),
         slave_device_(spawned.slave_device),
@@ -60,9 +56,7 @@ struct PtyProcess::Impl : std::enable_shared_from_this<Impl> {
 
   boost::asio::posix::stream_descriptor master_;
   boost::asio::posix::stream_descriptor pidfd_;
-  boost::asio::posix::stream_descriptor program_pidfd_;  // end_with_program
   boost::asio::steady_timer drain_timer_;
-  boost::asio::steady_timer hang_up_timer_;
   pid_t supervisor_;
   pid_t program_;
   dev_t slave_device_;
@@ -78,7 +72,6 @@ struct PtyProcess::Impl : std::enable_shared_from_this<Impl> {
   bool reaped_ = false;
   bool finished_ = false;
   bool destroyed_ = false;
-  bool end_with_program_ = false;
   // True while on_output runs: a callback that destroys its PtyProcess must
   // not have its own std::function destroyed under it.
   bool in_output_callback_ = false;
@@ -93,7 +86,6 @@ struct PtyProcess::Impl : std::enable_shared_from_this<Impl> {
     events_ = std::move(events);
     on_readable();
     if (!destroyed_ && !finished_) watch_supervisor();
-    if (!destroyed_ && !finished_ && end_with_program_) watch_program();
   }
 
   // ---- output ----
@@ -185,35 +177,6 @@ struct PtyProcess::Impl : std::enable_shared_from_this<Impl> {
     wait_for_quiet_output();
   }
 
-  // end_with_program: the program is not our child (the supervisor's), but
-  // a pidfd still says when it has ended.
-  void watch_program() {
-    UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, program_, 0)));
-    if (!pidfd) {  // ESRCH: already ended and reaped
-      return boost::asio::post(program_pidfd_.get_executor(),
-                               [self = shared_from_this()] { self->hang_up_leftovers(); });
-    }
-    program_pidfd_.assign(pidfd.release());
-    program_pidfd_.async_wait(boost::asio::posix::stream_descriptor::wait_read,
-                              [self = shared_from_this()](const boost::system::error_code& ec) {
-                                if (!is_aborted(ec)) self->hang_up_leftovers();
-                              });
-  }
-
-  // What the supervisor's HangUp does when the terminal hangs up; the
-  // supervisor then exits with the program's status once only nohup'ed
-  // processes are left.
-  void hang_up_leftovers() {
-    if (destroyed_ || finished_ || reaped_) return;  // reaped: the session id may be reused
-    if (signal_session_members(supervisor_, SIGHUP) == 0) return;
-    continue_stopped_members(supervisor_);
-    hang_up_timer_.expires_after(kHangUpGrace);
-    hang_up_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
-      if (is_aborted(ec) || self->destroyed_ || self->finished_ || self->reaped_) return;
-      kill_session_members_but_nohup(self->supervisor_);
-    });
-  }
-
   // Until output has been quiet for kDrainQuiet (or kDrainGrace has passed
   // since the reap), then the output counts as ended.
   void wait_for_quiet_output() {
@@ -239,10 +202,8 @@ struct PtyProcess::Impl : std::enable_shared_from_this<Impl> {
     if (!output_ended_ || !reaped_ || finished_) return;
     finished_ = true;
     drain_timer_.cancel();
-    hang_up_timer_.cancel();
     boost::system::error_code ignored;
     pidfd_.close(ignored);
-    program_pidfd_.close(ignored);
     // Closing the master hangs up any straggler still holding the slave.
     master_.close(ignored);
     // An ended execution's record stays for reads (up to 200 of them), and
@@ -322,9 +283,7 @@ struct PtyProcess::Impl : std::enable_shared_from_this<Impl> {
     if (!reaped_) kill_and_reap();
     boost::system::error_code ignored;
     drain_timer_.cancel();
-    hang_up_timer_.cancel();
     pidfd_.close(ignored);
-    program_pidfd_.close(ignored);
     master_.close(ignored);
   }
 };
@@ -466,7 +425,13 @@ bool PtyProcess::finished() const {
 }
 
 void PtyProcess::end_with_program() {
-  impl_->end_with_program_ = true;
+  // The supervisor reaps the program, so it hangs up what is left (see
+  // supervisor_protocol.hpp). Through the pidfd: the supervisor is our
+  // child and not yet reaped, so the signal cannot reach another process.
+  if (impl_->finished_ || impl_->reaped_) return;
+  if (::syscall(SYS_pidfd_send_signal, impl_->pidfd_.native_handle(),
+                supervisor::kEndWithProgramSignal, nullptr, 0) != 0)
+    spdlog::warn("pty {}: {}", impl_->program_, errno_message("pidfd_send_signal"));
 }
 
 int PtyProcess::process_group() const {

@@ -94,12 +94,12 @@ class PtyProcess final : public PtyChannel {
 
   // The program's process group id (== its pid).
   int process_group() const;
-  // For an interactive shell (a session), before start(): the terminal's
-  // life is the program's, as a terminal window closes with its shell. Once
-  // the program ends, what it left on the terminal (a job in the
-  // foreground when the shell was killed, `sleep 600 &` left by `exit`) is
-  // hung up: SIGHUP, SIGCONT to the stopped, SIGKILL after a grace unless it
-  // ignores SIGHUP (nohup). Without it those kept the session running with
+  // For an interactive shell (a session): the terminal's life is the
+  // program's, as a terminal window closes with its shell. Once the program
+  // ends, the supervisor (which reaps it) hangs up what it left on the
+  // terminal (a job in the foreground when the shell was killed,
+  // `sleep 600 &` left by `exit`): SIGHUP, SIGCONT to the stopped, SIGKILL
+  // after a grace unless it ignores SIGHUP (nohup). Without it those kept the session running with
   // no shell: every later execute(session=) was refused or typed into them.
   void end_with_program();
   // The terminal's current foreground process group, if any.

@@ -201,14 +201,18 @@ class HangUp {
 // second once it has ended (`daemon & exit` must not wait a whole second for
 // the daemon's setsid, nor a long-lived background job cost many wake-ups).
 // A hang-up of the terminal (SIGHUP with the master closed) ends the
-// session (HangUp).
+// session (HangUp), and so does the program's end once agentty asked for
+// that (kEndWithProgramSignal: a session's shell, as a terminal window
+// closes with its shell).
 [[noreturn]] void supervise(pid_t program) {
   sigset_t awaited;
   sigemptyset(&awaited);
   sigaddset(&awaited, SIGCHLD);
   sigaddset(&awaited, SIGHUP);
+  sigaddset(&awaited, agentty::pty::supervisor::kEndWithProgramSignal);
   int program_status = 0;
   bool program_done = false;
+  bool end_with_program = false;
   long recheck_ns = 1'000'000;
   HangUp hang_up;
   for (;;) {
@@ -221,6 +225,7 @@ class HangUp {
         program_done = true;
       }
     }
+    if (program_done && end_with_program) hang_up.start();
     bool no_children = reaped < 0 && errno == ECHILD;
     // After a hang-up, what ignores it (nohup) no longer holds us, in the
     // program's group either: nobody is left to read the terminal.
@@ -237,8 +242,9 @@ class HangUp {
     if (until_kill_ns > 0 && until_kill_ns < recheck.tv_sec * 1'000'000'000LL + recheck.tv_nsec)
       recheck = {static_cast<time_t>(until_kill_ns / 1'000'000'000),
                  static_cast<long>(until_kill_ns % 1'000'000'000)};
-    if (::sigtimedwait(&awaited, nullptr, &recheck) == SIGHUP && terminal_hung_up())
-      hang_up.start();
+    int signo = ::sigtimedwait(&awaited, nullptr, &recheck);
+    if (signo == SIGHUP && terminal_hung_up()) hang_up.start();
+    if (signo == agentty::pty::supervisor::kEndWithProgramSignal) end_with_program = true;
   }
 }
 

@@ -35,6 +35,12 @@
 // program's wait status once the program and its whole group are gone (see
 // supervisor_main.cpp).
 //
+// agentty sends kEndWithProgramSignal to the supervisor (a session's shell:
+// PtyProcess::end_with_program) to make the terminal's life the program's:
+// once the program has ended, what it left on the terminal is hung up as
+// when the terminal itself hangs up. The supervisor blocks every signal and
+// takes this one with sigtimedwait, so it is never lost, whenever it comes.
+//
 // kStatusFd carries fixed-size StatusMessages back, one write() each (atomic
 // below PIPE_BUF): the program's pid (sent by the program's process just
 // before its exec), then the stage and errno of a failure if there is one. It
@@ -44,6 +50,7 @@
 
 #include <sys/socket.h>
 
+#include <csignal>
 #include <cstdint>
 #include <cstring>
 #include <optional>
@@ -61,6 +68,7 @@ inline constexpr const char* kModeFlag = "--supervise";
 inline constexpr const char* kSpareFlag = "--spare";
 inline constexpr const char* kSpareMakerFlag = "--spare-maker";
 inline constexpr const char* kProgramName = "agentty-supervisor";
+inline constexpr int kEndWithProgramSignal = SIGUSR1;
 
 enum class Stage : std::int32_t {
   program_pid,
