@@ -181,4 +181,5 @@ test('a line typed into a shell that had just been killed is refused: nothing ra
   const own = await agent.execute(opened.execution_id, 'exit 3');
   assert.equal(own.status, 'completed', brief(own));
   assert.equal(own.exit_code, 3, brief(own));
+  assert.match(own.message, /The shell ended \(exited with code 3\) while the command ran/, brief(own));
 });

@@ -275,7 +275,8 @@ void describe_unfinished(json& result, session::Execution& execution, std::uint6
                          bool heuristic, WaitEnd end, std::uint32_t yield) {
   const auto* command = execution.shell()->find(command_id);
   if (execution.finished()) {
-    result["message"] = "The shell ended while the command ran; open a new session to continue.";
+    result["message"] = "The shell ended (" + how_shell_ended(execution) +
+                        ") while the command ran; open a new session to continue.";
   } else if (heuristic) {
     execution.shell()->abandon_pending(command_id);
     result["status"] = "completed";
