@@ -94,6 +94,11 @@ test('a session whose shell no longer marks its prompt says so, and rules check 
       assert.equal(r.boundaries, 'heuristic', what);
       assert.match(r.message, /no longer marks/, what);
       assert.match(r.message, /write\(action="rearm"\)/, what);
+      // A wait for the command's end runs out (no end mark comes), and its
+      // advice is rearm, not "answer it with write".
+      const waited = await agent.call('wait', { execution_id: id, until: 'exit', timeout_ms: 300 });
+      assert.equal(waited.wait_result, 'deadline_reached', brief(waited));
+      assert.match(waited.message, /no longer marks.*write\(action="rearm"\)/s, brief(waited));
       const refused = await agent.call('write', { execution_id: id, input: 'echo forbidden-ran', newline: true });
       assert.equal(refused.ok, false, `${what}\n${brief(refused)}`);
       assert.match(refused.error, /AGENTTY_DENY_COMMAND_REGEX/, brief(refused));

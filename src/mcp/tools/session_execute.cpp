@@ -307,11 +307,7 @@ void describe_unfinished(json& result, session::Execution& execution, std::uint6
     // "Answer it with write" sent agents to type into what is the shell's
     // own prompt, and the answer said the boundaries were still exact.
     result["status"] = "backgrounded";
-    result["message"] =
-        "The shell is back at a prompt the session's hook no longer marks: the command "
-        "replaced both PS1 and PROMPT_COMMAND, or replaced the shell (exec bash). "
-        "write(action=\"rearm\") brings exact boundaries and exit codes back; until then "
-        "execute(session=) types into it heuristically.";
+    result["message"] = kUnmarkedPromptNote;
   } else if (end == WaitEnd::condition) {
     result["status"] = "backgrounded";
     result["message"] =
@@ -353,6 +349,12 @@ void describe_unfinished(json& result, session::Execution& execution, std::uint6
 }
 
 }  // namespace
+
+const char* const kUnmarkedPromptNote =
+    "The shell is back at a prompt the session's hook no longer marks: the command "
+    "replaced both PS1 and PROMPT_COMMAND, or replaced the shell (exec bash). "
+    "write(action=\"rearm\") brings exact boundaries and exit codes back; until then "
+    "execute(session=) types into it heuristically.";
 
 bool shell_at_unmarked_prompt(const session::Execution& execution) {
   // readline and zle turn the line discipline and echo off; `read` and

@@ -32,6 +32,8 @@ json program_ended_answer(session::Execution& execution, const session::ShellCom
 // replaced both PS1 and PROMPT_COMMAND, or was `exec bash`), where a typed
 // line is a command and only write(action="rearm") brings marks back.
 bool shell_at_unmarked_prompt(const session::Execution& execution);
+// What to tell the agent about such a prompt.
+extern const char* const kUnmarkedPromptNote;
 // A refusal to act on a session, with its session fields.
 ToolResult session_refusal(session::Execution& execution, const ToolContext& ctx,
                            std::string message);

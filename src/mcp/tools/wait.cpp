@@ -257,6 +257,8 @@ std::string deadline_advice(session::Execution& execution, const std::string& un
   if (auto pending = unsubmitted_input(execution)) return unsubmitted_input_advice(*pending);
   // A session's shell at its own prompt waits for a command, not an answer.
   if (execution.shell() && !execution.shell()->command_running()) return again;
+  // ...also when its marks were lost: the command it waits for has ended.
+  if (execution.shell() && shell_at_unmarked_prompt(execution)) return kUnmarkedPromptNote;
   return "It waits for input (waiting_for_input=true): a prompt goes on only once it is "
          "answered, so answer it with write (or end it: keys [\"ctrl-c\"], stop); a server "
          "that also reads its terminal (keyboard shortcuts) looks the same, and then waiting "
