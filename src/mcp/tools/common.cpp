@@ -14,9 +14,10 @@ using namespace std::chrono;
 
 namespace {
 
+// Not "ctrl-z" alone: a SIGSTOP sent from outside (kill -STOP) looks the same.
 constexpr const char* kSuspendedMessage =
-    "The program is stopped (ctrl-z, SIGTSTP) and no shell above it will continue it: "
-    "write(action=\"resume\") continues it, stop ends it.";
+    "The program is stopped (ctrl-z, or a stop signal such as SIGSTOP) and no shell above it "
+    "will continue it: write(action=\"resume\") continues it, stop ends it.";
 
 }  // namespace
 
@@ -247,6 +248,18 @@ boost::asio::awaitable<WaitEnd> wait_until(ToolContext& ctx, session::Execution&
 
 bool awaits_answer(session::Execution& execution) {
   return execution.quiet() >= kAnswerQuiet && execution.waiting_for_input();
+}
+
+bool stays_stopped(session::Execution& execution) {
+  return execution.quiet() >= kAnswerQuiet && execution.suspended();
+}
+
+std::string stopped_message(const session::Execution& execution) {
+  return std::string(kSuspendedMessage) +
+         " A stopped program does not go on by itself, so this answered at once instead of "
+         "waiting out its time, and wait answers the same (wait_result=suspended) while it "
+         "stays stopped; its timeout_ms, unless 0, still ends it. execution_id=\"" +
+         execution.id() + "\".";
 }
 
 boost::asio::awaitable<void> await_input_answer(ToolContext& ctx, session::Execution& execution) {

@@ -153,6 +153,15 @@ boost::asio::awaitable<WaitEnd> wait_until(
 constexpr std::chrono::milliseconds kAnswerQuiet{500};
 constexpr std::chrono::milliseconds kAnswerRecheck{100};
 bool awaits_answer(session::Execution& execution);
+// The program is stopped (ctrl-z, SIGSTOP) with no job-control shell above it
+// to continue it (suspended), and has been quiet for kAnswerQuiet: as at a
+// prompt, nothing happens until someone acts (write action="resume", stop),
+// so execute and wait answer instead of waiting out their time. The quiet
+// leaves out the moment between a session's job stopping and its shell taking
+// the terminal back, when the foreground group is all stopped too.
+bool stays_stopped(session::Execution& execution);
+// The message of an answer that ended because of stays_stopped.
+std::string stopped_message(const session::Execution& execution);
 // On a host, whether a session's running program waits for input (and
 // which program holds the terminal) is the answer of a probe that may still
 // be on its way (~100 ms; the program printed a moment ago, as a REPL's

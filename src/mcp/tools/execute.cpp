@@ -325,6 +325,10 @@ void describe_running(json& result, session::Execution& execution, WaitEnd end, 
     // -Wmismatched-new-delete on this coroutine's frame.
     if (result.contains("handoff_in_client"))
       result["message"] = result["message"].get<std::string>() + " " + kAskedInClientNote;
+  } else if (end == WaitEnd::condition && execution.suspended()) {
+    // Before: it waited out yield_ms, then said "it continues in the
+    // background", which a stopped program does not.
+    result["message"] = stopped_message(execution);
   } else if (end == WaitEnd::condition && !execution.left_running().empty()) {
     result["message"] = left_behind_message(execution);
   } else if (end == WaitEnd::condition) {
@@ -386,7 +390,7 @@ boost::asio::awaitable<ToolResult> execute(ToolContext& ctx, const json& args) {
       ctx, *execution, deadline,
       [&, left_behind = LeftBehindWatch(*execution)]() mutable {
         return execution->finished() || execution->login_held() || awaits_answer(*execution) ||
-               left_behind.settled();
+               stays_stopped(*execution) || left_behind.settled();
       },
       kAnswerRecheck);
   if (end == WaitEnd::cancelled) co_return ToolResult{};

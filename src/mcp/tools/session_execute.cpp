@@ -297,6 +297,9 @@ void describe_unfinished(json& result, session::Execution& execution, std::uint6
           "the exit code is unknown. After ssh/su/bash into a bash (or that reset), "
           "write(action=\"rearm\") restores exact boundaries.";
     }
+  } else if (end == WaitEnd::condition && execution.suspended()) {
+    result["status"] = "backgrounded";
+    result["message"] = stopped_message(execution);
   } else if (command && command->c_mark_seq == 0 && execution.waiting_for_input()) {
     result["status"] = "backgrounded";
     result["message"] =
@@ -456,6 +459,9 @@ boost::asio::awaitable<ToolResult> execute_in_session(ToolContext& ctx, const js
     const auto* command = shell->find(command_id);
     if (command && command->ended()) return command->prompt_end != 0;
     if (command && ran_nothing(*shell, *command)) return true;
+    // Stopped with no shell to continue it (the session's own shell stopped:
+    // `kill -STOP $$`; `exec prog` then ctrl-z): nothing happens until resumed.
+    if (stays_stopped(*execution)) return true;
     // The command (a REPL, a nested shell, a prompt) or the shell (an
     // unclosed quote) waits for input: nothing happens until someone types.
     if (!heuristic) return awaits_answer(*execution);

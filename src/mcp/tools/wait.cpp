@@ -87,6 +87,7 @@ struct WaitFindings {
   std::string read_failure;   // the output to search could not be read (out of fds)
   bool guessed = false;       // until=input held by the guess (the backend could not tell)
   std::optional<steady_clock::time_point> ended_at;  // see session_command_over
+  bool stopped = false;                              // ended by stays_stopped (see with_stop)
 };
 
 // A condition: whether it holds now, looked at on every change and at
@@ -245,11 +246,32 @@ WaitCondition until_match(session::Execution& execution, const Pattern& pattern,
   }};
 }
 
+// exit, input and match also end once the program is stopped with nothing to
+// continue it (stays_stopped): it makes no progress toward any of them until
+// someone resumes it. A wait on it ran out its whole budget (55 s) and said
+// "call wait again", which waits the same way for ever.
+WaitCondition with_stop(WaitCondition condition, session::Execution& execution,
+                        WaitFindings& findings) {
+  auto done = [done = std::move(condition.done), &execution, &findings] {
+    if (done()) return true;
+    findings.stopped = !execution.finished() && stays_stopped(execution);
+    return findings.stopped;
+  };
+  // No event announces a stop: looked at on a timer too.
+  const auto recheck =
+      condition.recheck.count() > 0 ? std::min(condition.recheck, kAnswerRecheck) : kAnswerRecheck;
+  return {std::move(done), recheck};
+}
+
 // What to do after a deadline. A program that waits for input (a prompt
 // that came after the wait began, a line typed without Enter) would make
 // "wait again" a loop that never ends.
 std::string deadline_advice(session::Execution& execution, const std::string& until) {
   const std::string again = "Call wait again to keep waiting.";
+  // Stopped within the last moments of the wait (else it would have ended it).
+  if (until != "released" && execution.suspended())
+    return "It is stopped (suspended=true) and does not go on by itself: "
+           "write(action=\"resume\") continues it, stop ends it.";
   if (until == "exit") {
     if (auto left = left_running_note(execution); !left.empty()) return left;
   }
@@ -292,6 +314,7 @@ std::string wait_result_name(WaitEnd end, const std::string& until, const WaitFi
                              session::Execution& execution) {
   if (end == WaitEnd::deadline) return "deadline_reached";
   if (findings.found) return "matched";
+  if (findings.stopped) return "suspended";
   if (until == "exit" && execution.shell()) return "exited";  // the session's command
   if (execution.finished()) return "exited";
   if (until == "idle") return "idle";
@@ -321,6 +344,10 @@ boost::asio::awaitable<ToolResult> wait(ToolContext& ctx, const json& args,
       : until == "input"    ? until_input(*execution, findings)
       : until == "released" ? until_released(*execution, ctx)
                             : until_match(*execution, *wanted->pattern, from, cursorless, findings);
+  // Locally only: on a host each look is a probe on the host (its answers
+  // age in 2 s), which a long quiet wait for exit never cost before.
+  if (until != "idle" && until != "released" && execution->spec().host.empty())
+    condition = with_stop(std::move(condition), *execution, findings);
   // Nobody holds it and no handoff is pending: the answer comes at once, and
   // says why, so it is not mistaken for a person having handed it back.
   bool nothing_held = until == "released" && condition.done() && !execution->finished() &&
@@ -388,6 +415,7 @@ boost::asio::awaitable<ToolResult> wait(ToolContext& ctx, const json& args,
       }
     }
   }
+  if (result_name == "suspended") result["message"] = stopped_message(*execution);
   if (declined) {
     result["message"] =
         "The person declined the handoff in your MCP client (handoff_in_client), so nobody is "
@@ -427,7 +455,9 @@ ToolDefinition make_wait_tool(const ToolConfig& config) {
              "mid-line and has been quiet for 2 s, or 0.5 s where the terminal reads a line "
              "without echoing it, a password prompt; the answer's message says so). "
              "released: a human released a takeover (or declined the handoff in your MCP "
-             "client: wait_result=declined)."}}},
+             "client: wait_result=declined). exit, match and input also end, "
+             "wait_result=suspended, when the program is stopped (ctrl-z) with no shell to "
+             "continue it: write(action=\"resume\") continues it."}}},
           {"pattern",
            {{"type", "string"},
             {"minLength", 1},
@@ -453,7 +483,7 @@ ToolDefinition make_wait_tool(const ToolConfig& config) {
   output["wait_result"] = {{"type", "string"},
                            {"enum",
                             {"exited", "idle", "matched", "waiting_for_input", "released",
-                             "declined", "deadline_reached"}}};
+                             "declined", "suspended", "deadline_reached"}}};
   output["waited_ms"] = {{"type", "integer"}};
   output["max_wait_ms"] = {{"type", "integer"},
                            {"description", "The effective budget after capping."}};
@@ -482,7 +512,8 @@ ToolDefinition make_wait_tool(const ToolConfig& config) {
       "input (the program waits for you to type), released (a human handed back control). wait "
       "never ends or "
       "signals the process: wait_result=deadline_reached means call wait again, unless its "
-      "message says the program waits for an answer (then write it). A cancelled "
+      "message says the program waits for an answer (then write it); wait_result=suspended: "
+      "it is stopped (ctrl-z) and waits for write(action=\"resume\") or stop. A cancelled "
       "request returns at "
       "once. Errors: an invalid pattern (the message quotes PCRE2's reason and offset), or one "
       "PCRE2 gives up on (match limit: simplify it); unknown "

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <optional>
 
+#include "mcp/tools/common.hpp"
 #include "session/execution.hpp"
 
 namespace agentty::mcp::tools {
@@ -85,6 +86,9 @@ std::function<bool()> reply_settled(session::Execution& execution, std::string t
     // A resumed program may print nothing: running again is its answer. A
     // resize alone types nothing: give the program time to redraw.
     if (resumed) return true;
+    // A stopped program replies to nothing (a resize, typing ahead) until it
+    // is continued: the answer said so only after yield_ms.
+    if (stays_stopped(execution)) return true;
     // A program that edits its own line (a REPL) prompts when it is ready for
     // the next one: until then waiting for input is no answer. node's REPL
     // runs `await fetch(...)` in its event loop, which polls the terminal all
