@@ -31,11 +31,14 @@ boost::asio::awaitable<ToolResult> stop(ToolContext& ctx, const json& args,
     result["message"] = "Signalled, but the process group has not ended yet; wait with until=exit.";
   } else if (was_running && signo != SIGKILL && execution->force_killed()) {
     // passwd at its prompt, a trap '' TERM: say why it took the grace and what it skipped.
+    // A handler that was still cleaning up (trap '...; sleep 3' TERM) is cut
+    // short the same way: "did not run" was untrue when its output showed it.
     result["message"] = name + " did not end it within force_after_ms (" +
                         std::to_string(grace.count()) +
                         " ms), so SIGKILL did: it ignores or blocks " + name +
-                        " (its own clean-up did not run). Next time give signal=\"SIGKILL\" "
-                        "or a shorter force_after_ms if waiting is pointless.";
+                        ", or handles it more slowly than that (a clean-up it started was cut "
+                        "short). Next time give signal=\"SIGKILL\" if waiting is pointless, or "
+                        "a longer force_after_ms to let a clean-up finish.";
   }
   if (delivery) {
     std::string message = result.value("message", "");
