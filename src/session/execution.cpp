@@ -364,6 +364,15 @@ Expected<void> Execution::resume(InputSource source) {
     return make_error("execution " + id_ + " has ended (" + to_string(status()) +
                       "); there is nothing to resume.");
   if (!channel_->resume_foreground()) {
+    // In a session ctrl-z leaves a job stopped but the shell in the
+    // foreground: "not stopped" read as if the job had been lost.
+    if (kind() == ExecutionKind::session) {
+      return make_error(
+          "action: \"resume\" continues a program stopped with no shell to continue it "
+          "(suspended=true); nothing in the session's foreground is stopped, so nothing was "
+          "sent. The session's shell keeps what ctrl-z stopped as a job (jobs lists them): "
+          "continue it with execute(session=, command=\"fg\") (or bg).");
+    }
     return make_error(
         "action: \"resume\" continues a program stopped by ctrl-z (suspended=true); this one "
         "is not stopped, so nothing was sent.");

@@ -173,7 +173,7 @@ test('session: a shell that stops itself (kill -STOP $$) answers suspended at on
   assert.equal(back.output, 'alive\n');
 });
 
-test('session: ctrl-z, jobs, bg, fg and kill %1 say what the shell did; close ends a stopped job', async (t) => {
+test('session: ctrl-z, jobs, bg and fg say what the shell did, resume points to fg; close ends a stopped job', async (t) => {
   const id = await openSession(call, t);
   const started = await call('execute', { session: id, command: 'sleep 600', side_effects: ['NONE'], yield_ms: 0 });
   assert.equal(started.isError, false, started.error);
@@ -205,6 +205,11 @@ test('session: ctrl-z, jobs, bg, fg and kill %1 say what the shell did; close en
   assert.equal(listed.command_running, false, brief(listed));
   assert.equal(listed.running_command, null, brief(listed));
   assert.equal(listed.suspended, undefined, brief(listed));
+  // resume is for a program no shell will continue; the refusal said "not
+  // stopped", as if the job were lost, and named no way to continue it.
+  const resume = await call('write', { execution_id: id, action: 'resume' });
+  assert.equal(resume.isError, true, brief(resume));
+  assert.match(resume.error, /command="fg"/, brief(resume));
 
   assert.match((await run(id, 'jobs')).output, /^\[1\]\+\s+Stopped\s+sleep 600\n$/);
   assert.match((await run(id, 'bg')).output, /^\[1\]\+ sleep 600 &\n$/);
