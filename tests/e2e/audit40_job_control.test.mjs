@@ -6,8 +6,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { openSession, serverForFile, sessionRunner, waiterFor, WAIT_MS } from './lib/mcp-client.mjs';
+import { sshdAndAgentForFile } from './lib/sshd.mjs';
 
 const server = serverForFile({ args: ['--no-web'] });
+const ssh = sshdAndAgentForFile('agentty-e2e-audit40-home-');
 const call = server.call;
 const run = sessionRunner(call);
 const waitFor = waiterFor(call);
@@ -155,6 +157,26 @@ test('stop: a SIGTERM handler slower than force_after_ms is said to be cut short
   assert.match(s.message, /handles it more slowly than that/, brief(s));
   assert.doesNotMatch(s.message, /did not run/, brief(s));
   assert.match((await call('read', { execution_id: r.execution_id, since_seq: 1 })).output, /got-TERM/);
+});
+
+// On a host the stop comes from the host's /proc (ctrl-z does not stop a
+// remote command: nothing in its session would continue it, so the kernel
+// discards SIGTSTP; a SIGSTOP does).
+test('execute(host): a remote command that stops itself answers suspended at once', { skip: ssh.skip }, async (t) => {
+  const started = Date.now();
+  const r = await ssh.agent.call('execute', {
+    host: ssh.sshd.host, command: 'echo before; kill -STOP $$; echo after', side_effects: ['NONE'], yield_ms: BUDGET_MS,
+  });
+  const took = Date.now() - started;
+  t.after(() => ssh.agent.call('stop', { execution_id: r.execution_id, signal: 'SIGKILL' }));
+  assert.equal(r.status, 'backgrounded', brief(r));
+  assert.equal(r.suspended, true, brief(r));
+  assert.ok(took < BUDGET_MS / 2, `answered after ${took} ms: ${brief(r)}`);
+  assert.match(r.message, /action="resume"/, brief(r));
+  const resumed = await ssh.agent.call('write', { execution_id: r.execution_id, action: 'resume' });
+  assert.equal(resumed.isError, false, resumed.error);
+  const exited = await ssh.agent.call('wait', { execution_id: r.execution_id, until: 'exit', timeout_ms: WAIT_MS });
+  assert.equal(exited.exit_code, 0, brief(exited));
 });
 
 test('session: a shell that stops itself (kill -STOP $$) answers suspended at once; resume brings its prompt back', async (t) => {
