@@ -188,6 +188,11 @@ test('session: a shell that stops itself (kill -STOP $$) answers suspended at on
   assert.equal(r.suspended, true, brief(r));
   assert.ok(took < BUDGET_MS / 2, `answered after ${took} ms: ${brief(r)}`);
   assert.match(r.message, /action="resume"/, brief(r));
+  // A command typed meanwhile is refused naming resume, not wait or ctrl-c
+  // (which do nothing for a stopped shell).
+  const refused = await call('execute', { session: id, command: 'echo early', side_effects: ['NONE'] });
+  assert.equal(refused.isError, true, brief(refused));
+  assert.match(refused.error, /is stopped \(suspended=true\)[^]*action="resume"/, brief(refused));
   const resumed = await call('write', { execution_id: id, action: 'resume' });
   assert.equal(resumed.isError, false, resumed.error);
   const back = await run(id, 'echo alive');

@@ -210,6 +210,15 @@ std::optional<ToolResult> busy_refusal(ToolContext& ctx, session::Execution& exe
   }
   heuristic = false;
   if (!shell->command_running()) return std::nullopt;
+  // wait, write and ctrl-c do nothing for a stopped foreground (kill -STOP $$).
+  if (execution.suspended()) {
+    return session_refusal(execution, ctx,
+                           "session: the command running in this session (" +
+                               execution.redacted(shell->current()->text) +
+                               ") is stopped (suspended=true) and nothing will continue it: "
+                               "write(action=\"resume\") continues it, stop ends the session; "
+                               "nothing was typed.");
+  }
   if (!execution.waiting_for_input()) {
     return session_refusal(
         execution, ctx,
