@@ -351,10 +351,13 @@ void PtyProcess::send_signal(int signo) {
   if (ends) signal_session_members(impl_->supervisor_, signo, impl_->program_);
   // A process stopped by ctrl-z takes the signal only once it runs again:
   // continue what was signalled, as `kill %job` in bash and systemd do.
-  if (signo == SIGINT || signo == SIGQUIT)
-    continue_stopped_members(impl_->supervisor_, impl_->program_);
-  else if (signo == SIGTERM || signo == SIGHUP)
+  // Every signal stop sends is meant to end the program (a ctrl-z'd one
+  // given SIGUSR1 waited out the grace and was said to ignore it); SIGKILL
+  // ends a stopped process as it is.
+  if (signo == SIGTERM || signo == SIGHUP)
     continue_stopped_members(impl_->supervisor_);
+  else if (signo != SIGKILL)
+    continue_stopped_members(impl_->supervisor_, impl_->program_);
 }
 
 std::optional<int> PtyProcess::process_id() const {

@@ -332,3 +332,18 @@ test('timeout_ms ends a program stopped by ctrl-z with SIGTERM, not after a grac
   assert.equal(w.status, 'timed_out', brief(w));
   assert.equal(w.signal, 'SIGTERM', brief(w));
 });
+
+// Only SIGTERM, SIGHUP, SIGINT and SIGQUIT continued a stopped program:
+// SIGUSR1 stayed pending, stop waited out force_after_ms, then SIGKILL, and
+// the message said it ignores SIGUSR1.
+test('stop(signal=SIGUSR1) ends a program stopped by ctrl-z at once, with that signal', async (t) => {
+  const r = await server.agent.startCommand(t, { argv: ['sleep', '600'], yield_ms: 0 });
+  await call('write', { execution_id: r.execution_id, keys: ['ctrl-z'] });
+  // The stop arrives once the terminal has stopped it (state T): no event says so.
+  const stat = () => readFileSync(`/proc/${r.process_id}/stat`, 'utf8');
+  while (!/\) T /.test(stat())) await new Promise((resolve) => setTimeout(resolve, 10));
+  const s = await call('stop', { execution_id: r.execution_id, signal: 'SIGUSR1', force_after_ms: 20000 });
+  assert.equal(s.status, 'stopped', brief(s));
+  assert.equal(s.signal, 'SIGUSR1', brief(s));
+  assert.equal(s.exit_code, 138, brief(s));
+});
