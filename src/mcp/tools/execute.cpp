@@ -308,8 +308,8 @@ std::string left_behind_message(session::Execution& execution) {
 // A program still running when execute answers: why it answered, and what next.
 // Not inlined: in the coroutine's body its string temporaries trip GCC 12's
 // false -Wmismatched-new-delete on the coroutine's frame.
-[[gnu::noinline]] void describe_running(json& result, session::Execution& execution, WaitEnd end, std::uint32_t yield,
-                      bool stdin_as_file) {
+[[gnu::noinline]] void describe_running(json& result, session::Execution& execution, WaitEnd end,
+                                        std::uint32_t yield, bool stdin_as_file) {
   if (execution.finished()) return;
   result["status"] = "backgrounded";
   if (execution.login_held()) {
