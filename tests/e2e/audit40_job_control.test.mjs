@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { openSession, serverForFile, sessionRunner, waiterFor, WAIT_MS } from './lib/mcp-client.mjs';
 import { sshdAndAgentForFile } from './lib/sshd.mjs';
+import { endsWithin } from './lib/proc-stats.mjs';
 
 const server = serverForFile({ args: ['--no-web'] });
 const ssh = sshdAndAgentForFile('agentty-e2e-audit40-home-');
@@ -18,21 +19,6 @@ const brief = (r) => JSON.stringify({ ...r, raw: undefined, terminal_url: undefi
 // Long enough that an answer that waits out its time is told apart from one
 // that came at once, short enough that the old behaviour fails quickly.
 const BUDGET_MS = 10000;
-
-// Whether process `pid` has ended within `ms` (polls: there is no event for
-// another process's end).
-async function endsWithin(pid, ms) {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    try {
-      process.kill(pid, 0);
-    } catch {
-      return true;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  return false;
-}
 
 const killLater = (t, pid) => t.after(() => { try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ } });
 

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { openSession, serverForFile, sessionRunner, WAIT_MS } from './lib/mcp-client.mjs';
 import { vim } from './lib/programs.mjs';
+import { endsWithin } from './lib/proc-stats.mjs';
 
 const server = serverForFile();
 const call = server.call;
@@ -104,21 +105,6 @@ test('stop: a program stopped with ctrl-z ends on SIGTERM, not after the grace w
   assert.equal(stopped.status, 'stopped');
   assert.equal(stopped.signal, 'SIGTERM', JSON.stringify(stopped));
 });
-
-// Whether process `pid` has ended (polls /proc: there is no event for another
-// process's end).
-async function endsWithin(pid, ms) {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    try {
-      process.kill(pid, 0);
-    } catch {
-      return true;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  return false;
-}
 
 test('stop and timeout_ms end a command run under GNU timeout (a process group of its own), nothing left', async (t) => {
   // `cd dir && timeout 600 make; ...` as an agent writes it: timeout moves

@@ -6,6 +6,7 @@ import { writeFileSync, readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { serverForFile, startAgentty, tempDirForRun } from './lib/mcp-client.mjs';
+import { endsWithin } from './lib/proc-stats.mjs';
 
 const home = tempDirForRun('agentty-sessions-home-');
 const promptLog = path.join(home, 'prompt-command.log');
@@ -256,20 +257,6 @@ test('close is idempotent and refuses commands', async () => {
   assert.equal(notSession.isError, true);
 });
 
-// Whether `pid` is gone within 20 s (a process that is not ours gives no
-// event, so it is polled).
-async function endsWithin20s(pid) {
-  for (const deadline = Date.now() + 20000; Date.now() < deadline;) {
-    try {
-      process.kill(pid, 0);
-    } catch {
-      return true;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return false;
-}
-
 test("agentty's exit ends a session's background jobs, a shell that ignores the hang-up included", async () => {
   const agent = await startAgentty({ env: { HOME: home } });
   const started = [];
@@ -286,5 +273,5 @@ test("agentty's exit ends a session's background jobs, a shell that ignores the 
     started.push(pid);
   }
   await agent.client.close();
-  for (const pid of started) assert.equal(await endsWithin20s(pid), true, `job ${pid} outlived agentty`);
+  for (const pid of started) assert.equal(await endsWithin(pid, 20000), true, `job ${pid} outlived agentty`);
 });

@@ -28,3 +28,18 @@ export function openFdTargets(pid) {
 // containers (Docker, a chroot with its own devpts).
 export const holdsPtyMaster = (pid) =>
   openFdTargets(pid).some((target) => target === '/dev/ptmx' || target === '/dev/pts/ptmx');
+
+// Whether process `pid` has ended within `ms` (polls: there is no event for
+// another process's end).
+export async function endsWithin(pid, ms) {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      return true;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return false;
+}
