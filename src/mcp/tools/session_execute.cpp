@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "mcp/tools/common.hpp"
+#include "mcp/tools/foreground_program.hpp"
 #include "mcp/tools/login_hook.hpp"
 #include "mcp/tools/unsubmitted_input.hpp"
 #include "session/policy.hpp"
@@ -153,30 +154,6 @@ Expected<std::string> line_to_type(ToolContext& ctx, const json& args) {
   return text;
 }
 
-// Programs that read single keys, also where they draw no full screen: git's
-// pager is `less` with LESS=FRX (no alt screen), and a command line typed
-// into it ran as less commands ("g", "i", "t": "No next tag"; "s" saved the
-// page to a file named by the rest of the line). "pager" and "editor" are
-// Debian's alternatives (/usr/bin/pager, /usr/bin/editor), which git there
-// runs by default.
-constexpr std::string_view kPagers[] = {"less", "more", "most", "pg", "pager"};
-constexpr std::string_view kEditors[] = {"vi",   "vim",   "vim.tiny", "vim.basic", "nvim",
-                                         "nano", "emacs", "mg",       "editor"};
-
-bool is_pager(std::string_view program) {
-  return std::find(std::begin(kPagers), std::end(kPagers), program) != std::end(kPagers);
-}
-
-// The pager or editor reading the terminal now, if that is what reads it.
-std::optional<std::string> key_reader(const session::Execution& execution) {
-  auto program = execution.reading_program();
-  if (!program) return std::nullopt;
-  if (is_pager(*program) ||
-      std::find(std::begin(kEditors), std::end(kEditors), *program) != std::end(kEditors))
-    return program;
-  return std::nullopt;
-}
-
 // Why the shell cannot take a command line now (it ended, a person holds
 // it, an earlier line is pending, a command runs); nothing when it can.
 // `heuristic` is set when the line goes to a program that reads the
@@ -265,17 +242,6 @@ std::optional<ToolResult> busy_refusal(ToolContext& ctx, session::Execution& exe
 // At its line editor it is at a prompt its marks no longer come from.
 bool shell_itself_reads(const session::Execution& execution) {
   return execution.program_in_foreground() == true && !shell_at_unmarked_prompt(execution);
-}
-
-bool may_be_nested_shell(const std::optional<std::string>& program) {
-  static constexpr std::string_view kShellLike[] = {
-      "sh",     "bash",    "dash",    "zsh",    "ksh",        "mksh",      "fish",   "tcsh",
-      "csh",    "su",      "sudo",    "doas",   "ssh",        "login",     "script", "docker",
-      "podman", "kubectl", "nsenter", "chroot", "machinectl", "distrobox", "toolbox"};
-  if (!program) return true;
-  for (auto name : kShellLike)
-    if (*program == name) return true;
-  return false;
 }
 
 // A typed line the wait left before its command ended: the status and the

@@ -1,0 +1,43 @@
+#include "mcp/tools/foreground_program.hpp"
+
+#include <algorithm>
+
+namespace agentty::mcp::tools {
+
+namespace {
+
+// Programs that read single keys, also where they draw no full screen: git's
+// pager is `less` with LESS=FRX (no alt screen), and a command line typed
+// into it ran as less commands ("g", "i", "t": "No next tag"; "s" saved the
+// page to a file named by the rest of the line). "pager" and "editor" are
+// Debian's alternatives (/usr/bin/pager, /usr/bin/editor), which git there
+// runs by default.
+constexpr std::string_view kPagers[] = {"less", "more", "most", "pg", "pager"};
+constexpr std::string_view kEditors[] = {"vi",   "vim",   "vim.tiny", "vim.basic", "nvim",
+                                         "nano", "emacs", "mg",       "editor"};
+
+}  // namespace
+
+bool is_pager(std::string_view program) {
+  return std::find(std::begin(kPagers), std::end(kPagers), program) != std::end(kPagers);
+}
+
+std::optional<std::string> key_reader(const session::Execution& execution) {
+  auto program = execution.reading_program();
+  if (!program) return std::nullopt;
+  if (is_pager(*program) ||
+      std::find(std::begin(kEditors), std::end(kEditors), *program) != std::end(kEditors))
+    return program;
+  return std::nullopt;
+}
+
+bool may_be_nested_shell(const std::optional<std::string>& program) {
+  static constexpr std::string_view kShellLike[] = {
+      "sh",     "bash",    "dash",    "zsh",    "ksh",        "mksh",      "fish",   "tcsh",
+      "csh",    "su",      "sudo",    "doas",   "ssh",        "login",     "script", "docker",
+      "podman", "kubectl", "nsenter", "chroot", "machinectl", "distrobox", "toolbox"};
+  if (!program) return true;
+  return std::find(std::begin(kShellLike), std::end(kShellLike), *program) != std::end(kShellLike);
+}
+
+}  // namespace agentty::mcp::tools

@@ -1,0 +1,21 @@
+// What kind of program holds a session's terminal, by its name: a pager or
+// an editor reads keys, not command lines; a shell (or a way into one: su,
+// ssh, docker exec) is where write(action="rearm") brings marks back.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "session/execution.hpp"
+
+namespace agentty::mcp::tools {
+
+bool is_pager(std::string_view program);
+// The pager or editor reading the terminal now, if that is what reads it.
+std::optional<std::string> key_reader(const session::Execution& execution);
+// Whether `program` (unknown: nullopt) may be a shell of its own or lead
+// into one.
+bool may_be_nested_shell(const std::optional<std::string>& program);
+
+}  // namespace agentty::mcp::tools
