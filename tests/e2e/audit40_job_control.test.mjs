@@ -308,6 +308,21 @@ test('a program that catches SIGINT keeps running after ctrl-c; ctrl-\\ ends it 
   assert.equal(exited.exit_code, 131, brief(exited));
 });
 
+// ctrl-c that only got the terminal's ^C back answered `running` with no
+// word of what that means.
+test('ctrl-c to a program that ignores SIGINT: the answer says it was delivered and the program runs on', async (t) => {
+  const r = await server.agent.startCommand(t, {
+    argv: ['bash', '-c', "trap '' INT; echo ready; exec sleep 4246"],
+    yield_ms: 0,
+  });
+  await printed(r.execution_id, '^ready');
+  const w = await call('write', { execution_id: r.execution_id, keys: ['ctrl-c'] });
+  assert.equal(w.status, 'running', brief(w));
+  assert.match(w.message ?? '', /ctrl-c was delivered .*sleep is still running: it catches or ignores SIGINT/s, brief(w));
+  const stopped = await call('stop', { execution_id: r.execution_id });
+  assert.equal(stopped.signal, 'SIGTERM', brief(stopped));
+});
+
 test('timeout_ms ends a program stopped by ctrl-z with SIGTERM, not after a grace with SIGKILL', async (t) => {
   const r = await server.agent.startCommand(t, { argv: ['sleep', '600'], yield_ms: 0, timeout_ms: 2000 });
   await call('write', { execution_id: r.execution_id, keys: ['ctrl-z'] });

@@ -1,0 +1,91 @@
+// Notes a write's answer adds about the reply (write_notes.hpp).
+#include "mcp/tools/write_notes.hpp"
+
+#include "mcp/tools/write_reply.hpp"
+
+namespace agentty::mcp::tools {
+
+// ctrl-c that changed nothing a person would see: nothing was printed and
+// the program still waits for input. passwd ignores SIGINT once it asks for
+// the new password; a person pressing ctrl-c there sees nothing happen.
+void note_interrupt_ignored(json& result, session::Execution& execution, const std::string& bytes,
+                            std::uint64_t seq_before) {
+  if (bytes.find('\x03') == std::string::npos || execution.finished()) return;
+  if (execution.log().latest_seq() != seq_before || !execution.waiting_for_input()) return;
+  append_message(result,
+                 "ctrl-c changed nothing: nothing was printed and the program still waits for "
+                 "input: it ignores SIGINT here (passwd does once it asks for the new "
+                 "password; a person's ctrl-c does nothing either), or takes ctrl-c as a key. "
+                 "Answer it, send end-of-file (eof: true), or end it with stop.");
+}
+
+// yield_ms ran out with nothing back but the echo, and /proc shows the
+// program doing something other than reading its terminal (`sleep`, a
+// build): say so, or the agent takes the silence for a slow answer and
+// types again.
+void note_not_reading(json& result, session::Execution& execution, const std::string& bytes,
+                      std::uint64_t seq_before, WaitEnd end) {
+  if (end != WaitEnd::deadline || execution.finished()) return;
+  if (execution.queued_input_bytes() > 0) return;  // note_pending_input says it
+  if (execution.input_state() != pty::InputState::busy) return;
+  if (!only_echo(execution, seq_before, bytes)) return;
+  const auto name = execution.foreground_program();
+  append_message(result,
+                 "Nothing came back within yield_ms but the echo, and " +
+                     (name ? *name : std::string("the program")) +
+                     " is not reading its terminal now: it is busy (running what it read, "
+                     "sleeping, or waiting on something else); typed text it has not read yet "
+                     "waits in the terminal until it does. Follow it with wait (until=\"input\" "
+                     "for its next prompt, or a pattern), or interrupt it with keys "
+                     "[\"ctrl-c\"].");
+}
+
+// yield_ms ran out with only the echo of a line from a program that edits
+// its own line: it has not answered or prompted yet, though it may read the
+// terminal (node's REPL does while an await runs), so waiting_for_input is
+// no sign that it is done.
+void note_line_unanswered(json& result, session::Execution& execution, const std::string& bytes,
+                          std::uint64_t seq_before) {
+  if (execution.finished() || !only_line_echoed(execution, seq_before, bytes)) return;
+  // Busy, not reading: note_not_reading says so.
+  if (execution.input_state() == pty::InputState::busy) return;
+  append_message(result,
+                 "Only the echo of the line came back within yield_ms: the program has neither "
+                 "answered nor shown its prompt again. It may still be running the line while it "
+                 "reads the terminal (node's REPL does during an await), so waiting_for_input "
+                 "does not mean it is done. Follow it with wait (until: \"match\", pattern: its "
+                 "prompt) or read.");
+}
+
+// Typed ahead: the terminal holds it for the program, which is not reading.
+void note_pending_input(json& result, session::Execution& execution) {
+  auto queued = execution.queued_input_bytes();
+  if (!queued) return;
+  result["input_pending_bytes"] = queued;
+  append_message(result, "The program has not read " + std::to_string(queued) +
+                             " bytes of the input typed so far (it does not read its terminal "
+                             "now); they stay queued for it, in order.");
+}
+
+// ctrl-c whose only answer is the terminal's `^C`: SIGINT reached the
+// foreground process group, and the program is still there after the quiet
+// moment the answer waited for. Without a word the agent saw `running` and
+// `^C` and could only guess (audit 40: `trap '' INT; sleep`).
+void note_interrupt_unanswered(json& result, session::Execution& execution,
+                               const std::string& bytes, std::uint64_t seq_before) {
+  if (bytes.find('\x03') == std::string::npos || execution.finished()) return;
+  const auto latest = execution.log().latest_seq();
+  if (latest == seq_before || latest - seq_before > 8) return;
+  const auto echoed = execution.log().copy_range(seq_before, latest);
+  if (echoed.find_first_not_of("^C\r\n") != std::string::npos) return;
+  const auto name = execution.foreground_program();
+  append_message(result,
+                 "ctrl-c was delivered (the terminal echoed ^C: SIGINT went to the program's "
+                 "process group), and " +
+                     (name ? *name : std::string("the program")) +
+                     " is still running: it catches or ignores SIGINT, or is slow to exit. "
+                     "wait(until=\"exit\") gives it time; keys [\"ctrl-backslash\"] sends "
+                     "SIGQUIT; stop ends it (SIGTERM, then SIGKILL).");
+}
+
+}  // namespace agentty::mcp::tools

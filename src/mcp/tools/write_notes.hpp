@@ -1,0 +1,25 @@
+// What a write's answer says about the reply it got (write.cpp): notes for
+// the cases where the output alone would mislead the agent (an ignored
+// ctrl-c, a program not reading, input left queued).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "mcp/tool.hpp"
+#include "mcp/tools/common.hpp"
+#include "session/execution.hpp"
+
+namespace agentty::mcp::tools {
+
+void note_interrupt_ignored(json& result, session::Execution& execution, const std::string& bytes,
+                            std::uint64_t seq_before);
+void note_interrupt_unanswered(json& result, session::Execution& execution,
+                               const std::string& bytes, std::uint64_t seq_before);
+void note_not_reading(json& result, session::Execution& execution, const std::string& bytes,
+                      std::uint64_t seq_before, WaitEnd end);
+void note_line_unanswered(json& result, session::Execution& execution, const std::string& bytes,
+                          std::uint64_t seq_before);
+void note_pending_input(json& result, session::Execution& execution);
+
+}  // namespace agentty::mcp::tools
