@@ -207,16 +207,24 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "agentty " AGENTTY_VERSION);
   app.require_subcommand(1);
 
-  agentty::AppOptions options;
-  agentty::LogOptions log;
+  // Each subcommand fills its own copy: CLI11 reads the AGENTTY_* variables
+  // of every subcommand, also one not given, and runs their callbacks, so
+  // with one shared copy serve's options, set from the environment, wrote
+  // over what `agentty mcp --log-level debug` said on its command line.
+  struct ServerSettings {
+    agentty::AppOptions options;
+    agentty::LogOptions log;
+    std::string state_dir;
+  };
   const std::string default_dir = default_state_dir().string();
-  std::string state_dir = default_dir;
+  ServerSettings mcp_settings, serve_settings;
+  mcp_settings.state_dir = serve_settings.state_dir = default_dir;
 
   auto* mcp = app.add_subcommand("mcp", "Serve MCP over stdio (what an MCP client launches)");
-  add_server_options(*mcp, options, log, state_dir);
+  add_server_options(*mcp, mcp_settings.options, mcp_settings.log, mcp_settings.state_dir);
   auto* serve =
       app.add_subcommand("serve", "Run the web dashboard and print how to connect an MCP client");
-  add_server_options(*serve, options, log, state_dir);
+  add_server_options(*serve, serve_settings.options, serve_settings.log, serve_settings.state_dir);
 
   agentty::web::AttachOptions attach_options;
   auto* attach = app.add_subcommand("attach",
@@ -237,6 +245,7 @@ int main(int argc, char** argv) {
     if (const char* token = std::getenv("AGENTTY_WEB_TOKEN")) attach_options.token = token;
     return agentty::web::run_attach(attach_options);
   }
+  auto& [options, log, state_dir] = mcp->parsed() ? mcp_settings : serve_settings;
   if (options.tools.default_max_output_bytes > options.tools.max_output_bytes) {
     // Else the tools would promise a default their own maximum refuses.
     std::cerr << "--default-output-bytes " << options.tools.default_max_output_bytes
