@@ -35,8 +35,9 @@ constexpr const char* kInstructions =
     "of paging it. For several commands that share state (cd, environment, a virtualenv), "
     "`open` a shell session, run execute(session=ID) in it and `close` it when done. For a "
     "password or 2FA prompt, `handoff` to a person, who types it in the browser. Every "
-    "execution can be watched and taken over by a human in the browser (terminal_url); while "
-    "held=true your writes are refused: wait(until=\"released\").";
+    "execution can be watched and taken over by a human in the browser (terminal_url; not when "
+    "agentty runs with --no-web); while held=true your writes are refused: "
+    "wait(until=\"released\").";
 
 // params[key] when it is a string. json::value() throws on a value of
 // another type, and a throw here ended agentty (`"level": 5`).

@@ -38,6 +38,17 @@ boost::asio::awaitable<ToolResult> handoff(ToolContext& ctx, const json& args,
   const ClientHandoff asked =
       ctx.client_handoff ? ctx.client_handoff(execution->id()) : ClientHandoff{};
   result["asked_in_client"] = !asked.state.empty();
+  if (!ctx.terminal_url || ctx.terminal_url(execution->id()).empty()) {
+    // --no-web: no dashboard, no terminal page, nothing `agentty attach` can
+    // reach, so "take over from the dashboard" named a way that is not there.
+    result["message"] =
+        "Recorded, but nobody can take over: agentty runs without its web server (--no-web), so "
+        "there is no dashboard or terminal_url (nor `agentty attach`) to do it from. " +
+        (asked.client_can_ask ? client_sentence(asked) : std::string()) +
+        "Ask the person yourself and answer the program with write, or end it with stop; "
+        "wait(until=\"released\") would only wait out its timeout.";
+    co_return ToolResult{std::move(result)};
+  }
   result["message"] = "A person can now take over from the dashboard or terminal_url. " +
                       client_sentence(asked) +
                       "Call wait with until=\"released\" to continue when they hand it back.";
@@ -73,6 +84,7 @@ ToolDefinition make_handoff_tool(const ToolConfig&) {
       "also shows the person terminal_url (asked_in_client), else give it to them. Then call "
       "wait(until=\"released\") to continue once they hand it back (held=true while they type; "
       "your writes are refused meanwhile; wait_result=declined if they declined in the client). "
+      "Without the web server (--no-web) nobody can take over: the answer says so. "
       "Errors: the execution has ended; unknown execution_id.",
       object_schema(properties, {"execution_id", "reason"}),
       {{"type", "object"}, {"properties", output}},
