@@ -43,17 +43,44 @@ bool echoed_whole_line(session::Execution& execution, std::uint64_t before,
   return echoed.ends_with('\n') && without_line_breaks(echoed) == without_line_breaks(typed);
 }
 
+// `text` without line breaks and without CSI and OSC sequences, which show
+// nothing: bash prints `ESC[?2004l` (bracketed paste off) as it takes a
+// line, and a session's prompt hook its command mark, right after the echo.
+std::string shown_without_line_breaks(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\r' || c == '\n') continue;
+    const char kind = c == '\x1b' && i + 1 < text.size() ? text[i + 1] : '\0';
+    if (kind == '[') {  // parameters, then a final byte in @..~ (cut short: all of it)
+      i += 2;
+      while (i < text.size() && (text[i] < '@' || text[i] > '~')) ++i;
+    } else if (kind == ']') {  // up to BEL or ESC backslash
+      i += 2;
+      while (i < text.size() && text[i] != '\a' && text[i] != '\x1b') ++i;
+      if (i + 1 < text.size() && text[i] == '\x1b' && text[i + 1] == '\\') ++i;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 // The echo so far: the typed text with line breaks dropped (Enter is typed
-// as CR and echoed as CR LF) starts with it. Anything else (a key echoed as
-// ^C, a readline redraw, the program's own output) is a reply.
+// as CR and echoed as CR LF) starts with it, once sequences that show
+// nothing are left out too. Anything else (a key echoed as ^C, a readline
+// redraw, the program's own output) is a reply.
 bool only_echo(session::Execution& execution, std::uint64_t before, const std::string& typed) {
+  // Room for the invisible sequences (a prompt mark is ~30 bytes).
+  constexpr std::uint64_t kInvisibleSlack = 256;
   const auto latest = execution.log().latest_seq();
   // CR LF per typed CR at most doubles it; more is not an echo.
-  if (latest - before > 2 * typed.size()) return false;
-  const auto echoed = without_line_breaks(execution.log().copy_range(before, latest));
-  return without_line_breaks(typed).starts_with(echoed);
+  if (latest - before > 2 * typed.size() + kInvisibleSlack) return false;
+  const auto echoed = shown_without_line_breaks(execution.log().copy_range(before, latest));
+  return shown_without_line_breaks(typed).starts_with(echoed);
 }
 
 bool only_line_echoed(session::Execution& execution, std::uint64_t before,
