@@ -41,7 +41,8 @@ namespace agentty::pty {
 
 class PtyLauncher {
  public:
-  // `keep_spare` false: every launch spawns afresh (AGENTTY_SPARE_TERMINAL=0).
+  // `keep_spare` false: every launch spawns afresh (--no-spare-terminal,
+  // AGENTTY_NO_SPARE_TERMINAL).
   PtyLauncher(boost::asio::io_context& io, bool keep_spare = true);
   ~PtyLauncher();
   PtyLauncher(const PtyLauncher&) = delete;
