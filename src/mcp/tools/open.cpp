@@ -185,10 +185,11 @@ ToolDefinition make_open_tool(const ToolConfig& config) {
              "host: entered on the host (the login shell's home when omitted).",
       .env = "Variables added to the shell's environment (with host: exported in the login "
              "shell).",
-      .host = "Open the shell on this SSH host (an ~/.ssh/config alias or user@host:port): the "
-              "account's login shell, with the hook typed in after login (bash; shell must be "
-              "omitted or bash). A host that wants a password is held for a person to log in "
-              "(see held; refused when agentty runs with --no-web).",
+      .host =
+          "Open the shell on this SSH host (an ~/.ssh/config alias or user@host:port): the "
+          "account's login shell, bash or zsh, with the hook typed in after login (`shell` "
+          "must be omitted or bash). A host that wants a password is held for a person to log in "
+          "(see held; refused when agentty runs with --no-web).",
       .user = "SSH user (with host).",
       .port = "SSH port (with host).",
   });
