@@ -142,6 +142,9 @@ test('resources/read of a long output: its newest part, after a line saying what
   const text = read.contents[0].text;
   assert.match(text, /^\[the first \d+ bytes are left out: read with execution_id="[0-9a-f]+" and since_seq=1, or explore, for them\]\n/);
   assert.ok(text.endsWith('2999\n3000\n'), text.slice(-40));
+  // Whole lines after the note: the cap does not leave "30" of "1830" first.
+  const lines = text.split('\n').slice(1, -1).map(Number);
+  assert.deepEqual(lines, lines.map((_, i) => 3000 - lines.length + 1 + i), text.slice(0, 200));
   assert.ok(Buffer.byteLength(text) <= 1024 + 200, String(Buffer.byteLength(text)));
   await assert.rejects(
     agent.client.readResource({ uri: 'agentty://executions/nope/output' }),

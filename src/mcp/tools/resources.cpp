@@ -63,6 +63,15 @@ std::string output_text(ToolContext& ctx, session::Execution& execution) {
   const auto& log = execution.log();
   auto page =
       log.tail_lines(std::numeric_limits<std::size_t>::max() / 2, ctx.config.max_output_bytes);
+  // The cap cut the page mid-line ("30" of "1830"): it starts at the next
+  // whole line, unless that would leave nothing.
+  if (page.start_seq > 1 && log.copy_range(page.start_seq - 1, page.start_seq) != "\n") {
+    const auto line_end = page.bytes.find('\n');
+    if (line_end != std::string::npos && line_end + 1 < page.bytes.size()) {
+      page.bytes.erase(0, line_end + 1);
+      page.start_seq += line_end + 1;
+    }
+  }
   ReadRequest request;
   std::string text = rendered(execution, request, page.bytes, page.start_seq);
   if (page.start_seq > 1) {
