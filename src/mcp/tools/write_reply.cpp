@@ -5,6 +5,7 @@
 
 #include "mcp/tools/common.hpp"
 #include "session/execution.hpp"
+#include "session/text_view.hpp"
 
 namespace agentty::mcp::tools {
 
@@ -43,28 +44,11 @@ bool echoed_whole_line(session::Execution& execution, std::uint64_t before,
   return echoed.ends_with('\n') && without_line_breaks(echoed) == without_line_breaks(typed);
 }
 
-// `text` without line breaks and without CSI and OSC sequences, which show
+// `text` without line breaks and without escape sequences, which show
 // nothing: bash prints `ESC[?2004l` (bracketed paste off) as it takes a
 // line, and a session's prompt hook its command mark, right after the echo.
 std::string shown_without_line_breaks(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (c == '\r' || c == '\n') continue;
-    const char kind = c == '\x1b' && i + 1 < text.size() ? text[i + 1] : '\0';
-    if (kind == '[') {  // parameters, then a final byte in @..~ (cut short: all of it)
-      i += 2;
-      while (i < text.size() && (text[i] < '@' || text[i] > '~')) ++i;
-    } else if (kind == ']') {  // up to BEL or ESC backslash
-      i += 2;
-      while (i < text.size() && text[i] != '\a' && text[i] != '\x1b') ++i;
-      if (i + 1 < text.size() && text[i] == '\x1b' && text[i + 1] == '\\') ++i;
-    } else {
-      out += c;
-    }
-  }
-  return out;
+  return without_line_breaks(session::without_escapes(text));
 }
 
 }  // namespace
