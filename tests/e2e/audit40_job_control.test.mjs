@@ -231,6 +231,10 @@ test('session: ctrl-z, jobs, bg and fg say what the shell did, resume points to 
   const fg = await call('execute', { session: id, command: 'fg', side_effects: ['NONE'], yield_ms: 300 });
   assert.equal(fg.status, 'backgrounded', brief(fg));
   assert.equal(fg.command_running, true, brief(fg));
+  // ps names the job fg continued, not only the builtin typed.
+  const resumed = (await call('ps', {})).executions.find((e) => e.execution_id === id);
+  assert.equal(resumed.running_command, 'fg (resumed sleep)', brief(resumed));
+  assert.equal(resumed.command, 'bash (session) running: fg (resumed sleep)', brief(resumed));
   const again = await call('write', { execution_id: id, keys: ['ctrl-z'] });
   assert.equal(again.isError, false, again.error);
   if (!again.prompt_ready) await waitFor(id, 'exit');

@@ -126,7 +126,9 @@ ToolDefinition make_ps_tool(const ToolConfig&) {
   item["shell_program"] = {{"type", "string"}, {"description", "Sessions: the shell started."}};
   item["running_command"] = {
       {"type", {"string", "null"}},
-      {"description", "Sessions: the command running in the shell now (null at the prompt)."}};
+      {"description",
+       "Sessions: the command running in the shell now (null at the prompt); after fg, with the "
+       "program it resumed: \"fg (resumed vim)\"."}};
   item["shell_cwd"] = {
       {"type", {"string", "null"}},
       {"description",
