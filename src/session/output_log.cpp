@@ -331,6 +331,11 @@ std::uint64_t OutputLog::first_retained_seq() const {
   return std::min(impl_->ram_first_seq, impl_->spool_first());
 }
 
+std::uint64_t OutputLog::retention_capacity() const {
+  const std::uint64_t ram = impl_->ring.size();
+  return impl_->spool_active() ? std::max(ram, impl_->spool_cap) : ram;
+}
+
 bool OutputLog::retained_starts_a_line() const {
   const std::uint64_t first = first_retained_seq();
   if (first == 1) return false;

@@ -74,6 +74,9 @@ class OutputLog {
   // evicted). The log keeps that one byte as it overwrites it.
   bool retained_starts_a_line() const;
   std::uint64_t total_bytes() const { return latest_seq_ - 1; }
+  // The most bytes the log can hold: the spool's cap while it is in use,
+  // else the RAM ring's. Past it the oldest bytes are evicted.
+  std::uint64_t retention_capacity() const;
 
   // Bytes from `since_seq` on, at most `max_bytes` (a single character or
   // escape sequence longer than max_bytes is returned whole so a cursor always

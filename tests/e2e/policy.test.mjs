@@ -484,6 +484,9 @@ test('total spool budget while output flows: the writers keep running, their spo
     assert.match(all.hint, /total budget/);
     // What is left is the newest part: the frozen spool or, if larger, the 1 MiB RAM ring.
     assert.ok(all.latest_seq - all.start_seq <= 1.3e6, JSON.stringify([all.start_seq, all.latest_seq]));
+    // The size it states is what it can hold (at least the RAM ring), not a count that grows.
+    const stated = Number(all.spool_limited.match(/keeps only its newest (\d+) bytes/)[1]);
+    assert.ok(stated >= 1 << 20 && all.latest_seq - all.start_seq <= stated, all.spool_limited);
     assert.equal((await s.call('read', { execution_id: run.execution_id, tail_lines: 2 })).output, '400000\nlast-line\n');
   }
   const ps = await s.call('ps', { include_completed: true });

@@ -348,6 +348,28 @@ TEST(OutputLog, ASpoolKnowsWhetherItsOldestByteStartsALine) {
   expect_known_line_start_after_each_cut(log, data);
 }
 
+// What the tools tell the agent it keeps: the most it can hold, not what it
+// holds so far (a running execution's count grew past the budget's words).
+TEST(OutputLog, RetentionCapacityIsTheLargerStoreInUse) {
+  OutputLog ram_only({.ram_bytes = 4096, .spool_cap_bytes = 0, .spool_path = {}});
+  ram_only.append("short");
+  EXPECT_EQ(ram_only.retention_capacity(), 4096u);
+
+  const fs::path path = temp_spool("capacity");
+  OutputLog spooled({.ram_bytes = 4096, .spool_cap_bytes = 10000, .spool_path = path});
+  EXPECT_EQ(spooled.retention_capacity(), 10000u);
+  spooled.append(std::string(6000, 'x'));
+  spooled.freeze_spool();  // the spool keeps the 6000 bytes it holds, as a ring
+  EXPECT_EQ(spooled.retention_capacity(), 6000u);
+  spooled.append(std::string(20000, 'y'));
+  EXPECT_EQ(spooled.latest_seq() - spooled.first_retained_seq(), 6000u);
+
+  OutputLog small({.ram_bytes = 4096, .spool_cap_bytes = 10000, .spool_path = temp_spool("cap2")});
+  small.append("fits in RAM");
+  small.freeze_spool();  // no file was needed: the ring alone keeps the newest
+  EXPECT_EQ(small.retention_capacity(), 4096u);
+}
+
 TEST(OutputLog, IncompleteUnitAtTheLiveEndIsHeldBack) {
   OutputLog log;
   log.append("ok \xe2\x9c");

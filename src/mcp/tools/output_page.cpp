@@ -180,7 +180,9 @@ EvictionCause eviction_cause(const session::OutputLog& log) {
 }
 
 void add_spool_notes(json& out, const session::OutputLog& log) {
-  const auto kept = std::to_string(log.latest_seq() - log.first_retained_seq());
+  // What the log can hold from now on, not what it holds yet: a running
+  // execution's count would grow up to it.
+  const auto kept = std::to_string(log.retention_capacity());
   if (auto frozen = log.spool_frozen_at()) {
     out["spool_limited"] =
         "The total output budget of all executions (AGENTTY_MAX_TOTAL_SPOOL_BYTES) ran out at "
