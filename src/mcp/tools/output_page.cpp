@@ -153,12 +153,17 @@ std::string add_output_tail(json& out, session::Execution& execution, const Read
                             const session::LogPage& tail, std::uint64_t shown_to) {
   out["output_tail"] = rendered(execution, request, tail.bytes, tail.start_seq);
   out["output_tail_seq"] = tail.start_seq;
+  // A since_seq read left the server-side cursor where it was: the follow-up
+  // must name the position itself.
+  const std::string continue_from =
+      request.since_seq
+          ? " and since_seq=" + std::to_string(shown_to) + " to page through them"
+          : " to page through them (the cursor is at byte " + std::to_string(shown_to) + ")";
   return "The output is longer than max_output_bytes: output holds its start (to byte " +
          std::to_string(shown_to) + ") and output_tail its last lines (from byte " +
          std::to_string(tail.start_seq) + "); the " + std::to_string(tail.start_seq - shown_to) +
-         " bytes in between are not shown. Call read with execution_id=\"" + execution.id() +
-         "\" to page through them (the cursor is at byte " + std::to_string(shown_to) +
-         "), or explore to search them.";
+         " bytes in between are not shown. Call read with execution_id=\"" + execution.id() + "\"" +
+         continue_from + ", or explore to search them.";
 }
 
 namespace {
