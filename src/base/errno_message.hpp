@@ -6,6 +6,7 @@
 #pragma once
 
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -56,6 +57,18 @@ inline std::string process_start_message(const char* syscall, int err) {
         "; the system (or agentty's cgroup) is out of memory: stop programs or free "
         "memory";
   return message;
+}
+
+// execve's E2BIG: the program's arguments and environment together are past
+// ARG_MAX (one string past 128 KiB, execute names that one itself). Not a
+// missing program, nor a broken agentty-supervisor.
+inline std::string arguments_too_long_message(const char* syscall) {
+  return errno_message(syscall, E2BIG) +
+         "; the program's arguments and environment together are more than the system lets a "
+         "program start with (ARG_MAX, " +
+         std::to_string(::sysconf(_SC_ARG_MAX)) +
+         " bytes here). Nothing was started: pass long text through stdin or a file instead "
+         "of arguments or environment variables";
 }
 
 }  // namespace agentty

@@ -235,6 +235,7 @@ Expected<pid_t> spawn_supervisor(const std::vector<std::string>& mode_arguments,
                           environment.empty() ? environ : envp.data());
   if (err == 0) return pid;
   if (auto checked = check_cwd(cwd); !checked) return make_error(checked.error());
+  if (err == E2BIG) return make_error(arguments_too_long_message("posix_spawn"));
   // Only these mean the program file itself: a process or memory limit sent
   // people to rebuild agentty.
   if (err == ENOENT || err == EACCES || err == ENOEXEC || err == ENOTDIR)

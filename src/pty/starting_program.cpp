@@ -24,6 +24,7 @@ std::string describe_failure(const StatusMessage& message, const std::string& pr
   int err = message.value;
   switch (message.stage) {
     case Stage::exec:
+      if (err == E2BIG) return arguments_too_long_message("execvp");
       return "cannot run '" + program + "': " + std::strerror(err) + " (execvp)";
     case Stage::chdir:
       return "cwd '" + cwd + "': " + std::strerror(err);

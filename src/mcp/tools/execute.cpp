@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "base/random_id.hpp"
+#include "mcp/tools/argument_length.hpp"
 #include "mcp/tools/common.hpp"
 #include "mcp/tools/script_check.hpp"
 #include "mcp/tools/session_execute.hpp"
@@ -367,6 +368,7 @@ boost::asio::awaitable<ToolResult> execute(ToolContext& ctx, const json& args) {
   if (auto ok = fill_start_spec(ctx, args, spec); !ok) co_return failed_to_start(ok.error());
   if (auto ok = co_await set_program(ctx, args, spec); !ok) co_return failed_to_start(ok.error());
   if (auto ok = policy.check_command(spec.command_text); !ok) co_return failed_to_start(ok.error());
+  if (auto problem = argument_length_problem(args, spec)) co_return failed_to_start(*problem);
   if (auto ok = check_start_limits(ctx); !ok) co_return failed_to_start(ok.error());
   keep_remote_background_jobs(args, spec);
   auto stdin_as_file = set_standard_input(args, spec);
