@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
+#include <cstring>  // sigabbrev_np
 #include <string_view>
 
 namespace agentty::mcp {
@@ -107,6 +109,84 @@ constexpr std::array kPeerArguments = {
     PeerArgument{"wait", "case_insensitive", "(?i) at the start of pattern"},
 };
 
+// Values a peer takes that agentty spells differently or does with another call.
+struct PeerValue {
+  std::string_view tool;
+  std::string_view argument;
+  std::string_view value;
+  std::string_view advice;
+};
+
+constexpr std::string_view kSuspendAdvice =
+    "write with keys=[\"ctrl-z\"] suspends the program in the foreground (stop ends an "
+    "execution)";
+
+constexpr std::array kPeerValues = {
+    PeerValue{"write", "keys", "ctrl-\\", "\"ctrl-backslash\" (ctrl-\\, SIGQUIT)"},
+    PeerValue{"write", "keys", "space", "input=\" \" (a space is typed as text)"},
+    PeerValue{"write", "action", "hard",
+              "close this session, then open a new one (a fresh shell, with a new "
+              "execution_id)"},
+    PeerValue{"stop", "signal", "SIGSTOP", kSuspendAdvice},
+    PeerValue{"stop", "signal", "SIGTSTP", kSuspendAdvice},
+    PeerValue{"stop", "signal", "SIGCONT",
+              "write with action=\"resume\" continues a suspended program"},
+};
+
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
+
+std::string lowercase(std::string text) {
+  for (auto& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
+// A key as other tools write it (Ctrl+C, CTRL_C, ^C, tmux's C-c, Escape,
+// Return, PgUp) in agentty's spelling, which may or may not be allowed.
+std::string key_spelling(const std::string& key) {
+  std::string name = lowercase(key);
+  std::replace_if(
+      name.begin(), name.end(), [](char c) { return c == '+' || c == '_' || c == ' '; }, '-');
+  if (name.size() == 2 && name[0] == '^') name = "ctrl-" + name.substr(1);
+  for (std::string_view prefix : {"control-", "c-"}) {
+    if (name.starts_with(prefix)) name = "ctrl-" + name.substr(prefix.size());
+  }
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 16> kNames = {{
+      {"escape", "esc"},
+      {"return", "enter"},
+      {"ret", "enter"},
+      {"bspace", "backspace"},
+      {"bs", "backspace"},
+      {"del", "delete"},
+      {"ins", "insert"},
+      {"pgup", "pageup"},
+      {"page-up", "pageup"},
+      {"ppage", "pageup"},
+      {"pgdn", "pagedown"},
+      {"page-down", "pagedown"},
+      {"npage", "pagedown"},
+      {"btab", "shift-tab"},
+      {"arrow-up", "up"},
+      {"arrow-down", "down"},
+  }};
+  for (const auto& [other, ours] : kNames)
+    if (name == other) return std::string(ours);
+  return name;
+}
+
+// A signal as `kill` takes it (TERM, sigterm, 15) in agentty's spelling.
+std::string signal_spelling(const std::string& signal) {
+  std::string name = signal;
+  for (auto& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (!name.empty() && name.size() < 3 && std::all_of(name.begin(), name.end(), is_digit)) {
+    const char* abbreviation = ::sigabbrev_np(std::stoi(name));
+    if (!abbreviation) return name;
+    name = abbreviation;
+  }
+  return name.starts_with("SIG") ? name : "SIG" + name;
+}
+
 bool lists(std::string_view tools, std::string_view tool) {
   for (std::size_t start = 0; start <= tools.size();) {
     std::size_t end = std::min(tools.find(' ', start), tools.size());
@@ -114,6 +194,35 @@ bool lists(std::string_view tools, std::string_view tool) {
     start = end + 1;
   }
   return false;
+}
+
+// The argument a validation problem is about ("keys[1]: ..." -> keys, 1).
+std::optional<std::pair<std::string, std::optional<std::size_t>>> problem_argument(
+    const std::string& problem) {
+  const auto colon = problem.find(": ");
+  if (colon == std::string::npos) return std::nullopt;
+  std::string path = problem.substr(0, colon);
+  const auto bracket = path.find('[');
+  if (bracket == std::string::npos) return std::pair{path, std::optional<std::size_t>{}};
+  if (path.back() != ']') return std::nullopt;
+  const std::string index = path.substr(bracket + 1, path.size() - bracket - 2);
+  if (index.empty() || index.size() > 6 || !std::all_of(index.begin(), index.end(), is_digit))
+    return std::nullopt;
+  return std::pair{path.substr(0, bracket), std::optional<std::size_t>(std::stoul(index))};
+}
+
+std::optional<std::string> value_advice(const std::string& tool, const std::string& argument,
+                                        const std::string& value, const nlohmann::json& allowed) {
+  for (const auto& peer : kPeerValues)
+    if (peer.tool == tool && peer.argument == argument && peer.value == value)
+      return std::string(peer.advice);
+  std::string spelled = value;
+  if (argument == "keys") spelled = key_spelling(value);
+  if (argument == "signal") spelled = signal_spelling(value);
+  if (spelled == value) return std::nullopt;
+  for (const auto& choice : allowed)
+    if (choice == spelled) return choice.dump();
+  return std::nullopt;
 }
 
 }  // namespace
@@ -134,6 +243,31 @@ std::string with_peer_argument_advice(const std::string& tool, std::string probl
     problem.insert(at + kUnknown.size(), " instead: " + std::string(peer.advice) + ";");
     break;
   }
+  return problem;
+}
+
+std::string with_peer_value_advice(const std::string& tool, const nlohmann::json& input_schema,
+                                   const nlohmann::json& args, std::string problem) {
+  constexpr std::string_view kNotAllowed = " is not one of the allowed values: ";
+  const auto at = problem.find(kNotAllowed);
+  const auto argument = problem_argument(problem);
+  if (at == std::string::npos || !argument || !args.is_object()) return problem;
+  const auto& [name, index] = *argument;
+  const nlohmann::json* value = args.contains(name) ? &args[name] : nullptr;
+  const nlohmann::json* schema = nullptr;
+  if (auto properties = input_schema.find("properties");
+      properties != input_schema.end() && properties->contains(name))
+    schema = &(*properties)[name];
+  if (value && schema && index) {
+    value = value->is_array() && *index < value->size() ? &(*value)[*index] : nullptr;
+    schema = schema->contains("items") ? &(*schema)["items"] : nullptr;
+  }
+  if (!value || !schema || !value->is_string() || !schema->contains("enum")) return problem;
+  auto advice = value_advice(tool, name, value->get<std::string>(), (*schema)["enum"]);
+  if (!advice) return problem;
+  problem.replace(
+      at, kNotAllowed.size(),
+      " is not one of the allowed values; instead: " + *advice + ". The allowed values are: ");
   return problem;
 }
 

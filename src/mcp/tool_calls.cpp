@@ -25,8 +25,11 @@ namespace {
 boost::asio::awaitable<ToolResult> run_tool(const ToolDefinition& tool, ToolContext& ctx,
                                             const json& args, const std::string& invalid_text_at) {
   if (!invalid_text_at.empty()) co_return tool_error(invalid_text_problem(invalid_text_at));
-  if (auto problem = validate(tool.input_schema, args))
-    co_return tool_error(with_peer_argument_advice(tool.name, std::move(*problem)));
+  if (auto problem = validate(tool.input_schema, args)) {
+    auto advised = with_peer_argument_advice(tool.name, std::move(*problem));
+    co_return tool_error(
+        with_peer_value_advice(tool.name, tool.input_schema, args, std::move(advised)));
+  }
   try {
     co_return co_await tool.handler(ctx, args);
   } catch (const std::exception& e) {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "mcp/schema.hpp"
 #include "mcp/tool.hpp"
 
 namespace agentty::mcp {
@@ -44,6 +45,62 @@ TEST(PeerNames, NoAdviceForAnArgumentTheToolTakes) {
           << tool.name << " takes " << argument;
     }
   }
+}
+
+json with(json args, const json& more) {
+  args.update(more);
+  return args;
+}
+
+// The enum problem the validator gives for `args` of `tool`, with value advice.
+std::string enum_problem(const std::string& tool_name, const json& args) {
+  for (const auto& tool : make_tool_table(ToolConfig{})) {
+    if (tool.name != tool_name) continue;
+    auto problem = validate(tool.input_schema, args);
+    if (!problem) return "";
+    return with_peer_value_advice(tool.name, tool.input_schema, args, *problem);
+  }
+  return "no such tool";
+}
+
+TEST(PeerNames, AValueAPeerTakesSaysWhatToSendInstead) {
+  const json write = {{"execution_id", "e1"}};
+  auto problem = enum_problem("write", with(write, {{"keys", {"tab", "ctrl-\\"}}}));
+  EXPECT_TRUE(
+      problem.starts_with("keys[1]: \"ctrl-\\\\\" is not one of the allowed values; "
+                          "instead: \"ctrl-backslash\""))
+      << problem;
+  EXPECT_NE(problem.find("The allowed values are: \"ctrl-c\""), std::string::npos) << problem;
+  problem = enum_problem("write", with(write, {{"action", "hard"}}));
+  EXPECT_NE(problem.find("instead: close this session, then open a new one"), std::string::npos)
+      << problem;
+  problem = enum_problem("stop", {{"execution_id", "e1"}, {"signal", "SIGCONT"}});
+  EXPECT_NE(problem.find("instead: write with action=\"resume\""), std::string::npos) << problem;
+}
+
+TEST(PeerNames, AnotherSpellingOfAnAllowedValueNamesIt) {
+  const json write = {{"execution_id", "e1"}};
+  const std::pair<const char*, const char*> keys[] = {
+      {"Ctrl+C", "ctrl-c"}, {"^C", "ctrl-c"},        {"C-d", "ctrl-d"},
+      {"CTRL_Z", "ctrl-z"}, {"Escape", "esc"},       {"Return", "enter"},
+      {"PgUp", "pageup"},   {"BSpace", "backspace"}, {"BTab", "shift-tab"},
+  };
+  for (const auto& [given, ours] : keys) {
+    auto problem = enum_problem("write", with(write, {{"keys", {given}}}));
+    EXPECT_NE(problem.find(std::string("; instead: \"") + ours + "\"."), std::string::npos)
+        << given << ": " << problem;
+  }
+  for (const auto& [given, ours] : {std::pair{"TERM", "SIGTERM"}, std::pair{"sigkill", "SIGKILL"},
+                                    std::pair{"9", "SIGKILL"}, std::pair{"2", "SIGINT"}}) {
+    auto problem = enum_problem("stop", {{"execution_id", "e1"}, {"signal", given}});
+    EXPECT_NE(problem.find(std::string("; instead: \"") + ours + "\"."), std::string::npos)
+        << given << ": " << problem;
+  }
+  // A spelling of nothing allowed keeps the validator's message.
+  auto problem = enum_problem("write", with(write, {{"keys", {"ctrl-shift-x"}}}));
+  EXPECT_EQ(problem.find("instead"), std::string::npos) << problem;
+  problem = enum_problem("stop", {{"execution_id", "e1"}, {"signal", "SIGWINCH"}});
+  EXPECT_EQ(problem.find("instead"), std::string::npos) << problem;
 }
 
 TEST(PeerNames, PeerToolsPointToAgenttyTools) {
