@@ -106,6 +106,14 @@ void add_server_options(CLI::App& command, agentty::AppOptions& options, agentty
       ->check(CLI::Range(0, 55000))
       ->capture_default_str();
   command
+      .add_option("--max-yield-ms", tools.max_yield_ms,
+                  "Longest any call blocks: yield_ms and wait's timeout_ms above it are clamped "
+                  "(the answer says so). Lower it for an MCP client whose requests time out "
+                  "sooner than 55 s")
+      ->envname("AGENTTY_MAX_YIELD_MS")
+      ->check(CLI::Range(1000, 55000))
+      ->capture_default_str();
+  command
       .add_option("--default-timeout-ms", tools.default_timeout_ms,
                   "execute's run time limit when none is given (0 = none)")
       ->envname("AGENTTY_DEFAULT_TIMEOUT_MS")
@@ -246,6 +254,17 @@ int main(int argc, char** argv) {
     return agentty::web::run_attach(attach_options);
   }
   auto& [options, log, state_dir] = mcp->parsed() ? mcp_settings : serve_settings;
+  if (options.tools.default_yield_ms > options.tools.max_yield_ms) {
+    // A default left as it is follows a lower cap; one given above it is a mistake.
+    if ((mcp->parsed() ? mcp : serve)->count("--default-yield-ms") == 0) {
+      options.tools.default_yield_ms = options.tools.max_yield_ms;
+    } else {
+      std::cerr << "--default-yield-ms " << options.tools.default_yield_ms
+                << " is above --max-yield-ms " << options.tools.max_yield_ms
+                << ": lower the default or raise the maximum.\n";
+      return 2;
+    }
+  }
   if (options.tools.default_max_output_bytes > options.tools.max_output_bytes) {
     // Else the tools would promise a default their own maximum refuses.
     std::cerr << "--default-output-bytes " << options.tools.default_max_output_bytes

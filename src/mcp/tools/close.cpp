@@ -32,7 +32,8 @@ boost::asio::awaitable<ToolResult> close(ToolContext& ctx, const json&,
   json result = merged(status_fields(*execution, ctx), {{"closed", execution->finished()}});
   if (!execution->finished())
     result["message"] =
-        "Hang-up and SIGKILL were sent but the shell has not ended yet; check with ps.";
+        "The hang-up was sent (SIGKILL follows 2 s after it), but the shell has not ended yet; "
+        "check with ps.";
   co_return ToolResult{std::move(result)};
 }
 

@@ -359,7 +359,9 @@ boost::asio::awaitable<std::optional<ToolResult>> signal_and_wait(ToolContext& c
   // SIGKILL lands within the grace; allow a little more for the group to
   // drain, and for a remote host to answer the hang-up (an SSH channel whose
   // link went silent ends 4 s after it: SshConnection::kHangupAnswerWindow).
-  auto deadline = steady_clock::now() + grace + milliseconds(5000);
+  // Never past --max-yield-ms: the SIGKILL comes on its own (Execution::stop).
+  auto deadline = steady_clock::now() +
+                  std::min(grace + milliseconds(5000), milliseconds(ctx.config.max_yield_ms));
   auto end = co_await wait_until(ctx, execution, deadline, [&] { return execution.finished(); });
   if (end == WaitEnd::cancelled) co_return ToolResult{};
   co_return std::nullopt;
