@@ -299,19 +299,15 @@ ToolDefinition make_wait_tool(const ToolConfig& config) {
       "wait",
       "Wait for an execution",
       "Block until a condition holds or timeout_ms (<= " + std::to_string(config.max_yield_ms) +
-          " ms) passes, then return the new output "
-          "(advancing the "
-          "cursor, like read). Conditions: exit (default), idle, match (a PCRE2 pattern such as "
-          "\"Listening on port \\\\d+\"), "
-          "input (the program waits for you to type), released (a human handed back control). wait "
-          "never ends or "
-          "signals the process: wait_result=deadline_reached means call wait again, unless its "
-          "message says the program waits for an answer (then write it); wait_result=suspended: "
-          "it is stopped (ctrl-z) and waits for write(action=\"resume\") or stop. A cancelled "
-          "request returns at "
-          "once. Errors: an invalid pattern (the message quotes PCRE2's reason and offset), or one "
-          "PCRE2 gives up on (match limit: simplify it); unknown "
-          "execution_id.",
+          " ms) passes, then return the new output (advancing the cursor, like read). "
+          "Conditions: exit (default), idle, match (a PCRE2 pattern such as \"Listening on port "
+          "\\\\d+\"), input (the program waits for you to type), released (a human handed back "
+          "control). wait never ends or signals the process: wait_result=deadline_reached means "
+          "call wait again, unless its message says the program waits for an answer (then write "
+          "it); wait_result=suspended: it is stopped (ctrl-z) and waits for "
+          "write(action=\"resume\") or stop. A cancelled request returns at once. Errors: an "
+          "invalid pattern (the message quotes PCRE2's reason and offset), or one PCRE2 gives up "
+          "on (match limit: simplify it); unknown execution_id.",
       object_schema(properties, {"execution_id"}),
       {{"type", "object"}, {"properties", output}},
       annotations(true, false, false, false),
