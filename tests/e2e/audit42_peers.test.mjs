@@ -135,6 +135,27 @@ test('--max-yield-ms caps yield_ms and wait, and lowers the default yield with i
   assert.equal(ended.signal, 'SIGKILL');
 });
 
+// open waits for the shell's first prompt (10 s on each of its steps) and
+// execute(session=) for a prompt before it types: under the cap too, or a
+// slow rc file outlasts the client's request timeout.
+test('--max-yield-ms bounds open and execute(session=) waiting for a slow first prompt', async (t) => {
+  const home = tempDirForRun('agentty-e2e-audit42-home-');
+  writeFileSync(path.join(home, '.bashrc'), 'sleep 6\n');
+  const agent = await agenttyWithStderr(t, { args: ['--no-web', '--max-yield-ms', '1500'], env: { HOME: home } });
+  let started = Date.now();
+  const opened = await agent.call('open', {});
+  assert.ok(Date.now() - started < 5000, `open took ${Date.now() - started} ms`);
+  assert.equal(opened.isError, false, opened.error);
+  assert.equal(opened.prompt_ready, false, JSON.stringify(opened));
+  assert.match(opened.message, /^No prompt within [12] s: the shell is still starting/);
+  started = Date.now();
+  const typed = await agent.call('execute', { session: opened.execution_id, command: 'echo hi', side_effects: ['NONE'] });
+  assert.ok(Date.now() - started < 5000, `execute took ${Date.now() - started} ms`);
+  assert.equal(typed.isError, true, JSON.stringify(typed));
+  assert.match(typed.error, /the shell did not show a prompt within [12] s; read the session/);
+  await agent.call('close', { execution_id: opened.execution_id });
+});
+
 test('--default-yield-ms above --max-yield-ms stops start-up naming both', () => {
   const stateDir = tempDirForRun('audit42-yield-');
   const run = spawnSync(agenttyBin, ['mcp', '--no-web', '--state-dir', stateDir, '--max-yield-ms', '2000', '--default-yield-ms', '5000'],

@@ -21,6 +21,10 @@ constexpr const char* kSuspendedMessage =
 
 }  // namespace
 
+std::string whole_seconds(std::chrono::milliseconds duration) {
+  return std::to_string((duration.count() + 500) / 1000) + " s";
+}
+
 json merged(json a, const json& b) {
   for (const auto& [key, value] : b.items()) a[key] = value;
   return a;

@@ -39,6 +39,8 @@ json object_schema(json properties, std::vector<std::string> required = {});
 json annotations(bool read_only, bool destructive, bool idempotent, bool open_world);
 // Merges property maps.
 json merged(json a, const json& b);
+// How long something took, for a message: "10 s" (rounded to whole seconds).
+std::string whole_seconds(std::chrono::milliseconds duration);
 
 // --- lookups -----------------------------------------------------------------
 using ToolHandler = decltype(ToolDefinition::handler);

@@ -92,7 +92,7 @@ Expected<void> set_login_shell(ToolContext& ctx, session::ShellKind& kind,
 // open's answer once the first prompt came, the shell ended, or the wait
 // for the prompt ran out.
 ToolResult first_prompt_answer(ToolContext& ctx, session::Execution& execution,
-                               session::ShellKind kind) {
+                               session::ShellKind kind, milliseconds waited) {
   auto* shell = execution.shell();
   json result = merged(execution_result(execution, ctx, read_request(ctx, json::object())),
                        session_fields(execution));
@@ -106,7 +106,8 @@ ToolResult first_prompt_answer(ToolContext& ctx, session::Execution& execution,
   }
   if (!shell->prompt_ready()) {
     result["message"] =
-        "No prompt within 10 s: the shell is still starting (a slow rc file) or its rc file "
+        "No prompt within " + whole_seconds(waited) +
+        ": the shell is still starting (a slow rc file) or its rc file "
         "left no marked prompt. The session is open: execute(session=) waits for the first "
         "prompt, read shows what the shell printed, and at a bash prompt without marks "
         "write(action=\"rearm\") installs the hook.";
@@ -124,6 +125,13 @@ boost::asio::awaitable<ToolResult> open(ToolContext& ctx, const json& args) {
   session::ExecutionSpec spec;
   spec.kind = session::ExecutionKind::session;
   if (auto ok = fill_start_spec(ctx, args, spec); !ok) co_return failed_to_start(ok.error());
+  // Each wait for the shell is kFirstPrompt, and the call as a whole no longer
+  // than --max-yield-ms: a client's request timeout may be below their sum.
+  const auto called_at = steady_clock::now();
+  const auto wait_end = [&] {
+    return std::min(steady_clock::now() + kFirstPrompt,
+                    called_at + milliseconds(ctx.config.max_yield_ms));
+  };
 
   std::string nonce = random_hex(8);
   auto shell_set = spec.host.empty() ? set_local_shell(ctx, kind, nonce, spec)
@@ -153,18 +161,19 @@ boost::asio::awaitable<ToolResult> open(ToolContext& ctx, const json& args) {
       co_return held_for_login(ctx, *execution);
     }
     co_await wait_until(
-        ctx, *execution, steady_clock::now() + kFirstPrompt,
+        ctx, *execution, wait_end(),
         [&] { return execution->finished() || can_type_hook(*execution); }, milliseconds(50));
     // Slow to go quiet: typed ahead all the same, unless it would answer a prompt.
     if (!execution->finished() && !execution->held() && !shows_secret_prompt(*execution))
       type_hook(*execution);
   }
   auto* shell = execution->shell();
-  auto end = co_await wait_until(ctx, *execution, steady_clock::now() + kFirstPrompt,
+  auto end = co_await wait_until(ctx, *execution, wait_end(),
                                  [&] { return execution->finished() || shell->prompt_ready(); });
   if (end == WaitEnd::cancelled) co_return ToolResult{};
 
-  co_return first_prompt_answer(ctx, *execution, kind);
+  co_return first_prompt_answer(ctx, *execution, kind,
+                                duration_cast<milliseconds>(steady_clock::now() - called_at));
 }
 
 }  // namespace
@@ -222,7 +231,7 @@ ToolDefinition make_open_tool(const ToolConfig& config) {
       "started (the message names the argument or the policy limit and the fix: close an unused "
       "session, pick an "
       "installed shell, fix cwd); prompt_ready=false means the shell is open but no prompt came "
-      "within 10 s: read "
+      "within 10 s (or --max-yield-ms): read "
       "it to see why. held=true with handoff_reason (SSH host without a usable key): open "
       "returned at once and a person must log in on terminal_url; wait(until=\"released\"), then "
       "execute(session=) (the hook is installed after the login by itself).",

@@ -393,6 +393,10 @@ json session_fields(session::Execution& execution, bool command_exit) {
 }
 
 boost::asio::awaitable<ToolResult> execute_in_session(ToolContext& ctx, const json& args) {
+  // The prompt wait and the command's yield together stay within
+  // --max-yield-ms, under a client's request timeout.
+  const auto called_at = steady_clock::now();
+  const auto call_end = called_at + milliseconds(ctx.config.max_yield_ms);
   auto found = session_named(ctx, args);
   if (!found) co_return failed_to_start(found.error());
   auto execution = std::move(found).value();
@@ -405,11 +409,15 @@ boost::asio::awaitable<ToolResult> execute_in_session(ToolContext& ctx, const js
   if (auto busy = busy_refusal(ctx, *execution, heuristic)) co_return std::move(*busy);
   auto* shell = execution->shell();
   if (!heuristic && !shell->prompt_ready() &&
-      !co_await wait_for_prompt(ctx, *execution, kPromptWait)) {
+      !co_await wait_for_prompt(
+          ctx, *execution,
+          std::min(kPromptWait, duration_cast<milliseconds>(call_end - steady_clock::now())))) {
     co_return session_refusal(
         *execution, ctx,
-        "session: the shell did not show a prompt within 10 s; read the session "
-        "to see why, or write(action=\"flush\") and try again." +
+        "session: the shell did not show a prompt within " +
+            whole_seconds(duration_cast<milliseconds>(steady_clock::now() - called_at)) +
+            "; read the session "
+            "to see why, or write(action=\"flush\") and try again." +
             std::string(execution->spec().host.empty() ? "" : std::string(" ") + kHookNeedsBash));
   }
 
@@ -445,8 +453,9 @@ boost::asio::awaitable<ToolResult> execute_in_session(ToolContext& ctx, const js
     auto quiet = execution->idle().value_or(milliseconds::max());
     return printed && quiet >= kHeuristicQuiet && execution->waiting_for_input();
   };
-  auto end = co_await wait_until(ctx, *execution, submitted_at + milliseconds(yield), done,
-                                 heuristic ? milliseconds(50) : kAnswerRecheck);
+  auto end =
+      co_await wait_until(ctx, *execution, std::min(submitted_at + milliseconds(yield), call_end),
+                          done, heuristic ? milliseconds(50) : kAnswerRecheck);
   if (end == WaitEnd::cancelled) co_return ToolResult{};
 
   auto request = read_request(ctx, args);
