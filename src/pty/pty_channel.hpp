@@ -136,6 +136,13 @@ class PtyChannel {
   virtual std::optional<TerminalSize> take_size_change() { return std::nullopt; }
   // True once on_exit has fired.
   virtual bool finished() const = 0;
+  // Stops (true) or resumes (false) reading the program's output, so that a
+  // consumer that cannot keep up slows the program instead of queueing
+  // without bound (the program blocks writing, as on a slow terminal).
+  // False where the backend cannot pause: the caller then keeps up at once.
+  // A pause does not hold back the end: the drain after the program's exit
+  // reads what is left.
+  virtual bool pause_output(bool /*paused*/) { return false; }
 };
 
 }  // namespace agentty::pty

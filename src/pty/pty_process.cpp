@@ -75,6 +75,10 @@ struct PtyProcess::Impl : std::enable_shared_from_this<Impl> {
   // True while on_output runs: a callback that destroys its PtyProcess must
   // not have its own std::function destroyed under it.
   bool in_output_callback_ = false;
+  // pause_output(true): on_readable reads nothing until resumed, and notes
+  // that the terminal was readable meanwhile.
+  bool output_paused_ = false;
+  bool readable_while_paused_ = false;
   ExitStatus status_;
   std::chrono::steady_clock::time_point last_output_at_{};
   std::chrono::steady_clock::time_point reaped_at_{};
@@ -123,6 +127,10 @@ struct PtyProcess::Impl : std::enable_shared_from_this<Impl> {
 
   void on_readable() {
     if (destroyed_ || finished_) return;
+    if (output_paused_) {
+      readable_while_paused_ = true;
+      return;
+    }
     ReadOutcome outcome = read_available();
     if (destroyed_ || finished_) return;
     switch (outcome) {
@@ -144,6 +152,13 @@ struct PtyProcess::Impl : std::enable_shared_from_this<Impl> {
                        [self = shared_from_this()](const boost::system::error_code& ec) {
                          if (!is_aborted(ec)) self->on_readable();
                        });
+  }
+
+  void pause_output(bool paused) {
+    output_paused_ = paused;
+    if (paused || !readable_while_paused_ || destroyed_ || finished_) return;
+    readable_while_paused_ = false;
+    boost::asio::post(master_.get_executor(), [self = shared_from_this()] { self->on_readable(); });
   }
 
   // Reads whatever is buffered right now without waiting (for the drain grace).
@@ -411,6 +426,11 @@ std::vector<std::string> PtyProcess::left_running() const {
 
 TerminalSize PtyProcess::size() const {
   return impl_->size_;
+}
+
+bool PtyProcess::pause_output(bool paused) {
+  impl_->pause_output(paused);
+  return true;
 }
 
 std::optional<TerminalSize> PtyProcess::take_size_change() {

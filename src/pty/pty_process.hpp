@@ -91,6 +91,7 @@ class PtyProcess final : public PtyChannel {
   TerminalSize size() const override;
   std::optional<TerminalSize> take_size_change() override;
   bool finished() const override;
+  bool pause_output(bool paused) override;
 
   // The program's process group id (== its pid).
   int process_group() const;

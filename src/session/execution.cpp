@@ -55,12 +55,14 @@ Execution::Execution(boost::asio::io_context& io, std::string id, ExecutionSpec 
       agent_size_(spec_.size),
       timeout_timer_(io),
       force_kill_timer_(io),
-      hangup_again_timer_(io) {}
+      hangup_again_timer_(io),
+      screen_pace_timer_(io) {}
 
 Execution::~Execution() {
   timeout_timer_.cancel();
   force_kill_timer_.cancel();
   hangup_again_timer_.cancel();
+  screen_pace_timer_.cancel();
   channel_.reset();   // a live channel kills its process group
   explorer_.reset();  // it reads log_, which goes next
 }
@@ -160,8 +162,8 @@ void Execution::append_output(std::string_view bytes) {
   std::uint64_t start = log_.latest_seq();
   log_.append(bytes);
   feeder_.on_output(bytes);
-  std::string replies = feeder_.take_replies();
-  if (!replies.empty() && channel_ && !channel_->finished()) channel_->write(replies);
+  write_screen_replies();
+  pace_screen();
   if (shell_) {
     shell_->on_output(bytes, start);
     // A remote terminal's probe finds the session by its shell's pid.
@@ -225,6 +227,9 @@ void Execution::release_running_state() {
   recorder_.reset();
   spec_.startup_files.reset();
   log_.release_ram();
+  screen_pace_timer_.cancel();
+  screen_pace_scheduled_ = false;
+  output_paused_ = false;
   screen_from_log_ = feeder_.finish();
 }
 

@@ -270,6 +270,9 @@ class Execution : public std::enable_shared_from_this<Execution> {
   void on_exit(pty::ExitStatus status);
   void append_output(std::string_view bytes);
   void follow_size_set_inside();
+  void write_screen_replies();
+  void pace_screen();
+  void resume_output();
   void release_running_state();
   void refeed_screen();
   void record_input(std::string_view bytes, InputSource source);
@@ -325,6 +328,11 @@ class Execution : public std::enable_shared_from_this<Execution> {
   std::optional<std::chrono::steady_clock::duration> timeout_left_;
   boost::asio::steady_timer force_kill_timer_;
   boost::asio::steady_timer hangup_again_timer_;
+  // The screen's catch-up going on in later turns of the loop, and whether
+  // the program's output waits for it (execution_pacing.cpp).
+  boost::asio::steady_timer screen_pace_timer_;
+  bool screen_pace_scheduled_ = false;
+  bool output_paused_ = false;
 };
 
 }  // namespace agentty::session

@@ -15,6 +15,17 @@ namespace {
 // A queue buffer larger than this is released after a catch-up.
 constexpr std::size_t kKeptQueueCapacity = 64 * 1024;
 
+// What catch_up_for() feeds between looks at the clock.
+constexpr std::size_t kSliceBytes = 16 * 1024;
+
+// Below this many bytes a catch-up's duration says too little of the cost
+// per byte (a clock read, a cache miss) to estimate the queue's.
+constexpr std::size_t kMinCostSample = 4 * 1024;
+
+std::size_t count_escapes(std::string_view bytes) {
+  return static_cast<std::size_t>(std::count(bytes.begin(), bytes.end(), '\x1b'));
+}
+
 // Runs shorter than this are not worth the two screenfuls a skip feeds.
 constexpr std::size_t kMinSkipRun = 64 * 1024;
 
@@ -56,6 +67,10 @@ struct ScreenFeeder::Impl {
   std::size_t scrollback_limit;
   std::size_t catch_up_bytes;
   std::string queue;
+  std::size_t queued_escapes = 0;  // ESC bytes in queue
+  // libvterm's cost per queued byte, measured on the latest catch_up_for().
+  double nanoseconds_per_byte = 0;
+  bool cut_short = false;        // the latest advance_for() left bytes queued
   EscapeScanner query_scanner;   // over bytes as they arrive
   EscapeScanner stream_scanner;  // over bytes as they are fed, exactly
   ScreenFeederStats stats;
@@ -83,15 +98,47 @@ struct ScreenFeeder::Impl {
   void advance(bool settle) {
     if (!queue.empty()) {
       process(queue, settle);
-      // A bulk burst grows the queue to catch_up_bytes; an execution that then
-      // goes quiet should not keep that megabyte for the rest of its life.
-      if (queue.capacity() > kKeptQueueCapacity) {
-        std::string().swap(queue);
-      } else {
-        queue.clear();
-      }
+      clear_queue();
     }
     if (settle) end_skip();
+  }
+
+  // Like advance(false), but stops after the first slice that ends past
+  // `budget` (one slice at least, so each call makes progress), and measures
+  // libvterm's cost per byte on the way.
+  void advance_for(std::chrono::nanoseconds budget) {
+    using Clock = std::chrono::steady_clock;
+    const auto started = Clock::now();
+    std::size_t done = 0;
+    auto elapsed = Clock::duration::zero();
+    while (done < queue.size() && (done == 0 || elapsed < budget)) {
+      const std::size_t slice = std::min(kSliceBytes, queue.size() - done);
+      process(std::string_view(queue).substr(done, slice), false);
+      done += slice;
+      elapsed = Clock::now() - started;
+    }
+    if (done >= kMinCostSample) {
+      nanoseconds_per_byte =
+          static_cast<double>(
+              std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count()) /
+          static_cast<double>(done);
+    }
+    cut_short = done < queue.size();
+    if (!cut_short) return clear_queue();
+    queue.erase(0, done);
+    queued_escapes = count_escapes(queue);
+  }
+
+  void clear_queue() {
+    cut_short = false;
+    // A bulk burst grows the queue to catch_up_bytes; an execution that then
+    // goes quiet should not keep that megabyte for the rest of its life.
+    if (queue.capacity() > kKeptQueueCapacity) {
+      std::string().swap(queue);
+    } else {
+      queue.clear();
+    }
+    queued_escapes = 0;
   }
 
   void process(std::string_view data, bool settle) {
@@ -214,15 +261,20 @@ void ScreenFeeder::on_output(std::string_view bytes) {
     bytes.remove_prefix(impl.continue_skip(bytes));
   }
   impl.queue.append(bytes);
-  if (query) {
-    impl.advance(true);
-  } else if (impl.queue.size() >= impl.catch_up_bytes) {
-    impl.advance(false);
+  impl.queued_escapes += count_escapes(bytes);
+  // A query is answered once fed, and a budget cut short leaves it queued:
+  // cut_short() tells the owner to go on.
+  if (query || impl.queue.size() >= impl.catch_up_bytes || impl.queued_escapes >= kCatchUpEscapes) {
+    impl.advance_for(kCatchUpBudget);
   }
 }
 
 void ScreenFeeder::catch_up() {
   impl_->advance(true);
+}
+
+void ScreenFeeder::catch_up_for(std::chrono::nanoseconds budget) {
+  impl_->advance_for(budget);
 }
 
 bool ScreenFeeder::finish() {
@@ -233,6 +285,7 @@ bool ScreenFeeder::finish() {
     return false;
   }
   std::string().swap(impl.queue);
+  impl.queued_escapes = 0;
   impl.query_scanner = EscapeScanner();
   impl.stream_scanner = EscapeScanner();
   return true;
@@ -240,6 +293,15 @@ bool ScreenFeeder::finish() {
 
 bool ScreenFeeder::behind() const {
   return !impl_->queue.empty() || impl_->sim.has_value();
+}
+
+bool ScreenFeeder::cut_short() const {
+  return impl_->cut_short;
+}
+
+bool ScreenFeeder::lagging() const {
+  const double queued_ns = static_cast<double>(impl_->queue.size()) * impl_->nanoseconds_per_byte;
+  return queued_ns > static_cast<double>(std::chrono::nanoseconds(kMaxLag).count());
 }
 
 void ScreenFeeder::resize(pty::TerminalSize size) {

@@ -32,12 +32,24 @@
 // then the simulator holds the newest scrollback_limit scrolled-off rows
 // (cols bytes each) besides the Screen's own scrollback.
 //
+// libvterm's cost per byte varies a thousandfold: a clear, reset or
+// alt-screen switch (`\e[2J`, `\ec`, `\e[?1049h`) rewrites every cell, so a
+// megabyte of them took it 4-8 s, all that time on the one event loop. So a
+// catch-up that output itself starts feeds the queue in slices for at most
+// kCatchUpBudget, leaving the rest queued, and it starts once kCatchUpEscapes
+// escape sequences wait as well as at catch_up_bytes, so the cost is
+// measured early. lagging() says when the queue would take longer than
+// kMaxLag to catch up at the rate measured: the execution then stops reading
+// the program's output until it has caught up (a slow terminal slows the
+// program that writes to it, as a real one does).
+//
 // The Screen itself is made on first use (a byte that may hold a query, a
 // catch-up, screen()): most executions print a little plain text that nobody
 // looks at as a screen, and libvterm's two cell buffers cost ~300 KB and about
 // a millisecond to set up.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -73,8 +85,18 @@ class ScreenFeeder {
   // the caller feeds its log again through on_output() before the next look.
   // So an ended execution nobody looked at keeps no copy of its output here.
   bool finish();
+  // Feeds queued bytes in slices until `budget` has passed; the rest stays
+  // queued (see above).
+  void catch_up_for(std::chrono::nanoseconds budget);
   // Whether the screen lags the bytes given (catch_up() would do work).
   bool behind() const;
+  // Whether the latest catch-up that output started stopped at its budget
+  // with bytes left: someone must call catch_up_for() again soon (a query
+  // among them waits for its answer).
+  bool cut_short() const;
+  // Whether catch_up() would take more than kMaxLag, at the cost per byte
+  // measured on this output's latest catch-up.
+  bool lagging() const;
   void resize(pty::TerminalSize size);  // catches up first
 
   // Replies to terminal queries produced so far (write them to the PTY).
@@ -88,6 +110,13 @@ class ScreenFeeder {
 
   // Queued bytes that trigger a catch-up on their own (by default).
   static constexpr std::size_t kCatchUpBytes = 1 << 20;
+  // Escape sequences queued that trigger a catch-up on their own: 1024
+  // full-screen clears at 120x40 cost libvterm about 15 ms.
+  static constexpr std::size_t kCatchUpEscapes = 1024;
+  // How long a catch-up that output starts may feed libvterm at a time.
+  static constexpr std::chrono::milliseconds kCatchUpBudget{10};
+  // The queue's estimated cost above which lagging() is true.
+  static constexpr std::chrono::milliseconds kMaxLag{50};
 
  private:
   struct Impl;

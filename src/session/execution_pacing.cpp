@@ -1,0 +1,47 @@
+// Execution: the screen model's pace. A catch-up that output starts feeds
+// libvterm for at most ScreenFeeder::kCatchUpBudget; what is left goes on in
+// later turns of the loop, so the other executions and tool calls are served
+// in between, and while the queue would take longer than
+// ScreenFeeder::kMaxLag the program's output waits (the program blocks
+// writing to its terminal, as on a slow one). A program printing full-screen
+// clears as fast as it could held the loop for seconds per megabyte.
+#include "session/execution.hpp"
+
+namespace agentty::session {
+
+// Replies to the terminal queries fed so far go to the program.
+void Execution::write_screen_replies() {
+  std::string replies = feeder_.take_replies();
+  if (!replies.empty() && channel_ && !channel_->finished()) channel_->write(replies);
+}
+
+void Execution::pace_screen() {
+  if (!feeder_.cut_short()) return;
+  if (feeder_.lagging() && !output_paused_ && channel_ && !channel_->finished()) {
+    if (!channel_->pause_output(true)) {
+      // A backend that cannot pause (SSH) would let the queue grow without
+      // bound: keep up now, as before pacing.
+      feeder_.catch_up();
+      return write_screen_replies();
+    }
+    output_paused_ = true;
+  }
+  if (screen_pace_scheduled_) return;
+  screen_pace_scheduled_ = true;
+  screen_pace_timer_.expires_after(std::chrono::steady_clock::duration::zero());
+  screen_pace_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (ec) return;  // cancelled: the execution ended or is being destroyed
+    screen_pace_scheduled_ = false;
+    feeder_.catch_up_for(ScreenFeeder::kCatchUpBudget);
+    write_screen_replies();
+    if (output_paused_ && !feeder_.lagging()) resume_output();
+    pace_screen();
+  });
+}
+
+void Execution::resume_output() {
+  output_paused_ = false;
+  if (channel_ && !channel_->finished()) channel_->pause_output(false);
+}
+
+}  // namespace agentty::session

@@ -1,0 +1,80 @@
+// ScreenFeeder's pacing: a catch-up that output starts stops at its budget
+// however slow libvterm is on the bytes, measures that cost, and the screen
+// is exact whatever the cuts.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+
+#include "session/screen_feeder.hpp"
+
+namespace agentty::session {
+namespace {
+
+constexpr pty::TerminalSize k120x40{120, 40};
+
+std::string repeated(const std::string& piece, std::size_t bytes) {
+  std::string text;
+  while (text.size() < bytes) text += piece;
+  return text;
+}
+
+// A megabyte of full-screen clears took libvterm 4-8 s in one on_output, all
+// of it on the event loop. Now on_output stops after about its budget (the
+// bound is loose: a loaded machine may stretch one slice), and the queue
+// left is known to be slow.
+TEST(ScreenFeederPacing, ClearFloodIsCutShortAndLagging) {
+  const std::string flood = repeated("\x1b[2J\x1b[Hx", 1 << 20);
+  ScreenFeeder feeder(k120x40);
+  const auto started = std::chrono::steady_clock::now();
+  feeder.on_output(flood);
+  const auto took = std::chrono::steady_clock::now() - started;
+  EXPECT_LT(took, std::chrono::milliseconds(500));
+  EXPECT_TRUE(feeder.cut_short());
+  EXPECT_TRUE(feeder.lagging());
+  EXPECT_TRUE(feeder.behind());
+}
+
+// Escape sequences start a catch-up long before catch_up_bytes, so a slow
+// kind is measured while the queue is still small.
+TEST(ScreenFeederPacing, ManyEscapesStartACatchUp) {
+  ScreenFeeder feeder(k120x40);
+  feeder.on_output(repeated("\x1b[m", 3 * (ScreenFeeder::kCatchUpEscapes - 1)));
+  EXPECT_TRUE(feeder.behind());
+  feeder.on_output("\x1b[m");
+  EXPECT_FALSE(feeder.behind());
+  EXPECT_FALSE(feeder.cut_short());
+}
+
+// Plain text costs libvterm little (the simulator takes floods): a flood of
+// it is not lagging, so the program is not slowed.
+TEST(ScreenFeederPacing, PlainFloodIsNotLagging) {
+  ScreenFeeder feeder(k120x40);
+  for (int i = 0; i < 32; ++i) feeder.on_output(repeated("plain text line\r\n", 64 * 1024));
+  EXPECT_FALSE(feeder.lagging());
+}
+
+// Budgets of nothing cut after every slice: each call still makes progress,
+// and the screen ends where feeding everything at once leaves it, with the
+// query among the clears answered once it is reached.
+TEST(ScreenFeederPacing, CutsAnywhereLeaveTheScreenExact) {
+  std::string text = repeated("\x1b[2J\x1b[Hframe\r\n\x1b[31mred\x1b[m\r\n", 200 * 1024);
+  text += "\x1b[6nlast line";
+  ScreenFeeder feeder(k120x40, 100, 4096);
+  feeder.on_output(text);
+  int calls = 0;
+  while (feeder.cut_short()) {
+    feeder.catch_up_for(std::chrono::nanoseconds(0));
+    ASSERT_LT(++calls, 1000);
+  }
+  EXPECT_GT(calls, 0);
+  EXPECT_EQ(feeder.take_replies(), "\x1b[3;1R");
+  feeder.catch_up();
+  Screen direct(k120x40, 100);
+  direct.feed(text);
+  EXPECT_EQ(feeder.screen().render_ansi(), direct.render_ansi());
+  EXPECT_EQ(feeder.screen().snapshot().lines, direct.snapshot().lines);
+}
+
+}  // namespace
+}  // namespace agentty::session
