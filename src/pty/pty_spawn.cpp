@@ -139,10 +139,34 @@ struct Terminal {
   dev_t slave_device = 0;
 };
 
+// A number the kernel shows under /proc/sys/kernel/pty/, or "?".
+std::string pty_setting(const char* name) {
+  UniqueFd fd(::open((std::string("/proc/sys/kernel/pty/") + name).c_str(), O_RDONLY | O_CLOEXEC));
+  char text[32] = {};
+  if (!fd || ::read(fd.get(), text, sizeof text - 1) <= 0) return "?";
+  std::string value(text);
+  while (!value.empty() && (value.back() == '\n' || value.back() == ' ')) value.pop_back();
+  return value;
+}
+
+// ENOSPC from posix_openpt is not a full disk: every pseudo-terminal the
+// system allows is taken (a program that opens terminals without end), and
+// "No space left on device" alone sent people to df.
+std::string terminal_open_message(int err) {
+  std::string message = errno_message("posix_openpt", err);
+  if (err != ENOSPC) return message;
+  return message + "; every pseudo-terminal the system allows is in use (" + pty_setting("nr") +
+         " open, kernel.pty.max " + pty_setting("max") + ", of which kernel.pty.reserve " +
+         pty_setting("reserve") +
+         " are for root; a container's devpts may set a lower max=): end the programs that "
+         "hold terminals (sessions, editors, ssh, a program opening them without end), or "
+         "raise /proc/sys/kernel/pty/max";
+}
+
 Expected<Terminal> open_terminal(TerminalSize size) {
   Terminal terminal;
   terminal.master.reset(::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC));
-  if (!terminal.master) return make_error(errno_message("posix_openpt"));
+  if (!terminal.master) return make_error(terminal_open_message(errno));
   if (::grantpt(terminal.master.get()) != 0) return make_error(errno_message("grantpt"));
   if (::unlockpt(terminal.master.get()) != 0) return make_error(errno_message("unlockpt"));
   char name[128];
