@@ -364,6 +364,10 @@ void PtyProcess::send_signal(int signo) {
   // them (a hang-up is what a shell sends its jobs itself).
   const bool ends = signo == SIGTERM || signo == SIGHUP || signo == SIGKILL;
   if (ends) signal_session_members(impl_->supervisor_, signo, impl_->program_);
+  // The program may have stopped its supervisor (`kill -STOP $PPID`), which
+  // then never reaps what ends: the execution stayed running, and stop said
+  // "not ended yet" for ever. Our unreaped child: its pid is still its own.
+  if (ends) ::kill(impl_->supervisor_, SIGCONT);
   // A process stopped by ctrl-z takes the signal only once it runs again:
   // continue what was signalled, as `kill %job` in bash and systemd do.
   // Every signal stop sends is meant to end the program (a ctrl-z'd one
