@@ -262,7 +262,8 @@ std::optional<std::string> probe_reading_program(const InputProbeTarget& target)
 std::optional<LineModes> probe_line_modes(int master_fd) {
   termios modes{};
   if (::tcgetattr(master_fd, &modes) != 0) return std::nullopt;
-  return LineModes{(modes.c_lflag & ICANON) != 0, (modes.c_lflag & ECHO) != 0};
+  return LineModes{(modes.c_lflag & ICANON) != 0, (modes.c_lflag & ECHO) != 0,
+                   (modes.c_lflag & ISIG) != 0};
 }
 
 InputState probe_input_state(const InputProbeTarget& target, pid_t* reader) {

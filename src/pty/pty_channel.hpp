@@ -43,12 +43,18 @@ struct ChannelEvents {
 struct LineModes {
   bool canonical = true;
   bool echo = true;
+  bool signals = true;  // ISIG: ctrl-c, ctrl-z and ctrl-\ send signals
   // A line read without echoing it, as at a password prompt: what getpass,
   // sudo, su and `read -s` set. readline, REPLs and full-screen programs turn
   // both off and draw what is typed themselves.
   bool hides_typed_line() const { return canonical && !echo; }
   // The program, not the terminal, takes what is typed and echoes it.
   bool program_edits_line() const { return !canonical; }
+  // What readline and zle set while they read a line: the line discipline
+  // and echo off, signals on. A terminal left raw (`stty raw`, a full-screen
+  // program that crashed) has signals off too, and a shell's `read` on it is
+  // no prompt.
+  bool set_for_line_editor() const { return !canonical && !echo && signals; }
   bool operator==(const LineModes&) const = default;
 };
 
@@ -109,6 +115,9 @@ class PtyChannel {
   // Whether the program edits the typed line itself, the terminal's line
   // discipline off (LineModes::program_edits_line); nullopt if unknown.
   virtual std::optional<bool> program_edits_line() const { return std::nullopt; }
+  // Whether the terminal is set as a line editor sets it
+  // (LineModes::set_for_line_editor); nullopt if unknown.
+  virtual std::optional<bool> set_for_line_editor() const { return std::nullopt; }
   // input_state() is unknown although the backend looked: the program is
   // not its to see (another user's, as su, sudo and passwd are at a
   // password prompt). false where it could not look at all, or has not.

@@ -15,7 +15,7 @@ namespace {
 // Output lines (fields separated by spaces):
 //   agentty-probe 1 | arch ARCH | unsupported WHY | notfound
 //   leader PID tty PATH fg PGID
-//   modes FLAG...                      (stty -a's icanon/-icanon, echo/-echo)
+//   modes FLAG...                      (stty -a's icanon, echo and isig, each maybe -)
 //   p PID STATE FDS                    (FDS: which of 0,1,2 are the terminal, or -)
 //   o PID STATE FDS                    (a descendant in a session of its own; FDS
 //                                       never counts /dev/tty, not the terminal for it)
@@ -77,7 +77,7 @@ BEGIN {
   cmd = "stty -a < " tty; modes = ""
   while ((cmd | getline line) > 0) {
     n = split(line, f, /[ ;]+/)
-    for (i = 1; i <= n; i++) if (f[i] ~ /^-?(icanon|echo)$/) modes = modes " " f[i]
+    for (i = 1; i <= n; i++) if (f[i] ~ /^-?(icanon|echo|isig)$/) modes = modes " " f[i]
   }
   close(cmd)
   if (modes != "") print "modes" modes
@@ -175,18 +175,21 @@ std::optional<long> number(std::string_view text, int base = 10) {
   return value;
 }
 
-// stty's words for ICANON and ECHO ("icanon", "-echo"); nullopt unless both are there.
+// stty's words for ICANON, ECHO and ISIG ("icanon", "-echo", "isig");
+// nullopt unless the first two are there (ISIG on unless said).
 std::optional<LineModes> line_modes(const std::vector<std::string>& words) {
   std::optional<bool> canonical;
   std::optional<bool> echo;
+  bool signals = true;
   for (const auto& word : words) {
     const bool off = word.starts_with('-');
     const std::string_view name = std::string_view(word).substr(off ? 1 : 0);
     if (name == "icanon") canonical = !off;
     if (name == "echo") echo = !off;
+    if (name == "isig") signals = !off;
   }
   if (!canonical || !echo) return std::nullopt;
-  return LineModes{*canonical, *echo};
+  return LineModes{*canonical, *echo, signals};
 }
 
 std::vector<std::string> fields(const std::string& line) {

@@ -196,6 +196,11 @@ std::optional<bool> SshChannel::program_edits_line() const {
   auto modes = probe_->line_modes();
   return modes ? std::optional<bool>(modes->program_edits_line()) : std::nullopt;
 }
+std::optional<bool> SshChannel::set_for_line_editor() const {
+  if (state_->awaiting_login || state_->finished) return std::nullopt;
+  auto modes = probe_->line_modes();
+  return modes ? std::optional<bool>(modes->set_for_line_editor()) : std::nullopt;
+}
 bool SshChannel::input_state_withheld() const {
   return !state_->awaiting_login && !state_->finished && probe_->withheld();
 }

@@ -89,6 +89,7 @@ class SshChannel final : public PtyChannel {
   std::optional<bool> echo_enabled() const override;
   std::optional<bool> hides_typed_line() const override;
   std::optional<bool> program_edits_line() const override;
+  std::optional<bool> set_for_line_editor() const override;
   bool input_state_withheld() const override;
   // From the same answer: the names (comm) the host's /proc gives.
   std::optional<std::string> foreground_program() const override;

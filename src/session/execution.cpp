@@ -397,6 +397,10 @@ std::optional<bool> Execution::program_edits_line() const {
   return channel_ ? channel_->program_edits_line() : std::nullopt;
 }
 
+std::optional<bool> Execution::set_for_line_editor() const {
+  return channel_ ? channel_->set_for_line_editor() : std::nullopt;
+}
+
 bool Execution::input_state_withheld() const {
   return channel_ && !finished() && channel_->input_state_withheld();
 }

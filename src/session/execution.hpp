@@ -206,6 +206,8 @@ class Execution : public std::enable_shared_from_this<Execution> {
   std::optional<bool> hides_typed_line() const;
   // See PtyChannel::program_edits_line.
   std::optional<bool> program_edits_line() const;
+  // See PtyChannel::set_for_line_editor.
+  std::optional<bool> set_for_line_editor() const;
   // See PtyChannel::input_state_withheld.
   bool input_state_withheld() const;
   // The foreground program's name while it runs (local terminals); nullopt

@@ -194,6 +194,12 @@ TEST(RemoteInputReport, TerminalModesComeFromStty) {
   auto readline = read_remote_input_report(report("modes -icanon -echo\n"));
   ASSERT_TRUE(readline.line_modes);
   EXPECT_FALSE(readline.line_modes->hides_typed_line());
+  EXPECT_TRUE(readline.line_modes->set_for_line_editor());  // isig unsaid: on
+  // A terminal left raw: signals off too, so no line editor reads it.
+  auto raw = read_remote_input_report(report("modes -icanon -echo -isig\n"));
+  ASSERT_TRUE(raw.line_modes);
+  EXPECT_EQ(*raw.line_modes, (LineModes{false, false, false}));
+  EXPECT_FALSE(raw.line_modes->set_for_line_editor());
   // No stty on the host, or one that named only one of the two: unknown.
   EXPECT_FALSE(read_remote_input_report(report(asleep)).line_modes);
   EXPECT_FALSE(read_remote_input_report(report("modes -echo\n")).line_modes);

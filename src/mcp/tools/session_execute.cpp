@@ -335,10 +335,12 @@ const char* const kUnmarkedPromptNote =
     "execute(session=) types into it heuristically.";
 
 bool shell_at_unmarked_prompt(const session::Execution& execution) {
-  // readline and zle turn the line discipline and echo off; `read` and
-  // `select` keep the line discipline on (`read -n1` turns it off but echoes).
-  return execution.program_in_foreground() == true && execution.program_edits_line() == true &&
-         execution.echo_enabled() == false;
+  // readline and zle turn the line discipline and echo off and keep signals;
+  // `read` and `select` keep the line discipline on (`read -n1` turns it off
+  // but echoes), unless a program left the terminal raw: then signals are
+  // off too (audit 43: `read` there was called an unmarked prompt, and the
+  // agent's next commands were typed into it).
+  return execution.program_in_foreground() == true && execution.set_for_line_editor() == true;
 }
 
 ToolResult session_refusal(session::Execution& execution, const ToolContext& ctx,
