@@ -27,6 +27,10 @@ export function openXterm(
     fontSize: FONT_SIZE,
     disableStdin: true,
     allowProposedApi: true, // term.unicode, for the program's character widths
+    // xterm.js logs every malformed escape sequence as a console error: a
+    // program printing binary (`cat /dev/urandom`) made thousands a second,
+    // and the page stopped answering for over 10 s at a time (audit 43).
+    logLevel: "off",
   });
   useProgramWidths(term);
   const fit = new FitAddon();
