@@ -15,12 +15,16 @@ namespace {
 // A queue buffer larger than this is released after a catch-up.
 constexpr std::size_t kKeptQueueCapacity = 64 * 1024;
 
-// What catch_up_for() feeds between looks at the clock.
+// What catch_up_for() feeds between looks at the clock: at most this, and
+// less once bytes are known to be slow (16 KiB of DECALN took libvterm
+// 80 ms), down to the smallest slice.
 constexpr std::size_t kSliceBytes = 16 * 1024;
+constexpr std::size_t kMinSliceBytes = 256;
 
-// Below this many bytes a catch-up's duration says too little of the cost
-// per byte (a clock read, a cache miss) to estimate the queue's.
+// A catch-up's duration tells the cost per byte once it fed this many bytes
+// or took this long (below both, a clock read or a cache miss dominates).
 constexpr std::size_t kMinCostSample = 4 * 1024;
+constexpr auto kMinCostTime = std::chrono::milliseconds(1);
 
 std::size_t count_escapes(std::string_view bytes) {
   return static_cast<std::size_t>(std::count(bytes.begin(), bytes.end(), '\x1b'));
@@ -111,13 +115,14 @@ struct ScreenFeeder::Impl {
     const auto started = Clock::now();
     std::size_t done = 0;
     auto elapsed = Clock::duration::zero();
+    const std::size_t slice_bytes = slice_within(budget);
     while (done < queue.size() && (done == 0 || elapsed < budget)) {
-      const std::size_t slice = std::min(kSliceBytes, queue.size() - done);
+      const std::size_t slice = std::min(slice_bytes, queue.size() - done);
       process(std::string_view(queue).substr(done, slice), false);
       done += slice;
       elapsed = Clock::now() - started;
     }
-    if (done >= kMinCostSample) {
+    if (done >= kMinCostSample || elapsed >= kMinCostTime) {
       nanoseconds_per_byte =
           static_cast<double>(
               std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count()) /
@@ -127,6 +132,14 @@ struct ScreenFeeder::Impl {
     if (!cut_short) return clear_queue();
     queue.erase(0, done);
     queued_escapes = count_escapes(queue);
+  }
+
+  // A slice that takes about half of `budget` at the cost last measured.
+  std::size_t slice_within(std::chrono::nanoseconds budget) const {
+    if (nanoseconds_per_byte <= 0) return kSliceBytes;
+    const double fit = static_cast<double>(budget.count()) / 2 / nanoseconds_per_byte;
+    if (fit >= static_cast<double>(kSliceBytes)) return kSliceBytes;
+    return std::max(kMinSliceBytes, static_cast<std::size_t>(fit));
   }
 
   void clear_queue() {
