@@ -269,6 +269,39 @@ TEST(PtyProcess, SigkillEndsProgramThatIgnoresSigterm) {
   EXPECT_EQ(run.exit->signal, SIGKILL);
 }
 
+// `kill -STOP $PPID` stops the supervisor, which then reaped nothing: the
+// channel never ended, whatever was sent.
+TEST(PtyProcess, EndingSignalContinuesAStoppedSupervisor) {
+  PtyRun run;
+  ASSERT_EQ(run.spawn({"sh", "-c", "kill -STOP $PPID; echo stopped-it; exec sleep 600"}), "");
+  ASSERT_TRUE(run.wait_for_output("stopped-it"));
+  run.process->send_signal(SIGTERM);
+  ASSERT_TRUE(run.wait_for_exit());
+  EXPECT_EQ(run.exit->signal, SIGTERM);
+}
+
+// A paused channel reads nothing: the program blocks writing, and once
+// resumed every byte arrives, in order.
+TEST(PtyProcess, PausedOutputHoldsTheProgramAndLosesNothing) {
+  PtyRun run;
+  ASSERT_EQ(run.spawn({"sh", "-c", "echo go; seq 1 200000; echo end"}), "");
+  ASSERT_TRUE(run.wait_for_output("go"));
+  EXPECT_TRUE(run.process->pause_output(true));
+  const std::size_t at_pause = run.output.size();
+  run.run_until([] { return false; }, std::chrono::milliseconds(300));
+  EXPECT_EQ(run.output.size(), at_pause);
+  EXPECT_FALSE(run.exit);  // blocked writing to its terminal
+  run.process->pause_output(false);
+  ASSERT_TRUE(run.wait_for_exit());
+  std::size_t from = run.output.find("go\r\n") + 4;
+  for (int expected = 1; expected <= 200000; ++expected) {
+    const std::string line = std::to_string(expected) + "\r\n";
+    ASSERT_EQ(run.output.compare(from, line.size(), line), 0) << "line " << expected;
+    from += line.size();
+  }
+  EXPECT_EQ(run.output.substr(from), "end\r\n");
+}
+
 TEST(PtyProcess, SigtermEndsAGroupStoppedWithCtrlZ) {
   // ctrl-z stops the program (no job control to resume it); SIGTERM stays
   // pending until it runs again, so stop waited out its grace for SIGKILL.
