@@ -5,6 +5,10 @@
 //    unfinished sequence at the end begin?
 //  - does printable ASCII print as itself (G0 = ASCII shifted in, no insert
 //    mode IRM, no newline mode LNM)? libvterm 0.1 cannot be asked this.
+//  - how many sequences that may rewrite the whole screen (erase in display,
+//    reset, alignment test, index and reverse index, insert and delete
+//    lines, scroll, scroll region, alternate screen) went by: libvterm's
+//    cost for each is the screen's size, not the sequence's.
 //
 // It errs on the safe side: string sequences (OSC, DCS, ...) end only where
 // libvterm certainly ends them, and any CSI ending in c, n or p counts as a
@@ -65,6 +69,7 @@ class EscapeScanner {
   }
 
   bool in_ground() const { return state_ == State::ground; }
+  std::uint64_t screen_wide_sequences() const { return screen_wide_sequences_; }
   std::uint64_t position() const { return position_; }
   // Position of the ESC that began the unfinished sequence (when not ground).
   std::uint64_t sequence_start() const { return sequence_start_; }
@@ -96,13 +101,15 @@ class EscapeScanner {
       return false;
     }
     state_ = State::ground;
+    if (c == 'c' || c == 'D' || c == 'E' || c == 'M')
+      ++screen_wide_sequences_;  // RIS, IND, NEL, RI
     switch (c) {
       case '[':
         state_ = State::csi;
         csi_private_ = false;
         csi_intermediate_ = 0;
         csi_param_ = 0;
-        csi_has_4_ = csi_has_20_ = false;
+        csi_has_4_ = csi_has_20_ = csi_has_alt_screen_ = false;
         break;
       case ']':
       case 'P':
@@ -132,6 +139,7 @@ class EscapeScanner {
     if (c < 0x30) return false;
     state_ = State::ground;
     if (intermediate_ >= '(' && intermediate_ <= '+') g_ascii_[intermediate_ - '('] = (c == 'B');
+    if (intermediate_ == '#' && c == '8') ++screen_wide_sequences_;  // DECALN
     return false;
   }
   bool csi(unsigned char c) {
@@ -148,6 +156,8 @@ class EscapeScanner {
     if (c < 0x40) return csi_intermediate_ = static_cast<char>(c), false;
     end_param();
     state_ = State::ground;
+    if (std::strchr("JLMSTr", c) || ((c == 'h' || c == 'l') && csi_has_alt_screen_))
+      ++screen_wide_sequences_;
     if (c == 'c' || c == 'n' || c == 'p') return true;
     if ((c == 'h' || c == 'l') && !csi_private_ && csi_intermediate_ == 0) {
       if (csi_has_4_) insert_mode_ = (c == 'h');
@@ -158,6 +168,8 @@ class EscapeScanner {
   void end_param() {
     csi_has_4_ |= csi_param_ == 4;
     csi_has_20_ |= csi_param_ == 20;
+    csi_has_alt_screen_ |=
+        csi_private_ && (csi_param_ == 47 || csi_param_ == 1047 || csi_param_ == 1049);
     csi_param_ = 0;
   }
   bool string(unsigned char c) {
@@ -191,7 +203,9 @@ class EscapeScanner {
   int csi_param_ = 0;
   bool csi_has_4_ = false;
   bool csi_has_20_ = false;
+  bool csi_has_alt_screen_ = false;
   int gl_ = 0;
+  std::uint64_t screen_wide_sequences_ = 0;
   bool g_ascii_[4] = {true, true, true, true};
   bool insert_mode_ = false;
   bool newline_mode_ = false;

@@ -26,10 +26,6 @@ constexpr std::size_t kMinSliceBytes = 256;
 constexpr std::size_t kMinCostSample = 4 * 1024;
 constexpr auto kMinCostTime = std::chrono::milliseconds(1);
 
-std::size_t count_escapes(std::string_view bytes) {
-  return static_cast<std::size_t>(std::count(bytes.begin(), bytes.end(), '\x1b'));
-}
-
 // Runs shorter than this are not worth the two screenfuls a skip feeds.
 constexpr std::size_t kMinSkipRun = 64 * 1024;
 
@@ -71,7 +67,8 @@ struct ScreenFeeder::Impl {
   std::size_t scrollback_limit;
   std::size_t catch_up_bytes;
   std::string queue;
-  std::size_t queued_escapes = 0;  // ESC bytes in queue
+  // query_scanner's count of screen-wide sequences at the latest catch-up.
+  std::uint64_t screen_wide_fed = 0;
   // libvterm's cost per queued byte, measured on the latest catch_up_for().
   double nanoseconds_per_byte = 0;
   bool cut_short = false;        // the latest advance_for() left bytes queued
@@ -131,7 +128,6 @@ struct ScreenFeeder::Impl {
     cut_short = done < queue.size();
     if (!cut_short) return clear_queue();
     queue.erase(0, done);
-    queued_escapes = count_escapes(queue);
   }
 
   // A slice that takes about half of `budget` at the cost last measured.
@@ -151,7 +147,6 @@ struct ScreenFeeder::Impl {
     } else {
       queue.clear();
     }
-    queued_escapes = 0;
   }
 
   void process(std::string_view data, bool settle) {
@@ -274,10 +269,12 @@ void ScreenFeeder::on_output(std::string_view bytes) {
     bytes.remove_prefix(impl.continue_skip(bytes));
   }
   impl.queue.append(bytes);
-  impl.queued_escapes += count_escapes(bytes);
   // A query is answered once fed, and a budget cut short leaves it queued:
   // cut_short() tells the owner to go on.
-  if (query || impl.queue.size() >= impl.catch_up_bytes || impl.queued_escapes >= kCatchUpEscapes) {
+  const std::uint64_t screen_wide = impl.query_scanner.screen_wide_sequences();
+  if (query || impl.queue.size() >= impl.catch_up_bytes ||
+      screen_wide - impl.screen_wide_fed >= kCatchUpScreenWide) {
+    impl.screen_wide_fed = screen_wide;
     impl.advance_for(kCatchUpBudget);
   }
 }
@@ -298,7 +295,6 @@ bool ScreenFeeder::finish() {
     return false;
   }
   std::string().swap(impl.queue);
-  impl.queued_escapes = 0;
   impl.query_scanner = EscapeScanner();
   impl.stream_scanner = EscapeScanner();
   return true;

@@ -36,12 +36,12 @@
 // alt-screen switch (`\e[2J`, `\ec`, `\e[?1049h`) rewrites every cell, so a
 // megabyte of them took it 4-8 s, all that time on the one event loop. So a
 // catch-up that output itself starts feeds the queue in slices for at most
-// kCatchUpBudget, leaving the rest queued, and it starts once kCatchUpEscapes
-// escape sequences wait as well as at catch_up_bytes, so the cost is
-// measured early. lagging() says when the queue would take longer than
-// kMaxLag to catch up at the rate measured: the execution then stops reading
-// the program's output until it has caught up (a slow terminal slows the
-// program that writes to it, as a real one does).
+// kCatchUpBudget, leaving the rest queued, and it starts once
+// kCatchUpScreenWide such sequences have come as well as at catch_up_bytes,
+// so their cost is measured early. lagging() says when the queue would take
+// longer than kMaxLag to catch up at the rate measured: the execution then
+// stops reading the program's output until it has caught up (a slow
+// terminal slows the program that writes to it, as a real one does).
 //
 // The Screen itself is made on first use (a byte that may hold a query, a
 // catch-up, screen()): most executions print a little plain text that nobody
@@ -110,9 +110,12 @@ class ScreenFeeder {
 
   // Queued bytes that trigger a catch-up on their own (by default).
   static constexpr std::size_t kCatchUpBytes = 1 << 20;
-  // Escape sequences queued that trigger a catch-up on their own: 1024
-  // full-screen clears at 120x40 cost libvterm about 15 ms.
-  static constexpr std::size_t kCatchUpEscapes = 1024;
+  // Sequences that may rewrite the whole screen (EscapeScanner) that
+  // trigger a catch-up on their own: 256 full-screen clears at 120x40 cost
+  // libvterm about 4 ms. Colours and cursor moves do not count: output full
+  // of them, nobody looking, makes no screen (a screen kept per retained
+  // execution cost ~240 KB).
+  static constexpr std::uint64_t kCatchUpScreenWide = 256;
   // How long a catch-up that output starts may feed libvterm at a time.
   static constexpr std::chrono::milliseconds kCatchUpBudget{10};
   // The queue's estimated cost above which lagging() is true.

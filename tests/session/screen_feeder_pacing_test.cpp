@@ -35,15 +35,24 @@ TEST(ScreenFeederPacing, ClearFloodIsCutShortAndLagging) {
   EXPECT_TRUE(feeder.behind());
 }
 
-// Escape sequences start a catch-up long before catch_up_bytes, so a slow
-// kind is measured while the queue is still small.
-TEST(ScreenFeederPacing, ManyEscapesStartACatchUp) {
-  ScreenFeeder feeder(k120x40);
-  feeder.on_output(repeated("\x1b[m", 3 * (ScreenFeeder::kCatchUpEscapes - 1)));
-  EXPECT_TRUE(feeder.behind());
-  feeder.on_output("\x1b[m");
-  EXPECT_FALSE(feeder.behind());
-  EXPECT_FALSE(feeder.cut_short());
+// Sequences that may rewrite the whole screen start a catch-up long before
+// catch_up_bytes, so a slow kind is measured while the queue is still
+// small; colours and cursor moves do not (output full of them, nobody
+// looking, makes no screen).
+TEST(ScreenFeederPacing, ScreenWideSequencesStartACatchUp) {
+  ScreenFeeder coloured(k120x40);
+  coloured.on_output(repeated("\x1b[31mred\x1b[m\x1b[K\x1b[1;1H\r\n", 64 * 1024));
+  EXPECT_TRUE(coloured.behind());
+  EXPECT_FALSE(coloured.has_screen());
+
+  ScreenFeeder cleared(k120x40);
+  const auto wide = static_cast<std::size_t>(ScreenFeeder::kCatchUpScreenWide);
+  cleared.on_output(repeated("\x1b[2J", 4 * (wide - 1)));
+  EXPECT_TRUE(cleared.behind());
+  EXPECT_FALSE(cleared.has_screen());
+  cleared.on_output("\x1b[?1049h");
+  EXPECT_FALSE(cleared.behind());
+  EXPECT_FALSE(cleared.cut_short());
 }
 
 // Plain text costs libvterm little (the simulator takes floods): a flood of
