@@ -2,9 +2,10 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <cstring>  // sigabbrev_np
 #include <string_view>
+
+#include "base/ascii_case.hpp"
 
 namespace agentty::mcp {
 
@@ -137,15 +138,10 @@ bool is_digit(char c) {
   return c >= '0' && c <= '9';
 }
 
-std::string lowercase(std::string text) {
-  for (auto& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return text;
-}
-
 // A key as other tools write it (Ctrl+C, CTRL_C, ^C, tmux's C-c, Escape,
 // Return, PgUp) in agentty's spelling, which may or may not be allowed.
 std::string key_spelling(const std::string& key) {
-  std::string name = lowercase(key);
+  std::string name = ascii_lowercase(key);
   std::replace_if(
       name.begin(), name.end(), [](char c) { return c == '+' || c == '_' || c == ' '; }, '-');
   if (name.size() == 2 && name[0] == '^') name = "ctrl-" + name.substr(1);
@@ -177,8 +173,7 @@ std::string key_spelling(const std::string& key) {
 
 // A signal as `kill` takes it (TERM, sigterm, 15) in agentty's spelling.
 std::string signal_spelling(const std::string& signal) {
-  std::string name = signal;
-  for (auto& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  std::string name = ascii_uppercase(signal);
   if (!name.empty() && name.size() < 3 && std::all_of(name.begin(), name.end(), is_digit)) {
     const char* abbreviation = ::sigabbrev_np(std::stoi(name));
     if (!abbreviation) return name;

@@ -13,11 +13,11 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "base/ascii_case.hpp"
 #include "base/log.hpp"
 #include "pty/ssh_channel.hpp"
 
@@ -70,10 +70,7 @@ bool config_binds_address(const std::string& path) {
   if (!in) return false;
   std::stringstream text;
   text << in.rdbuf();
-  std::string lower = text.str();
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return std::tolower(c); });
-  return lower.find("bindaddress") != std::string::npos;
+  return ascii_lowercase(text.str()).find("bindaddress") != std::string::npos;
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
 #include "web/request_guard.hpp"
 
 #include <algorithm>
-#include <cctype>
 
+#include "base/ascii_case.hpp"
 #include "base/random_id.hpp"
 #include "web/wire_protocol.hpp"
 
@@ -10,13 +10,6 @@ namespace agentty::web {
 namespace http = boost::beast::http;
 
 namespace {
-
-std::string lowercase(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
 
 std::string_view trim(std::string_view text) {
   while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
@@ -53,11 +46,11 @@ RequestGuard::RequestGuard(std::string secret, std::uint16_t port, std::string l
                            SecretCompare compare)
     : secret_(std::move(secret)),
       port_(port),
-      listen_host_(lowercase(listen_host)),
+      listen_host_(ascii_lowercase(listen_host)),
       compare_(compare ? std::move(compare) : SecretCompare(&secure_equals)) {}
 
 bool RequestGuard::host_allowed(std::string_view host) const {
-  auto name = lowercase(trim(host));
+  auto name = ascii_lowercase(trim(host));
   for (std::string_view loopback : {"127.0.0.1", "localhost", "::1"}) {
     if (name == host_with_port(loopback, port_)) return true;
   }
@@ -65,7 +58,7 @@ bool RequestGuard::host_allowed(std::string_view host) const {
 }
 
 bool RequestGuard::origin_allowed(std::string_view origin, std::string_view host) const {
-  return lowercase(trim(origin)) == "http://" + lowercase(trim(host));
+  return ascii_lowercase(trim(origin)) == "http://" + ascii_lowercase(trim(host));
 }
 
 std::optional<GuardRefusal> RequestGuard::check_site(const HttpRequest& request) const {
@@ -98,7 +91,8 @@ std::optional<std::string> RequestGuard::offered_secret(const HttpRequest& reque
   if (auto it = request.find(http::field::authorization); it != request.end()) {
     auto value = trim(it->value());
     constexpr std::string_view kBearer = "Bearer ";
-    if (value.size() > kBearer.size() && lowercase(value.substr(0, kBearer.size())) == "bearer ") {
+    if (value.size() > kBearer.size() &&
+        ascii_lowercase(value.substr(0, kBearer.size())) == "bearer ") {
       return std::string(trim(value.substr(kBearer.size())));
     }
   }
