@@ -109,15 +109,22 @@ class PtyChannel {
   virtual bool resume_foreground() { return false; }
   // Whether the terminal echoes input (false at a password prompt); nullopt if unknown.
   virtual std::optional<bool> echo_enabled() const = 0;
+  // The terminal's line modes now; nullopt if unknown (ended, during a
+  // login, or not known yet on a host).
+  virtual std::optional<LineModes> line_modes() const { return std::nullopt; }
   // Whether the terminal reads a line without echoing it, as at a password
   // prompt (LineModes::hides_typed_line); nullopt if unknown.
-  virtual std::optional<bool> hides_typed_line() const { return std::nullopt; }
+  std::optional<bool> hides_typed_line() const { return line_mode(&LineModes::hides_typed_line); }
   // Whether the program edits the typed line itself, the terminal's line
   // discipline off (LineModes::program_edits_line); nullopt if unknown.
-  virtual std::optional<bool> program_edits_line() const { return std::nullopt; }
+  std::optional<bool> program_edits_line() const {
+    return line_mode(&LineModes::program_edits_line);
+  }
   // Whether the terminal is set as a line editor sets it
   // (LineModes::set_for_line_editor); nullopt if unknown.
-  virtual std::optional<bool> set_for_line_editor() const { return std::nullopt; }
+  std::optional<bool> set_for_line_editor() const {
+    return line_mode(&LineModes::set_for_line_editor);
+  }
   // input_state() is unknown although the backend looked: the program is
   // not its to see (another user's, as su, sudo and passwd are at a
   // password prompt). false where it could not look at all, or has not.
@@ -152,6 +159,12 @@ class PtyChannel {
   // A pause does not hold back the end: the drain after the program's exit
   // reads what is left.
   virtual bool pause_output(bool /*paused*/) { return false; }
+
+ private:
+  std::optional<bool> line_mode(bool (LineModes::*mode)() const) const {
+    auto modes = line_modes();
+    return modes ? std::optional<bool>(((*modes).*mode)()) : std::nullopt;
+  }
 };
 
 }  // namespace agentty::pty

@@ -41,14 +41,6 @@ constexpr int kReapGraceMs = 2000;
 bool is_aborted(const boost::system::error_code& ec) {
   return ec == boost::asio::error::operation_aborted;
 }
-
-// One of the terminal's line modes, as `get` takes it from them, read now;
-// nullopt once the terminal is gone or cannot be read.
-std::optional<bool> line_mode(bool finished, int master_fd, bool (*get)(const LineModes&)) {
-  if (finished) return std::nullopt;
-  auto modes = probe_line_modes(master_fd);
-  return modes ? std::optional<bool>(get(*modes)) : std::nullopt;
-}
 }  // namespace
 
 struct PtyProcess::Impl : std::enable_shared_from_this<Impl> {
@@ -413,24 +405,14 @@ bool PtyProcess::resume_foreground() {
   return group && continue_stopped_members(impl_->supervisor_, *group) > 0;
 }
 
+std::optional<LineModes> PtyProcess::line_modes() const {
+  if (impl_->finished_) return std::nullopt;
+  return probe_line_modes(impl_->master_.native_handle());
+}
+
 std::optional<bool> PtyProcess::echo_enabled() const {
-  return line_mode(impl_->finished_, impl_->master_.native_handle(),
-                   [](const LineModes& modes) { return modes.echo; });
-}
-
-std::optional<bool> PtyProcess::hides_typed_line() const {
-  return line_mode(impl_->finished_, impl_->master_.native_handle(),
-                   [](const LineModes& modes) { return modes.hides_typed_line(); });
-}
-
-std::optional<bool> PtyProcess::program_edits_line() const {
-  return line_mode(impl_->finished_, impl_->master_.native_handle(),
-                   [](const LineModes& modes) { return modes.program_edits_line(); });
-}
-
-std::optional<bool> PtyProcess::set_for_line_editor() const {
-  return line_mode(impl_->finished_, impl_->master_.native_handle(),
-                   [](const LineModes& modes) { return modes.set_for_line_editor(); });
+  auto modes = line_modes();
+  return modes ? std::optional<bool>(modes->echo) : std::nullopt;
 }
 
 std::vector<std::string> PtyProcess::left_running() const {

@@ -82,9 +82,7 @@ class PtyProcess final : public PtyChannel {
   InputState input_state() const override;
   bool resume_foreground() override;
   std::optional<bool> echo_enabled() const override;
-  std::optional<bool> hides_typed_line() const override;
-  std::optional<bool> program_edits_line() const override;
-  std::optional<bool> set_for_line_editor() const override;
+  std::optional<LineModes> line_modes() const override;
   std::vector<std::string> left_running() const override;
   std::optional<std::string> foreground_program() const override;
   std::optional<std::string> reading_program() const override;

@@ -171,13 +171,12 @@ std::vector<std::string> SshChannel::refused_env() const {
 std::optional<bool> SshChannel::echo_enabled() const {
   // During a login everything typed is an answer: hidden unless the prompt echoes.
   if (state_->awaiting_login) return state_->login.active() && state_->login.echo();
-  auto modes = state_->finished ? std::nullopt : probe_->line_modes();
+  auto modes = line_modes();
   return modes ? std::optional<bool>(modes->echo) : std::nullopt;
 }
-std::optional<bool> SshChannel::hides_typed_line() const {
+std::optional<LineModes> SshChannel::line_modes() const {
   if (state_->awaiting_login || state_->finished) return std::nullopt;
-  auto modes = probe_->line_modes();
-  return modes ? std::optional<bool>(modes->hides_typed_line()) : std::nullopt;
+  return probe_->line_modes();
 }
 std::optional<std::string> SshChannel::foreground_program() const {
   if (state_->awaiting_login || state_->finished) return std::nullopt;
@@ -190,16 +189,6 @@ std::optional<std::string> SshChannel::reading_program() const {
 std::optional<bool> SshChannel::program_in_foreground() const {
   if (state_->awaiting_login || state_->finished) return std::nullopt;
   return probe_->leader_in_foreground();
-}
-std::optional<bool> SshChannel::program_edits_line() const {
-  if (state_->awaiting_login || state_->finished) return std::nullopt;
-  auto modes = probe_->line_modes();
-  return modes ? std::optional<bool>(modes->program_edits_line()) : std::nullopt;
-}
-std::optional<bool> SshChannel::set_for_line_editor() const {
-  if (state_->awaiting_login || state_->finished) return std::nullopt;
-  auto modes = probe_->line_modes();
-  return modes ? std::optional<bool>(modes->set_for_line_editor()) : std::nullopt;
 }
 bool SshChannel::input_state_withheld() const {
   return !state_->awaiting_login && !state_->finished && probe_->withheld();

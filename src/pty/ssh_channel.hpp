@@ -87,9 +87,7 @@ class SshChannel final : public PtyChannel {
   // asked with input_state()); nullopt until there is one. During a login:
   // the login prompt's echo.
   std::optional<bool> echo_enabled() const override;
-  std::optional<bool> hides_typed_line() const override;
-  std::optional<bool> program_edits_line() const override;
-  std::optional<bool> set_for_line_editor() const override;
+  std::optional<LineModes> line_modes() const override;
   bool input_state_withheld() const override;
   // From the same answer: the names (comm) the host's /proc gives.
   std::optional<std::string> foreground_program() const override;
