@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <csignal>
 
+#include "mcp/tools/labels.hpp"
 #include "pty/exit_status.hpp"
 #include "pty/ssh_target.hpp"
 #include "session/policy.hpp"
@@ -137,8 +138,12 @@ std::optional<std::string> ssh_options_problem(const json& args) {
 
 Expected<void> fill_start_spec(const ToolContext& ctx, const json& args,
                                session::ExecutionSpec& spec) {
-  spec.purpose = args.value("purpose", "");
-  spec.name = args.value("name", "");
+  auto purpose = label_argument(args, "purpose", LabelLines::many);
+  if (!purpose) return make_error(purpose.error());
+  auto name = label_argument(args, "name", LabelLines::one);
+  if (!name) return make_error(name.error());
+  spec.purpose = std::move(purpose.value());
+  spec.name = std::move(name.value());
   spec.host = args.value("host", "");
   spec.ssh_user = args.value("user", "");
   spec.ssh_port = args.value("port", 0);
