@@ -60,7 +60,6 @@ void WebContext::start() {
       registry_.add_observer([weak = weak_from_this()](session::Execution& execution) {
         if (auto self = weak.lock()) self->on_execution_changed(execution);
       });
-  arm_tick();
 }
 
 void WebContext::stop() {
@@ -119,11 +118,13 @@ std::shared_ptr<ExecutionFeed> WebContext::feed_for(
   if (auto feed = slot.lock()) return feed;
   auto feed = std::make_shared<ExecutionFeed>(io_, execution, options_);
   slot = feed;
+  arm_tick();
   return feed;
 }
 
 void WebContext::add_dashboard(const std::shared_ptr<DashboardViewer>& dashboard) {
   dashboards_[dashboard.get()] = dashboard;
+  arm_tick();
 }
 
 void WebContext::remove_dashboard(DashboardViewer* dashboard) {
@@ -197,12 +198,17 @@ void WebContext::push_dashboards(bool only_if_changed) {
 }
 
 void WebContext::arm_tick() {
+  if (tick_armed_ || stopped_) return;
+  tick_armed_ = true;
   tick_timer_.expires_after(kTickInterval);
   tick_timer_.async_wait([weak = weak_from_this()](boost::system::error_code ec) {
     auto self = weak.lock();
-    if (ec || !self || self->stopped_) return;
+    if (!self) return;
+    self->tick_armed_ = false;
+    if (ec || self->stopped_) return;
     self->on_tick();
-    self->arm_tick();
+    // Viewers that went away leave expired feeds, dropped by on_tick.
+    if (!self->feeds_.empty() || !self->dashboards_.empty()) self->arm_tick();
   });
 }
 

@@ -6,7 +6,8 @@
 // so a handler that completes after stop() still finds it. Registry observer
 // callbacks and a one-second tick (waiting_for_input and idle time change
 // without a registry event) push state to viewers and dashboards; the tick
-// also closes the viewers of records the registry removed. A dashboard's
+// also closes the viewers of records the registry removed. It runs only
+// while someone watches: an idle server does not wake up. A dashboard's
 // list holds every record, so it is sent at most every 100 ms (longer when
 // making it takes long), not at every change: at two per execute, a
 // dashboard left open made each execute cost time in proportion to the
@@ -41,7 +42,7 @@ class WebContext : public std::enable_shared_from_this<WebContext> {
   WebContext(const WebContext&) = delete;
   WebContext& operator=(const WebContext&) = delete;
 
-  // Subscribes to the registry and starts the tick; stop() undoes both and
+  // Subscribes to the registry; stop() undoes it, stops the tick and
   // closes every connection.
   void start();
   void stop();
@@ -103,6 +104,7 @@ class WebContext : public std::enable_shared_from_this<WebContext> {
   int observer_token_ = 0;
   bool stopped_ = false;
   bool dashboard_push_armed_ = false;
+  bool tick_armed_ = false;
   std::chrono::steady_clock::time_point next_dashboard_push_;  // not sooner than this
   std::size_t refusing_ = 0;                                   // connections being answered 503
   std::string last_dashboard_view_;
