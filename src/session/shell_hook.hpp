@@ -6,7 +6,7 @@
 //   ESC ] 133 ; D ; STATUS ; p=PID ; w=DIR ; n=NONCE BEL
 //                                        the command ended with STATUS, in the
 //                                        shell PID, now in DIR (percent-encoded;
-//                                        bash and zsh; sh: no p, no w)
+//                                        bash and zsh; sh: no w, and k=sh)
 //   ESC ] 133 ; E ; TEXT ; n=NONCE BEL   the command line (zsh only; TEXT is
 //                                        percent-encoded: %, ;, and C0 bytes)
 // The nonce is a per-session random string kept in an unexported shell
@@ -60,10 +60,11 @@ inline constexpr char kPromptLinesMark = 'L';
 // The hook's variable whose length is that count.
 inline constexpr std::string_view kPromptLinesVar = "__atk";
 
-// For rearm in an sh session whose own shell is in the foreground: the line
-// that puts its marked PS1 back (from the startup file under `dir`) unless
-// PS1 still has it. (bash and zsh read hook_line.)
-std::string sh_rearm_line(std::string_view nonce, const std::filesystem::path& dir);
+// For rearm when the foreground shell is sh (dash): the line that gives its
+// PS1 the marks unless it still has them; the session's own sh after its PS1
+// was reset, or an sh started in (or exec'ed by) a bash or zsh session.
+// (bash and zsh read hook_line; dash refuses it as a syntax error.)
+std::string sh_rearm_line(std::string_view nonce);
 
 // What to run and which variables to set for a shell whose startup files were
 // written under `dir`; `files` removes them once nobody holds it.

@@ -152,7 +152,7 @@ ShellIntegration::ShellIntegration(ShellKind kind, std::string nonce)
     : kind_(kind), nonce_(nonce), parser_(std::move(nonce)) {}
 
 void ShellIntegration::on_output(std::string_view bytes, std::uint64_t start_seq) {
-  if (kind_ == ShellKind::sh) sh_track_echo(bytes, start_seq);
+  if (sh_marks()) sh_track_echo(bytes, start_seq);
   marks_.clear();
   parser_.feed(bytes, start_seq, marks_);
   std::uint64_t pos = start_seq;
@@ -289,19 +289,25 @@ void ShellIntegration::on_prompt_start(const ShellMark& mark) {
 // Which shell of the stack printed a D mark, adding it when it is new.
 std::size_t ShellIntegration::shell_of(const ShellMark& mark) {
   std::string key;
+  bool ps1_marks = false;
   for (const auto& field : mark.fields) {
     if (field.starts_with("p=")) key = field.substr(2);
     if (field.starts_with("w=")) shell_cwd_ = percent_decode(std::string_view(field).substr(2));
+    if (field == "k=sh") ps1_marks = true;
   }
-  for (std::size_t i = shells_.size(); i-- > 0;) {
-    if (shells_[i].key == key) return i;
+  auto same = std::find_if(shells_.rbegin(), shells_.rend(),
+                           [&](const ShellLevel& shell) { return shell.key == key; });
+  if (same == shells_.rend()) {
+    if (!shells_.back().key) {  // the shell on top had not printed a D yet: this is it
+      shells_.back().key = key;
+    } else {  // a new shell inside the foreground one (its running command started it)
+      shells_.push_back(ShellLevel{key, std::nullopt});
+    }
+    same = shells_.rbegin();
   }
-  if (!shells_.back().key) {  // the shell on top had not printed a D yet: this is it
-    shells_.back().key = key;
-  } else {  // a new shell inside the foreground one (its running command started it)
-    shells_.push_back(ShellLevel{key, std::nullopt});
-  }
-  return shells_.size() - 1;
+  // Asked each time: the same pid may run another shell since (exec zsh, exec sh).
+  same->ps1_marks = ps1_marks;
+  return static_cast<std::size_t>(shells_.rend() - same) - 1;
 }
 
 void ShellIntegration::on_command_end(const ShellMark& mark) {
@@ -350,7 +356,7 @@ std::uint64_t ShellIntegration::submit_agent_command(std::string text, std::uint
   command.by_agent = true;
   command.heuristic = heuristic;
   command.submitted_seq = seq;
-  if (kind_ == ShellKind::sh) {
+  if (sh_marks()) {
     sh_echo_lines_left_ = 1 + static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
   }
   command.text = std::move(text);
@@ -361,6 +367,12 @@ std::uint64_t ShellIntegration::submit_agent_command(std::string text, std::uint
 
 void ShellIntegration::abandon_pending(std::uint64_t id) {
   if (pending_agent_ == id) pending_agent_.reset();
+}
+
+bool ShellIntegration::sh_marks() const {
+  const auto& top = shells_.back();
+  if (top.key) return top.ps1_marks;
+  return shells_.size() == 1 && kind_ == ShellKind::sh;
 }
 
 ShellCommand* ShellIntegration::find_mutable(std::uint64_t id) {

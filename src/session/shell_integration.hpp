@@ -110,6 +110,13 @@ class ShellIntegration {
   void on_exit();
 
   ShellKind kind() const { return kind_; }
+  // The foreground shell's marks come from its PS1 alone (sh, dash): no C
+  // mark, so a command's output starts after the echo of its typed line and
+  // boundaries are heuristic. Told by its newest D mark (sh's say k=), so
+  // it follows the shell: an sh session after `exec
+  // zsh` and rearm is exact; a dash started in (or exec'ed by) a bash or
+  // zsh session and rearmed is heuristic. Before any D: the session's kind.
+  bool sh_marks() const;
   const std::string& nonce() const { return nonce_; }
   bool prompt_ready() const { return prompt_ready_ && !running(); }
   // The working directory the newest D mark reported: that of the innermost
@@ -172,6 +179,8 @@ class ShellIntegration {
   struct ShellLevel {
     std::optional<std::string> key;
     std::optional<std::uint64_t> command;  // running; below the top: started the shell above
+    // Its newest D mark said k=sh: sh's marks, from PS1 (see sh_marks).
+    bool ps1_marks = false;
   };
   std::optional<std::uint64_t>& running() { return shells_.back().command; }
   const std::optional<std::uint64_t>& running() const { return shells_.back().command; }

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 namespace agentty::session {
@@ -40,6 +41,31 @@ TEST(ShellHook, AShellWithoutBashOrZshSyntaxRefusesTheLine) {
   // dash: the session then says the login shell is neither (see open).
   if (!std::filesystem::exists("/usr/bin/dash")) GTEST_SKIP() << "dash is not installed";
   EXPECT_NE(parse_status("dash", hook_line("n0nce")), 0);
+}
+
+// rearm types this into sh (dash): into an sh session's own shell, and into
+// a dash started in or exec'ed by a bash or zsh session (where the bash/zsh
+// line is a syntax error). It must give PS1 sh's marks, $? unexpanded.
+TEST(ShellHook, TheShRearmLineGivesDashAMarkedPrompt) {
+  if (!std::filesystem::exists("/usr/bin/dash")) GTEST_SKIP() << "dash is not installed";
+  const std::string line = sh_rearm_line("n0nce");
+  EXPECT_EQ(line.find('\n'), std::string::npos) << "typed at a prompt: one line";
+  EXPECT_EQ(line.find('\x1b'), std::string::npos) << "no control bytes in its echo";
+  EXPECT_EQ(parse_status("dash", line), 0);
+  const auto base =
+      std::filesystem::temp_directory_path() / ("agentty-sh-rearm-" + std::to_string(::getpid()));
+  const auto script = base.string() + ".sh";
+  const auto out = base.string() + ".out";
+  std::ofstream(script) << "PS1='my$ '\n" << line << "\nprintf %s \"$PS1\" > " << out << "\n";
+  ASSERT_EQ(std::system(("/usr/bin/dash " + script + " 2>/dev/null").c_str()), 0) << line;
+  std::ifstream file(out);
+  const std::string ps1((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  std::filesystem::remove(script);
+  std::filesystem::remove(out);
+  EXPECT_NE(ps1.find("\x1b]133;D;$?;p="), std::string::npos) << ps1;
+  EXPECT_NE(ps1.find(";k=sh;n=n0nce\a\x1b]133;A;n=n0nce\amy$ \x1b]133;B;n=n0nce\a"),
+            std::string::npos)
+      << ps1;
 }
 
 }  // namespace

@@ -406,17 +406,49 @@ TEST(ShellIntegration, ShDetectsOutputAfterTheEchoedLine) {
     shell.on_output(bytes, seq);
     seq += bytes.size();
   };
-  out(mark("D;0") + mark("A") + "$ " + mark("B"));
+  out(mark("D;0;p=7;k=sh") + mark("A") + "$ " + mark("B"));
   EXPECT_TRUE(shell.prompt_ready());
   auto id = shell.submit_agent_command("echo s; false", seq, false);
   std::string echo = "echo s; false\r\n";
   out(echo);
   std::uint64_t begin = seq;
-  out("s\r\n" + mark("D;1") + mark("A") + "$ " + mark("B"));
+  out("s\r\n" + mark("D;1;p=7;k=sh") + mark("A") + "$ " + mark("B"));
   const auto* command = shell.find(id);
   ASSERT_TRUE(command && command->ended());
   EXPECT_EQ(*command->exit_code, 1);
   EXPECT_EQ(command->output_begin, begin);
+}
+
+// Which shell marks the prompt decides, not the kind the session was opened
+// with: an sh session whose shell ran `exec zsh` (same pid) and was rearmed
+// has exact boundaries (the agent's line was typed as sh's `eval '...'` and
+// its output taken from the echo, the answer said heuristic); a dash started
+// in a zsh or bash session and rearmed has sh's PS1 marks and no C mark.
+TEST(ShellIntegration, ShMarksFollowTheShellThatPrintsThem) {
+  ShellIntegration sh(ShellKind::sh, kNonce);
+  EXPECT_TRUE(sh.sh_marks()) << "before the first prompt: the session's kind";
+  sh.on_output(mark("D;0;p=7;k=sh") + mark("A") + "$ " + mark("B"), 1);
+  EXPECT_TRUE(sh.sh_marks());
+  sh.on_output(mark("D;0;p=7;w=/tmp") + mark("A") + "% " + mark("B"), 100);
+  EXPECT_FALSE(sh.sh_marks()) << "exec zsh, then rearm: the hook's marks";
+  EXPECT_EQ(sh.shell_depth(), 1U);
+
+  Feeder zsh;
+  zsh.out(mark("D;0;p=9;w=/") + mark("A") + "% " + mark("B"));
+  EXPECT_FALSE(zsh.shell.sh_marks());
+  zsh.shell.submit_agent_command("sh", zsh.seq, false);
+  zsh.out("sh\r\n" + mark("E;sh") + mark("C") + "$ ");
+  zsh.out(mark("D;0;p=12;k=sh") + mark("A") + "$ " + mark("B"));
+  EXPECT_TRUE(zsh.shell.sh_marks()) << "a rearmed dash inside";
+  auto id = zsh.shell.submit_agent_command("echo in", zsh.seq, false);
+  zsh.out("echo in\r\n");
+  const auto begin = zsh.seq;
+  zsh.out("in\r\n" + mark("D;0;p=12;k=sh") + mark("A") + "$ " + mark("B"));
+  const auto* command = zsh.shell.find(id);
+  ASSERT_TRUE(command && command->ended());
+  EXPECT_EQ(command->output_begin, begin) << "output starts after the echo";
+  zsh.out(mark("D;0;p=9;w=/") + mark("A") + "% " + mark("B"));
+  EXPECT_FALSE(zsh.shell.sh_marks()) << "back in zsh";
 }
 
 }  // namespace

@@ -40,4 +40,8 @@ bool may_be_nested_shell(const std::optional<std::string>& program) {
   return std::find(std::begin(kShellLike), std::end(kShellLike), *program) != std::end(kShellLike);
 }
 
+bool is_plain_sh(const std::optional<std::string>& program) {
+  return program == "sh" || program == "dash" || program == "ash";
+}
+
 }  // namespace agentty::mcp::tools

@@ -17,5 +17,8 @@ std::optional<std::string> key_reader(const session::Execution& execution);
 // Whether `program` (unknown: nullopt) may be a shell of its own or lead
 // into one.
 bool may_be_nested_shell(const std::optional<std::string>& program);
+// Whether `program` is a POSIX sh without prompt hooks (dash, ash), whose
+// marks can only live in its PS1.
+bool is_plain_sh(const std::optional<std::string>& program);
 
 }  // namespace agentty::mcp::tools

@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <regex>
 
-#include "base/proc_stat.hpp"
+#include "mcp/tools/foreground_program.hpp"
 #include "pty/ssh_target.hpp"
 #include "session/execution.hpp"
 #include "session/shell_integration.hpp"
@@ -174,17 +174,13 @@ bool type_hook(session::Execution& execution) {
 }
 
 Expected<void> retype_hook(session::Execution& execution) {
-  // An sh session's own shell in the foreground (its PS1 was reset) gets
-  // its marked PS1 back; anything else (bash, zsh, a shell started inside)
-  // reads the bash/zsh hook line.
+  // sh (dash) has no prompt hooks and refuses the bash/zsh line as a syntax
+  // error: it gets marks in its PS1 (the session's own sh after its PS1 was
+  // reset, or `sh` started in or exec'ed by a bash or zsh session). Anything
+  // else (bash, zsh, a shell `exec`ed by an sh session) reads the hook line.
   auto* shell = execution.shell();
-  const auto& files = execution.spec().startup_files;
-  auto pid = execution.process_id();
-  if (shell != nullptr && shell->kind() == session::ShellKind::sh && files && pid) {
-    auto stat = read_proc_stat(*pid);
-    if (stat && stat->tpgid == *pid)
-      return type_line(execution, session::sh_rearm_line(shell->nonce(), files->path()));
-  }
+  if (shell != nullptr && is_plain_sh(execution.foreground_program()))
+    return type_line(execution, session::sh_rearm_line(shell->nonce()));
   return type_hook_line(execution, "");
 }
 

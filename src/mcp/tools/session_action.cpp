@@ -67,7 +67,8 @@ void describe_action(json& result, const ShellIntegration& shell, const std::str
     result["message"] = armed ? "The prompt hook is installed in the foreground shell; "
                                 "execute(session=) has exact boundaries again."
                               : "The hook's line brought back no end mark: the foreground program "
-                                "may not be bash (rearm types bash's hook; output shows what it "
+                                "may be no shell agentty knows (rearm types the bash/zsh hook, "
+                                "or sh's marked PS1 into sh and dash; output shows what it "
                                 "answered). execute(session=) boundaries stay as they were.";
   } else {
     result["message"] = shell.prompt_ready() || end == WaitEnd::condition

@@ -54,7 +54,7 @@ std::string typed_bytes(session::Execution& execution, ShellIntegration& shell,
                         const std::string& text, bool heuristic) {
   std::string clear = heuristic ? "" : "\x15";
   bool multi = text.find_first_of("\n\t") != std::string::npos;
-  if (shell.kind() == session::ShellKind::sh) {
+  if (shell.sh_marks()) {
     if (!multi) return clear + text + "\r";
     std::string quoted = "eval '";
     for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
@@ -85,7 +85,7 @@ std::string how_shell_ended(const session::Execution& execution) {
 // its C mark (PS0, zsh's preexec) before anything it runs, `exit` included.
 bool never_started(session::Execution& execution, const session::ShellCommand& command) {
   return execution.finished() && command.by_agent && !command.heuristic && !command.ended() &&
-         command.c_mark_seq == 0 && execution.shell()->kind() != session::ShellKind::sh;
+         command.c_mark_seq == 0 && !execution.shell()->sh_marks();
 }
 
 // The command a heuristic line was typed into, once it ended and the shell
@@ -379,7 +379,7 @@ json session_fields(session::Execution& execution, bool command_exit) {
   if (!shell) return json::object();
   // An ended shell runs nothing, whatever its last marks said (`exit` has no D mark).
   bool running = shell->command_running() && !execution.finished();
-  bool heuristic = shell->kind() == session::ShellKind::sh ||
+  bool heuristic = shell->sh_marks() ||
                    (running && execution.waiting_for_input() && !shell_itself_reads(execution));
   json out = {{"boundaries", heuristic ? "heuristic" : "exact"},
               {"command_running", running},
@@ -472,7 +472,7 @@ boost::asio::awaitable<ToolResult> execute_in_session(ToolContext& ctx, const js
     result = merged(result, command_output(*execution, *command, request));
     result["status"] = "completed";
     result["exit_code"] = *command->exit_code;
-    result["boundaries"] = shell->kind() == session::ShellKind::sh ? "heuristic" : "exact";
+    result["boundaries"] = shell->sh_marks() ? "heuristic" : "exact";
   } else if (command && never_started(*execution, *command)) {
     // A shell killed just before the line was typed: its exit is not the line's.
     shell->abandon_pending(command_id);
