@@ -259,6 +259,7 @@ void ShellIntegration::on_command_start(std::uint64_t c_mark_seq, std::uint64_t 
   }
   command->c_mark_seq = c_mark_seq;
   command->output_begin = output_begin;
+  command->zsh = e_text_.has_value();
   running() = command->id;
   prompt_ready_ = false;
   line_entered_ = false;
@@ -399,9 +400,18 @@ std::string ShellIntegration::agent_text(std::string_view bytes, std::uint64_t s
     std::uint64_t seq;
     std::uint64_t resume;
     std::string note;
+    bool end_line = false;  // end the line here unless it is ended
   };
   std::vector<Edit> edits;
   for (const auto& command : commands_) {
+    // zsh's prompt starts with a CR: output without a final newline
+    // ("printf done") would be overwritten by it, where a terminal shows
+    // it (zsh's PROMPT_SP moves the prompt to a new line, agentty's hook
+    // turns that off to keep its filler out of the output).
+    if (command.zsh && command.ended() && command.output_end >= start_seq &&
+        command.output_end < end_seq) {
+      edits.push_back({command.output_end, command.output_end, "", true});
+    }
     if (!command.by_human) continue;
     if (command.c_mark_seq >= start_seq && command.c_mark_seq < end_seq) {
       // The prompt and the echoed typing say the same as the note, less clearly.
@@ -433,7 +443,7 @@ std::string ShellIntegration::agent_text(std::string_view bytes, std::uint64_t s
   };
   for (const auto& edit : edits) {
     if (edit.seq > pos) out += text_from(edit.seq);
-    if (!edit.note.empty() && !out.empty() && out.back() != '\n') out += '\n';
+    if ((edit.end_line || !edit.note.empty()) && !out.empty() && out.back() != '\n') out += '\n';
     out += edit.note;
     pos = std::max(pos, edit.resume);
   }

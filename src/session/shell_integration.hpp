@@ -96,6 +96,10 @@ struct ShellCommand {
   // A human's: where the prompt it was typed at starts (its A mark), so the
   // agent's text can show `[human] $ CMD` in place of the prompt and the echo.
   std::uint64_t prompt_begin = 0;
+  // zsh's preexec announced it (E mark): zsh returns to the line's start
+  // before its next prompt (PROMPT_CR; agentty turns PROMPT_SP off), so
+  // output left without a final newline is overwritten there.
+  bool zsh = false;
   std::optional<int> exit_code;
   bool ended() const { return exit_code.has_value(); }
 };

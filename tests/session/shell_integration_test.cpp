@@ -451,5 +451,28 @@ TEST(ShellIntegration, ShMarksFollowTheShellThatPrintsThem) {
   EXPECT_FALSE(zsh.shell.sh_marks()) << "back in zsh";
 }
 
+// zsh starts its prompt with a CR (PROMPT_CR; the hook turns PROMPT_SP off,
+// whose filler would be output): `printf done` was overwritten by the
+// prompt in the agent's text, so the session's history lost it.
+TEST(ShellIntegration, ZshOutputWithoutAFinalNewlineKeepsItsLineInTheText) {
+  Feeder f;
+  f.out(mark("D;0;p=9;w=/") + mark("A") + "% " + mark("B"));
+  f.shell.submit_agent_command("printf done", f.seq, false);
+  const auto from = f.seq;
+  std::string bytes = "printf done\r\n" + mark("E;printf done") + mark("C") + "done" +
+                      mark("D;0;p=9;w=/") + "\r" + mark("A") + "% " + mark("B");
+  f.out(bytes);
+  EXPECT_EQ(f.shell.agent_text(bytes, from), "printf done\ndone\n% ");
+  // bash leaves the prompt after the output, as the terminal shows it.
+  Feeder b;
+  b.out(mark("D;0;p=9;w=/") + mark("A") + "$ " + mark("B"));
+  b.shell.submit_agent_command("printf done", b.seq, false);
+  const auto at = b.seq;
+  bytes =
+      "printf done\r\n" + mark("C") + "done" + mark("D;0;p=9;w=/") + mark("A") + "$ " + mark("B");
+  b.out(bytes);
+  EXPECT_EQ(b.shell.agent_text(bytes, at), "printf done\ndone$ ");
+}
+
 }  // namespace
 }  // namespace agentty::session
