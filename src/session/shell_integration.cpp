@@ -313,7 +313,9 @@ std::size_t ShellIntegration::shell_of(const ShellMark& mark) {
 
 void ShellIntegration::on_command_end(const ShellMark& mark) {
   last_end_mark_ = mark.end_seq;
+  last_end_mark_begin_ = mark.begin_seq;
   int status = mark.fields.empty() ? -1 : std::atoi(mark.fields[0].c_str());
+  last_end_status_ = status;
   std::size_t level = shell_of(mark);
   end_commands(level, status, mark.begin_seq, mark.end_seq);
 }

@@ -139,6 +139,11 @@ class ShellIntegration {
   // prompt drawn without one before it is the line editor redrawing (bash
   // redraws a pasted multi-line command before running it), not a new prompt.
   std::uint64_t last_end_mark() const { return last_end_mark_; }
+  // That D mark's first byte and its status: after a line that started no
+  // command (no C mark), what the shell printed before it (a syntax error)
+  // and the status it set.
+  std::uint64_t last_end_mark_begin() const { return last_end_mark_begin_; }
+  int last_end_status() const { return last_end_status_; }
   std::uint64_t marks_seen() const { return marks_seen_; }
   // The session's own shell's pid (the p= of its D marks, the bottom of the
   // stack), once it has printed one; it leads the terminal's session.
@@ -217,6 +222,8 @@ class ShellIntegration {
   std::uint64_t last_prompt_end_ = 0;
   std::uint64_t last_prompt_begin_ = 0;  // the last A mark
   std::uint64_t last_end_mark_ = 0;
+  std::uint64_t last_end_mark_begin_ = 0;
+  int last_end_status_ = 0;
   std::uint64_t marks_seen_ = 0;
   std::size_t sh_echo_lines_left_ = 0;  // sh: LFs of the typed line still to come
   struct HiddenHook {

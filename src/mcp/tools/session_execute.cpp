@@ -9,6 +9,7 @@
 #include "mcp/tools/common.hpp"
 #include "mcp/tools/foreground_program.hpp"
 #include "mcp/tools/login_hook.hpp"
+#include "mcp/tools/unstarted_line.hpp"
 #include "mcp/tools/unsubmitted_input.hpp"
 #include "session/policy.hpp"
 #include "session/shell_integration.hpp"
@@ -169,6 +170,11 @@ std::optional<ToolResult> busy_refusal(ToolContext& ctx, session::Execution& exe
     return held;
   auto* shell = execution.shell();
   if (const auto* waiting = unstarted_command(*shell)) {
+    if (asks_to_correct(execution)) {
+      return session_refusal(execution, ctx,
+                             "session: the previous command (" + execution.redacted(waiting->text) +
+                                 ") has not started: " + kCorrectionAdvice + " Nothing was typed.");
+    }
     return session_refusal(
         execution, ctx,
         "session: the previous command (" + execution.redacted(waiting->text) +
@@ -275,6 +281,10 @@ void describe_unfinished(json& result, session::Execution& execution, std::uint6
   } else if (end == WaitEnd::condition && execution.suspended()) {
     result["status"] = "backgrounded";
     result["message"] = stopped_message(execution);
+  } else if (command && command->c_mark_seq == 0 && execution.waiting_for_input() &&
+             asks_to_correct(execution)) {
+    result["status"] = "backgrounded";
+    result["message"] = std::string("The shell has not started the command: ") + kCorrectionAdvice;
   } else if (command && command->c_mark_seq == 0 && execution.waiting_for_input()) {
     result["status"] = "backgrounded";
     result["message"] =
@@ -332,7 +342,9 @@ const char* const kUnmarkedPromptNote =
     "The shell is back at a prompt the session's hook no longer marks: the command "
     "replaced both PS1 and PROMPT_COMMAND, or replaced the shell (exec bash). "
     "write(action=\"rearm\") brings exact boundaries and exit codes back; until then "
-    "execute(session=) types into it heuristically.";
+    "execute(session=) types into it heuristically. (The shell's own line editor reading a "
+    "line for a builtin, zsh's vared or bash's read -e, looks the same: answer that with "
+    "write.)";
 
 bool shell_at_unmarked_prompt(const session::Execution& execution) {
   // readline and zle turn the line discipline and echo off and keep signals;
@@ -485,10 +497,20 @@ boost::asio::awaitable<ToolResult> execute_in_session(ToolContext& ctx, const js
     execution->advance_cursor(shell->last_prompt_end());
     result = merged(result, read_fields(*execution, request));
     result["status"] = "completed";
-    result["exit_code"] = 0;
-    result["message"] =
-        "The shell read the line and ran no command (it is blank or only a comment); nothing "
-        "failed.";
+    // bash and zsh refuse a line that does not parse before any hook runs:
+    // it was answered as blank, exit code 0, its error left out.
+    if (auto printed = printed_before_prompt(*execution, *command); !printed.empty()) {
+      result["output"] = std::move(printed);
+      result["exit_code"] = shell->last_end_status();
+      result["message"] =
+          "The shell read the line and started no command; output is what it printed instead "
+          "(a syntax error when exit_code is not 0).";
+    } else {
+      result["exit_code"] = 0;
+      result["message"] =
+          "The shell read the line and ran no command (it is blank or only a comment); nothing "
+          "failed.";
+    }
   } else {
     if (command && command->output_begin != 0) execution->advance_cursor(command->output_begin);
     result = merged(result, read_fields(*execution, request));
