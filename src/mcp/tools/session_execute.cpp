@@ -426,13 +426,23 @@ boost::asio::awaitable<ToolResult> execute_in_session(ToolContext& ctx, const js
       !co_await wait_for_prompt(
           ctx, *execution,
           std::min(kPromptWait, duration_cast<milliseconds>(call_end - steady_clock::now())))) {
+    // The last command ended (its D mark came) and the shell reads a line at
+    // a prompt without A/B marks: a prompt function added since the hook was
+    // installed (add-zsh-hook precmd, PROMPT_COMMAND+=) rebuilt PS1 after it.
+    const bool unmarked = shell->marks_seen() > 0 && !shell->command_running() &&
+                          shell_at_unmarked_prompt(*execution);
     co_return session_refusal(
         *execution, ctx,
         "session: the shell did not show a prompt within " +
             whole_seconds(duration_cast<milliseconds>(steady_clock::now() - called_at)) +
-            "; read the session "
-            "to see why, or write(action=\"flush\") and try again." +
-            std::string(execution->spec().host.empty() ? "" : std::string(" ") + kHookNeedsBash));
+            (unmarked
+                 ? std::string("; it reads a line at a prompt without the hook's marks (a "
+                               "precmd function or PROMPT_COMMAND entry added since the "
+                               "session opened rebuilds the prompt after the hook): "
+                               "write(action=\"rearm\") puts them back; nothing was typed.")
+                 : std::string("; read the session to see why, or write(action=\"flush\") "
+                               "and try again.") +
+                       (execution->spec().host.empty() ? "" : std::string(" ") + kHookNeedsBash)));
   }
 
   auto submitted_at = steady_clock::now();
