@@ -9,7 +9,7 @@
 // audit40_job_control; patterns PCRE2 gives up on: audit15_fuzz.)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { agenttyWithStderr, openSession, serverForFile, sessionRunner, startAgentty, waiterFor } from './lib/mcp-client.mjs';
+import { agenttyWithStderr, assertFramesInOrder, openSession, readWholeText, serverForFile, sessionRunner, startAgentty, waiterFor } from './lib/mcp-client.mjs';
 import { TOKEN, eventually, launchBrowser, openPage, openTerminal, parseUrl } from './lib/web-helpers.mjs';
 
 const server = serverForFile({ args: ['--no-web'] });
@@ -77,17 +77,8 @@ test('a flood slowed for the screen model loses no output: every byte is read ba
     side_effects: ['NONE'], yield_ms: 50000,
   });
   assert.equal(r.status, 'completed', brief(r));
-  let text = '';
-  for (let since = 1; ;) {
-    const page = await call('read', { execution_id: r.execution_id, since_seq: since, max_output_bytes: 1 << 20 });
-    assert.equal(page.isError, false, page.error);
-    text += page.output;
-    if (page.next_seq >= page.latest_seq) break;
-    since = page.next_seq;
-  }
-  const numbers = text.split('\n').filter((line) => /^\d+$/.test(line)).map(Number);
-  assert.equal(numbers.length, 20000, `${numbers.length} frames read back`);
-  assert.ok(numbers.every((n, i) => n === i + 1), 'frames out of order');
+  const text = await readWholeText(call, r.execution_id);
+  assertFramesInOrder(text, 20000);
   assert.match(text, /end\n$/);
   const screen = await call('screen', { execution_id: r.execution_id });
   assert.equal(screen.lines[0], '20000', brief(screen));

@@ -8,6 +8,7 @@
 // sshd on 127.0.0.1 (tests/e2e/lib/sshd.mjs).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { assertFramesInOrder, readWholeText } from './lib/mcp-client.mjs';
 import { sshdAndAgentForFile } from './lib/sshd.mjs';
 import { eventually } from './lib/web-helpers.mjs';
 
@@ -107,17 +108,8 @@ test('a host flood slowed for the screen model loses no output: every frame is r
   }
   assert.equal(r.status, 'completed', brief(r));
   assert.equal(r.exit_code, 3, brief(r));
-  let text = '';
-  for (let since = 1; ;) {
-    const page = await call('read', { execution_id: started.execution_id, since_seq: since, max_output_bytes: 1 << 20 });
-    assert.equal(page.isError, false, page.error);
-    text += page.output;
-    if (page.next_seq >= page.latest_seq) break;
-    since = page.next_seq;
-  }
-  const numbers = text.split('\n').filter((line) => /^\d+$/.test(line)).map(Number);
-  assert.equal(numbers.length, 100000, `${numbers.length} frames read back`);
-  assert.ok(numbers.every((n, i) => n === i + 1), 'frames out of order');
+  const text = await readWholeText(call, started.execution_id);
+  assertFramesInOrder(text, 100000);
   assert.match(text, /end\n$/);
   const screen = await call('screen', { execution_id: started.execution_id });
   assert.equal(screen.lines[0], '100000', brief(screen));

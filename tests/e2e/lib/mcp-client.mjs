@@ -125,3 +125,24 @@ export function waiterFor(call) {
 export function installed(program) {
   return findProgram(program) !== undefined;
 }
+
+// The whole text of an execution's output, paged with since_seq from the
+// start in 1 MiB pages (out-of-band: the cursor does not move).
+export async function readWholeText(call, executionId) {
+  let text = '';
+  for (let since = 1; ;) {
+    const page = await call('read', { execution_id: executionId, since_seq: since, max_output_bytes: 1 << 20 });
+    assert.equal(page.isError, false, page.error);
+    text += page.output;
+    if (page.next_seq >= page.latest_seq) return text;
+    since = page.next_seq;
+  }
+}
+
+// Asserts that `text` holds the numbered frames 1..count, each on a line of
+// its own, all there and in order (a flood's output read back).
+export function assertFramesInOrder(text, count) {
+  const numbers = text.split('\n').filter((line) => /^\d+$/.test(line)).map(Number);
+  assert.equal(numbers.length, count, `${numbers.length} frames read back`);
+  assert.ok(numbers.every((n, i) => n === i + 1), 'frames out of order');
+}
