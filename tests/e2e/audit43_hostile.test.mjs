@@ -154,7 +154,8 @@ test('names, commands, purposes and output of HTML and control characters show a
   const hostile = '<img src=x onerror="window.__injected=1">';
   const r = await agent.call('execute', {
     command: `echo '<script>window.__injected=2</script>'; printf '\\e]0;${hostile}\\a\\e]8;;javascript:window.__injected=3\\alink\\e]8;;\\a\\n'`,
-    name: `${hostile}\n\x1b[31mred`, purpose: `${hostile}<b>bold</b>`, side_effects: ['NONE'],
+    // (Control characters in a name or purpose are refused: labels.test.mjs.)
+    name: `${hostile} red`, purpose: `${hostile}\n<b>bold</b>`, side_effects: ['NONE'],
   });
   assert.equal(r.status, 'completed', brief(r));
   const context = await browser.newContext();
