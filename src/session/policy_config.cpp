@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <limits>
 
+#include "base/ascii_space.hpp"
 #include "session/policy_variables.hpp"
 
 namespace agentty::session {
@@ -55,19 +56,11 @@ const std::vector<PolicyConfigVariable> kVariables = {
      "Recording files kept in STATE_DIR/recordings; the oldest are deleted first."},
 };
 
-std::string_view trim(std::string_view text) {
-  constexpr std::string_view kSpace = " \t\r\n";
-  const auto first = text.find_first_not_of(kSpace);
-  if (first == std::string_view::npos) return {};
-  const auto last = text.find_last_not_of(kSpace);
-  return text.substr(first, last - first + 1);
-}
-
 std::vector<std::string_view> split(std::string_view text, char separator) {
   std::vector<std::string_view> parts;
   for (;;) {
     const auto at = text.find(separator);
-    parts.push_back(trim(text.substr(0, at)));
+    parts.push_back(trim_ascii_space(text.substr(0, at)));
     if (at == std::string_view::npos) return parts;
     text.remove_prefix(at + 1);
   }
@@ -76,7 +69,7 @@ std::vector<std::string_view> split(std::string_view text, char separator) {
 // A positive decimal count; `bytes` also accepts K, M, G (binary, optionally
 // with "iB", e.g. 512MiB).
 Expected<std::uint64_t> parse_count(std::string_view variable, std::string_view raw, bool bytes) {
-  const std::string_view text = trim(raw);
+  const std::string_view text = trim_ascii_space(raw);
   const auto digits_end = text.find_first_not_of("0123456789");
   const std::string_view digits = text.substr(0, digits_end);
   std::string_view suffix = digits_end == std::string_view::npos ? "" : text.substr(digits_end);
@@ -193,7 +186,7 @@ Expected<PolicyConfig> PolicyConfig::from_environment(
                           {kMaxRecordingsVar, false, &recordings}};
   for (const auto& count : counts) {
     const auto* value = get(count.name);
-    if (!value || trim(*value).empty()) continue;
+    if (!value || trim_ascii_space(*value).empty()) continue;
     auto parsed = parse_count(count.name, *value, count.bytes);
     if (!parsed) return make_error(parsed.error());
     *count.target = *parsed;

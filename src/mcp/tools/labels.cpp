@@ -3,19 +3,11 @@
 #include <cstdio>
 #include <optional>
 
+#include "base/ascii_space.hpp"
+
 namespace agentty::mcp::tools {
 
 namespace {
-
-bool is_blank(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
-
-std::string trimmed(std::string_view text) {
-  while (!text.empty() && is_blank(text.front())) text.remove_prefix(1);
-  while (!text.empty() && is_blank(text.back())) text.remove_suffix(1);
-  return std::string(text);
-}
 
 // The code point of the control character at `i`, if one starts there: C0,
 // DEL, or C1 (U+0080-U+009F, two bytes in UTF-8; some terminals read U+009B
@@ -41,7 +33,7 @@ std::string code_point_name(unsigned code) {
 Expected<std::string> label_argument(const json& args, std::string_view key, LabelLines lines) {
   const auto it = args.find(key);
   if (it == args.end() || !it->is_string()) return std::string();
-  std::string label = trimmed(it->get_ref<const std::string&>());
+  std::string label(trim_ascii_space(it->get_ref<const std::string&>()));
   for (std::size_t i = 0; i < label.size(); ++i) {
     const auto control = control_at(label, i);
     if (!control) continue;
