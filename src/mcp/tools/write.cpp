@@ -275,18 +275,18 @@ boost::asio::awaitable<ToolResult> write(ToolContext& ctx, const json& args,
   const bool hidden_line = answers_hidden_line(*execution, *bytes);
   const auto seq_before = execution->log().latest_seq();
   if (!bytes->empty()) co_await await_input_answer(ctx, *execution);  // for the command rules
+  const TypedInput typed{*bytes, resumed, hidden_line, at_line_prompt(*execution)};
   if (auto refused = deliver(ctx, args, *execution, *bytes, size)) co_return std::move(*refused);
   // Return what the program printed in reply.
   auto yield = effective_yield(ctx, args, hidden_line ? kHiddenLineYield : kDefaultYield);
   auto end = co_await wait_until(ctx, *execution, steady_clock::now() + milliseconds(yield),
-                                 reply_settled(*execution, *bytes, resumed, hidden_line),
-                                 milliseconds(50));
+                                 reply_settled(*execution, typed), milliseconds(50));
   if (end == WaitEnd::cancelled) co_return ToolResult{};
   json result = merged(execution_result(*execution, ctx, read_request(ctx, args)),
                        session_fields(*execution));
   result["ok"] = true;
   note_pending_input(result, *execution);
-  if (!hidden_line) note_not_reading(result, *execution, *bytes, seq_before, end);
+  if (!hidden_line) note_not_reading(result, *execution, typed, seq_before, end);
   note_interrupt_ignored(result, *execution, *bytes, seq_before);
   note_interrupt_unanswered(result, *execution, *bytes, seq_before);
   if (!hidden_line) note_line_unanswered(result, *execution, *bytes, seq_before);

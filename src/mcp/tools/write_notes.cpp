@@ -19,25 +19,31 @@ void note_interrupt_ignored(json& result, session::Execution& execution, const s
                  "Answer it, send end-of-file (eof: true), or end it with stop.");
 }
 
-// yield_ms ran out with nothing back but the echo, and /proc shows the
-// program doing something other than reading its terminal (`sleep`, a
-// build): say so, or the agent takes the silence for a slow answer and
-// types again.
-void note_not_reading(json& result, session::Execution& execution, const std::string& bytes,
+// yield_ms ran out with nothing back but the echo, or with a line editor's
+// reply begun but no prompt after it, and /proc shows the program doing
+// something other than reading its terminal (`sleep`, a build, gdb's
+// inferior running): say so, or the agent takes the silence for a slow
+// answer and types again, or the partial reply for the whole of it.
+void note_not_reading(json& result, session::Execution& execution, const TypedInput& typed,
                       std::uint64_t seq_before, WaitEnd end) {
   if (end != WaitEnd::deadline || execution.finished()) return;
   if (execution.queued_input_bytes() > 0) return;  // note_pending_input says it
   if (execution.input_state() != pty::InputState::busy) return;
-  if (!only_echo(execution, seq_before, bytes)) return;
+  const bool echo_only = only_echo(execution, seq_before, typed.bytes);
+  if (!echo_only && !line_still_running(execution, typed)) return;
   const auto name = execution.foreground_program();
-  append_message(result,
-                 "Nothing came back within yield_ms but the echo, and " +
-                     (name ? *name : std::string("the program")) +
-                     " is not reading its terminal now: it is busy (running what it read, "
-                     "sleeping, or waiting on something else); typed text it has not read yet "
-                     "waits in the terminal until it does. Follow it with wait (until=\"input\" "
-                     "for its next prompt, or a pattern), or interrupt it with keys "
-                     "[\"ctrl-c\"].");
+  const std::string program = name ? *name : std::string("the program");
+  const std::string opening =
+      echo_only ? "Nothing came back within yield_ms but the echo, and " + program +
+                      " is not reading its terminal now"
+                : "The line's reply has begun, but no prompt followed within yield_ms: " + program +
+                      " is not reading its terminal now";
+  append_message(result, opening +
+                             ": it is busy (running what it read, sleeping, or waiting on "
+                             "something else); typed text it has not read yet waits in the "
+                             "terminal until it does. Follow it with wait (until=\"input\" "
+                             "for its next prompt, or a pattern), or interrupt it with keys "
+                             "[\"ctrl-c\"].");
 }
 
 // yield_ms ran out with only the echo of a line from a program that edits

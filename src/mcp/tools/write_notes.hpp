@@ -8,6 +8,7 @@
 
 #include "mcp/tool.hpp"
 #include "mcp/tools/common.hpp"
+#include "mcp/tools/write_reply.hpp"
 #include "session/execution.hpp"
 
 namespace agentty::mcp::tools {
@@ -16,7 +17,7 @@ void note_interrupt_ignored(json& result, session::Execution& execution, const s
                             std::uint64_t seq_before);
 void note_interrupt_unanswered(json& result, session::Execution& execution,
                                const std::string& bytes, std::uint64_t seq_before);
-void note_not_reading(json& result, session::Execution& execution, const std::string& bytes,
+void note_not_reading(json& result, session::Execution& execution, const TypedInput& typed,
                       std::uint64_t seq_before, WaitEnd end);
 void note_line_unanswered(json& result, session::Execution& execution, const std::string& bytes,
                           std::uint64_t seq_before);

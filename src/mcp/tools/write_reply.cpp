@@ -37,7 +37,7 @@ std::string without_line_breaks(std::string_view text) {
 // of its own.
 bool echoed_whole_line(session::Execution& execution, std::uint64_t before,
                        const std::string& typed) {
-  if (typed.find_first_of("\r\n") == std::string::npos) return false;
+  if (!submits_line(typed)) return false;
   const auto latest = execution.log().latest_seq();
   if (latest <= before || latest - before > 2 * typed.size()) return false;
   const auto echoed = execution.log().copy_range(before, latest);
@@ -78,25 +78,44 @@ bool answers_hidden_line(session::Execution& execution, const std::string& bytes
          bytes.find_first_of("\r\n") != std::string::npos;
 }
 
-std::function<bool()> reply_settled(session::Execution& execution, std::string typed, bool resumed,
-                                    bool hidden_line) {
+bool at_line_prompt(session::Execution& execution) {
+  return execution.program_edits_line() == std::optional<bool>(true) &&
+         execution.waiting_for_input();
+}
+
+bool submits_line(const std::string& typed) {
+  return typed.find_first_of("\r\n") != std::string::npos;
+}
+
+bool line_still_running(session::Execution& execution, const TypedInput& typed) {
+  return typed.line_prompt && !typed.hidden_line && submits_line(typed.bytes) &&
+         !execution.finished() && execution.input_state() == pty::InputState::busy;
+}
+
+std::function<bool()> reply_settled(session::Execution& execution, TypedInput typed) {
   const auto before = execution.log().latest_seq();
   const auto sent_at = steady_clock::now();
-  return [&execution, typed = std::move(typed), resumed, hidden_line, before, sent_at] {
+  return [&execution, typed = std::move(typed), before, sent_at] {
     if (execution.finished()) return true;
+    const bool hidden_line = typed.hidden_line;
     // quiet(): since the output or our input, whichever is later.
     bool replied = execution.log().latest_seq() > before;
     if (replied && hidden_line) replied = printed_past_line_break(execution, before);
-    if (replied && !hidden_line && only_echo(execution, before, typed)) replied = false;
-    // On a host the reply's waiting_for_input waits for the probe of this
-    // quiet period (~100 ms): said before it came, it was false at a
-    // REPL's `>>> ` or the shell's prompt, where a local session says true.
-    if (replied && execution.quiet() >= kQuietAfterReply) return !execution.input_state_pending();
+    if (replied && !hidden_line && only_echo(execution, before, typed.bytes)) replied = false;
+    if (replied && execution.quiet() >= kQuietAfterReply) {
+      // On a host the reply's waiting_for_input waits for the probe of this
+      // quiet period (~100 ms): said before it came, it was false at a
+      // REPL's `>>> ` or the shell's prompt, where a local session says true.
+      if (execution.input_state_pending()) return false;
+      // A line editor's reply ends at its next prompt: gdb's "Starting
+      // program:" is followed by the breakpoint, after a quiet moment.
+      return !line_still_running(execution, typed);
+    }
     if (steady_clock::now() - sent_at < kQuietAfterReply || execution.quiet() < kQuietAfterReply)
       return false;
     // A resumed program may print nothing: running again is its answer. A
     // resize alone types nothing: give the program time to redraw.
-    if (resumed) return true;
+    if (typed.resumed) return true;
     // A stopped program replies to nothing (a resize, typing ahead) until it
     // is continued: the answer said so only after yield_ms.
     if (stays_stopped(execution)) return true;
@@ -104,7 +123,7 @@ std::function<bool()> reply_settled(session::Execution& execution, std::string t
     // the next one: until then waiting for input is no answer. node's REPL
     // runs `await fetch(...)` in its event loop, which polls the terminal all
     // along, so "waits again" held at the echo and the result came later.
-    if (!hidden_line && only_line_echoed(execution, before, typed)) return false;
+    if (!hidden_line && only_line_echoed(execution, before, typed.bytes)) return false;
     return execution.waiting_for_input();
   };
 }

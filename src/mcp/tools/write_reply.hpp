@@ -16,6 +16,12 @@
 // echo of a whole line is not its reply even once it waits for input: node's
 // REPL polls the terminal while an `await` runs.
 //
+// A line editor at its prompt (gdb, pdb, sqlite3, a REPL, a shell) prompts
+// again when it is done with a submitted line, so output that went quiet
+// while /proc shows it busy is only the start of the reply: gdb's `run`
+// prints "Starting program: ..." and then runs to the breakpoint, and the
+// answer came at that line with waiting_for_input false.
+//
 // A line typed where the terminal does not echo it (a password) has its own
 // rule: the program prints the line break Enter would have echoed, then
 // checks what was typed, so that line break is not its reply either.
@@ -44,10 +50,26 @@ bool only_echo(session::Execution& execution, std::uint64_t before, const std::s
 bool only_line_echoed(session::Execution& execution, std::uint64_t before,
                       const std::string& typed);
 
-// The predicate a write waits on, started right after `typed` was written.
-// `resumed`: the write continued a suspended program, which may print
-// nothing (running again is its answer).
-std::function<bool()> reply_settled(session::Execution& execution, std::string typed, bool resumed,
-                                    bool hidden_line);
+// The program edits its own line and waits for input: a line editor at its
+// prompt. Asked before typing (once typed, the input is not quiet yet).
+bool at_line_prompt(session::Execution& execution);
+
+// Whether `typed` submits a line (Enter, or a line break in the text).
+bool submits_line(const std::string& typed);
+
+// How a write was typed, for the rules of its reply.
+struct TypedInput {
+  std::string bytes;
+  bool resumed = false;      // it continued a suspended program: running again is its answer
+  bool hidden_line = false;  // answers_hidden_line
+  bool line_prompt = false;  // at_line_prompt just before it was typed
+};
+
+// The predicate a write waits on, started right after the input was written.
+std::function<bool()> reply_settled(session::Execution& execution, TypedInput typed);
+
+// The reply went quiet while the line editor it was typed at is still busy
+// with the line (not reading, per /proc): it has not prompted again.
+bool line_still_running(session::Execution& execution, const TypedInput& typed);
 
 }  // namespace agentty::mcp::tools
