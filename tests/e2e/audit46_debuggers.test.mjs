@@ -199,7 +199,8 @@ test('gdb: run answers with the breakpoint hit; bt, next, continue, a y/n questi
   assert.equal(paged.waiting_for_input, true, JSON.stringify(paged));
   const screen = await call('screen', { execution_id: id });
   assert.match(screen.lines.filter((l) => l !== '').at(-1), /^--Type <RET> for more/, JSON.stringify(screen.lines));
-  const rest = await line(id, '');
+  // c: the rest without paging (one RET shows one more page).
+  const rest = await line(id, 'c');
   assert.match(rest.output, /#61 .* in main \(/, JSON.stringify(rest));
   atPrompt(rest, '(gdb) ');
   const quit = await line(id, 'quit');
@@ -215,7 +216,7 @@ test('gdb: a running inferior reads as busy, ctrl-c returns to (gdb), and stop l
   const r = await start(t, { argv: [...gdbArgv, gdbProgram, 'spin'], env: gdbEnv, yield_ms: WAIT_MS });
   assert.equal(r.waiting_for_input, true, JSON.stringify(r));
   const id = r.execution_id;
-  const run = await line(id, 'run', { yield_ms: 1500 });
+  const run = await line(id, 'run', { yield_ms: 3000 });
   assert.equal(run.waiting_for_input, false, JSON.stringify(run));
   assert.match(run.message ?? '', /The line's reply has begun, but no prompt followed within yield_ms: prog is not reading its terminal now/, run.message);
   const total = await waitFor(id, 'match', { pattern: '^total 5$', since_seq: 1 });
