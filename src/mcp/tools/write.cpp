@@ -370,7 +370,9 @@ ToolDefinition make_write_tool(const ToolConfig& config) {
                               "where the terminal does not echo, a password, which the program "
                               "checks before it answers); returns earlier once the reply goes "
                               "quiet or the program waits for input again (the echo of the "
-                              "typed text alone is not a reply).")},
+                              "typed text alone is not a reply; a line typed at a line "
+                              "editor's prompt, gdb or a REPL, is answered at its next "
+                              "prompt while the program is busy with it).")},
       },
       merged(resize_inputs(), read_inputs(config)));
   json output = merged(status_output_properties(), read_output_properties());
