@@ -276,9 +276,12 @@ test('node: continuation lines, .editor ended with ctrl-d, a busy loop, ctrl-c o
   assert.equal((await line(id, 'f(5)')).output, 'f(5)\n15\n> ');
   const editor = await line(id, '.editor');
   assert.match(editor.output, /^\.editor\n\/\/ Entering editor mode/, JSON.stringify(editor));
-  // The whole block and ctrl-d in one write: each line alone prints nothing
-  // (no prompt), so its write would wait out yield_ms.
-  const block = await call('write', { execution_id: id, input: 'const g = (a) => a + 100;\ng(1)\n', keys: ['ctrl-d'], yield_ms: WAIT_MS });
+  // A line alone prints nothing (no prompt): its write waits out yield_ms,
+  // and says how to send the block instead.
+  const alone = await line(id, 'const g = (a) => a + 100;', { yield_ms: 300 });
+  assert.equal(alone.output, 'const g = (a) => a + 100;\n', JSON.stringify(alone));
+  assert.match(alone.message ?? '', /node's \.editor mode does: send all its lines and keys \["ctrl-d"\] in one write/, alone.message);
+  const block = await call('write', { execution_id: id, input: 'g(1)\n', keys: ['ctrl-d'], yield_ms: WAIT_MS });
   assert.match(block.output, /\n101\n> $/, JSON.stringify(block));
   // Computing: not waiting for input, though node's event loop holds the terminal.
   const loop = await line(id, 'while (true) {}', { yield_ms: 500 });

@@ -59,8 +59,9 @@ void note_line_unanswered(json& result, session::Execution& execution, const std
                  "Only the echo of the line came back within yield_ms: the program has neither "
                  "answered nor shown its prompt again. It may still be running the line while it "
                  "reads the terminal (node's REPL does during an await), so waiting_for_input "
-                 "does not mean it is done. Follow it with wait (until: \"match\", pattern: its "
-                 "prompt) or read.");
+                 "does not mean it is done; or it took the line silently (node's .editor mode "
+                 "does: send all its lines and keys [\"ctrl-d\"] in one write). Follow it with "
+                 "wait (until: \"match\", pattern: its prompt) or read.");
 }
 
 // Typed ahead: the terminal holds it for the program, which is not reading.
