@@ -36,7 +36,16 @@ std::string replace_all(std::string text, std::string_view from, std::string_vie
 //   /dev/null: after `set -x` the shell would trace the hook's internals into
 //   every answer. The marks go to stdout.
 // - zsh: PROMPT_SP would print its filler between the command's output and
-//   the D mark (precmd runs after it), so it is turned off.
+//   the D mark (precmd runs after it), so it is turned off, and when the
+//   user had it on (and PROMPT_CR) __agentty_sp prints the same filler after
+//   the D mark, as zsh's preprompt() does (PROMPT_EOL_MARK's width, then
+//   spaces to $COLUMNS, one less without xenl): output left without a final
+//   newline keeps its line on the screen. The S mark after it tells agentty
+//   where it ends, so it is kept out of the output and the text.
+// - D marks say e=vi when the line editor is in vi mode (bash: set -o vi,
+//   also readline's editing-mode; zsh: main linked to viins, which bindkey
+//   -v does without setting the vi option, hence the fork): execute clears
+//   the line with keys that work in vi's insert and command modes.
 // - It leaves __atk holding a newline for each line the expanded prompt has
 //   above its last one (see login_hook.cpp). [^...], not [!...]: `!$` is
 //   history expansion.
@@ -47,9 +56,11 @@ constexpr std::string_view kHook =
     R"( __atn=NONCE; __atC='\e]133;C;n=NONCE\a'; case ${ZSH_VERSION-} in )"
     R"('') __atA='\[\e]133;A;s=$?;p=$$;n=NONCE\a\]'; __atB='\[\e]133;B;n=NONCE\a\]';; )"
     R"(*) __atA=$'%{\e]133;A;s=%?;p='$$$';n=NONCE\a%}'; __atB=$'%{\e]133;B;n=NONCE\a%}';; )"
-    R"(esac; __agentty_precmd() { { local s=$? w=${PWD//\%/%25}; w=${w//;/%3B}; )"
-    R"(printf '\e]133;D;%s;p=%s;w=%s;n=%s\a' "$s" $$ "${w//$'\n'/%0A}" $__atn; )"
-    R"(return $s; } 2>/dev/null; }; )"
+    R"(esac; __agentty_precmd() { { local s=$? w=${PWD//\%/%25} )"
+    R"(e=${ZSH_VERSION:+$(builtin bindkey -lL main)}; w=${w//;/%3B}; )"
+    R"([[ $e == *' vi'* || -z $e && -o vi ]] && e=';e=vi' || e=; )"
+    R"(printf '\e]133;D;%s;p=%s;w=%s%s;n=%s\a' "$s" $$ "${w//$'\n'/%0A}" "$e" $__atn; )"
+    R"(${ZSH_VERSION:+__agentty_sp}; return $s; } 2>/dev/null; }; )"
     R"(__agentty_postcmd() { { local s=$?; PS1=${PS1//"$__atA"/}; )"
     R"(PS1=$__atA${PS1//"$__atB"/}$__atB; PS0=${PS0//"$__atC"/}$__atC; )"
     R"(return $s; } 2>/dev/null; }; )"
@@ -63,9 +74,13 @@ constexpr std::string_view kHook =
     R"(c=${c//$'\r'/%0D}; c=${c//$'\e'/%1B}; )"
     R"(printf '\e]133;E;%s;n=%s\a' "${c//$'\a'/%07}" $__atn; print -n $__atC; } )"
     R"(2>/dev/null; }; )"
+    R"(__agentty_sp() { [[ -n ${__atS-} && -o prompt_cr ]] || return; )"
+    R"(local m=${PROMPT_EOL_MARK-%B%S%#%s%b} z='%([BSUbfksu]|([FK]|){*})'; )"
+    R"(local w=${(m)#${(S%)m//$~z/}} n=$COLUMNS; [[ ${terminfo[xenl]-} == no ]] && ((n--)); )"
+    R"(print -rn -- "${(%)m}"; printf '%*s\r%*s\r\e]133;S;n=%s\a' $((n-w)) '' $w '' $__atn; }; )"
     R"(precmd_functions=(__agentty_precmd ${precmd_functions:#__agentty_*} __agentty_postcmd); )"
     R"(preexec_functions=(${preexec_functions:#__agentty_*} __agentty_preexec); )"
-    R"(unsetopt prompt_sp; __atk=${(%%)PS1};; esac; )"
+    R"([[ -o prompt_sp ]] && __atS=1; unsetopt prompt_sp; __atk=${(%%)PS1};; esac; )"
     R"(__agentty_postcmd; __atk=${__atk//[^$'\n']/})";
 
 constexpr std::string_view kBashRc =

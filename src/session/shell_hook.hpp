@@ -7,8 +7,12 @@
 //                                        the command ended with STATUS, in the
 //                                        shell PID, now in DIR (percent-encoded;
 //                                        bash and zsh; sh: no w, and k=sh)
+//                                        (e=vi before n: its line editor is
+//                                        in vi mode; bash and zsh)
 //   ESC ] 133 ; E ; TEXT ; n=NONCE BEL   the command line (zsh only; TEXT is
 //                                        percent-encoded: %, ;, and C0 bytes)
+//   ESC ] 133 ; S ; n=NONCE BEL          zsh: the PROMPT_SP filler printed
+//                                        after the D mark ends here
 // The nonce is a per-session random string kept in an unexported shell
 // variable, so output that merely looks like a mark is not taken as one.
 //
@@ -57,6 +61,8 @@ std::string hook_line(std::string_view nonce);
 // The mark a typed hook line prints with that count (OSC 133;L;COUNT;n=NONCE):
 // the prompt's earlier lines are hidden from the agent's text with it.
 inline constexpr char kPromptLinesMark = 'L';
+// Ends zsh's PROMPT_SP filler, which the hook prints after the D mark.
+inline constexpr char kPromptSpMark = 'S';
 // The hook's variable whose length is that count.
 inline constexpr std::string_view kPromptLinesVar = "__atk";
 

@@ -222,6 +222,9 @@ void ShellIntegration::apply(const ShellMark& mark) {
     case 'A':
       on_prompt_start(mark);
       break;
+    case kPromptSpMark:
+      on_prompt_sp_end(mark);
+      break;
     default:
       break;
   }
@@ -291,8 +294,10 @@ void ShellIntegration::on_prompt_start(const ShellMark& mark) {
 std::size_t ShellIntegration::shell_of(const ShellMark& mark) {
   std::string key;
   bool ps1_marks = false;
+  bool vi_editor = false;
   for (const auto& field : mark.fields) {
     if (field.starts_with("p=")) key = field.substr(2);
+    if (field == "e=vi") vi_editor = true;
     if (field.starts_with("w=")) shell_cwd_ = percent_decode(std::string_view(field).substr(2));
     if (field == "k=sh") ps1_marks = true;
   }
@@ -308,6 +313,7 @@ std::size_t ShellIntegration::shell_of(const ShellMark& mark) {
   }
   // Asked each time: the same pid may run another shell since (exec zsh, exec sh).
   same->ps1_marks = ps1_marks;
+  same->vi_editor = vi_editor;
   return static_cast<std::size_t>(shells_.rend() - same) - 1;
 }
 
@@ -318,6 +324,15 @@ void ShellIntegration::on_command_end(const ShellMark& mark) {
   last_end_status_ = status;
   std::size_t level = shell_of(mark);
   end_commands(level, status, mark.begin_seq, mark.end_seq);
+}
+
+// zsh's PROMPT_SP filler, printed by the hook right after the D mark, is
+// neither the command's output nor what the shell printed after it.
+void ShellIntegration::on_prompt_sp_end(const ShellMark& mark) {
+  for (auto& command : commands_) {
+    if (command.ended() && command.after_begin == last_end_mark_)
+      command.after_begin = mark.end_seq;
+  }
 }
 
 // Shells above `level` have exited: what ran in them, and the command in
@@ -372,6 +387,11 @@ void ShellIntegration::abandon_pending(std::uint64_t id) {
   if (pending_agent_ == id) pending_agent_.reset();
 }
 
+std::string_view ShellIntegration::clear_line_keys() const {
+  const auto& top = shells_.back();
+  return top.key && top.vi_editor && !top.command ? "\x1bS" : "\x15";
+}
+
 bool ShellIntegration::sh_marks() const {
   const auto& top = shells_.back();
   if (top.key) return top.ps1_marks;
@@ -408,11 +428,12 @@ std::string ShellIntegration::agent_text(std::string_view bytes, std::uint64_t s
   for (const auto& command : commands_) {
     // zsh's prompt starts with a CR: output without a final newline
     // ("printf done") would be overwritten by it, where a terminal shows
-    // it (zsh's PROMPT_SP moves the prompt to a new line, agentty's hook
-    // turns that off to keep its filler out of the output).
+    // it on its line (PROMPT_SP's filler moved the prompt to the next one).
+    // The filler itself (up to after_begin) is no text.
     if (command.zsh && command.ended() && command.output_end >= start_seq &&
         command.output_end < end_seq) {
-      edits.push_back({command.output_end, command.output_end, "", true});
+      edits.push_back({command.output_end,
+                       std::clamp(command.after_begin, command.output_end, end_seq), "", true});
     }
     if (!command.by_human) continue;
     if (command.c_mark_seq >= start_seq && command.c_mark_seq < end_seq) {

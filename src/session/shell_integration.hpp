@@ -97,8 +97,10 @@ struct ShellCommand {
   // agent's text can show `[human] $ CMD` in place of the prompt and the echo.
   std::uint64_t prompt_begin = 0;
   // zsh's preexec announced it (E mark): zsh returns to the line's start
-  // before its next prompt (PROMPT_CR; agentty turns PROMPT_SP off), so
-  // output left without a final newline is overwritten there.
+  // before its next prompt (PROMPT_CR). The hook prints zsh's PROMPT_SP
+  // filler after the D mark (then after_begin is past it, at the S mark),
+  // or nothing when the user turned PROMPT_SP off: then output left
+  // without a final newline is overwritten on the screen, as in a terminal.
   bool zsh = false;
   std::optional<int> exit_code;
   bool ended() const { return exit_code.has_value(); }
@@ -121,6 +123,14 @@ class ShellIntegration {
   // zsh` and rearm is exact; a dash started in (or exec'ed by) a bash or
   // zsh session and rearmed is heuristic. Before any D: the session's kind.
   bool sh_marks() const;
+  // The keys that erase the line at the foreground shell's prompt before
+  // the agent types one: ctrl-u, or, when its newest D mark said its line
+  // editor is in vi mode, ESC then S (vi's change-whole-line; readline and
+  // zle both take a key that follows ESC as a command, not as meta-S): in
+  // vi's command mode ctrl-u does not enter insert mode, and the typed line
+  // would be read as vi commands. Not for a nested shell that has printed
+  // no D yet (its mode is unknown): ctrl-u.
+  std::string_view clear_line_keys() const;
   const std::string& nonce() const { return nonce_; }
   bool prompt_ready() const { return prompt_ready_ && !running(); }
   // The working directory the newest D mark reported: that of the innermost
@@ -190,6 +200,7 @@ class ShellIntegration {
     std::optional<std::uint64_t> command;  // running; below the top: started the shell above
     // Its newest D mark said k=sh: sh's marks, from PS1 (see sh_marks).
     bool ps1_marks = false;
+    bool vi_editor = false;  // its newest D mark said e=vi (see clear_line_keys)
   };
   std::optional<std::uint64_t>& running() { return shells_.back().command; }
   const std::optional<std::uint64_t>& running() const { return shells_.back().command; }
@@ -199,6 +210,7 @@ class ShellIntegration {
   void on_prompt_drawn(const ShellMark& mark);
   void on_command_start(std::uint64_t c_mark_seq, std::uint64_t output_begin);
   void on_command_end(const ShellMark& mark);
+  void on_prompt_sp_end(const ShellMark& mark);
   void end_commands(std::size_t level, int status, std::uint64_t output_end,
                     std::uint64_t after_begin);
   void sh_track_echo(std::string_view bytes, std::uint64_t start_seq);

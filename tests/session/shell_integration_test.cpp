@@ -7,14 +7,14 @@
 
 #include "session/execution.hpp"
 #include "session/shell_integration.hpp"
+#include "support/shell_feeder.hpp"
 
 namespace agentty::session {
 namespace {
 
-const std::string kNonce = "abc123";
-std::string mark(const std::string& body) {
-  return "\x1b]133;" + body + ";n=" + kNonce + "\a";
-}
+using test_util::Feeder;
+using test_util::kNonce;
+using test_util::mark;
 
 std::vector<ShellMark> parse_in_chunks(const std::string& stream, std::size_t chunk) {
   ShellMarkParser parser(kNonce);
@@ -63,15 +63,6 @@ TEST(ShellMarkParser, EscInsideAMarkRestartsScanning) {
   ASSERT_EQ(marks.size(), 1u);
   EXPECT_EQ(marks[0].kind, 'C');
 }
-
-struct Feeder {
-  ShellIntegration shell{ShellKind::bash, kNonce};
-  std::uint64_t seq = 1;
-  void out(const std::string& bytes) {
-    shell.on_output(bytes, seq);
-    seq += bytes.size();
-  }
-};
 
 TEST(ShellIntegration, AgentCommandBoundariesAndExitCode) {
   Feeder f;

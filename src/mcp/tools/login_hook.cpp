@@ -153,8 +153,9 @@ Expected<void> type_line(session::Execution& execution, const std::string& hook)
   const std::string line = erasing_its_echo(hook, execution.screen().cursor().col,
                                             execution.size().cols, shell->nonce());
   auto line_starts = cursor_line_starts(execution.log());
-  // ctrl-u first: nothing half-typed is prepended to the hook line.
-  auto typed = execution.write("\x15" + line + "\r", session::InputSource::agent);
+  // The line erased first: nothing half-typed is prepended to the hook line.
+  auto typed = execution.write(std::string(shell->clear_line_keys()) + line + "\r",
+                               session::InputSource::agent);
   if (!typed) return make_error(typed.error());
   shell->hide_typed_hook(std::move(line_starts));
   return {};

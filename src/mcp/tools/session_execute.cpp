@@ -25,12 +25,13 @@ constexpr milliseconds kPromptWait{10000};
 constexpr milliseconds kHeuristicQuiet{300};
 
 // What to type so the shell reads `text` as one command line. At a prompt,
-// ctrl-u first erases whatever is already on the line (a key typed by an
-// earlier write, a person's unfinished line after a takeover): the shell must
-// run exactly `text`, the line the command rules checked.
+// the line is erased first (ctrl-u; in vi mode ESC S) of whatever is already
+// on it (a key typed by an earlier write, a person's unfinished line after a
+// takeover): the shell must run exactly `text`, the line the command rules
+// checked.
 std::string typed_bytes(session::Execution& execution, ShellIntegration& shell,
                         const std::string& text, bool heuristic) {
-  std::string clear = heuristic ? "" : "\x15";
+  std::string clear(heuristic ? "" : shell.clear_line_keys());
   bool multi = text.find_first_of("\n\t") != std::string::npos;
   if (shell.sh_marks()) {
     if (!multi) return clear + text + "\r";
@@ -298,7 +299,7 @@ boost::asio::awaitable<ToolResult> execute_in_session(ToolContext& ctx, const js
     shell->abandon_pending(command_id);
     co_return session_refusal(*execution, ctx, ok.error());
   }
-  execution->set_agent_typed_line("");  // erased (ctrl-u) or submitted with the command
+  execution->set_agent_typed_line("");  // erased (clear_line_keys) or submitted with the command
   auto yield = effective_yield(ctx, args, ctx.config.default_yield_ms);
   auto done = [&] {
     if (execution->finished()) return true;
