@@ -54,7 +54,8 @@ test('zsh: setopt correct asks before running; the answer names the question and
 });
 
 // zsh draws its prompt after a CR (PROMPT_CR; the hook turns PROMPT_SP off
-// so its "%" filler never reaches an answer). Output without a final newline
+// so its "%" filler never reaches an answer, and prints it after the D mark:
+// audit 47). Output without a final newline
 // was overwritten by the next prompt in the session's text (read), where
 // bash keeps it ("donebash$ ").
 test('zsh: output without a final newline stays in the session text', { skip: noZsh }, async (t) => {
