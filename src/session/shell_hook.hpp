@@ -58,6 +58,10 @@ std::string to_string(ShellKind kind);
 // expanded prompt has above its last one, so what follows it when typed can
 // erase a multi-line prompt whole (see kPromptLinesMark).
 std::string hook_line(std::string_view nonce);
+// What a local zsh session's rc file runs after the user's .zshrc: the hook
+// line, after what keeps PROMPT_SP's filler on the screen without it
+// ending commands' output (not typed: see shell_hook.cpp).
+std::string zsh_rc_hook(std::string_view nonce);
 // The mark a typed hook line prints with that count (OSC 133;L;COUNT;n=NONCE):
 // the prompt's earlier lines are hidden from the agent's text with it.
 inline constexpr char kPromptLinesMark = 'L';

@@ -72,15 +72,15 @@ TEST(ShellModes, ViModeFromTheDMarkChoosesTheKeysThatEraseTheLine) {
   EXPECT_EQ(f.shell.clear_line_keys(), "\x15") << "set -o emacs";
 }
 
-// Runs zsh (not interactive) with the hook installed, then `script`; its stdout.
+// Runs zsh (not interactive) with the hook of a local zsh session's rc file,
+// then `script`; its stdout.
 std::string zsh_with_hook(const std::string& before_hook, const std::string& script) {
   if (!std::filesystem::exists("/usr/bin/zsh")) return "no zsh";
   test_util::TempDir dir("agentty-shell-modes");
   const auto file = dir.path() / "script.zsh";
   const auto out = dir.path() / "out";
-  std::ofstream(file) << before_hook << "\n" << hook_line("abc123") << "\n" << script << "\n";
-  const std::string command =
-      "TERM=xterm-256color /usr/bin/zsh -f " + file.string() + " >" + out.string() + " 2>&1";
+  std::ofstream(file) << before_hook << "\n" << zsh_rc_hook("abc123") << script << "\n";
+  const std::string command = "/usr/bin/zsh -f " + file.string() + " >" + out.string() + " 2>&1";
   const int status = std::system(command.c_str());
   std::ifstream in(out);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
