@@ -327,7 +327,8 @@ void ShellIntegration::on_command_end(const ShellMark& mark) {
 }
 
 // zsh's PROMPT_SP filler, printed by the hook right after the D mark, is
-// neither the command's output nor what the shell printed after it.
+// neither the command's output nor what the shell printed after it. Every
+// command that D ended (with nested shells, several) starts its "after" past it.
 void ShellIntegration::on_prompt_sp_end(const ShellMark& mark) {
   for (auto& command : commands_) {
     if (command.ended() && command.after_begin == last_end_mark_)

@@ -73,7 +73,8 @@ TEST(ShellModes, ViModeFromTheDMarkChoosesTheKeysThatEraseTheLine) {
 }
 
 // Runs zsh (not interactive) with the hook of a local zsh session's rc file,
-// then `script`; its stdout.
+// then `script`; its stdout after the hook's own marks (its preexec runs
+// for the script too).
 std::string zsh_with_hook(const std::string& before_hook, const std::string& script) {
   if (!std::filesystem::exists("/usr/bin/zsh")) return "no zsh";
   test_util::TempDir dir("agentty-shell-modes");
@@ -84,8 +85,13 @@ std::string zsh_with_hook(const std::string& before_hook, const std::string& scr
   const int status = std::system(command.c_str());
   std::ifstream in(out);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? text : "failed: " + text;
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return "failed: " + text;
+  const auto started = text.rfind(mark("C"));
+  return started == std::string::npos ? text : text.substr(started + mark("C").size());
 }
+
+// What the hook's precmd runs after the D mark.
+const std::string kFillerCall = "${__atS:+__agentty_sp}";
 
 // The filler is zsh's own (Src/utils.c, preprompt): PROMPT_EOL_MARK, then
 // spaces to the last column ($COLUMNS, read at each prompt: a resize counts),
@@ -95,15 +101,16 @@ TEST(ShellModes, TheHooksFillerIsZshsPromptSpFiller) {
   const std::string sign = ::geteuid() == 0 ? "#" : "%";
   const std::string end = mark("S");
   EXPECT_EQ(
-      zsh_with_hook("", "COLUMNS=20; __agentty_sp"),
+      zsh_with_hook("", "COLUMNS=20; " + kFillerCall),
       "\x1b[1m\x1b[7m" + sign + "\x1b[27m\x1b[1m\x1b[0m" + std::string(19, ' ') + "\r \r" + end);
-  EXPECT_EQ(zsh_with_hook("", "COLUMNS=30; PROMPT_EOL_MARK='%F{red}<<%f'; __agentty_sp"),
+  EXPECT_EQ(zsh_with_hook("", "COLUMNS=30; PROMPT_EOL_MARK='%F{red}<<%f'; " + kFillerCall),
             "\x1b[31m<<\x1b[39m" + std::string(28, ' ') + "\r  \r" + end);
-  EXPECT_EQ(zsh_with_hook("", "COLUMNS=10; PROMPT_EOL_MARK=''; __agentty_sp"),
+  EXPECT_EQ(zsh_with_hook("", "COLUMNS=10; PROMPT_EOL_MARK=''; " + kFillerCall),
             std::string(10, ' ') + "\r\r" + end);
-  EXPECT_EQ(zsh_with_hook("unsetopt prompt_sp", "COLUMNS=10; __agentty_sp; print -n done"), "done")
+  EXPECT_EQ(zsh_with_hook("unsetopt prompt_sp", "COLUMNS=10; " + kFillerCall + "; print -n done"),
+            "done")
       << "the user had PROMPT_SP off: no filler";
-  EXPECT_EQ(zsh_with_hook("", "COLUMNS=10; unsetopt prompt_cr; __agentty_sp; print -n done"),
+  EXPECT_EQ(zsh_with_hook("", "COLUMNS=10; unsetopt prompt_cr; " + kFillerCall + "; print -n done"),
             "done")
       << "zsh prints it only with PROMPT_CR";
   EXPECT_EQ(zsh_with_hook("", "[[ -o prompt_sp ]] && print -n on; print -n off"), "off")

@@ -40,8 +40,8 @@ std::optional<ToolResult> send_action(ToolContext& ctx, session::Execution& exec
           "Answer the prompt first (or ask a human with handoff), then rearm at the new "
           "shell's prompt.");
     }
-    // Typed on an erased line (clear_line_keys), erasing its echo (a person watching sees no
-    // hook line, and the agent's text leaves it out).
+    // Typed on an erased line (clear_line_keys), erasing its echo (a person
+    // watching sees no hook line, and the agent's text leaves it out).
     if (auto typed = retype_hook(execution); !typed)
       return session_refusal(execution, ctx, typed.error());
     return std::nullopt;
