@@ -44,8 +44,12 @@ std::string replace_all(std::string text, std::string_view from, std::string_vie
 //   screen, as in a terminal.
 // - D marks say e=vi when the line editor is in vi mode (bash: set -o vi,
 //   also readline's editing-mode; zsh: main linked to viins, which bindkey
-//   -v does without setting the vi option, hence the fork): execute clears
-//   the line with keys that work in vi's insert and command modes.
+//   -v does without setting the vi option): execute clears the line with
+//   keys that work in vi's insert and command modes. zsh's keymap (__atv)
+//   is read at the first prompt and again after a command line that may
+//   change it (bindkey, set/setopt, source, .), not at every prompt: a
+//   command substitution forks, and a fork of zsh cost 1-13 ms here,
+//   against ~1 ms for a session's whole execute.
 // - It leaves __atk holding a newline for each line the expanded prompt has
 //   above its last one (see login_hook.cpp). [^...], not [!...]: `!$` is
 //   history expansion.
@@ -57,7 +61,7 @@ constexpr std::string_view kHook =
     R"('') __atA='\[\e]133;A;s=$?;p=$$;n=NONCE\a\]'; __atB='\[\e]133;B;n=NONCE\a\]';; )"
     R"(*) __atA=$'%{\e]133;A;s=%?;p='$$$';n=NONCE\a%}'; __atB=$'%{\e]133;B;n=NONCE\a%}';; )"
     R"(esac; __agentty_precmd() { { local s=$? w=${PWD//\%/%25} )"
-    R"(e=${ZSH_VERSION:+$(bindkey -lL main)}; w=${w//;/%3B}; )"
+    R"(e=${ZSH_VERSION:+${__atv:=$(bindkey -lL main)}}; w=${w//;/%3B}; )"
     R"([[ $e == *' vi'* || -z $e && -o vi ]] && e=';e=vi' || e=; )"
     R"(printf '\e]133;D;%s;p=%s;w=%s%s;n=%s\a' "$s" $$ "${w//$'\n'/%0A}" "$e" $__atn; )"
     R"(${__atS:+__agentty_sp}; return $s; } 2>/dev/null; }; )"
@@ -70,7 +74,8 @@ constexpr std::string_view kHook =
     R"(PROMPT_COMMAND=("$__atp" "${PROMPT_COMMAND[@]}" "$__atq"); )"
     R"(else PROMPT_COMMAND=$__atp$'\n'${PROMPT_COMMAND-}$'\n'$__atq; fi; fi; )"
     R"(__atk=${PS1@P};; )"
-    R"(*) __agentty_preexec() { { local c=${1//\%/%25}; c=${c//;/%3B}; c=${c//$'\n'/%0A}; )"
+    R"(*) __agentty_preexec() { { [[ $1 = *(bindkey|set|sour|. )* ]]&&__atv=; )"
+    R"(local c=${1//\%/%25}; c=${c//;/%3B}; c=${c//$'\n'/%0A}; )"
     R"(c=${c//$'\r'/%0D}; c=${c//$'\e'/%1B}; )"
     R"(printf '\e]133;E;%s;n=%s\a' "${c//$'\a'/%07}" $__atn; print -n $__atC; } )"
     R"(2>/dev/null; }; )"

@@ -113,7 +113,7 @@ async function leaveInCommandMode(session, text, settled = true) {
   }
 }
 
-for (const [shell, viMode] of [['bash', 'set -o vi'], ['zsh', 'bindkey -v']]) {
+for (const [shell, viMode, emacsMode] of [['bash', 'set -o vi', 'set -o emacs'], ['zsh', 'bindkey -v', 'bindkey -e']]) {
   test(`${shell}: ${viMode}, the line left in vi command mode: execute runs exactly its line`, { skip: shell === 'zsh' && noZsh }, async (t) => {
     const session = await openShell(t, shell);
     await execute(session, viMode);
@@ -137,6 +137,12 @@ for (const [shell, viMode] of [['bash', 'set -o vi'], ['zsh', 'bindkey -v']]) {
     assert.equal(after.output, 'after-flush\n', brief(after));
     const all = await call('read', { execution_id: session, since_seq: 1 });
     assert.doesNotMatch(all.output, /^(typed-junk|flushed-47)$/m, all.output);
+    // Back to emacs mode (zsh reads its keymap again after a bindkey line):
+    // ctrl-u again, since Esc S there is meta-S (zsh: spell-word).
+    await execute(session, emacsMode);
+    await write(session, { input: 'echo left-over' });
+    const emacs = await execute(session, 'echo emacs-again');
+    assert.equal(emacs.output, 'emacs-again\n', brief(emacs));
   });
 }
 
