@@ -74,8 +74,7 @@ bool only_line_echoed(session::Execution& execution, std::uint64_t before,
 }
 
 bool answers_hidden_line(session::Execution& execution, const std::string& bytes) {
-  return execution.hides_typed_line() == std::optional<bool>(true) &&
-         bytes.find_first_of("\r\n") != std::string::npos;
+  return execution.hides_typed_line() == std::optional<bool>(true) && submits_line(bytes);
 }
 
 bool at_line_prompt(session::Execution& execution) {
