@@ -9,6 +9,12 @@
 //    reset, alignment test, index and reverse index, insert and delete
 //    lines, scroll, scroll region, alternate screen) went by: libvterm's
 //    cost for each is the screen's size, not the sequence's.
+//  - is the sequence that just ended a repeat that changes nothing? Erase
+//    in display 2 and 3, reset (RIS) and cursor home are each idempotent and
+//    commute with one another, so in a run of them with no other byte in
+//    between, only the first of each kind has an effect. A program printing
+//    `\e[2J` or `\ec` flat out sends nothing else, and each one costs
+//    libvterm ~10 us (the screen's every cell).
 //
 // It errs on the safe side: string sequences (OSC, DCS, ...) end only where
 // libvterm certainly ends them, and any CSI ending in c, n or p counts as a
@@ -29,6 +35,7 @@ class EscapeScanner {
   // Advances over every byte exactly (tracks SO/SI). True if a query ended.
   bool step(unsigned char c) {
     ++position_;
+    redundant_ = false;
     switch (state_) {
       case State::ground:
         return ground(c);
@@ -57,9 +64,11 @@ class EscapeScanner {
       if (state_ == State::ground) {
         const void* esc = std::memchr(p, 0x1b, static_cast<std::size_t>(end - p));
         if (!esc) {
+          passed_text();
           position_ += static_cast<std::uint64_t>(end - p);
           break;
         }
+        if (esc != p) passed_text();
         position_ += static_cast<std::uint64_t>(static_cast<const char*>(esc) - p);
         p = static_cast<const char*>(esc);
       }
@@ -76,86 +85,106 @@ class EscapeScanner {
   bool plain_ascii_is_literal() const {
     return gl_ == 0 && g_ascii_[0] && !insert_mode_ && !newline_mode_;
   }
+  // Whether the latest step() ended a sequence that changes nothing: an
+  // idempotent screen-wide operation already done in the current run of
+  // them (see above). Only a sequence begun in ground with no control
+  // executed inside it counts; whoever drops it must hold all its bytes.
+  bool ended_redundant_sequence() const { return redundant_; }
+  // The caller passed over bytes between sequences without step(): they
+  // end the current run of idempotent operations.
+  void passed_text() { run_ops_ = 0; }
 
  private:
   enum class State { ground, escape, escape_intermediate, csi, string, string_escape };
   static constexpr unsigned char kEsc = 0x1b, kCan = 0x18, kSub = 0x1a, kBel = 0x07;
+  // The idempotent, mutually commuting operations (bits of run_ops_).
+  static constexpr std::uint8_t kEraseDisplay = 1, kEraseScrollback = 2, kReset = 4,
+                                kCursorHome = 8;
 
   bool ground(unsigned char c) {
-    if (c == kEsc) begin_escape();
+    if (c == kEsc) return begin_escape(), false;
+    run_ops_ = 0;
     if (c == 0x0e) gl_ = 1;  // SO
     if (c == 0x0f) gl_ = 0;  // SI
     return false;
   }
   void begin_escape() {
+    // A sequence begun inside another is not clean: the one it cut short
+    // may have executed a control.
+    clean_ = state_ == State::ground;
     state_ = State::escape;
     sequence_start_ = position_ - 1;
   }
+  // A sequence ended (or was cancelled); `op` is its bit, 0 if it is none of
+  // the idempotent operations.
+  void end_sequence(std::uint8_t op) {
+    state_ = State::ground;
+    if (op == 0 || !clean_) {
+      run_ops_ = 0;
+      return;
+    }
+    redundant_ = (run_ops_ & op) != 0;
+    run_ops_ |= op;
+  }
+  void executed_control() { clean_ = false; }
   bool escape(unsigned char c) {
     if (c == kEsc) return begin_escape(), false;
-    if (c == kCan || c == kSub) return state_ = State::ground, false;
-    if (c < 0x20) return false;  // C0 controls execute inside the sequence
+    if (c == kCan || c == kSub) return end_sequence(0), false;
+    if (c < 0x20) return executed_control(), false;  // C0 controls execute inside the sequence
     if (c >= 0x20 && c <= 0x2f) {
       intermediate_ = c;
       state_ = State::escape_intermediate;
       return false;
     }
-    state_ = State::ground;
+    if (c == '[') return begin_csi(), false;
+    if (c == ']' || c == 'P' || c == 'X' || c == '^' || c == '_') {
+      state_ = State::string;
+      string_kind_ = static_cast<char>(c);
+      return false;
+    }
+    end_sequence(c == 'c' ? kReset : 0);
     if (c == 'c' || c == 'D' || c == 'E' || c == 'M')
       ++screen_wide_sequences_;  // RIS, IND, NEL, RI
-    switch (c) {
-      case '[':
-        state_ = State::csi;
-        csi_private_ = false;
-        csi_intermediate_ = 0;
-        csi_param_ = 0;
-        csi_has_4_ = csi_has_20_ = csi_has_alt_screen_ = false;
-        break;
-      case ']':
-      case 'P':
-      case 'X':
-      case '^':
-      case '_':
-        state_ = State::string;
-        string_kind_ = static_cast<char>(c);
-        break;
-      case 'c':
-        reset();
-        break;  // RIS
-      case 'n':
-        gl_ = 2;
-        break;  // LS2
-      case 'o':
-        gl_ = 3;
-        break;  // LS3
-      default:
-        break;
-    }
+    if (c == 'c') reset();       // RIS
+    if (c == 'n') gl_ = 2;       // LS2
+    if (c == 'o') gl_ = 3;       // LS3
     return false;
+  }
+  void begin_csi() {
+    state_ = State::csi;
+    csi_private_ = false;
+    csi_intermediate_ = 0;
+    csi_param_ = 0;
+    csi_params_ = 0;
+    csi_first_param_ = 0;
+    csi_all_params_at_most_1_ = true;
+    csi_has_4_ = csi_has_20_ = csi_has_alt_screen_ = false;
   }
   bool escape_intermediate(unsigned char c) {
     if (c == kEsc) return begin_escape(), false;
-    if (c == kCan || c == kSub) return state_ = State::ground, false;
+    if (c == kCan || c == kSub) return end_sequence(0), false;
+    if (c < 0x20) return executed_control(), false;
     if (c < 0x30) return false;
-    state_ = State::ground;
+    end_sequence(0);
     if (intermediate_ >= '(' && intermediate_ <= '+') g_ascii_[intermediate_ - '('] = (c == 'B');
     if (intermediate_ == '#' && c == '8') ++screen_wide_sequences_;  // DECALN
     return false;
   }
   bool csi(unsigned char c) {
     if (c == kEsc) return begin_escape(), false;
-    if (c == kCan || c == kSub) return state_ = State::ground, false;
-    if (c < 0x20) return false;
+    if (c == kCan || c == kSub) return end_sequence(0), false;
+    if (c < 0x20) return executed_control(), false;
     if (c >= '0' && c <= '9') {
       csi_param_ = csi_param_ * 10 + (c - '0');
       if (csi_param_ > 100000) csi_param_ = 100000;
       return false;
     }
+    if (c == ':') clean_ = false;  // sub-parameters: not worth following
     if (c == ';' || c == ':') return end_param(), false;
     if (c >= '<' && c <= '?') return csi_private_ = true, false;
     if (c < 0x40) return csi_intermediate_ = static_cast<char>(c), false;
     end_param();
-    state_ = State::ground;
+    end_sequence(idempotent_csi(c));
     if (std::strchr("JLMSTr", c) || ((c == 'h' || c == 'l') && csi_has_alt_screen_))
       ++screen_wide_sequences_;
     if (c == 'c' || c == 'n' || c == 'p') return true;
@@ -165,7 +194,18 @@ class EscapeScanner {
     }
     return false;
   }
+  // The bit of an ended CSI among the idempotent operations, or 0.
+  std::uint8_t idempotent_csi(unsigned char final) const {
+    if (csi_private_ || csi_intermediate_ != 0) return 0;
+    if (final == 'J' && csi_params_ == 1 && csi_first_param_ == 2) return kEraseDisplay;
+    if (final == 'J' && csi_params_ == 1 && csi_first_param_ == 3) return kEraseScrollback;
+    if ((final == 'H' || final == 'f') && csi_params_ <= 2 && csi_all_params_at_most_1_)
+      return kCursorHome;
+    return 0;
+  }
   void end_param() {
+    if (csi_params_++ == 0) csi_first_param_ = csi_param_;
+    csi_all_params_at_most_1_ &= csi_param_ <= 1;
     csi_has_4_ |= csi_param_ == 4;
     csi_has_20_ |= csi_param_ == 20;
     csi_has_alt_screen_ |=
@@ -174,16 +214,17 @@ class EscapeScanner {
   }
   bool string(unsigned char c) {
     if (c == kEsc) state_ = State::string_escape;
-    if (c == kBel && string_kind_ == ']') state_ = State::ground;
+    if (c == kBel && string_kind_ == ']') end_sequence(0);
     return false;
   }
   bool string_escape(unsigned char c) {
     if (c == '\\') {
-      state_ = State::ground;
+      end_sequence(0);
       return string_kind_ == 'P';  // DECRQSS and other DCS requests
     }
     // ESC inside a string that is not ST: treat as a new escape sequence.
     state_ = State::escape;
+    clean_ = false;
     sequence_start_ = position_ - 2;
     return escape(c);
   }
@@ -201,6 +242,12 @@ class EscapeScanner {
   bool csi_private_ = false;
   char csi_intermediate_ = 0;
   int csi_param_ = 0;
+  int csi_params_ = 0;
+  int csi_first_param_ = 0;
+  bool csi_all_params_at_most_1_ = true;
+  bool clean_ = false;        // the current sequence began in ground, no control inside
+  bool redundant_ = false;    // the latest step() ended a repeat (see above)
+  std::uint8_t run_ops_ = 0;  // idempotent operations since the latest other byte
   bool csi_has_4_ = false;
   bool csi_has_20_ = false;
   bool csi_has_alt_screen_ = false;

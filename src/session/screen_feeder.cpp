@@ -89,6 +89,7 @@ struct ScreenFeeder::Impl {
   }
 
   void feed(std::string_view bytes) {
+    if (bytes.empty()) return;
     stats.bytes_fed += bytes.size();
     screen().feed(bytes);
   }
@@ -156,9 +157,12 @@ struct ScreenFeeder::Impl {
       if (i < data.size()) end_skip();
     }
     std::size_t fed_from = i;
+    // Where the sequence being scanned began in `data` (npos: before it).
+    std::size_t sequence_start = std::string_view::npos;
     while (i < data.size()) {
       if (stream_scanner.in_ground()) {
         const std::size_t end = plain_run_end(data, i);
+        if (end != i) stream_scanner.passed_text();
         const bool open = end == data.size() && !settle;  // may go on in the next batch
         if ((open || end - i >= kMinSkipRun) && stream_scanner.plain_ascii_is_literal()) {
           feed(data.substr(fed_from, i - fed_from));
@@ -168,8 +172,16 @@ struct ScreenFeeder::Impl {
         }
         i = end;
         if (i == data.size()) break;
+        sequence_start = i;
       }
       stream_scanner.step(static_cast<unsigned char>(data[i++]));
+      if (stream_scanner.ended_redundant_sequence() && sequence_start != std::string_view::npos) {
+        // A repeat that changes nothing (a flood of `\e[2J`): libvterm
+        // would rewrite every cell for it.
+        feed(data.substr(fed_from, sequence_start - fed_from));
+        stats.bytes_dropped += i - sequence_start;
+        fed_from = i;
+      }
     }
     feed(data.substr(fed_from));
   }

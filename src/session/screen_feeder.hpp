@@ -64,6 +64,7 @@ struct ScreenFeederStats {
   std::uint64_t bytes_skipped = 0;  // simulated instead
   std::uint64_t skips = 0;
   std::uint64_t skip_mismatches = 0;  // simulator and libvterm disagreed (a bug)
+  std::uint64_t bytes_dropped = 0;    // repeats that change nothing (EscapeScanner)
 };
 
 class ScreenFeeder {
