@@ -43,6 +43,13 @@
 // stops reading the program's output until it has caught up (a slow
 // terminal slows the program that writes to it, as a real one does).
 //
+// Repeats that change nothing never reach libvterm: in a run of full-screen
+// clears, scrollback clears, resets and cursor homes (`\e[2J`, `\e[3J`,
+// `\ec`, `\e[H`) with no other byte between, each kind after its first is
+// dropped (EscapeScanner::ended_redundant_sequence(); they are idempotent
+// and commute), so a program printing them flat out costs what plain text
+// does and is never slowed. stats().bytes_dropped counts them.
+//
 // The Screen itself is made on first use (a byte that may hold a query, a
 // catch-up, screen()): most executions print a little plain text that nobody
 // looks at as a screen, and libvterm's two cell buffers cost ~300 KB and about
