@@ -7,17 +7,14 @@
 #include <string>
 
 #include "session/screen_feeder.hpp"
+#include "support/repeated_text.hpp"
 
 namespace agentty::session {
 namespace {
 
 constexpr pty::TerminalSize k120x40{120, 40};
 
-std::string repeated(const std::string& piece, std::size_t bytes) {
-  std::string text;
-  while (text.size() < bytes) text += piece;
-  return text;
-}
+using test_util::repeated;
 
 // A megabyte of full-screen clears took libvterm 4-8 s in one on_output, all
 // of it on the event loop. Now on_output stops after about its budget (the

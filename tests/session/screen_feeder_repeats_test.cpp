@@ -12,17 +12,14 @@
 #include <vector>
 
 #include "session/screen_feeder.hpp"
+#include "support/repeated_text.hpp"
 
 namespace agentty::session {
 namespace {
 
 constexpr pty::TerminalSize k120x40{120, 40};
 
-std::string repeated(const std::string& piece, std::size_t bytes) {
-  std::string text;
-  while (text.size() < bytes) text += piece;
-  return text;
-}
+using test_util::repeated;
 
 // Feeds `bytes` in `chunk`-byte pieces through a feeder with small batches
 // (so slices cut sequences anywhere) and directly; asserts they agree.
