@@ -49,9 +49,25 @@ export async function startAgentty({ env = {}, args = [], stateDir, runAs = [], 
     stderr: 'pipe',
   });
   const client = new Client({ name: 'agentty-e2e', version: '1.0.0' }, capabilities && { capabilities });
+  // Its stderr is always read: a pipe nobody reads blocks the server once
+  // full. The newest part is kept, to say why a server went away.
+  let stderr = '';
+  transport.stderr?.on('data', (data) => {
+    stderr += data;
+    if (stderr.length > kStderrKept) stderr = stderr.slice(-kStderrKept / 2);
+  });
   await client.connect(transport);
+  let exit;
+  transport._process?.on('exit', (code, signal) => { exit = { code, signal }; });
   const call = async (name, args, options) => {
-    const result = await client.callTool({ name, arguments: args }, undefined, options);
+    let result;
+    try {
+      result = await client.callTool({ name, arguments: args }, undefined, options);
+    } catch (error) {
+      if (!exit) throw error;
+      throw new Error(`${error.message}: the agentty server exited (${JSON.stringify(exit)}); ` +
+        `the end of its stderr: ${stderr.slice(-2000) || '(empty)'}`, { cause: error });
+    }
     return { ...result.structuredContent, isError: !!result.isError, raw: result };
   };
   // Starts a command (side_effects NONE unless given), checks it started, and
@@ -62,17 +78,17 @@ export async function startAgentty({ env = {}, args = [], stateDir, runAs = [], 
     t.after(() => call('stop', { execution_id: r.execution_id, signal: 'SIGKILL' }));
     return r;
   };
-  return { client, transport, call, startCommand, stateDir };
+  return { client, transport, call, startCommand, stateDir, stderr: () => stderr };
 }
+
+const kStderrKept = 4 << 20;
 
 // An agentty whose stderr is collected; closed after the test `t`.
 export async function agenttyWithStderr(t, options) {
   const agent = await startAgentty(options);
-  let stderr = '';
-  agent.transport.stderr?.on('data', (data) => { stderr += data; });
   t.after(() => agent.client.close().catch(() => {}));
   const run = (args) => agent.call('execute', { side_effects: ['NONE'], ...args });
-  return { ...agent, run, stderr: () => stderr };
+  return { ...agent, run };
 }
 
 // One server for a whole test file: started before its tests, closed after.
