@@ -209,7 +209,12 @@ test('the terminal page of a program printing random bytes stays responsive and 
       page.evaluate(() => document.body.dataset.connected),
       new Promise((resolve) => setTimeout(() => resolve('no answer'), 15000)),
     ]);
-    assert.equal(answer, 'yes', `the page's answer ${i}`);
+    if (answer !== 'yes') {
+      // Seen once in ~40 loaded runs (session 38): say how the socket closed.
+      const closed = await page.evaluate(() => document.body.dataset.closed).catch(() => '?');
+      assert.fail(`the page's answer ${i}: ${answer}; its socket closed with ${closed}; ` +
+        `server stderr: ${agent.stderr().slice(-1000)}; console: ${JSON.stringify(problems.slice(0, 3))}`);
+    }
     slowest = Math.max(slowest, Date.now() - started);
     await new Promise((resolve) => setTimeout(resolve, 200));
   }

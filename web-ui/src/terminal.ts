@@ -234,6 +234,8 @@ function connect(): void {
       state = state ? { ...state, held: false, held_by: null, held_by_you: false } : null;
     }
     document.body.dataset.connected = "no";
+    // How it closed, for whoever debugs a dropped connection (devtools, tests).
+    document.body.dataset.closed = `${event.code} ${event.reason}`.trim();
     render();
     // The record is gone: a reconnect would only be refused; say why now.
     if (opened && event.code !== P.CLOSE_EXECUTION_REMOVED) {
