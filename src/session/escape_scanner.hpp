@@ -14,7 +14,11 @@
 //    commute with one another, so in a run of them with no other byte in
 //    between, only the first of each kind has an effect. A program printing
 //    `\e[2J` or `\ec` flat out sends nothing else, and each one costs
-//    libvterm ~10 us (the screen's every cell).
+//    libvterm ~10 us (the screen's every cell). A screen alignment test
+//    (DECALN, `\e#8`) right after another changes nothing either: it fills
+//    every cell with E in the current pen and moves nothing, so with no byte
+//    between, the second writes what the first did. It does not commute
+//    with the others, so only a DECALN directly after a DECALN counts.
 //
 // It errs on the safe side: string sequences (OSC, DCS, ...) end only where
 // libvterm certainly ends them, and any CSI ending in c, n or p counts as a
@@ -92,7 +96,10 @@ class EscapeScanner {
   bool ended_redundant_sequence() const { return redundant_; }
   // The caller passed over bytes between sequences without step(): they
   // end the current run of idempotent operations.
-  void passed_text() { run_ops_ = 0; }
+  void passed_text() {
+    run_ops_ = 0;
+    after_alignment_ = false;
+  }
 
  private:
   enum class State { ground, escape, escape_intermediate, csi, string, string_escape };
@@ -103,7 +110,7 @@ class EscapeScanner {
 
   bool ground(unsigned char c) {
     if (c == kEsc) return begin_escape(), false;
-    run_ops_ = 0;
+    passed_text();
     if (c == 0x0e) gl_ = 1;  // SO
     if (c == 0x0f) gl_ = 0;  // SI
     return false;
@@ -119,6 +126,7 @@ class EscapeScanner {
   // the idempotent operations.
   void end_sequence(std::uint8_t op) {
     state_ = State::ground;
+    after_alignment_ = false;
     if (op == 0 || !clean_) {
       run_ops_ = 0;
       return;
@@ -133,6 +141,7 @@ class EscapeScanner {
     if (c < 0x20) return executed_control(), false;  // C0 controls execute inside the sequence
     if (c >= 0x20 && c <= 0x2f) {
       intermediate_ = c;
+      single_intermediate_ = true;
       state_ = State::escape_intermediate;
       return false;
     }
@@ -164,11 +173,19 @@ class EscapeScanner {
     if (c == kEsc) return begin_escape(), false;
     if (c == kCan || c == kSub) return end_sequence(0), false;
     if (c < 0x20) return executed_control(), false;
-    if (c < 0x30) return false;
+    if (c < 0x30) return single_intermediate_ = false, false;
+    if (intermediate_ == '#' && c == '8' && single_intermediate_) return end_alignment(), false;
     end_sequence(0);
     if (intermediate_ >= '(' && intermediate_ <= '+') g_ascii_[intermediate_ - '('] = (c == 'B');
-    if (intermediate_ == '#' && c == '8') ++screen_wide_sequences_;  // DECALN
     return false;
+  }
+  // DECALN ended: a repeat if the latest thing was a clean DECALN too.
+  void end_alignment() {
+    ++screen_wide_sequences_;
+    const bool repeat = after_alignment_ && clean_;
+    end_sequence(0);  // ends any run of the commuting operations
+    redundant_ = repeat;
+    after_alignment_ = clean_;
   }
   bool csi(unsigned char c) {
     if (c == kEsc) return begin_escape(), false;
@@ -245,9 +262,11 @@ class EscapeScanner {
   int csi_params_ = 0;
   int csi_first_param_ = 0;
   bool csi_all_params_at_most_1_ = true;
-  bool clean_ = false;        // the current sequence began in ground, no control inside
-  bool redundant_ = false;    // the latest step() ended a repeat (see above)
-  std::uint8_t run_ops_ = 0;  // idempotent operations since the latest other byte
+  bool clean_ = false;                // the current sequence began in ground, no control inside
+  bool redundant_ = false;            // the latest step() ended a repeat (see above)
+  std::uint8_t run_ops_ = 0;          // idempotent operations since the latest other byte
+  bool after_alignment_ = false;      // the latest thing was a clean DECALN
+  bool single_intermediate_ = false;  // the escape has one intermediate byte
   bool csi_has_4_ = false;
   bool csi_has_20_ = false;
   bool csi_has_alt_screen_ = false;

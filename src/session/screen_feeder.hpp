@@ -47,8 +47,9 @@
 // clears, scrollback clears, resets and cursor homes (`\e[2J`, `\e[3J`,
 // `\ec`, `\e[H`) with no other byte between, each kind after its first is
 // dropped (EscapeScanner::ended_redundant_sequence(); they are idempotent
-// and commute), so a program printing them flat out costs what plain text
-// does and is never slowed. stats().bytes_dropped counts them.
+// and commute), and so is a screen alignment test (`\e#8`) directly after
+// another, so a program printing them flat out costs what plain text does
+// and is never slowed. stats().bytes_dropped counts them.
 //
 // The Screen itself is made on first use (a byte that may hold a query, a
 // catch-up, screen()): most executions print a little plain text that nobody

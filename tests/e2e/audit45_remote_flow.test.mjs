@@ -1,9 +1,10 @@
 // Remote screen floods (audit 45's test, kept when its SSH pause was
 // reverted; session 37). A program on a host that prints full-screen clears
-// (`\e[2J`) or resets (`\ec`) as fast as it can: an SSH channel cannot be
-// paused yet, so every byte of it reaches the screen model at once, and each
-// of these cost libvterm the whole screen (an execute on the same host took
-// 12-14 s, a local look ~1 s). Back to back they are repeats that change
+// (`\e[2J`), resets (`\ec`) or alignment tests (`\e#8`, session 38) as fast
+// as it can: an SSH channel cannot be paused yet, so every byte of it
+// reaches the screen model at once, and each of these cost libvterm the
+// whole screen (an execute on the same host took 12-14 s, or failed to get
+// its PTY, a local look ~1 s). Back to back they are repeats that change
 // nothing, which the screen feeder now leaves out. The frames test checks
 // that nothing is lost from a flood that is not all repeats. A real OpenSSH
 // sshd on 127.0.0.1 (tests/e2e/lib/sshd.mjs).
@@ -45,6 +46,7 @@ async function slowest(count, makeCall) {
 const FLOODS = {
   'full-screen clears (ED 2)': '\\e[2J',
   'terminal resets (RIS)': '\\ec',
+  'screen alignment tests (DECALN)': '\\e#8',
 };
 
 for (const [what, sequence] of Object.entries(FLOODS)) {

@@ -54,7 +54,7 @@ TEST(ScreenFeederRepeats, AClearFloodCostsOneClear) {
   for (const std::string piece : {"\x1b[2J",
                                   "\x1b"
                                   "c",
-                                  "\x1b[H\x1b[2J\x1b[3J"}) {
+                                  "\x1b[H\x1b[2J\x1b[3J", "\x1b#8"}) {
     const std::string flood = "text\r\n\x1b[44m" + repeated(piece, 1 << 20) + "after";
     ScreenFeeder feeder(k120x40);
     const auto started = std::chrono::steady_clock::now();
@@ -94,6 +94,18 @@ TEST(ScreenFeederRepeats, OnlyRepeatsWithNothingBetweenAreDropped) {
       64, size, &dropped);
   EXPECT_EQ(dropped, 15u);
   expect_exact("ab\x1b[2J\x1b[?2J\x1b[2;1H\x1b[1;2H\x1b[0;2J", 64, size, &dropped);
+  EXPECT_EQ(dropped, 0u);
+  // DECALN repeats only directly after a DECALN: it does not commute.
+  expect_exact("ab\x1b#8\x1b#8\x1b#8cd", 64, size, &dropped);
+  EXPECT_EQ(dropped, 6u);
+  expect_exact("ab\x1b#8\x1b[2J\x1b#8\x1b[2J\x1b[H\x1b#8", 64, size, &dropped);
+  EXPECT_EQ(dropped, 0u);
+  expect_exact("ab\x1b[31m\x1b#8\x1b[44m\x1b#8x\x1b#8", 64, size, &dropped);
+  EXPECT_EQ(dropped, 0u);
+  // Not DECALN to libvterm (two intermediates), so not a DECALN before one.
+  expect_exact("ab\x1b#!8\x1b#8\x1b# 8\x1b#8", 64, size, &dropped);
+  EXPECT_EQ(dropped, 0u);
+  expect_exact("ab\x1b#8\x1b#\r8\x1b#8", 64, size, &dropped);  // CR inside
   EXPECT_EQ(dropped, 0u);
 }
 
@@ -152,6 +164,8 @@ TEST(ScreenFeederRepeats, RandomMixesAreExact) {
       "\x1b"
       "D",
       "\x1b#8",
+      "\x1b#8",
+      "\x1b#!8",
       "\x1b]2;title\x07",
       "\x1b[6n",
       "\x1b[?25l",
