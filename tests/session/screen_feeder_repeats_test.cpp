@@ -73,40 +73,36 @@ TEST(ScreenFeederRepeats, AClearFloodCostsOneClear) {
 // Between repeats, any other byte counts: text, a control, another
 // sequence, a control inside a sequence, a cancelled sequence.
 TEST(ScreenFeederRepeats, OnlyRepeatsWithNothingBetweenAreDropped) {
-  const pty::TerminalSize size{10, 4};
-  std::uint64_t dropped = 0;
-  expect_exact("abc\x1b[2J\x1b[2J\x1b[2Jdef", 64, size, &dropped);
-  EXPECT_EQ(dropped, 8u);
-  expect_exact("\x1b[2Jx\x1b[2Jy\x1b[2J", 64, size, &dropped);
-  EXPECT_EQ(dropped, 0u);
-  expect_exact("1\r\n2\r\n3\r\n4\x1b[H\x1b[2J\n\x1b[2J\x1b[H", 64, size, &dropped);
-  EXPECT_EQ(dropped, 0u);
-  expect_exact("ab\x1b[2J\x1b[\n2J\x1b[2J", 64, size, &dropped);  // LF inside a CSI
-  EXPECT_EQ(dropped, 0u);
-  expect_exact("ab\x1b[2J\x1b[2\x18J\x1b[2J", 64, size, &dropped);  // cancelled
-  EXPECT_EQ(dropped, 0u);
-  expect_exact("ab\x1b[2J\x1b[31m\x1b[2J", 64, size, &dropped);
-  EXPECT_EQ(dropped, 0u);
-  expect_exact(
-      "ab\x1b[2J\x1b[H\x1b"
-      "c\x1b[1;1H\x1b[f\x1b[2J\x1b"
-      "cz",
-      64, size, &dropped);
-  EXPECT_EQ(dropped, 15u);
-  expect_exact("ab\x1b[2J\x1b[?2J\x1b[2;1H\x1b[1;2H\x1b[0;2J", 64, size, &dropped);
-  EXPECT_EQ(dropped, 0u);
-  // DECALN repeats only directly after a DECALN: it does not commute.
-  expect_exact("ab\x1b#8\x1b#8\x1b#8cd", 64, size, &dropped);
-  EXPECT_EQ(dropped, 6u);
-  expect_exact("ab\x1b#8\x1b[2J\x1b#8\x1b[2J\x1b[H\x1b#8", 64, size, &dropped);
-  EXPECT_EQ(dropped, 0u);
-  expect_exact("ab\x1b[31m\x1b#8\x1b[44m\x1b#8x\x1b#8", 64, size, &dropped);
-  EXPECT_EQ(dropped, 0u);
-  // Not DECALN to libvterm (two intermediates), so not a DECALN before one.
-  expect_exact("ab\x1b#!8\x1b#8\x1b# 8\x1b#8", 64, size, &dropped);
-  EXPECT_EQ(dropped, 0u);
-  expect_exact("ab\x1b#8\x1b#\r8\x1b#8", 64, size, &dropped);  // CR inside
-  EXPECT_EQ(dropped, 0u);
+  struct Case {
+    std::string bytes;
+    std::uint64_t dropped;
+  };
+  const std::vector<Case> cases = {
+      {"abc\x1b[2J\x1b[2J\x1b[2Jdef", 8},
+      {"\x1b[2Jx\x1b[2Jy\x1b[2J", 0},
+      {"1\r\n2\r\n3\r\n4\x1b[H\x1b[2J\n\x1b[2J\x1b[H", 0},
+      {"ab\x1b[2J\x1b[\n2J\x1b[2J", 0},    // LF inside a CSI
+      {"ab\x1b[2J\x1b[2\x18J\x1b[2J", 0},  // cancelled
+      {"ab\x1b[2J\x1b[31m\x1b[2J", 0},
+      {"ab\x1b[2J\x1b[H\x1b"
+       "c\x1b[1;1H\x1b[f\x1b[2J\x1b"
+       "cz",
+       15},
+      {"ab\x1b[2J\x1b[?2J\x1b[2;1H\x1b[1;2H\x1b[0;2J", 0},
+      // DECALN repeats only directly after a DECALN: it does not commute.
+      {"ab\x1b#8\x1b#8\x1b#8cd", 6},
+      {"ab\x1b#8\x1b[2J\x1b#8\x1b[2J\x1b[H\x1b#8", 0},
+      {"ab\x1b[31m\x1b#8\x1b[44m\x1b#8x\x1b#8", 0},
+      // Not DECALN to libvterm (two intermediates), so not a DECALN before one.
+      {"ab\x1b#!8\x1b#8\x1b# 8\x1b#8", 0},
+      {"ab\x1b#8\x1b#\r8\x1b#8", 0},  // CR inside
+  };
+  for (const auto& [bytes, want] : cases) {
+    SCOPED_TRACE(bytes);
+    std::uint64_t dropped = 0;
+    expect_exact(bytes, 64, {10, 4}, &dropped);
+    EXPECT_EQ(dropped, want);
+  }
 }
 
 // A repeat whose first bytes were already fed (cut by a read or a slice)
