@@ -25,7 +25,12 @@
 namespace agentty::pty {
 
 namespace {
+// Most read per turn of the loop, handed out in calls of at most
+// kOutputSlice: a consumer that pauses in its callback (the screen model's
+// pace) stops the reads within a slice, where a whole chunk overshot its
+// limit by up to 64 KiB (0.5 s of libvterm work for some floods).
 constexpr std::size_t kReadChunk = 64 * 1024;
+constexpr std::size_t kOutputSlice = 16 * 1024;
 // After the supervisor is reaped, end of output (EIO) follows at once unless
 // a process outside the program's group (`setsid cmd &`, `ssh -f`, a daemon
 // that kept its fds) holds the slave open; its later output is not ours to
@@ -52,7 +57,7 @@ struct PtyProcess::Impl : std::enable_shared_from_this<Impl> {
         program_(spawned.program),
         slave_device_(spawned.slave_device),
         size_(size),
-        read_buffer_(std::make_unique_for_overwrite<char[]>(kReadChunk)) {}
+        read_buffer_(std::make_unique_for_overwrite<char[]>(kOutputSlice)) {}
 
   boost::asio::posix::stream_descriptor master_;
   boost::asio::posix::stream_descriptor pidfd_;
@@ -94,16 +99,23 @@ struct PtyProcess::Impl : std::enable_shared_from_this<Impl> {
 
   // ---- output ----
   // The PTY hands out at most ~4 KiB per read(); several reads are gathered
-  // into one chunk of up to 64 KiB so consumers see far fewer, larger calls.
+  // into slices of up to 16 KiB so consumers see far fewer, larger calls.
+  // buffer_full: kReadChunk read, or the consumer paused (drain_now reads on).
   enum class ReadOutcome { would_block, buffer_full, ended };
 
   ReadOutcome read_available() {
     std::size_t filled = 0;
+    std::size_t total = 0;
     ReadOutcome outcome = ReadOutcome::buffer_full;
-    while (filled < kReadChunk) {
-      ssize_t n = ::read(master_.native_handle(), read_buffer_.get() + filled, kReadChunk - filled);
+    while (total < kReadChunk) {
+      ssize_t n =
+          ::read(master_.native_handle(), read_buffer_.get() + filled, kOutputSlice - filled);
       if (n > 0) {
         filled += static_cast<std::size_t>(n);
+        total += static_cast<std::size_t>(n);
+        if (filled < kOutputSlice) continue;
+        hand_out(std::exchange(filled, 0));
+        if (output_paused_ || destroyed_ || finished_) break;
         continue;
       }
       if (n < 0 && errno == EINTR) continue;
@@ -116,13 +128,17 @@ struct PtyProcess::Impl : std::enable_shared_from_this<Impl> {
       }
       break;
     }
-    if (filled > 0) last_output_at_ = std::chrono::steady_clock::now();
-    if (filled > 0 && events_.on_output) {
-      in_output_callback_ = true;
-      events_.on_output(std::string_view(read_buffer_.get(), filled));
-      in_output_callback_ = false;
-    }
+    hand_out(filled);
     return outcome;
+  }
+
+  void hand_out(std::size_t filled) {
+    if (filled == 0) return;
+    last_output_at_ = std::chrono::steady_clock::now();
+    if (!events_.on_output || destroyed_) return;
+    in_output_callback_ = true;
+    events_.on_output(std::string_view(read_buffer_.get(), filled));
+    in_output_callback_ = false;
   }
 
   void on_readable() {
@@ -222,7 +238,7 @@ struct PtyProcess::Impl : std::enable_shared_from_this<Impl> {
     // Closing the master hangs up any straggler still holding the slave.
     master_.close(ignored);
     // An ended execution's record stays for reads (up to 200 of them), and
-    // nothing reads or writes this terminal again: 64 KiB each otherwise.
+    // nothing reads or writes this terminal again: 16 KiB each otherwise.
     if (!in_output_callback_) read_buffer_.reset();
     std::string().swap(input_queue_);
     input_offset_ = 0;

@@ -14,7 +14,8 @@
 // Between fork and exec only async-signal-safe calls are made: everything
 // (argv, envp, cwd) is prepared before fork.
 //
-// Events: output is read in chunks of up to 64 KiB from the O_NONBLOCK master;
+// Events: output is read up to 64 KiB per turn of the loop from the O_NONBLOCK
+// master and handed out in slices of up to 16 KiB (a pause stops it within one);
 // exit is noticed through a pidfd on the supervisor (no SIGCHLD handler, no
 // blocking wait on the loop). on_exit fires once the supervisor is reaped AND
 // the master has reported EIO (every slave fd closed, all data handed over),
