@@ -156,8 +156,11 @@ class PtyChannel {
   // consumer that cannot keep up slows the program instead of queueing
   // without bound (the program blocks writing, as on a slow terminal).
   // False where the backend cannot pause: the caller then keeps up at once.
-  // A pause does not hold back the end: the drain after the program's exit
-  // reads what is left.
+  // Output comes in calls of at most 16 KiB, so a pause takes effect within
+  // that. Locally a pause does not hold back the end: the drain after the
+  // program's exit reads what is left (at most the terminal's buffer). Over
+  // SSH the window may hold ~1.3 MB when the program ends: on_exit follows
+  // once the reader has resumed and taken it (a paused caller must resume).
   virtual bool pause_output(bool /*paused*/) { return false; }
 
  private:

@@ -3,11 +3,9 @@
 #include "pty/ssh_channel.hpp"
 
 #include <spdlog/spdlog.h>
-#include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include <algorithm>
-#include <csignal>
 
 #include "base/random_id.hpp"
 #include "pty/command_end_marker.hpp"
@@ -22,9 +20,8 @@ namespace {
 
 // The callbacks only record; user code runs later, from deliver().
 int on_data(ssh_session, ssh_channel, void* data, uint32_t len, int is_stderr, void* user) {
-  auto* state = static_cast<SshChannelState*>(user);
-  if (!(is_stderr && state->probe)) state->inbox.append(static_cast<const char*>(data), len);
-  return static_cast<int>(len);
+  return static_cast<SshChannelState*>(user)->take_data(static_cast<const char*>(data), len,
+                                                        is_stderr != 0);
 }
 
 void on_exit_status(ssh_session, ssh_channel, int status, void* user) {
@@ -55,15 +52,6 @@ bool valid_env_name(const std::string& name) {
 SshError not_started(SshError error) {
   error.nothing_started = true;
   return error;
-}
-
-ExitStatus final_status(SshChannelState& state) {
-  if (state.failure_reason) return ExitStatus::exited(255);
-  if (state.exit_signal) return ExitStatus::killed(*state.exit_signal);
-  if (state.exit_code) return ExitStatus::exited(*state.exit_code);
-  if (state.closed_locally) return ExitStatus::killed(SIGHUP);  // we hung up its terminal
-  state.failure_reason = "the server closed the channel without an exit status";
-  return ExitStatus::exited(255);
 }
 
 }  // namespace
@@ -161,6 +149,10 @@ TerminalSize SshChannel::size() const {
 }
 bool SshChannel::finished() const {
   return state_->finished;
+}
+bool SshChannel::pause_output(bool paused) {
+  connection_->channel_pause(state_, paused);
+  return true;
 }
 std::optional<std::string> SshChannel::failure_reason() const {
   return state_->failure_reason;
@@ -363,50 +355,6 @@ void SshConnection::flush_outboxes() {
       channel->outbox.clear();
     }  // 0: the window is full; retried after the next packets arrive
   }
-}
-
-void SshConnection::schedule_deliver() {
-  if (deliver_posted_) return;
-  deliver_posted_ = true;
-  asio::post(io_, [self = shared_from_this()] {
-    self->deliver_posted_ = false;
-    if (self->state_ == State::ready)
-      self->after_call();
-    else
-      self->deliver();
-  });
-}
-
-void SshConnection::deliver() {
-  if (delivering_) return;  // the outer loop picks up what nested calls recorded
-  delivering_ = true;
-  for (bool again = true; again;) {
-    again = false;
-    auto snapshot = channels_;
-    for (auto& channel : snapshot) {
-      if (channel->detached || !channel->started || channel->finished) continue;
-      if (channel->login_done) {
-        channel->login_done = false;
-        if (auto done = std::exchange(channel->on_login_done, nullptr)) done();
-        again = true;
-        continue;
-      }
-      if (!channel->inbox.empty()) {
-        std::string chunk = std::exchange(channel->inbox, {});
-        if (channel->events.on_output) channel->events.on_output(chunk);
-        again = true;
-        continue;  // output that arrived meanwhile goes before the exit
-      }
-      if (!channel->remote_closed) continue;
-      channel->finished = true;
-      free_channel(*channel);
-      std::erase(channels_, channel);
-      auto on_exit = std::exchange(channel->events, {}).on_exit;
-      if (on_exit) on_exit(final_status(*channel));
-      again = true;
-    }
-  }
-  delivering_ = false;
 }
 
 void SshConnection::channel_started(const std::shared_ptr<SshChannelState>& channel) {

@@ -11,6 +11,8 @@
 // delivers what was recorded: output first, then on_exit once the server has
 // closed the channel. Any libssh call may process packets for any channel, so
 // "after every call" is where delivery, pending writes and wakeups happen.
+// A channel's output can be paused: its data then stays in libssh and its
+// window shut, while the rest of the connection flows (ssh_delivery.cpp).
 //
 // Login by a person: when no key is accepted but the server offers password
 // or keyboard-interactive login (and SshOptions::human_login is on), the
@@ -109,6 +111,15 @@ struct SshChannelState {
   bool login_done = false;                  // logged in: deliver() calls on_login_done
   SshLoginPrompt login;
   std::function<void()> on_login_done;
+  // Output flow (ssh_delivery.cpp). While paused nothing is delivered and
+  // the data callback takes nothing: libssh keeps the bytes and the window
+  // stays shut. held copies what libssh keeps (its stdout buffer).
+  bool paused = false;
+  std::string held;
+
+  // The libssh data callback's work: records `data` (libssh's buffer for the
+  // stream) and returns how much of it libssh may drop.
+  int take_data(const char* data, std::uint32_t len, bool is_stderr);
 };
 
 class SshConnection : public std::enable_shared_from_this<SshConnection> {
@@ -164,6 +175,8 @@ class SshConnection : public std::enable_shared_from_this<SshConnection> {
   // How channel_signal delivers `signo` when not as asked (see SshChannel).
   std::optional<std::string> signal_note(int signo) const;
   void channel_close(const std::shared_ptr<SshChannelState>& channel);
+  // Stops or resumes taking the channel's output (ssh_delivery.cpp).
+  void channel_pause(const std::shared_ptr<SshChannelState>& channel, bool paused);
   void channel_detach(const std::shared_ptr<SshChannelState>& channel);
   void channel_login_input(const std::shared_ptr<SshChannelState>& channel, std::string_view bytes);
 
@@ -226,6 +239,9 @@ class SshConnection : public std::enable_shared_from_this<SshConnection> {
   void after_call(bool deliver_now = true);
   void schedule_deliver();
   void deliver();
+  // The next slice of what libssh holds for a paused-then-resumed channel
+  // into its inbox (ssh_delivery.cpp).
+  void take_held(SshChannelState& channel);
   void flush_outboxes();
   bool session_dead() const;
   void free_channel(SshChannelState& channel);

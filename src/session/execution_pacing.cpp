@@ -3,8 +3,9 @@
 // later turns of the loop, so the other executions and tool calls are served
 // in between, and while the queue would take longer than
 // ScreenFeeder::kMaxLag the program's output waits (the program blocks
-// writing to its terminal, as on a slow one). A program printing full-screen
-// clears as fast as it could held the loop for seconds per megabyte.
+// writing to its terminal, as on a slow one; over SSH its channel's window
+// stays shut). A program printing full-screen clears as fast as it could
+// held the loop for seconds per megabyte.
 #include "session/execution.hpp"
 
 namespace agentty::session {
@@ -19,7 +20,7 @@ void Execution::pace_screen() {
   if (!feeder_.cut_short()) return;
   if (feeder_.lagging() && !output_paused_ && channel_ && !channel_->finished()) {
     if (!channel_->pause_output(true)) {
-      // A backend that cannot pause (SSH) would let the queue grow without
+      // A backend that cannot pause would let the queue grow without
       // bound: keep up now, as before pacing.
       feeder_.catch_up();
       return write_screen_replies();

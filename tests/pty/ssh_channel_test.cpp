@@ -5,6 +5,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 
 #include "ssh_test_util.hpp"
@@ -87,6 +88,53 @@ TEST_F(SshChannelTest, TwentyMegabytesAreByteExact) {
   ASSERT_GT(expected.size(), 20'000'000u);
   EXPECT_EQ(r.output.size(), expected.size());
   EXPECT_TRUE(r.output == expected);
+}
+
+// A paused channel takes nothing: its window fills and the remote program
+// blocks writing (it cannot get through 15 MB), while another channel on the
+// same connection runs from open to exit. Resumed, every byte comes, in order.
+TEST_F(SshChannelTest, PausedChannelHoldsTheProgramWhileOthersFlow) {
+  SshRun r = run("echo go; seq 1 2000000; echo end");
+  ASSERT_TRUE(r.wait_output(io_, "go\r\n"));
+  EXPECT_TRUE(r.channel->pause_output(true));
+  const std::size_t at_pause = r.output.size();
+  SshRun other = run("echo other; exit 4");
+  ASSERT_TRUE(other.wait_exit(io_));
+  EXPECT_EQ(other.exit->code, 4);
+  EXPECT_NE(other.output.find("other\r\n"), std::string::npos);
+  EXPECT_EQ(pool_.connection_count(), 1u);
+  run_until(
+      io_, [] { return false; }, 300ms);  // keepalives, window updates: nothing shows
+  EXPECT_EQ(r.output.size(), at_pause);
+  EXPECT_FALSE(r.exit);
+  r.channel->pause_output(false);
+  ASSERT_TRUE(r.wait_exit(io_, 120s));
+  EXPECT_EQ(r.exit->code, 0);
+  EXPECT_TRUE(r.output == "go\r\n" + seq_under_pty(2000000) + "end\r\n")
+      << "got " << r.output.size() << " bytes";
+}
+
+// A program that ends while its channel is paused: its last output waits in
+// the client (its exit status and CLOSE came too), and the exit is reported
+// once, after that output, when the channel resumes.
+TEST_F(SshChannelTest, ExitOfAPausedChannelComesAfterItsHeldOutput) {
+  const std::string mark = "/tmp/a45-ended-" + std::to_string(::getpid());
+  std::remove(mark.c_str());
+  SshRun r = run("echo go; read x; seq 1 20000; touch " + mark + "; exit 3");
+  ASSERT_TRUE(r.wait_output(io_, "go\r\n"));
+  EXPECT_TRUE(r.channel->pause_output(true));
+  r.channel->write("\n");
+  ASSERT_TRUE(run_until(io_, [&] { return std::filesystem::exists(mark); }));
+  std::remove(mark.c_str());
+  SshRun other = run("exit 0");  // a round trip behind the end's packets
+  ASSERT_TRUE(other.wait_exit(io_));
+  EXPECT_FALSE(r.exit);
+  EXPECT_EQ(r.output.find("20000"), std::string::npos);
+  r.channel->pause_output(false);
+  ASSERT_TRUE(r.wait_exit(io_));
+  EXPECT_EQ(r.exit->code, 3);
+  EXPECT_EQ(r.exit_calls, 1);
+  EXPECT_TRUE(r.output.ends_with(seq_under_pty(20000))) << r.output.substr(0, 200);
 }
 
 TEST_F(SshChannelTest, CtrlCThroughTheTerminalInterrupts) {

@@ -1,0 +1,146 @@
+// SshConnection: delivering each channel's output, at the pace its reader
+// sets (SshChannel::pause_output).
+//
+// Flow control is the SSH window's. libssh appends a channel's data to the
+// channel's buffer, hands the whole buffer to the data callback and drops
+// what the callback takes; it opens the window again (WINDOW_ADJUST) only
+// as the buffer empties. So a paused channel's callback takes nothing: its
+// bytes stay in libssh, its window closes once the server has filled it
+// (~1.3 MB, libssh's WINDOWBASE), and the remote program blocks writing,
+// as on a slow terminal. Everything else on the connection flows: other
+// channels' data, keepalive replies, exit reports and CLOSE (recorded, but
+// delivered only after the bytes before them).
+//
+// Resuming reads the held bytes out of libssh (ssh_channel_read_nonblocking,
+// which reopens the window), a slice at a time, and the reader may pause
+// again after any slice. libssh will not hand its buffer to the callback
+// again until the next packet, which a closed window never brings, so the
+// read is how the bytes come out. held mirrors that buffer, so a connection
+// that fails meanwhile (libssh then refuses reads) still loses nothing.
+#include <boost/asio/post.hpp>
+
+#include <algorithm>
+#include <csignal>
+
+#include "pty/ssh_connection.hpp"
+
+namespace agentty::pty {
+
+namespace asio = boost::asio;
+
+namespace {
+
+// The most one on_output call gets: a reader that pauses stops within a
+// slice of the point where it asked.
+constexpr std::size_t kDeliverySlice = 16 * 1024;
+
+ExitStatus final_status(SshChannelState& state) {
+  if (state.failure_reason) return ExitStatus::exited(255);
+  if (state.exit_signal) return ExitStatus::killed(*state.exit_signal);
+  if (state.exit_code) return ExitStatus::exited(*state.exit_code);
+  if (state.closed_locally) return ExitStatus::killed(SIGHUP);  // we hung up its terminal
+  state.failure_reason = "the server closed the channel without an exit status";
+  return ExitStatus::exited(255);
+}
+
+// The next at most kDeliverySlice bytes of `inbox`.
+std::string next_slice(std::string& inbox) {
+  if (inbox.size() <= kDeliverySlice) return std::exchange(inbox, {});
+  std::string slice = inbox.substr(0, kDeliverySlice);
+  inbox.erase(0, kDeliverySlice);
+  return slice;
+}
+
+}  // namespace
+
+// The data callback: `data` is libssh's whole buffer for the stream, which
+// starts with the bytes left there before (held, for stdout). Returns what
+// libssh may drop.
+int SshChannelState::take_data(const char* data, std::uint32_t len, bool is_stderr) {
+  if (is_stderr) {
+    // A PTY merges stderr into the terminal; only probes' channels (no PTY)
+    // send it, and a probe wants stdout alone. Never held: not the flood.
+    if (!probe) inbox.append(data, len);
+    return static_cast<int>(len);
+  }
+  if (paused) {
+    if (len > held.size()) held.append(data + held.size(), len - held.size());
+    return 0;
+  }
+  inbox.append(data, len);  // held's bytes first: they are the buffer's start
+  held.clear();
+  return static_cast<int>(len);
+}
+
+void SshConnection::channel_pause(const std::shared_ptr<SshChannelState>& channel, bool paused) {
+  if (channel->paused == paused) return;
+  channel->paused = paused;
+  // What came meanwhile goes out on the next turn of the loop, not inside
+  // the caller's own call; a paused channel just stops taking data.
+  if (!paused) schedule_deliver();
+}
+
+// Moves the next slice of what libssh holds for `channel` into its inbox;
+// the read tells libssh to drop it and reopen the window.
+void SshConnection::take_held(SshChannelState& channel) {
+  const auto want = static_cast<std::uint32_t>(std::min(channel.held.size(), kDeliverySlice));
+  int read = SSH_ERROR;
+  if (channel.channel != nullptr && state_ == State::ready) {
+    std::string scratch(want, '\0');
+    read = ssh_channel_read_nonblocking(channel.channel, scratch.data(), want, 0);
+  }
+  // The copy is the data: a channel we closed, or a connection that failed,
+  // refuses the read (the window no longer matters then).
+  const std::size_t taken = read > 0 ? static_cast<std::size_t>(read) : channel.held.size();
+  channel.inbox.append(channel.held, 0, taken);
+  channel.held.erase(0, taken);
+}
+
+void SshConnection::schedule_deliver() {
+  if (deliver_posted_) return;
+  deliver_posted_ = true;
+  asio::post(io_, [self = shared_from_this()] {
+    self->deliver_posted_ = false;
+    if (self->state_ == State::ready)
+      self->after_call();
+    else
+      self->deliver();
+  });
+}
+
+void SshConnection::deliver() {
+  if (delivering_) return;  // the outer loop picks up what nested calls recorded
+  delivering_ = true;
+  for (bool again = true; again;) {
+    again = false;
+    auto snapshot = channels_;
+    for (auto& channel : snapshot) {
+      if (channel->detached || !channel->started || channel->finished) continue;
+      if (channel->login_done) {
+        channel->login_done = false;
+        if (auto done = std::exchange(channel->on_login_done, nullptr)) done();
+        again = true;
+        continue;
+      }
+      // Paused: nothing goes out, and the end waits behind the bytes before it.
+      if (channel->paused && !(channel->inbox.empty() && channel->held.empty())) continue;
+      if (channel->inbox.empty() && !channel->held.empty()) take_held(*channel);
+      if (!channel->inbox.empty()) {
+        std::string chunk = next_slice(channel->inbox);
+        if (channel->events.on_output) channel->events.on_output(chunk);
+        again = true;
+        continue;  // output that arrived meanwhile goes before the exit
+      }
+      if (!channel->remote_closed) continue;
+      channel->finished = true;
+      free_channel(*channel);
+      std::erase(channels_, channel);
+      auto on_exit = std::exchange(channel->events, {}).on_exit;
+      if (on_exit) on_exit(final_status(*channel));
+      again = true;
+    }
+  }
+  delivering_ = false;
+}
+
+}  // namespace agentty::pty
