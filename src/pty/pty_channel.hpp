@@ -160,7 +160,8 @@ class PtyChannel {
   // that. Locally a pause does not hold back the end: the drain after the
   // program's exit reads what is left (at most the terminal's buffer). Over
   // SSH the window may hold ~1.3 MB when the program ends: on_exit follows
-  // once the reader has resumed and taken it (a paused caller must resume).
+  // once the reader has resumed and taken it (a paused caller must resume),
+  // unless we hung up.
   virtual bool pause_output(bool /*paused*/) { return false; }
 
  private:

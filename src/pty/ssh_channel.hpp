@@ -100,7 +100,8 @@ class SshChannel final : public PtyChannel {
   bool finished() const override;
   // Stops taking output: the channel's SSH window fills and the remote
   // program blocks writing, while the connection's other channels flow.
-  // The exit is reported after the bytes held meanwhile (ssh_delivery.cpp).
+  // The exit is reported after the bytes held meanwhile, once resumed
+  // (after close(), at once: ssh_delivery.cpp).
   bool pause_output(bool paused) override;
 
   // Hangs up: sends EOF and CLOSE; on_exit follows when the server confirms

@@ -123,7 +123,12 @@ void SshConnection::deliver() {
         continue;
       }
       // Paused: nothing goes out, and the end waits behind the bytes before it.
-      if (channel->paused && !(channel->inbox.empty() && channel->held.empty())) continue;
+      // Not after our hang-up (a stop): then the stop would wait for up to a
+      // window of slow bytes at the screen model's pace (40 s seen); they go
+      // at once, and the screen catches up on them at the exit, as before.
+      if (channel->paused && !channel->closed_locally &&
+          !(channel->inbox.empty() && channel->held.empty()))
+        continue;
       if (channel->inbox.empty() && !channel->held.empty()) take_held(*channel);
       if (!channel->inbox.empty()) {
         std::string chunk = next_slice(channel->inbox);
