@@ -302,6 +302,49 @@ TEST(PtyProcess, PausedOutputHoldsTheProgramAndLosesNothing) {
   EXPECT_EQ(run.output.substr(from), "end\r\n");
 }
 
+// Output comes in slices of at most 16 KiB, and a pause asked for inside
+// the callback stops the reads at once: the screen model's pace overshot
+// its limit by a whole 64 KiB read before.
+TEST(PtyProcess, PauseInTheCallbackStopsWithinASlice) {
+  using namespace std::chrono_literals;
+  boost::asio::io_context io;
+  SpawnOptions options;
+  options.argv = {"sh", "-c", "exec yes 0123456789"};
+  auto spawned = spawn_pty_process(io, options);
+  ASSERT_TRUE(spawned) << spawned.error();
+  auto process = std::move(spawned.value());
+  const int pid = *process->process_id();
+  // Nobody reads yet: the terminal's buffer fills and the program blocks.
+  for (int i = 0; i < 500; ++i) {
+    auto info = test_util::state_and_parent(pid);
+    if (info && info->first == 'S') break;
+    std::this_thread::sleep_for(10ms);
+  }
+  std::size_t received = 0;
+  std::size_t largest = 0;
+  int calls = 0;
+  bool pause_in_callback = true;
+  process->start({[&](std::string_view bytes) {
+                    ++calls;
+                    received += bytes.size();
+                    largest = std::max(largest, bytes.size());
+                    if (pause_in_callback) process->pause_output(true);
+                  },
+                  [](ExitStatus) {}});
+  const auto deadline = std::chrono::steady_clock::now() + 300ms;
+  while (std::chrono::steady_clock::now() < deadline) {
+    io.restart();
+    io.run_one_for(20ms);
+  }
+  EXPECT_EQ(calls, 1);
+  EXPECT_LE(largest, 16u * 1024);
+  pause_in_callback = false;
+  process->pause_output(false);
+  while (received < 1'000'000 && io.run_one_for(5s) > 0) io.restart();
+  EXPECT_GE(received, 1'000'000u);
+  EXPECT_LE(largest, 16u * 1024);
+}
+
 TEST(PtyProcess, SigtermEndsAGroupStoppedWithCtrlZ) {
   // ctrl-z stops the program (no job control to resume it); SIGTERM stays
   // pending until it runs again, so stop waited out its grace for SIGKILL.
