@@ -242,6 +242,8 @@ class SshConnection : public std::enable_shared_from_this<SshConnection> {
   // The next slice of what libssh holds for a paused-then-resumed channel
   // into its inbox (ssh_delivery.cpp).
   void take_held(SshChannelState& channel);
+  // Hands the channel's inbox to its reader in slices (ssh_delivery.cpp).
+  void deliver_slices(SshChannelState& channel);
   void flush_outboxes();
   bool session_dead() const;
   void free_channel(SshChannelState& channel);

@@ -43,14 +43,6 @@ ExitStatus final_status(SshChannelState& state) {
   return ExitStatus::exited(255);
 }
 
-// The next at most kDeliverySlice bytes of `inbox`.
-std::string next_slice(std::string& inbox) {
-  if (inbox.size() <= kDeliverySlice) return std::exchange(inbox, {});
-  std::string slice = inbox.substr(0, kDeliverySlice);
-  inbox.erase(0, kDeliverySlice);
-  return slice;
-}
-
 }  // namespace
 
 // The data callback: `data` is libssh's whole buffer for the stream, which
@@ -96,6 +88,22 @@ void SshConnection::take_held(SshChannelState& channel) {
   channel.held.erase(0, taken);
 }
 
+// Hands the inbox to the reader in slices of at most kDeliverySlice, until
+// it pauses; the rest goes back in front of what arrived meanwhile. (One
+// copy out and at most one back: a window's worth of inbox, ~1.3 MB, cut
+// from its front slice by slice was a quadratic memmove.)
+void SshConnection::deliver_slices(SshChannelState& channel) {
+  const std::string pending = std::exchange(channel.inbox, {});
+  std::size_t at = 0;
+  while (at < pending.size()) {
+    const auto slice = std::string_view(pending).substr(at, kDeliverySlice);
+    at += slice.size();
+    if (channel.events.on_output) channel.events.on_output(slice);
+    if (channel.paused || channel.detached || channel.finished) break;
+  }
+  if (at < pending.size()) channel.inbox.insert(0, pending, at);
+}
+
 void SshConnection::schedule_deliver() {
   if (deliver_posted_) return;
   deliver_posted_ = true;
@@ -131,8 +139,7 @@ void SshConnection::deliver() {
         continue;
       if (channel->inbox.empty() && !channel->held.empty()) take_held(*channel);
       if (!channel->inbox.empty()) {
-        std::string chunk = next_slice(channel->inbox);
-        if (channel->events.on_output) channel->events.on_output(chunk);
+        deliver_slices(*channel);
         again = true;
         continue;  // output that arrived meanwhile goes before the exit
       }
