@@ -156,13 +156,21 @@ class PtyChannel {
   // consumer that cannot keep up slows the program instead of queueing
   // without bound (the program blocks writing, as on a slow terminal).
   // False where the backend cannot pause: the caller then keeps up at once.
-  // Output comes in calls of at most 16 KiB, so a pause takes effect within
-  // that. Locally a pause does not hold back the end: the drain after the
+  // A pause takes effect within an output call (see set_output_slice).
+  // Locally a pause does not hold back the end: the drain after the
   // program's exit reads what is left (at most the terminal's buffer). Over
   // SSH the window may hold ~1.3 MB when the program ends: on_exit follows
   // once the reader has resumed and taken it (a paused caller must resume),
-  // unless we hung up.
+  // unless we hung up (then it all comes at once, with the exit).
   virtual bool pause_output(bool /*paused*/) { return false; }
+  // The most bytes one on_output call carries from now on (clamped to
+  // [kMinOutputSlice, kMaxOutputSlice]; kMaxOutputSlice until set): a
+  // consumer near the point where it would pause asks for small calls, so it
+  // stops within a small overshoot, and gets whole reads otherwise (each
+  // call has a cost of its own).
+  virtual void set_output_slice(std::size_t /*max_bytes*/) {}
+  static constexpr std::size_t kMinOutputSlice = 1024;
+  static constexpr std::size_t kMaxOutputSlice = 64 * 1024;
 
  private:
   std::optional<bool> line_mode(bool (LineModes::*mode)() const) const {

@@ -10,6 +10,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -25,12 +26,12 @@
 namespace agentty::pty {
 
 namespace {
-// Most read per turn of the loop, handed out in calls of at most
-// kOutputSlice: a consumer that pauses in its callback (the screen model's
-// pace) stops the reads within a slice, where a whole chunk overshot its
-// limit by up to 64 KiB (0.5 s of libvterm work for some floods).
-constexpr std::size_t kReadChunk = 64 * 1024;
-constexpr std::size_t kOutputSlice = 16 * 1024;
+// Most read per turn of the loop, handed out in calls of at most the
+// consumer's output slice (set_output_slice): one near its pause (the screen
+// model's pace) stops the reads within a small slice, where a whole chunk
+// overshot its limit by up to 64 KiB (0.5 s of libvterm work for some
+// floods); otherwise a whole read is one call.
+constexpr std::size_t kReadChunk = PtyChannel::kMaxOutputSlice;
 // After the supervisor is reaped, end of output (EIO) follows at once unless
 // a process outside the program's group (`setsid cmd &`, `ssh -f`, a daemon
 // that kept its fds) holds the slave open; its later output is not ours to
@@ -57,7 +58,7 @@ struct PtyProcess::Impl : std::enable_shared_from_this<Impl> {
         program_(spawned.program),
         slave_device_(spawned.slave_device),
         size_(size),
-        read_buffer_(std::make_unique_for_overwrite<char[]>(kOutputSlice)) {}
+        read_buffer_(std::make_unique_for_overwrite<char[]>(kReadChunk)) {}
 
   boost::asio::posix::stream_descriptor master_;
   boost::asio::posix::stream_descriptor pidfd_;
@@ -83,6 +84,7 @@ struct PtyProcess::Impl : std::enable_shared_from_this<Impl> {
   // pause_output(true): on_readable reads nothing until resumed, and notes
   // that the terminal was readable meanwhile.
   bool output_paused_ = false;
+  std::size_t output_slice_ = kReadChunk;  // set_output_slice
   bool readable_while_paused_ = false;
   ExitStatus status_;
   std::chrono::steady_clock::time_point last_output_at_{};
@@ -99,7 +101,8 @@ struct PtyProcess::Impl : std::enable_shared_from_this<Impl> {
 
   // ---- output ----
   // The PTY hands out at most ~4 KiB per read(); several reads are gathered
-  // into slices of up to 16 KiB so consumers see far fewer, larger calls.
+  // into calls of up to output_slice_ (64 KiB unless the consumer asked for
+  // less) so consumers see far fewer, larger calls.
   // buffer_full: kReadChunk read, or the consumer paused (drain_now reads on).
   enum class ReadOutcome { would_block, buffer_full, ended };
 
@@ -108,12 +111,13 @@ struct PtyProcess::Impl : std::enable_shared_from_this<Impl> {
     std::size_t total = 0;
     ReadOutcome outcome = ReadOutcome::buffer_full;
     while (total < kReadChunk) {
-      ssize_t n =
-          ::read(master_.native_handle(), read_buffer_.get() + filled, kOutputSlice - filled);
+      // The consumer may change the slice in a callback, after which filled is 0.
+      const std::size_t slice = output_slice_;
+      ssize_t n = ::read(master_.native_handle(), read_buffer_.get() + filled, slice - filled);
       if (n > 0) {
         filled += static_cast<std::size_t>(n);
         total += static_cast<std::size_t>(n);
-        if (filled < kOutputSlice) continue;
+        if (filled < slice) continue;
         hand_out(std::exchange(filled, 0));
         if (output_paused_ || destroyed_ || finished_) break;
         continue;
@@ -238,7 +242,7 @@ struct PtyProcess::Impl : std::enable_shared_from_this<Impl> {
     // Closing the master hangs up any straggler still holding the slave.
     master_.close(ignored);
     // An ended execution's record stays for reads (up to 200 of them), and
-    // nothing reads or writes this terminal again: 16 KiB each otherwise.
+    // nothing reads or writes this terminal again: 64 KiB each otherwise.
     if (!in_output_callback_) read_buffer_.reset();
     std::string().swap(input_queue_);
     input_offset_ = 0;
@@ -443,6 +447,10 @@ TerminalSize PtyProcess::size() const {
 bool PtyProcess::pause_output(bool paused) {
   impl_->pause_output(paused);
   return true;
+}
+
+void PtyProcess::set_output_slice(std::size_t max_bytes) {
+  impl_->output_slice_ = std::clamp(max_bytes, kMinOutputSlice, kMaxOutputSlice);
 }
 
 std::optional<TerminalSize> PtyProcess::take_size_change() {

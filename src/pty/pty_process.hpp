@@ -15,7 +15,8 @@
 // (argv, envp, cwd) is prepared before fork.
 //
 // Events: output is read up to 64 KiB per turn of the loop from the O_NONBLOCK
-// master and handed out in slices of up to 16 KiB (a pause stops it within one);
+// master and handed out in calls of up to the consumer's output slice (a
+// pause stops it within one);
 // exit is noticed through a pidfd on the supervisor (no SIGCHLD handler, no
 // blocking wait on the loop). on_exit fires once the supervisor is reaped AND
 // the master has reported EIO (every slave fd closed, all data handed over),
@@ -92,6 +93,7 @@ class PtyProcess final : public PtyChannel {
   std::optional<TerminalSize> take_size_change() override;
   bool finished() const override;
   bool pause_output(bool paused) override;
+  void set_output_slice(std::size_t max_bytes) override;
 
   // The program's process group id (== its pid).
   int process_group() const;

@@ -154,6 +154,9 @@ bool SshChannel::pause_output(bool paused) {
   connection_->channel_pause(state_, paused);
   return true;
 }
+void SshChannel::set_output_slice(std::size_t max_bytes) {
+  state_->output_slice = std::clamp(max_bytes, kMinOutputSlice, kMaxOutputSlice);
+}
 std::optional<std::string> SshChannel::failure_reason() const {
   return state_->failure_reason;
 }

@@ -103,6 +103,7 @@ class SshChannel final : public PtyChannel {
   // The exit is reported after the bytes held meanwhile, once resumed
   // (after close(), at once: ssh_delivery.cpp).
   bool pause_output(bool paused) override;
+  void set_output_slice(std::size_t max_bytes) override;
 
   // Hangs up: sends EOF and CLOSE; on_exit follows when the server confirms
   // (or the connection dies).

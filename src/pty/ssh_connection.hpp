@@ -116,6 +116,7 @@ struct SshChannelState {
   // stays shut. held copies what libssh keeps (its stdout buffer).
   bool paused = false;
   std::string held;
+  std::size_t output_slice = PtyChannel::kMaxOutputSlice;  // SshChannel::set_output_slice
 
   // The libssh data callback's work: records `data` (libssh's buffer for the
   // stream) and returns how much of it libssh may drop.

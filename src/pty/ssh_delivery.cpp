@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <limits>
 
 #include "pty/ssh_connection.hpp"
 
@@ -30,10 +31,6 @@ namespace asio = boost::asio;
 
 namespace {
 
-// The most one on_output call gets: a reader that pauses stops within a
-// slice of the point where it asked.
-constexpr std::size_t kDeliverySlice = 16 * 1024;
-
 ExitStatus final_status(SshChannelState& state) {
   if (state.failure_reason) return ExitStatus::exited(255);
   if (state.exit_signal) return ExitStatus::killed(*state.exit_signal);
@@ -41,6 +38,13 @@ ExitStatus final_status(SshChannelState& state) {
   if (state.closed_locally) return ExitStatus::killed(SIGHUP);  // we hung up its terminal
   state.failure_reason = "the server closed the channel without an exit status";
   return ExitStatus::exited(255);
+}
+
+// The most one on_output call gets: the reader's output slice (it stops
+// within one of the point where it pauses), or everything after our hang-up
+// (what is left then goes at once, with the exit).
+std::size_t delivery_slice(const SshChannelState& channel) {
+  return channel.closed_locally ? std::string::npos : channel.output_slice;
 }
 
 }  // namespace
@@ -75,7 +79,12 @@ void SshConnection::channel_pause(const std::shared_ptr<SshChannelState>& channe
 // Moves the next slice of what libssh holds for `channel` into its inbox;
 // the read tells libssh to drop it and reopen the window.
 void SshConnection::take_held(SshChannelState& channel) {
-  const auto want = static_cast<std::uint32_t>(std::min(channel.held.size(), kDeliverySlice));
+  // A whole read's worth (deliver_slices cuts it to the reader's slice):
+  // held loses its front once per 64 KiB, not per small slice.
+  const std::size_t most =
+      channel.closed_locally ? channel.held.size() : PtyChannel::kMaxOutputSlice;
+  const auto want = static_cast<std::uint32_t>(std::min<std::size_t>(
+      std::min(channel.held.size(), most), std::numeric_limits<std::uint32_t>::max()));
   int read = SSH_ERROR;
   if (channel.channel != nullptr && state_ == State::ready) {
     std::string scratch(want, '\0');
@@ -88,7 +97,7 @@ void SshConnection::take_held(SshChannelState& channel) {
   channel.held.erase(0, taken);
 }
 
-// Hands the inbox to the reader in slices of at most kDeliverySlice, until
+// Hands the inbox to the reader in slices of at most delivery_slice(), until
 // it pauses; the rest goes back in front of what arrived meanwhile. (One
 // copy out and at most one back: a window's worth of inbox, ~1.3 MB, cut
 // from its front slice by slice was a quadratic memmove.)
@@ -96,7 +105,7 @@ void SshConnection::deliver_slices(SshChannelState& channel) {
   const std::string pending = std::exchange(channel.inbox, {});
   std::size_t at = 0;
   while (at < pending.size()) {
-    const auto slice = std::string_view(pending).substr(at, kDeliverySlice);
+    const auto slice = std::string_view(pending).substr(at, delivery_slice(channel));
     at += slice.size();
     if (channel.events.on_output) channel.events.on_output(slice);
     if (channel.paused || channel.detached || channel.finished) break;

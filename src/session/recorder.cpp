@@ -18,7 +18,7 @@ namespace agentty::session {
 namespace {
 
 // A larger event buffer is released after use rather than kept for the
-// execution's lifetime (bulk output chunks are 16 KiB, plus escapes).
+// execution's lifetime (bulk output chunks are 64 KiB, plus escapes).
 constexpr std::size_t kMaxKeptLineCapacity = 256 << 10;
 
 std::string json_string(std::string_view text) {

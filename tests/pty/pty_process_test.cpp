@@ -302,9 +302,10 @@ TEST(PtyProcess, PausedOutputHoldsTheProgramAndLosesNothing) {
   EXPECT_EQ(run.output.substr(from), "end\r\n");
 }
 
-// Output comes in slices of at most 16 KiB, and a pause asked for inside
-// the callback stops the reads at once: the screen model's pace overshot
-// its limit by a whole 64 KiB read before.
+// Output comes in calls of at most the slice the consumer set, and a pause
+// asked for inside the callback stops the reads at once: the screen model's
+// pace overshot its limit by a whole 64 KiB read before. Without a slice a
+// whole read is one call (each call costs the consumer).
 TEST(PtyProcess, PauseInTheCallbackStopsWithinASlice) {
   using namespace std::chrono_literals;
   boost::asio::io_context io;
@@ -324,6 +325,7 @@ TEST(PtyProcess, PauseInTheCallbackStopsWithinASlice) {
   std::size_t largest = 0;
   int calls = 0;
   bool pause_in_callback = true;
+  process->set_output_slice(16 * 1024);
   process->start({[&](std::string_view bytes) {
                     ++calls;
                     received += bytes.size();
@@ -343,6 +345,13 @@ TEST(PtyProcess, PauseInTheCallbackStopsWithinASlice) {
   while (received < 1'000'000 && io.run_one_for(5s) > 0) io.restart();
   EXPECT_GE(received, 1'000'000u);
   EXPECT_LE(largest, 16u * 1024);
+  // Back to whole reads: calls larger than the slice come again.
+  process->set_output_slice(std::string::npos);
+  largest = 0;
+  const std::size_t before = received;
+  while (received < before + 4'000'000 && io.run_one_for(5s) > 0) io.restart();
+  EXPECT_GT(largest, 16u * 1024);
+  EXPECT_LE(largest, PtyChannel::kMaxOutputSlice);
 }
 
 TEST(PtyProcess, SigtermEndsAGroupStoppedWithCtrlZ) {
