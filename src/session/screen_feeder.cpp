@@ -284,6 +284,10 @@ void ScreenFeeder::on_output(std::string_view bytes) {
   // A query is answered once fed, and a budget cut short leaves it queued:
   // cut_short() tells the owner to go on.
   const std::uint64_t screen_wide = impl.query_scanner.screen_wide_sequences();
+  // A catch-up cut short goes on in the owner's next turn: more budget
+  // spent here, once per output call, would hold the loop (small output
+  // calls near a pause made it 16 times 10 ms per turn).
+  if (impl.cut_short) return;
   if (query || impl.queue.size() >= impl.catch_up_bytes ||
       screen_wide - impl.screen_wide_fed >= kCatchUpScreenWide) {
     impl.screen_wide_fed = screen_wide;
@@ -323,6 +327,16 @@ bool ScreenFeeder::cut_short() const {
 bool ScreenFeeder::lagging() const {
   const double queued_ns = static_cast<double>(impl_->queue.size()) * impl_->nanoseconds_per_byte;
   return queued_ns > static_cast<double>(std::chrono::nanoseconds(kMaxLag).count());
+}
+
+std::size_t ScreenFeeder::bytes_before_lag() const {
+  const double per_byte = impl_->nanoseconds_per_byte;
+  if (per_byte <= 0) return std::string::npos;
+  const double room = static_cast<double>(std::chrono::nanoseconds(kMaxLag).count()) / per_byte -
+                      static_cast<double>(impl_->queue.size());
+  if (room <= 0) return 0;
+  if (room >= static_cast<double>(std::string::npos / 2)) return std::string::npos;
+  return static_cast<std::size_t>(room);
 }
 
 void ScreenFeeder::resize(pty::TerminalSize size) {

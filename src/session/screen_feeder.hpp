@@ -106,6 +106,10 @@ class ScreenFeeder {
   // Whether catch_up() would take more than kMaxLag, at the cost per byte
   // measured on this output's latest catch-up.
   bool lagging() const;
+  // How many more bytes the queue takes before lagging() (0 once it lags;
+  // npos while no cost is measured): the owner's output slice, so a pause
+  // overshoots by little and cheap output comes in whole reads.
+  std::size_t bytes_before_lag() const;
   void resize(pty::TerminalSize size);  // catches up first
 
   // Replies to terminal queries produced so far (write them to the PTY).

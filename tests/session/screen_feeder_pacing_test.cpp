@@ -60,6 +60,33 @@ TEST(ScreenFeederPacing, PlainFloodIsNotLagging) {
   EXPECT_FALSE(feeder.lagging());
 }
 
+// While a catch-up is cut short its owner goes on with it in the next turn
+// of the loop: more output only queues (a budget spent per output call held
+// the loop for 16 x 10 ms a turn), and the room left before lagging, the
+// owner's output slice, is none.
+TEST(ScreenFeederPacing, OutputWhileCutShortOnlyQueues) {
+  ScreenFeeder feeder(k120x40);
+  EXPECT_EQ(feeder.bytes_before_lag(), std::string::npos);  // nothing measured yet
+  feeder.on_output(repeated("\x1b[2J\x1b[Hx", 1 << 20));
+  ASSERT_TRUE(feeder.cut_short());
+  const auto fed = feeder.stats().bytes_fed;
+  feeder.on_output(repeated("\x1b[2J", 64 * 1024) + "\x1b[6n");
+  EXPECT_EQ(feeder.stats().bytes_fed, fed);
+  EXPECT_EQ(feeder.bytes_before_lag(), 0u);
+  feeder.catch_up();
+  EXPECT_EQ(feeder.take_replies(), "\x1b[1;2R");  // after the first flood's "\x1b[Hx"
+  // Caught up, the room is what the measured cost allows in kMaxLag: a
+  // clear flood's is far below a whole read, plain text's far above.
+  EXPECT_GT(feeder.bytes_before_lag(), 0u);
+  EXPECT_LT(feeder.bytes_before_lag(), 1u << 20);
+}
+
+TEST(ScreenFeederPacing, PlainTextLeavesRoomForWholeReads) {
+  ScreenFeeder feeder(k120x40);
+  for (int i = 0; i < 32; ++i) feeder.on_output(repeated("plain text line\r\n", 64 * 1024));
+  EXPECT_GE(feeder.bytes_before_lag(), 64u * 1024);
+}
+
 // Budgets of nothing cut after every slice: each call still makes progress,
 // and the screen ends where feeding everything at once leaves it, with the
 // query among the clears answered once it is reached.
