@@ -164,6 +164,7 @@ void Execution::append_output(std::string_view bytes) {
   feeder_.on_output(bytes);
   write_screen_replies();
   pace_screen();
+  follow_screen_lag();
   if (shell_) {
     shell_->on_output(bytes, start);
     // A remote terminal's probe finds the session by its shell's pid.
@@ -230,6 +231,7 @@ void Execution::release_running_state() {
   screen_pace_timer_.cancel();
   screen_pace_scheduled_ = false;
   output_paused_ = false;
+  if (feeder_.has_screen() && feeder_.lagging()) return settle_screen();
   screen_from_log_ = feeder_.finish();
 }
 
@@ -244,6 +246,11 @@ void Execution::refeed_screen() {
 const Screen& Execution::screen() {
   follow_size_set_inside();
   refeed_screen();
+  if (screen_settling_) {  // a caller that could not wait: the rest at once
+    screen_settling_ = false;
+    screen_pace_timer_.cancel();
+    screen_pace_scheduled_ = false;
+  }
   feeder_.catch_up();
   const Screen& screen = feeder_.screen();
   // A screen rebuilt for a look at an ended execution is kept frozen too.

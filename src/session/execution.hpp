@@ -160,6 +160,12 @@ class Execution : public std::enable_shared_from_this<Execution> {
 
   // Screen: exact up to latest_seq after this call.
   const Screen& screen();
+  // The program has ended and the screen model is still catching up its
+  // last output in paced turns of the loop (a window of remote output that
+  // came at once when a stop hung up: seconds of work for a flood of
+  // clears). screen() would finish that at once, holding the loop: a caller
+  // that can wait awaits changed() until this is false.
+  bool screen_settling() const { return screen_settling_; }
   ScreenModes screen_modes();
   pty::TerminalSize size() const;
   void resize(pty::TerminalSize size, InputSource source);
@@ -274,6 +280,10 @@ class Execution : public std::enable_shared_from_this<Execution> {
   void follow_size_set_inside();
   void write_screen_replies();
   void pace_screen();
+  void schedule_screen_pace();
+  void follow_screen_lag();
+  void settle_screen();
+  void end_screen_settling();
   void resume_output();
   void release_running_state();
   void refeed_screen();
@@ -335,6 +345,8 @@ class Execution : public std::enable_shared_from_this<Execution> {
   boost::asio::steady_timer screen_pace_timer_;
   bool screen_pace_scheduled_ = false;
   bool output_paused_ = false;
+  std::size_t output_slice_ = pty::PtyChannel::kMaxOutputSlice;  // as last set on channel_
+  bool screen_settling_ = false;                                 // see screen_settling()
 };
 
 }  // namespace agentty::session

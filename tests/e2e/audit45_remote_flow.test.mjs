@@ -86,6 +86,17 @@ for (const [what, sequence] of Object.entries(FLOODS)) {
     assert.ok(Date.now() - started < 3000, `screen of the flood took ${Date.now() - started} ms`);
     const stopped = await call('stop', { execution_id: flood, signal: 'SIGKILL' });
     assert.equal(stopped.status, 'stopped', brief(stopped));
+    // The hang-up brought what the window held (~1.3 MB) at once with the
+    // exit: the screen model settles it at its pace, holding up no other
+    // call (audit 48; one catch-up of it held the loop past a minute).
+    const lookAfter = await slowest(5, () => call('screen', { execution_id: idleHere.execution_id }));
+    assert.ok(lookAfter < 1000, `a screen call after the stop took ${lookAfter} ms`);
+    const settling = Date.now();
+    const last = await call('screen', { execution_id: flood });
+    assert.equal(last.isError, false, brief(last));
+    assert.equal(last.status, 'stopped', brief(last));
+    t.diagnostic(JSON.stringify({ lookHere, lookThere, runHere, runThere, lookAfter,
+      lookAtTheStopped: Date.now() - settling }));
   });
 }
 

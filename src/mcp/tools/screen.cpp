@@ -7,6 +7,15 @@ namespace {
 
 boost::asio::awaitable<ToolResult> screen(ToolContext& ctx, const json& args,
                                           std::shared_ptr<session::Execution> execution) {
+  // An ended flood's last output may still be going through the screen
+  // model, at the loop's pace: wait for it rather than do it all at once.
+  if (execution->screen_settling()) {
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(ctx.config.max_yield_ms);
+    auto end = co_await wait_until(ctx, *execution, deadline,
+                                   [&] { return !execution->screen_settling(); });
+    if (end == WaitEnd::cancelled) co_return ToolResult{};
+  }
   auto snapshot = execution->screen().snapshot(args.value("scrollback_lines", 0));
   json result = status_fields(*execution, ctx);
   result["cols"] = snapshot.cols;
