@@ -113,9 +113,12 @@ struct SshChannelState {
   std::function<void()> on_login_done;
   // Output flow (ssh_delivery.cpp). While paused nothing is delivered and
   // the data callback takes nothing: libssh keeps the bytes and the window
-  // stays shut. held copies what libssh keeps (its stdout buffer).
+  // stays shut. held copies what libssh keeps (its stdout buffer); the
+  // first held_taken bytes of it are in the inbox already (a read libssh
+  // refused, on a closed channel: it keeps them and offers them again).
   bool paused = false;
   std::string held;
+  std::size_t held_taken = 0;
   std::size_t output_slice = PtyChannel::kMaxOutputSlice;  // SshChannel::set_output_slice
 
   // The libssh data callback's work: records `data` (libssh's buffer for the
@@ -240,8 +243,8 @@ class SshConnection : public std::enable_shared_from_this<SshConnection> {
   void after_call(bool deliver_now = true);
   void schedule_deliver();
   void deliver();
-  // The next slice of what libssh holds for a paused-then-resumed channel
-  // into its inbox (ssh_delivery.cpp).
+  // What libssh holds for a paused-then-resumed channel, into its inbox
+  // (ssh_delivery.cpp).
   void take_held(SshChannelState& channel);
   // Hands the channel's inbox to its reader in slices (ssh_delivery.cpp).
   void deliver_slices(SshChannelState& channel);

@@ -59,12 +59,19 @@ int SshChannelState::take_data(const char* data, std::uint32_t len, bool is_stde
     if (!probe) inbox.append(data, len);
     return static_cast<int>(len);
   }
-  if (paused) {
-    if (len > held.size()) held.append(data + held.size(), len - held.size());
-    return 0;
+  // While the inbox is still being handed out (the reader paused within
+  // it), more goes to libssh too: taken here, it would reopen the window
+  // and the inbox would grow by up to a window at every resume.
+  const bool hold = paused || !inbox.empty();
+  if (!hold && held.empty()) {
+    inbox.append(data, len);
+    return static_cast<int>(len);
   }
-  inbox.append(data, len);  // held's bytes first: they are the buffer's start
+  if (len > held.size()) held.append(data + held.size(), len - held.size());
+  if (hold) return 0;
+  inbox.append(held, held_taken);  // the buffer's start: bytes held before
   held.clear();
+  held_taken = 0;
   return static_cast<int>(len);
 }
 
@@ -76,25 +83,33 @@ void SshConnection::channel_pause(const std::shared_ptr<SshChannelState>& channe
   if (!paused) schedule_deliver();
 }
 
-// Moves the next slice of what libssh holds for `channel` into its inbox;
-// the read tells libssh to drop it and reopen the window.
+// Moves everything libssh holds for `channel` into its inbox; the read
+// tells libssh to drop it and reopen the window. All of it at once: after a
+// read libssh tops the window up to its full size (WINDOWBASE, ~1.3 MB)
+// without counting what it still buffers, so a read of a slice would let
+// another window in behind the held bytes at every resume, and a paused
+// flood would pile up without bound (seen: minutes of catch-up, calls
+// timing out). deliver_slices hands the inbox out at the reader's pace.
 void SshConnection::take_held(SshChannelState& channel) {
-  // A whole read's worth (deliver_slices cuts it to the reader's slice):
-  // held loses its front once per 64 KiB, not per small slice.
-  const std::size_t most =
-      channel.closed_locally ? channel.held.size() : PtyChannel::kMaxOutputSlice;
-  const auto want = static_cast<std::uint32_t>(std::min<std::size_t>(
-      std::min(channel.held.size(), most), std::numeric_limits<std::uint32_t>::max()));
+  const auto want = static_cast<std::uint32_t>(
+      std::min<std::size_t>(channel.held.size(), std::numeric_limits<std::uint32_t>::max()));
   int read = SSH_ERROR;
   if (channel.channel != nullptr && state_ == State::ready) {
     std::string scratch(want, '\0');
     read = ssh_channel_read_nonblocking(channel.channel, scratch.data(), want, 0);
   }
-  // The copy is the data: a channel we closed, or a connection that failed,
-  // refuses the read (the window no longer matters then).
-  const std::size_t taken = read > 0 ? static_cast<std::size_t>(read) : channel.held.size();
-  channel.inbox.append(channel.held, 0, taken);
-  channel.held.erase(0, taken);
+  if (read > 0) {  // libssh dropped held's first `read` bytes
+    const auto dropped = static_cast<std::size_t>(read);
+    if (dropped > channel.held_taken)
+      channel.inbox.append(channel.held, channel.held_taken, dropped - channel.held_taken);
+    channel.held.erase(0, dropped);
+    channel.held_taken -= std::min(channel.held_taken, dropped);
+    return;
+  }
+  // A channel we closed, or a connection that failed, refuses the read: the
+  // copy is the data, and libssh will offer the same bytes again.
+  channel.inbox.append(channel.held, channel.held_taken);
+  channel.held_taken = channel.held.size();
 }
 
 // Hands the inbox to the reader in slices of at most delivery_slice(), until
@@ -144,9 +159,9 @@ void SshConnection::deliver() {
       // window of slow bytes at the screen model's pace (40 s seen); they go
       // at once, and the screen catches up on them at the exit, as before.
       if (channel->paused && !channel->closed_locally &&
-          !(channel->inbox.empty() && channel->held.empty()))
+          !(channel->inbox.empty() && channel->held.size() == channel->held_taken))
         continue;
-      if (channel->inbox.empty() && !channel->held.empty()) take_held(*channel);
+      if (channel->inbox.empty() && channel->held.size() > channel->held_taken) take_held(*channel);
       if (!channel->inbox.empty()) {
         deliver_slices(*channel);
         again = true;

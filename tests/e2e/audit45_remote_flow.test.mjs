@@ -47,6 +47,11 @@ const FLOODS = {
   'full-screen clears (ED 2)': '\\e[2J',
   'terminal resets (RIS)': '\\ec',
   'screen alignment tests (DECALN)': '\\e#8',
+  // Not repeats: each costs libvterm the whole screen, so the program must
+  // wait for the screen model, through its channel's window.
+  'clears with a letter between': '\\e[2Jx',
+  'reverse indexes at the top (RI)': '\\eM',
+  'alignment tests with a letter between': '\\e#8x',
 };
 
 for (const [what, sequence] of Object.entries(FLOODS)) {
