@@ -61,8 +61,9 @@ int SshChannelState::take_data(const char* data, std::uint32_t len, bool is_stde
   }
   // While the inbox is still being handed out (the reader paused within
   // it), more goes to libssh too: taken here, it would reopen the window
-  // and the inbox would grow by up to a window at every resume.
-  const bool hold = paused || !inbox.empty();
+  // and the inbox would grow by up to a window at every resume. (A probe's
+  // inbox is its whole answer, read at its end.)
+  const bool hold = paused || (!inbox.empty() && !probe);
   if (!hold && held.empty()) {
     inbox.append(data, len);
     return static_cast<int>(len);
