@@ -3,20 +3,22 @@
 //
 // Flow control is the SSH window's. libssh appends a channel's data to the
 // channel's buffer, hands the whole buffer to the data callback and drops
-// what the callback takes; it opens the window again (WINDOW_ADJUST) only
-// as the buffer empties. So a paused channel's callback takes nothing: its
-// bytes stay in libssh, its window closes once the server has filled it
-// (~1.3 MB, libssh's WINDOWBASE), and the remote program blocks writing,
-// as on a slow terminal. Everything else on the connection flows: other
-// channels' data, keepalive replies, exit reports and CLOSE (recorded, but
-// delivered only after the bytes before them).
+// what the callback takes; it sends a WINDOW_ADJUST only once the window
+// plus what it buffers falls below half of WINDOWBASE (1.28 MB). So a
+// callback that takes nothing (the reader paused, or the inbox not yet
+// handed out) leaves the bytes in libssh, the window closes once the
+// server has filled it, and the remote program blocks writing, as on a
+// slow terminal. Everything else on the connection flows: other channels'
+// data, keepalive replies, exit reports and CLOSE (recorded, but delivered
+// only after the bytes before them).
 //
 // Resuming reads the held bytes out of libssh (ssh_channel_read_nonblocking,
-// which reopens the window), a slice at a time, and the reader may pause
-// again after any slice. libssh will not hand its buffer to the callback
-// again until the next packet, which a closed window never brings, so the
-// read is how the bytes come out. held mirrors that buffer, so a connection
-// that fails meanwhile (libssh then refuses reads) still loses nothing.
+// which reopens the window), all at once (take_held says why), and the
+// inbox goes to the reader in its output slice until it pauses. libssh
+// will not hand its buffer to the callback again until the next packet,
+// which a closed window never brings, so the read is how the bytes come
+// out. held mirrors that buffer, so a connection that fails meanwhile, or a
+// channel we closed (libssh then refuses reads), still loses nothing.
 #include <boost/asio/post.hpp>
 
 #include <algorithm>
