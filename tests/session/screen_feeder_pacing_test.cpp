@@ -52,12 +52,40 @@ TEST(ScreenFeederPacing, ScreenWideSequencesStartACatchUp) {
   EXPECT_FALSE(cleared.cut_short());
 }
 
-// Plain text costs libvterm little (the simulator takes floods): a flood of
-// it is not lagging, so the program is not slowed.
-TEST(ScreenFeederPacing, PlainFloodIsNotLagging) {
+// What a plain flood of 32 output calls of 64 KiB left the owner with:
+// after how many calls the feeder was lagging, and after how many the room
+// before lag was less than a whole read.
+struct PlainFloodPace {
+  int lagging_calls = 0;
+  int cramped_calls = 0;
+  ScreenFeederStats stats;
+};
+
+// Plays the flood the way an Execution does: between output calls, a
+// catch-up cut short goes on in the owner's turns (schedule_screen_pace).
+PlainFloodPace play_plain_flood() {
   ScreenFeeder feeder(k120x40);
-  for (int i = 0; i < 32; ++i) feeder.on_output(repeated("plain text line\r\n", 64 * 1024));
-  EXPECT_FALSE(feeder.lagging());
+  PlainFloodPace pace;
+  for (int i = 0; i < 32; ++i) {
+    feeder.on_output(repeated("plain text line\r\n", 64 * 1024));
+    if (feeder.lagging()) ++pace.lagging_calls;
+    if (feeder.bytes_before_lag() < 64 * 1024) ++pace.cramped_calls;
+    while (feeder.cut_short()) feeder.catch_up_for(ScreenFeeder::kCatchUpBudget);
+  }
+  feeder.catch_up();  // ends the skip, which counts what it skipped
+  pace.stats = feeder.stats();
+  return pace;
+}
+
+// Plain text costs libvterm little (the simulator takes floods): a flood of
+// it is not lagging, so the program is not slowed. The cost is measured by
+// the clock, so a loaded machine that preempts one catch-up makes that one
+// measure slow until the owner's next turn measures again; fed to libvterm
+// instead, about half the calls lag.
+TEST(ScreenFeederPacing, PlainFloodIsNotLagging) {
+  const PlainFloodPace pace = play_plain_flood();
+  EXPECT_GT(pace.stats.bytes_skipped, 30u * 64 * 1024);
+  EXPECT_LE(pace.lagging_calls, 2);
 }
 
 // While a catch-up is cut short its owner goes on with it in the next turn
@@ -82,9 +110,7 @@ TEST(ScreenFeederPacing, OutputWhileCutShortOnlyQueues) {
 }
 
 TEST(ScreenFeederPacing, PlainTextLeavesRoomForWholeReads) {
-  ScreenFeeder feeder(k120x40);
-  for (int i = 0; i < 32; ++i) feeder.on_output(repeated("plain text line\r\n", 64 * 1024));
-  EXPECT_GE(feeder.bytes_before_lag(), 64u * 1024);
+  EXPECT_LE(play_plain_flood().cramped_calls, 2);
 }
 
 // Budgets of nothing cut after every slice: each call still makes progress,
