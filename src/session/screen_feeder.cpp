@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <ctime>
 #include <optional>
 #include <vector>
 
@@ -21,13 +22,22 @@ constexpr std::size_t kKeptQueueCapacity = 64 * 1024;
 constexpr std::size_t kSliceBytes = 16 * 1024;
 constexpr std::size_t kMinSliceBytes = 256;
 
-// A catch-up's duration tells the cost per byte once it fed this many bytes
+// A catch-up's CPU time tells the cost per byte once it fed this many bytes
 // or took this long (below both, a clock read or a cache miss dominates).
 constexpr std::size_t kMinCostSample = 4 * 1024;
 constexpr auto kMinCostTime = std::chrono::milliseconds(1);
 
 // Runs shorter than this are not worth the two screenfuls a skip feeds.
 constexpr std::size_t kMinSkipRun = 64 * 1024;
+
+// The calling thread's CPU time. libvterm's cost per byte is measured with
+// it: in wall time, one catch-up preempted on a loaded machine read as slow
+// bytes, and a plain-text flood was paused until a later turn measured again.
+std::chrono::nanoseconds thread_cpu_time() {
+  timespec now{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return std::chrono::seconds(now.tv_sec) + std::chrono::nanoseconds(now.tv_nsec);
+}
 
 std::size_t plain_run_end(std::string_view data, std::size_t from) {
   return from + find_not_plain_text(data.data() + from, data.size() - from);
@@ -69,7 +79,8 @@ struct ScreenFeeder::Impl {
   std::string queue;
   // query_scanner's count of screen-wide sequences at the latest catch-up.
   std::uint64_t screen_wide_fed = 0;
-  // libvterm's cost per queued byte, measured on the latest catch_up_for().
+  // libvterm's cost per queued byte in CPU time, measured on the latest
+  // catch_up_for().
   double nanoseconds_per_byte = 0;
   bool cut_short = false;        // the latest advance_for() left bytes queued
   EscapeScanner query_scanner;   // over bytes as they arrive
@@ -111,6 +122,7 @@ struct ScreenFeeder::Impl {
   void advance_for(std::chrono::nanoseconds budget) {
     using Clock = std::chrono::steady_clock;
     const auto started = Clock::now();
+    const auto cpu_started = thread_cpu_time();
     std::size_t done = 0;
     auto elapsed = Clock::duration::zero();
     const std::size_t slice_bytes = slice_within(budget);
@@ -120,11 +132,9 @@ struct ScreenFeeder::Impl {
       done += slice;
       elapsed = Clock::now() - started;
     }
-    if (done >= kMinCostSample || elapsed >= kMinCostTime) {
-      nanoseconds_per_byte =
-          static_cast<double>(
-              std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count()) /
-          static_cast<double>(done);
+    const auto cpu = thread_cpu_time() - cpu_started;
+    if (done >= kMinCostSample || cpu >= kMinCostTime) {
+      nanoseconds_per_byte = static_cast<double>(cpu.count()) / static_cast<double>(done);
     }
     cut_short = done < queue.size();
     if (!cut_short) return clear_queue();

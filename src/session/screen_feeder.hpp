@@ -39,9 +39,11 @@
 // kCatchUpBudget, leaving the rest queued, and it starts once
 // kCatchUpScreenWide such sequences have come as well as at catch_up_bytes,
 // so their cost is measured early. lagging() says when the queue would take
-// longer than kMaxLag to catch up at the rate measured: the execution then
-// stops reading the program's output until it has caught up (a slow
-// terminal slows the program that writes to it, as a real one does).
+// longer than kMaxLag to catch up at the rate measured (in the thread's CPU
+// time, so a catch-up preempted by other load is not read as slow bytes):
+// the execution then stops reading the program's output until it has caught
+// up (a slow terminal slows the program that writes to it, as a real one
+// does).
 //
 // Repeats that change nothing never reach libvterm: in a run of full-screen
 // clears, scrollback clears, resets and cursor homes (`\e[2J`, `\e[3J`,
