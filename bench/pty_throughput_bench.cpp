@@ -48,6 +48,7 @@
 #include <string>
 #include <vector>
 
+#include "base/thread_cpu_time.hpp"
 #include "bench_files.hpp"
 #include "bench_start.hpp"
 #include "pty/pty_process.hpp"
@@ -209,9 +210,7 @@ Sample run_agentty_execution(const fs::path& file) {
 
 // --components: each consumer alone on the bytes in memory.
 double thread_cpu_seconds() {
-  timespec now{};
-  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
-  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) / 1e9;
+  return std::chrono::duration<double>(agentty::thread_cpu_time()).count();
 }
 
 std::string pty_bytes(const fs::path& file) {

@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "base/log.hpp"
+#include "base/thread_cpu_time.hpp"
 #include "bench_files.hpp"
 #include "bench_start.hpp"
 #include "session/registry.hpp"
@@ -141,9 +142,7 @@ class BenchViewer : public std::enable_shared_from_this<BenchViewer> {
 };
 
 double thread_cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+  return std::chrono::duration<double>(agentty::thread_cpu_time()).count();
 }
 
 struct Result {

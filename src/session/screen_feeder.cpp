@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <cstring>
-#include <ctime>
 #include <optional>
 #include <vector>
 
 #include "base/byte_scan.hpp"
+#include "base/thread_cpu_time.hpp"
 #include "session/escape_scanner.hpp"
 #include "session/plain_text_simulator.hpp"
 
@@ -18,9 +18,14 @@ constexpr std::size_t kKeptQueueCapacity = 64 * 1024;
 
 // What catch_up_for() feeds between looks at the clock: at most this, and
 // less once bytes are known to be slow (16 KiB of DECALN took libvterm
-// 80 ms), down to the smallest slice.
+// 80-240 ms), down to the smallest slice. A catch-up of newly queued
+// screen-wide sequences starts with the smallest: they may cost a thousand
+// times what the latest catch-up measured.
 constexpr std::size_t kSliceBytes = 16 * 1024;
 constexpr std::size_t kMinSliceBytes = 256;
+// A slice is at most this many times the one before it, so one cheap slice
+// (a clock read, a cache hit) cannot make the next one the largest.
+constexpr std::size_t kSliceGrowth = 4;
 
 // A catch-up's CPU time tells the cost per byte once it fed this many bytes
 // or took this long (below both, a clock read or a cache miss dominates).
@@ -29,15 +34,6 @@ constexpr auto kMinCostTime = std::chrono::milliseconds(1);
 
 // Runs shorter than this are not worth the two screenfuls a skip feeds.
 constexpr std::size_t kMinSkipRun = 64 * 1024;
-
-// The calling thread's CPU time. libvterm's cost per byte is measured with
-// it: in wall time, one catch-up preempted on a loaded machine read as slow
-// bytes, and a plain-text flood was paused until a later turn measured again.
-std::chrono::nanoseconds thread_cpu_time() {
-  timespec now{};
-  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
-  return std::chrono::seconds(now.tv_sec) + std::chrono::nanoseconds(now.tv_nsec);
-}
 
 std::size_t plain_run_end(std::string_view data, std::size_t from) {
   return from + find_not_plain_text(data.data() + from, data.size() - from);
@@ -118,20 +114,26 @@ struct ScreenFeeder::Impl {
 
   // Like advance(false), but stops after the first slice that ends past
   // `budget` (one slice at least, so each call makes progress), and measures
-  // libvterm's cost per byte on the way.
-  void advance_for(std::chrono::nanoseconds budget) {
+  // libvterm's cost per byte on the way. A `probe` starts with the smallest
+  // slice rather than trust the cost last measured.
+  void advance_for(std::chrono::nanoseconds budget, bool probe = false) {
     using Clock = std::chrono::steady_clock;
     const auto started = Clock::now();
     const auto cpu_started = thread_cpu_time();
     std::size_t done = 0;
     auto elapsed = Clock::duration::zero();
-    const std::size_t slice_bytes = slice_within(budget);
+    std::size_t slice_bytes = probe ? kMinSliceBytes : slice_within(budget);
     while (done < queue.size() && (done == 0 || elapsed < budget)) {
       const std::size_t slice = std::min(slice_bytes, queue.size() - done);
       process(std::string_view(queue).substr(done, slice), false);
       done += slice;
+      const auto before = elapsed;
       elapsed = Clock::now() - started;
+      slice_bytes = next_slice(slice, elapsed - before, budget);
     }
+    // In CPU time: in wall time, one catch-up preempted on a loaded machine
+    // read as slow bytes, and a plain-text flood was paused until a later
+    // turn measured again.
     const auto cpu = thread_cpu_time() - cpu_started;
     if (done >= kMinCostSample || cpu >= kMinCostTime) {
       nanoseconds_per_byte = static_cast<double>(cpu.count()) / static_cast<double>(done);
@@ -146,6 +148,19 @@ struct ScreenFeeder::Impl {
     if (nanoseconds_per_byte <= 0) return kSliceBytes;
     const double fit = static_cast<double>(budget.count()) / 2 / nanoseconds_per_byte;
     if (fit >= static_cast<double>(kSliceBytes)) return kSliceBytes;
+    return std::max(kMinSliceBytes, static_cast<std::size_t>(fit));
+  }
+
+  // A slice that takes about half of `budget` at the cost of the one just
+  // fed (`slice` bytes in `took`), so a catch-up stops within about half a
+  // budget of it.
+  static std::size_t next_slice(std::size_t slice, std::chrono::nanoseconds took,
+                                std::chrono::nanoseconds budget) {
+    const std::size_t most = std::min(kSliceBytes, slice * kSliceGrowth);
+    if (took.count() <= 0) return most;
+    const double fit = static_cast<double>(budget.count()) / 2 * static_cast<double>(slice) /
+                       static_cast<double>(took.count());
+    if (fit >= static_cast<double>(most)) return most;
     return std::max(kMinSliceBytes, static_cast<std::size_t>(fit));
   }
 
@@ -300,8 +315,9 @@ void ScreenFeeder::on_output(std::string_view bytes) {
   if (impl.cut_short) return;
   if (query || impl.queue.size() >= impl.catch_up_bytes ||
       screen_wide - impl.screen_wide_fed >= kCatchUpScreenWide) {
+    const bool wide_queued = screen_wide != impl.screen_wide_fed;
     impl.screen_wide_fed = screen_wide;
-    impl.advance_for(kCatchUpBudget);
+    impl.advance_for(kCatchUpBudget, wide_queued);
   }
 }
 

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <string>
 
+#include "base/thread_cpu_time.hpp"
 #include "session/screen_feeder.hpp"
 #include "support/repeated_text.hpp"
 
@@ -86,6 +87,24 @@ TEST(ScreenFeederPacing, PlainFloodIsNotLagging) {
   const PlainFloodPace pace = play_plain_flood();
   EXPECT_GT(pace.stats.bytes_skipped, 30u * 64 * 1024);
   EXPECT_LE(pace.lagging_calls, 2);
+}
+
+// A catch-up of newly queued screen-wide sequences starts small whatever
+// the latest one measured: after plain text (cheap), a first 16 KiB slice of
+// alignment tests took libvterm 160-240 ms, all of it on the event loop.
+// Counted in CPU time, which other load does not stretch.
+TEST(ScreenFeederPacing, ACatchUpProbesTheCostOfScreenWideSequences) {
+  ScreenFeeder feeder(k120x40);
+  for (int i = 0; i < 20; ++i) {
+    feeder.on_output(repeated("plain text line\r\n", 64 * 1024));
+    while (feeder.cut_short()) feeder.catch_up_for(ScreenFeeder::kCatchUpBudget);
+  }
+  ASSERT_GE(feeder.bytes_before_lag(), 256u * 1024);  // measured cheap
+  const auto started = thread_cpu_time();
+  feeder.on_output(repeated("\x1b#8x", 64 * 1024));
+  const auto cpu = thread_cpu_time() - started;
+  EXPECT_TRUE(feeder.cut_short());
+  EXPECT_LT(cpu, std::chrono::milliseconds(80));
 }
 
 // While a catch-up is cut short its owner goes on with it in the next turn
