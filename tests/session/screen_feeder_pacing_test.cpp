@@ -79,10 +79,11 @@ PlainFloodPace play_plain_flood() {
 }
 
 // Plain text costs libvterm little (the simulator takes floods): a flood of
-// it is not lagging, so the program is not slowed. The cost is measured by
-// the clock, so a loaded machine that preempts one catch-up makes that one
-// measure slow until the owner's next turn measures again; fed to libvterm
-// instead, about half the calls lag.
+// it is not lagging, so the program is not slowed. The cost is measured per
+// catch-up, so one that pays a one-time cost (the Screen made, the head fed)
+// or is cut short on a loaded machine may measure slow until the owner's
+// next turn measures again; fed to libvterm instead, about half the calls
+// lag.
 TEST(ScreenFeederPacing, PlainFloodIsNotLagging) {
   const PlainFloodPace pace = play_plain_flood();
   EXPECT_GT(pace.stats.bytes_skipped, 30u * 64 * 1024);
