@@ -20,7 +20,7 @@ void Execution::write_screen_replies() {
 }
 
 void Execution::pace_screen() {
-  if (!feeder_.cut_short()) return;
+  if (!feeder_.wants_turn()) return;
   if (feeder_.lagging() && !output_paused_ && channel_ && !channel_->finished()) {
     if (!channel_->pause_output(true)) {
       // A backend that cannot pause would let the queue grow without

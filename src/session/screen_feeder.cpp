@@ -78,7 +78,10 @@ struct ScreenFeeder::Impl {
   // libvterm's cost per queued byte in CPU time, measured on the latest
   // catch_up_for().
   double nanoseconds_per_byte = 0;
-  bool cut_short = false;        // the latest advance_for() left bytes queued
+  bool cut_short = false;  // the latest advance_for() left bytes queued
+  // Output started a catch-up since the owner's latest catch_up_for(): more
+  // output only queues until the owner's turn (see on_output).
+  bool output_caught_up = false;
   EscapeScanner query_scanner;   // over bytes as they arrive
   EscapeScanner stream_scanner;  // over bytes as they are fed, exactly
   ScreenFeederStats stats;
@@ -306,31 +309,39 @@ void ScreenFeeder::on_output(std::string_view bytes) {
     bytes.remove_prefix(impl.continue_skip(bytes));
   }
   impl.queue.append(bytes);
-  // A query is answered once fed, and a budget cut short leaves it queued:
-  // cut_short() tells the owner to go on.
+  // A query is answered once fed; one left queued is the owner's to feed
+  // in its next turn (wants_turn()).
   const std::uint64_t screen_wide = impl.query_scanner.screen_wide_sequences();
-  // A catch-up cut short goes on in the owner's next turn: more budget
-  // spent here, once per output call, would hold the loop (small output
-  // calls near a pause made it 16 times 10 ms per turn).
-  if (impl.cut_short) return;
+  // Output gets one catch-up per turn of the owner; what comes after it
+  // goes on in the owner's next turn. A budget spent per output call held
+  // the loop: small output calls near a pause made it 16 times 10 ms per
+  // turn, and an SSH connection hands out many packets in one handler
+  // (64 x 5 ms for a flood of reverse indexes, each catch-up finishing in
+  // time). Queued instead, such output shows in lagging(), and its channel
+  // is paused rather than the loop held.
+  if (impl.cut_short || impl.output_caught_up) return;
   if (query || impl.queue.size() >= impl.catch_up_bytes ||
       screen_wide - impl.screen_wide_fed >= kCatchUpScreenWide) {
     const bool wide_queued = screen_wide != impl.screen_wide_fed;
     impl.screen_wide_fed = screen_wide;
     impl.advance_for(kCatchUpBudget, wide_queued);
+    impl.output_caught_up = true;
   }
 }
 
 void ScreenFeeder::catch_up() {
   impl_->advance(true);
+  impl_->output_caught_up = false;
 }
 
 void ScreenFeeder::catch_up_for(std::chrono::nanoseconds budget) {
   impl_->advance_for(budget);
+  impl_->output_caught_up = false;
 }
 
 bool ScreenFeeder::finish() {
   Impl& impl = *impl_;
+  impl.output_caught_up = false;  // no more turns: the output has ended
   if (impl.lazy_screen) {
     impl.advance(true);
     impl.lazy_screen->freeze();
@@ -348,6 +359,10 @@ bool ScreenFeeder::behind() const {
 
 bool ScreenFeeder::cut_short() const {
   return impl_->cut_short;
+}
+
+bool ScreenFeeder::wants_turn() const {
+  return impl_->cut_short || impl_->output_caught_up;
 }
 
 bool ScreenFeeder::lagging() const {

@@ -38,7 +38,10 @@
 // catch-up that output itself starts feeds the queue in slices for at most
 // kCatchUpBudget, leaving the rest queued, and it starts once
 // kCatchUpScreenWide such sequences have come as well as at catch_up_bytes,
-// so their cost is measured early. lagging() says when the queue would take
+// so their cost is measured early. Output starts at most one catch-up per
+// turn of the owner (wants_turn()); the owner's turns do the rest, so output
+// the model cannot take at full speed builds a queue rather than holding
+// the loop in whoever hands it out. lagging() says when the queue would take
 // longer than kMaxLag to catch up at the rate measured (in the thread's CPU
 // time, so a catch-up preempted by other load is not read as slow bytes):
 // the execution then stops reading the program's output until it has caught
@@ -105,6 +108,10 @@ class ScreenFeeder {
   // with bytes left: someone must call catch_up_for() again soon (a query
   // among them waits for its answer).
   bool cut_short() const;
+  // Whether the owner should call catch_up_for() in its next turn: a
+  // catch-up was cut short, or output has had its one catch-up of this turn
+  // and more output only queues until then.
+  bool wants_turn() const;
   // Whether catch_up() would take more than kMaxLag, at the cost per byte
   // measured on this output's latest catch-up.
   bool lagging() const;

@@ -71,7 +71,7 @@ PlainFloodPace play_plain_flood() {
     feeder.on_output(repeated("plain text line\r\n", 64 * 1024));
     if (feeder.lagging()) ++pace.lagging_calls;
     if (feeder.bytes_before_lag() < 64 * 1024) ++pace.cramped_calls;
-    while (feeder.cut_short()) feeder.catch_up_for(ScreenFeeder::kCatchUpBudget);
+    while (feeder.wants_turn()) feeder.catch_up_for(ScreenFeeder::kCatchUpBudget);
   }
   feeder.catch_up();  // ends the skip, which counts what it skipped
   pace.stats = feeder.stats();
@@ -98,7 +98,7 @@ TEST(ScreenFeederPacing, ACatchUpProbesTheCostOfScreenWideSequences) {
   ScreenFeeder feeder(k120x40);
   for (int i = 0; i < 20; ++i) {
     feeder.on_output(repeated("plain text line\r\n", 64 * 1024));
-    while (feeder.cut_short()) feeder.catch_up_for(ScreenFeeder::kCatchUpBudget);
+    while (feeder.wants_turn()) feeder.catch_up_for(ScreenFeeder::kCatchUpBudget);
   }
   ASSERT_GE(feeder.bytes_before_lag(), 256u * 1024);  // measured cheap
   const auto started = thread_cpu_time();
@@ -129,6 +129,31 @@ TEST(ScreenFeederPacing, OutputWhileCutShortOnlyQueues) {
   EXPECT_LT(feeder.bytes_before_lag(), 1u << 20);
 }
 
+// Output starts one catch-up per turn of its owner. An SSH connection hands
+// out many packets in one handler: a flood of reverse indexes at the top
+// (each scrolls the whole screen) came in ~4 KB packets, each catch-up
+// finished within its budget, and 64 of them held the loop for 0.34 s while
+// the flood was never lagging, so its channel never paused. Now the packets
+// after the first only queue, and the queue shows the flood lagging.
+TEST(ScreenFeederPacing, OutputGetsOneCatchUpPerTurn) {
+  ScreenFeeder feeder(k120x40);
+  const std::string packet = repeated("\x1bM", 4096);
+  feeder.on_output(packet);
+  ASSERT_TRUE(feeder.wants_turn());
+  const auto fed = feeder.stats().bytes_fed;
+  EXPECT_GT(fed, 0u);
+  for (int i = 0; i < 63; ++i) feeder.on_output(packet);
+  EXPECT_EQ(feeder.stats().bytes_fed, fed);
+  EXPECT_TRUE(feeder.lagging());
+  EXPECT_EQ(feeder.bytes_before_lag(), 0u);
+  // The owner's turn goes on with it, and output may start a catch-up again
+  // once the owner has caught up.
+  while (feeder.wants_turn()) feeder.catch_up_for(ScreenFeeder::kCatchUpBudget);
+  EXPECT_FALSE(feeder.behind());
+  feeder.on_output(packet);
+  EXPECT_GT(feeder.stats().bytes_fed, 64u * packet.size());
+}
+
 TEST(ScreenFeederPacing, PlainTextLeavesRoomForWholeReads) {
   EXPECT_LE(play_plain_flood().cramped_calls, 2);
 }
@@ -142,7 +167,7 @@ TEST(ScreenFeederPacing, CutsAnywhereLeaveTheScreenExact) {
   ScreenFeeder feeder(k120x40, 100, 4096);
   feeder.on_output(text);
   int calls = 0;
-  while (feeder.cut_short()) {
+  while (feeder.wants_turn()) {
     feeder.catch_up_for(std::chrono::nanoseconds(0));
     ASSERT_LT(++calls, 1000);
   }

@@ -30,7 +30,7 @@ void expect_exact(const std::string& bytes, std::size_t chunk, pty::TerminalSize
   std::string replies;
   for (std::size_t i = 0; i < bytes.size(); i += chunk) {
     feeder.on_output(std::string_view(bytes).substr(i, chunk));
-    while (feeder.cut_short()) feeder.catch_up_for(std::chrono::nanoseconds(0));
+    while (feeder.wants_turn()) feeder.catch_up_for(std::chrono::nanoseconds(0));
     replies += feeder.take_replies();
   }
   feeder.catch_up();
@@ -59,7 +59,7 @@ TEST(ScreenFeederRepeats, AClearFloodCostsOneClear) {
     ScreenFeeder feeder(k120x40);
     const auto started = std::chrono::steady_clock::now();
     feeder.on_output(flood);
-    while (feeder.cut_short()) feeder.catch_up_for(ScreenFeeder::kCatchUpBudget);
+    while (feeder.wants_turn()) feeder.catch_up_for(ScreenFeeder::kCatchUpBudget);
     feeder.catch_up();
     const auto took = std::chrono::steady_clock::now() - started;
     // Fed whole, a megabyte of these took libvterm 3-5 s.

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <random>
 #include <string>
 #include <vector>
@@ -70,17 +71,20 @@ TEST(ScreenFeeder, QueryIsAnsweredWithoutCatchUp) {
   EXPECT_FALSE(feeder.behind());
 }
 
+// Between output calls the owner takes its turn (schedule_screen_pace): a
+// query that comes after output had its catch-up is answered there.
 TEST(ScreenFeeder, QuerySplitAcrossChunksIsAnsweredWhenComplete) {
   ScreenFeeder feeder(k80x24);
-  feeder.on_output("\x1b[");
-  EXPECT_EQ(feeder.take_replies(), "");
-  feeder.on_output("c");
-  EXPECT_NE(feeder.take_replies(), "");
-  feeder.on_output("\x1bP$");
-  feeder.on_output("qm\x1b");
-  EXPECT_EQ(feeder.take_replies(), "");
-  feeder.on_output("\\");
-  EXPECT_NE(feeder.take_replies(), "");  // DECRQSS answered
+  const auto output = [&feeder](std::string_view bytes) {
+    feeder.on_output(bytes);
+    while (feeder.wants_turn()) feeder.catch_up_for(ScreenFeeder::kCatchUpBudget);
+    return feeder.take_replies();
+  };
+  EXPECT_EQ(output("\x1b["), "");
+  EXPECT_NE(output("c"), "");
+  EXPECT_EQ(output("\x1bP$"), "");
+  EXPECT_EQ(output("qm\x1b"), "");
+  EXPECT_NE(output("\\"), "");  // DECRQSS answered
 }
 
 TEST(ScreenFeeder, PlainOutputWaitsForCatchUp) {
@@ -246,6 +250,8 @@ void expect_carried_flood_exact(const std::vector<std::string>& pieces, const Fl
       direct.resize(c.resized);
     }
     feeder.on_output(pieces[i]);
+    // The owner's turns, each cut after a slice (Execution::schedule_screen_pace).
+    while (feeder.wants_turn()) feeder.catch_up_for(std::chrono::nanoseconds(0));
     got_replies += feeder.take_replies();
     direct.feed(pieces[i]);
   }
