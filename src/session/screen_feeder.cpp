@@ -149,9 +149,7 @@ struct ScreenFeeder::Impl {
   // A slice that takes about half of `budget` at the cost last measured.
   std::size_t slice_within(std::chrono::nanoseconds budget) const {
     if (nanoseconds_per_byte <= 0) return kSliceBytes;
-    const double fit = static_cast<double>(budget.count()) / 2 / nanoseconds_per_byte;
-    if (fit >= static_cast<double>(kSliceBytes)) return kSliceBytes;
-    return std::max(kMinSliceBytes, static_cast<std::size_t>(fit));
+    return fit_slice(budget, nanoseconds_per_byte, kSliceBytes);
   }
 
   // A slice that takes about half of `budget` at the cost of the one just
@@ -161,8 +159,14 @@ struct ScreenFeeder::Impl {
                                 std::chrono::nanoseconds budget) {
     const std::size_t most = std::min(kSliceBytes, slice * kSliceGrowth);
     if (took.count() <= 0) return most;
-    const double fit = static_cast<double>(budget.count()) / 2 * static_cast<double>(slice) /
-                       static_cast<double>(took.count());
+    return fit_slice(budget, static_cast<double>(took.count()) / static_cast<double>(slice), most);
+  }
+
+  // The bytes that take half of `budget` at `ns_per_byte`, within
+  // [kMinSliceBytes, most].
+  static std::size_t fit_slice(std::chrono::nanoseconds budget, double ns_per_byte,
+                               std::size_t most) {
+    const double fit = static_cast<double>(budget.count()) / 2 / ns_per_byte;
     if (fit >= static_cast<double>(most)) return most;
     return std::max(kMinSliceBytes, static_cast<std::size_t>(fit));
   }
