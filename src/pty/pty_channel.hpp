@@ -15,6 +15,7 @@
 //  - no callback fires after the channel is destroyed.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -171,6 +172,9 @@ class PtyChannel {
   virtual void set_output_slice(std::size_t /*max_bytes*/) {}
   static constexpr std::size_t kMinOutputSlice = 1024;
   static constexpr std::size_t kMaxOutputSlice = 64 * 1024;
+  static std::size_t clamp_output_slice(std::size_t max_bytes) {
+    return std::clamp(max_bytes, kMinOutputSlice, kMaxOutputSlice);
+  }
 
  private:
   std::optional<bool> line_mode(bool (LineModes::*mode)() const) const {

@@ -450,7 +450,7 @@ bool PtyProcess::pause_output(bool paused) {
 }
 
 void PtyProcess::set_output_slice(std::size_t max_bytes) {
-  impl_->output_slice_ = std::clamp(max_bytes, kMinOutputSlice, kMaxOutputSlice);
+  impl_->output_slice_ = clamp_output_slice(max_bytes);
 }
 
 std::optional<TerminalSize> PtyProcess::take_size_change() {

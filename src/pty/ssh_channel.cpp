@@ -155,7 +155,7 @@ bool SshChannel::pause_output(bool paused) {
   return true;
 }
 void SshChannel::set_output_slice(std::size_t max_bytes) {
-  state_->output_slice = std::clamp(max_bytes, kMinOutputSlice, kMaxOutputSlice);
+  state_->output_slice = clamp_output_slice(max_bytes);
 }
 std::optional<std::string> SshChannel::failure_reason() const {
   return state_->failure_reason;

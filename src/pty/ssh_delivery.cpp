@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <csignal>
 #include <limits>
+#include <memory>
 
 #include "pty/ssh_connection.hpp"
 
@@ -98,8 +99,9 @@ void SshConnection::take_held(SshChannelState& channel) {
       std::min<std::size_t>(channel.held.size(), std::numeric_limits<std::uint32_t>::max()));
   int read = SSH_ERROR;
   if (channel.channel != nullptr && state_ == State::ready) {
-    std::string scratch(want, '\0');
-    read = ssh_channel_read_nonblocking(channel.channel, scratch.data(), want, 0);
+    // Only to make libssh drop the bytes: held has them already.
+    const auto scratch = std::make_unique_for_overwrite<char[]>(want);
+    read = ssh_channel_read_nonblocking(channel.channel, scratch.get(), want, 0);
   }
   if (read > 0) {  // libssh dropped held's first `read` bytes
     const auto dropped = static_cast<std::size_t>(read);
