@@ -167,8 +167,7 @@ class PtyChannel {
   // The most bytes one on_output call carries from now on (clamped to
   // [kMinOutputSlice, kMaxOutputSlice]; kMaxOutputSlice until set): a
   // consumer near the point where it would pause asks for small calls, so it
-  // stops within a small overshoot, and gets whole reads otherwise (each
-  // call has a cost of its own).
+  // stops within a small overshoot, and gets whole reads otherwise.
   virtual void set_output_slice(std::size_t /*max_bytes*/) {}
   static constexpr std::size_t kMinOutputSlice = 1024;
   static constexpr std::size_t kMaxOutputSlice = 64 * 1024;

@@ -130,12 +130,12 @@ struct PtyProcess::Impl : std::enable_shared_from_this<Impl> {
     return ReadOutcome::buffer_full;
   }
 
-  void hand_out(std::size_t filled) {
-    if (filled == 0) return;
+  // The `size` bytes just read into read_buffer_ (never 0).
+  void hand_out(std::size_t size) {
     last_output_at_ = std::chrono::steady_clock::now();
     if (!events_.on_output || destroyed_) return;
     in_output_callback_ = true;
-    events_.on_output(std::string_view(read_buffer_.get(), filled));
+    events_.on_output(std::string_view(read_buffer_.get(), size));
     in_output_callback_ = false;
   }
 
