@@ -8,7 +8,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <boost/asio/buffer.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <cerrno>
 
@@ -61,23 +60,36 @@ struct ProxyProcess::Errors {
   explicit Errors(boost::asio::io_context& io, int fd) : pipe(io, fd) {}
   boost::asio::posix::stream_descriptor pipe;
   std::string printed;
-  char buffer[1024];
+
+  // Reads what the pipe holds now into `printed`; false once it has ended.
+  bool read_now() {
+    char buffer[1024];
+    for (;;) {
+      const ssize_t n = ::read(pipe.native_handle(), buffer, sizeof buffer);
+      if (n > 0) {
+        keep(printed, buffer, static_cast<std::size_t>(n));
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+    }
+  }
 };
 
 namespace {
 
+// Waits for the pipe to be readable and reads it in the handler, not with
+// async_read_some: the reactor performs that read as soon as the pipe is
+// readable and queues the handler, so a connection failure handled in
+// between found the proxy's reason neither in the pipe nor kept yet ("it
+// printed nothing on stderr" for a bastion that had said why).
 void read_errors(std::shared_ptr<ProxyProcess::Errors> errors) {
-  // Both taken before the handler moves `errors`: the arguments' order of
-  // evaluation is unspecified (GCC's right to left read a null pointer, so
-  // the first read failed with EFAULT and a verbose proxy blocked on stderr).
-  auto& pipe = errors->pipe;
-  const auto buffer = boost::asio::buffer(errors->buffer);
-  pipe.async_read_some(buffer,
-                       [errors = std::move(errors)](boost::system::error_code ec, std::size_t n) {
-                         if (ec) return;  // end of file, or closed with the process
-                         keep(errors->printed, errors->buffer, n);
-                         read_errors(errors);
-                       });
+  auto& pipe = errors->pipe;  // taken before the handler moves `errors`
+  pipe.async_wait(boost::asio::posix::stream_descriptor::wait_read,
+                  [errors = std::move(errors)](boost::system::error_code ec) {
+                    if (ec || !errors->pipe.is_open()) return;  // closed with the process
+                    if (errors->read_now()) read_errors(errors);
+                  });
 }
 
 }  // namespace
@@ -173,10 +185,7 @@ ProxyProcess::~ProxyProcess() {
 std::string ProxyProcess::error_output() {
   if (!errors_) return "";
   // A reason printed just before the proxy ended may not have been read yet.
-  char buffer[1024];
-  for (ssize_t n; errors_->pipe.is_open() &&
-                  (n = ::read(errors_->pipe.native_handle(), buffer, sizeof buffer)) > 0;)
-    keep(errors_->printed, buffer, static_cast<std::size_t>(n));
+  if (errors_->pipe.is_open()) errors_->read_now();
   std::string text = errors_->printed;
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' '))
     text.pop_back();

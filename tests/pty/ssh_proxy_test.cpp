@@ -60,6 +60,27 @@ TEST(ProxyCommandTest, TheSocketCarriesItsOutputAndStderrIsKept) {
   EXPECT_EQ(open_fds(), fds_before);
 }
 
+// A connection's failure asks for what the proxy said in the middle of the
+// loop's work: nothing it printed may be in flight then. (Read with
+// async_read_some, a handler that kept one part of it started the next read
+// at once; that read took the rest out of the pipe and only queued its
+// handler, so the failure found the reason neither in the pipe nor kept:
+// "it printed nothing on stderr" for a bastion that had said why.)
+TEST(ProxyCommandTest, WhatItSaidIsKeptWhenTheLoopHasReadItFirst) {
+  boost::asio::io_context io;
+  // More than one read's buffer, then it ends.
+  auto proxy = ProxyProcess::start(io, "printf '%01500d' 7 >&2");
+  ASSERT_TRUE(proxy) << proxy.error();
+  const int fd = proxy.value().take_socket();
+  pollfd ended{fd, POLLIN, 0};  // its end of the socket closes as it exits
+  ASSERT_EQ(::poll(&ended, 1, 10000), 1);
+  ::close(fd);
+  ASSERT_EQ(io.run_one(), 1u);  // one turn of the loop, which reads the pipe
+  const auto said = proxy.value().error_output();
+  EXPECT_EQ(said.size(), 1500u);
+  EXPECT_TRUE(said.ends_with("07")) << said;
+}
+
 // Its stderr is read as it comes: a proxy that prints more than the pipe
 // holds (ssh -v through a jump host) goes on carrying the connection.
 TEST(ProxyCommandTest, AVerboseProxyIsNotBlockedOnItsStderr) {
