@@ -43,15 +43,17 @@ bool is_terminal(ExecutionStatus status) {
 }
 
 Execution::Execution(boost::asio::io_context& io, std::string id, ExecutionSpec spec,
-                     Options options)
+                     Options options, SteadyTime started)
     : io_(io),
       id_(std::move(id)),
       spec_(std::move(spec)),
       options_(std::move(options)),
       log_(options_.log),
       feeder_(spec_.size, options_.scrollback_lines),
-      started_at_(std::chrono::system_clock::now()),
-      started_steady_(std::chrono::steady_clock::now()),
+      started_at_(std::chrono::system_clock::now() -
+                  std::chrono::duration_cast<std::chrono::system_clock::duration>(
+                      std::chrono::steady_clock::now() - started)),
+      started_steady_(started),
       agent_size_(spec_.size),
       timeout_timer_(io),
       force_kill_timer_(io),

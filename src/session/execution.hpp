@@ -97,7 +97,10 @@ class Execution : public std::enable_shared_from_this<Execution> {
   };
   using OutputListener = std::function<void(std::string_view bytes, std::uint64_t start_seq)>;
 
-  Execution(boost::asio::io_context& io, std::string id, ExecutionSpec spec, Options options);
+  // `started`: when its program was started (the launch began), the zero of
+  // its duration and of its recording's clock.
+  Execution(boost::asio::io_context& io, std::string id, ExecutionSpec spec, Options options,
+            SteadyTime started = std::chrono::steady_clock::now());
   ~Execution();
   Execution(const Execution&) = delete;
   Execution& operator=(const Execution&) = delete;
@@ -119,6 +122,7 @@ class Execution : public std::enable_shared_from_this<Execution> {
   bool finished() const { return is_terminal(status_); }
 
   SystemTime started_at() const { return started_at_; }
+  SteadyTime started_steady() const { return started_steady_; }
   std::optional<SystemTime> ended_at() const { return ended_at_; }
   std::chrono::milliseconds duration() const;
   std::optional<SystemTime> last_output_at() const { return last_output_at_; }

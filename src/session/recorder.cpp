@@ -46,14 +46,17 @@ Expected<std::unique_ptr<Recorder>> Recorder::open(const RecorderOptions& option
     return make_error("cannot create recording '" + options.path.string() +
                       "': " + errno_message("open"));
   }
-  std::unique_ptr<Recorder> recorder(new Recorder(std::move(fd), options.path, options.max_bytes));
+  std::unique_ptr<Recorder> recorder(
+      new Recorder(std::move(fd), options.path, options.max_bytes, options.start));
+  const auto started =
+      std::chrono::system_clock::now() -
+      std::chrono::duration_cast<std::chrono::system_clock::duration>(recorder->since_start());
   nlohmann::ordered_json header = {
       {"version", 2},
       {"width", options.cols},
       {"height", options.rows},
-      {"timestamp", std::chrono::duration_cast<std::chrono::seconds>(
-                        std::chrono::system_clock::now().time_since_epoch())
-                        .count()}};
+      {"timestamp",
+       std::chrono::duration_cast<std::chrono::seconds>(started.time_since_epoch()).count()}};
   if (!options.title.empty()) header["title"] = options.title;
   header["env"] = {{"TERM", "xterm-256color"}};
   if (!options.shell.empty()) header["env"]["SHELL"] = options.shell;
@@ -68,18 +71,20 @@ Expected<std::unique_ptr<Recorder>> Recorder::open(const RecorderOptions& option
   return recorder;
 }
 
-Recorder::Recorder(UniqueFd fd, std::filesystem::path path, std::uint64_t max_bytes)
-    : fd_(std::move(fd)),
-      path_(std::move(path)),
-      max_bytes_(max_bytes),
-      start_(std::chrono::steady_clock::now()) {}
+Recorder::Recorder(UniqueFd fd, std::filesystem::path path, std::uint64_t max_bytes,
+                   std::chrono::steady_clock::time_point start)
+    : fd_(std::move(fd)), path_(std::move(path)), max_bytes_(max_bytes), start_(start) {}
 
 Recorder::~Recorder() {
   finish();
 }
 
+std::chrono::steady_clock::duration Recorder::since_start() const {
+  return std::chrono::steady_clock::now() - start_;
+}
+
 double Recorder::elapsed_seconds() const {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  return std::chrono::duration<double>(since_start()).count();
 }
 
 void Recorder::output(std::string_view bytes) {

@@ -46,6 +46,11 @@ struct RecorderOptions {
   std::string title;                       // empty: omitted
   std::string shell;                       // header env.SHELL; empty: omitted
   std::uint64_t max_bytes = 256ull << 20;  // file size cap
+  // The zero of the recording's clock: when the program was started. Not
+  // when the recording opens, later (after a loaded loop's turn): the times
+  // then fell short of the program's own, and 1 s between two lines
+  // replayed as less.
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
 };
 
 class Recorder {
@@ -69,7 +74,9 @@ class Recorder {
   const std::string& error() const { return error_; }
 
  private:
-  Recorder(UniqueFd fd, std::filesystem::path path, std::uint64_t max_bytes);
+  Recorder(UniqueFd fd, std::filesystem::path path, std::uint64_t max_bytes,
+           std::chrono::steady_clock::time_point start);
+  std::chrono::steady_clock::duration since_start() const;
   double elapsed_seconds() const;
   void write_event(std::string_view code, std::string_view data);
   bool write_line(std::string_view line);

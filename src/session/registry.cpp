@@ -50,14 +50,14 @@ Registry::~Registry() {
   if (ssh_pool_) ssh_pool_->shutdown();
 }
 
-std::shared_ptr<Execution> Registry::make_execution(ExecutionSpec spec) {
+std::shared_ptr<Execution> Registry::make_execution(ExecutionSpec spec, SteadyTime started) {
   std::string id = random_hex(6);
   while (executions_.count(id)) id = random_hex(6);
   Execution::Options options = options_.execution;
   if (!options_.state_dir.empty() && options.log.spool_cap_bytes > 0) {
     options.log.spool_path = options_.state_dir / "spool" / state_file_name(id + ".log");
   }
-  auto execution = std::make_shared<Execution>(io_, id, std::move(spec), options);
+  auto execution = std::make_shared<Execution>(io_, id, std::move(spec), options, started);
   execution->set_state_observer([this, alive = std::weak_ptr<bool>(alive_)](Execution& e) {
     if (!alive.expired()) notify(e);
   });
@@ -112,12 +112,15 @@ boost::asio::awaitable<Expected<std::shared_ptr<Execution>>> Registry::start_loc
   spawn.agent_defaults = spec.kind == ExecutionKind::command;
   spawn.stdin_data = std::exchange(spec.stdin_file, std::nullopt);
   StartInFlight counted(starting_, spec.kind);
+  // The program runs from some moment inside the launch: its recording's
+  // clock starts before that, so no output is stamped earlier than it was.
+  const auto launched = std::chrono::steady_clock::now();
   auto channel = co_await launcher_.launch(std::move(spawn));
   if (!channel) co_return make_error(channel.error());
   // As on a host, where sshd closes the terminal when the login shell ends.
   if (spec.kind == ExecutionKind::session) channel.value()->end_with_program();
 
-  auto execution = make_execution(std::move(spec));
+  auto execution = make_execution(std::move(spec), launched);
   adopt(execution, std::move(channel).value());
   co_return execution;
 }
@@ -186,7 +189,9 @@ boost::asio::awaitable<Expected<std::shared_ptr<Execution>>> Registry::start(Exe
   StartInFlight counted(starting_, spec.kind);
   auto channel = co_await pool->open_channel(target.value(), std::move(launch));
   if (!channel) co_return make_error("host " + spec.host + ": " + channel.error());
-  auto execution = make_execution(std::move(spec));
+  // Its program starts as the channel opens, after the connection and login
+  // (seconds, which are not its run time).
+  auto execution = make_execution(std::move(spec), std::chrono::steady_clock::now());
   auto& ssh = *channel.value();
   // No key logged in: a person types the password at this execution's terminal.
   std::optional<std::string> login;
@@ -234,6 +239,7 @@ void Registry::attach_recorder(Execution& execution) {
   // Cut between characters: half of one would be U+FFFD in the header.
   recording.title.resize(complete_utf8_prefix(std::string_view(recording.title).substr(0, 200)));
   recording.max_bytes = std::min(recording.max_bytes, options_.recordings.max_bytes);
+  recording.start = execution.started_steady();
   auto recorder = Recorder::open(recording);
   if (!recorder) {
     recordings_dir_made_ = false;  // removed meanwhile? made again next time

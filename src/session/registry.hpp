@@ -117,7 +117,8 @@ class Registry {
   void set_ssh_pool(std::shared_ptr<pty::SshConnectionPool> pool) { ssh_pool_ = std::move(pool); }
 
  private:
-  std::shared_ptr<Execution> make_execution(ExecutionSpec spec);
+  // `started`: when the launch of its program began.
+  std::shared_ptr<Execution> make_execution(ExecutionSpec spec, SteadyTime started);
   void adopt(const std::shared_ptr<Execution>& execution, std::unique_ptr<pty::PtyChannel> channel);
   void prune_retained();
   // Runs prune_retained within `delay`, and again whenever the oldest ended

@@ -31,8 +31,11 @@ class RecorderTest : public ::testing::Test {
  protected:
   void SetUp() override {}
 
-  std::unique_ptr<Recorder> open(std::uint64_t max_bytes = 1 << 20) {
+  std::unique_ptr<Recorder> open(
+      std::uint64_t max_bytes = 1 << 20,
+      std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now()) {
     RecorderOptions options;
+    options.start = start;
     options.path = dir_ / "rec.cast";
     options.cols = 80;
     options.rows = 24;
@@ -142,6 +145,25 @@ TEST_F(RecorderTest, HeaderAndEventsAreJsonLinesWithSplitCharactersWhole) {
   EXPECT_EQ(all.back()[2], "takeover by web");
   EXPECT_EQ(fs::status(dir_ / "rec.cast").permissions() & fs::perms::all,
             fs::perms::owner_read | fs::perms::owner_write);
+}
+
+// The clock starts when the program did (RecorderOptions::start), not when
+// the recording was opened a moment later: output is never stamped earlier
+// than it came, and the header's timestamp is the program's start.
+TEST_F(RecorderTest, TimesCountFromTheGivenStart) {
+  const auto now = std::chrono::system_clock::now();
+  auto recorder = open(1 << 20, std::chrono::steady_clock::now() - std::chrono::seconds(30));
+  ASSERT_TRUE(recorder);
+  recorder->output("late\r\n");
+  recorder->finish();
+  const auto all = lines();
+  ASSERT_EQ(all.size(), 2u);
+  const auto started = std::chrono::duration_cast<std::chrono::seconds>(
+                           (now - std::chrono::seconds(30)).time_since_epoch())
+                           .count();
+  EXPECT_NEAR(all[0]["timestamp"].get<double>(), static_cast<double>(started), 2.0);
+  EXPECT_GE(all[1][0].get<double>(), 30.0);
+  EXPECT_LT(all[1][0].get<double>(), 90.0);
 }
 
 TEST_F(RecorderTest, AsciinemaCatPrintsExactlyTheOutputBytes) {
