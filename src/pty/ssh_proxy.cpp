@@ -79,9 +79,10 @@ struct ProxyProcess::Errors {
 namespace {
 
 // Waits for the pipe to be readable and reads it in the handler, not with
-// async_read_some: the reactor performs that read as soon as the pipe is
-// readable and queues the handler, so a connection failure handled in
-// between found the proxy's reason neither in the pipe nor kept yet ("it
+// async_read_some: started where the pipe already holds bytes (the next read
+// after a handler, or the first after a preempted start), that read takes
+// them at once and only queues its handler, so a connection failure handled
+// in between found the proxy's reason neither in the pipe nor kept ("it
 // printed nothing on stderr" for a bastion that had said why).
 void read_errors(std::shared_ptr<ProxyProcess::Errors> errors) {
   auto& pipe = errors->pipe;  // taken before the handler moves `errors`
