@@ -31,7 +31,11 @@ std::string replace_all(std::string text, std::string_view from, std::string_vie
 // - precmd runs first (it sees the command's $?, and hands it on unchanged);
 //   postcmd runs last and re-adds the marks to PS1 (and PS0: bash prints the
 //   C mark from it; zsh's preexec prints E and C). bash: PROMPT_COMMAND, a
-//   string or an array (bash >= 5.1), is wrapped once.
+//   string or an array (bash >= 5.1), is wrapped again each time the hook
+//   runs (a rearm), its old wrapping taken out first (as `:` in a string,
+//   whose entries may be joined by `;`): an entry the user added after it
+//   (PROMPT_COMMAND+=, a theme) rebuilds PS1 after postcmd, and rearm
+//   must make postcmd last again.
 // - Each hook's body, and in bash each call, runs in a group whose stderr is
 //   /dev/null: after `set -x` the shell would trace the hook's internals into
 //   every answer. The marks go to stdout.
@@ -54,7 +58,7 @@ std::string replace_all(std::string text, std::string_view from, std::string_vie
 //   above its last one (see login_hook.cpp). [^...], not [!...]: `!$` is
 //   history expansion.
 // - Its variables are __at and one letter (n: nonce, A/B/C: marks, k, p/q:
-//   bash's PROMPT_COMMAND entries): the line is typed, and at 80x24 a longer
+//   bash's PROMPT_COMMAND entries, r: the others): the line is typed, and at 80x24 a longer
 //   echo would push the login's last lines off the screen.
 constexpr std::string_view kHook =
     R"( __atn=NONCE; __atC='\e]133;C;n=NONCE\a'; case ${ZSH_VERSION-} in )"
@@ -68,11 +72,11 @@ constexpr std::string_view kHook =
     R"(__agentty_postcmd() { { local s=$?; PS1=${PS1//"$__atA"/}; )"
     R"(PS1=$__atA${PS1//"$__atB"/}$__atB; PS0=${PS0//"$__atC"/}$__atC; )"
     R"(return $s; } 2>/dev/null; }; )"
-    R"(case ${ZSH_VERSION-} in '') if [[ " ${PROMPT_COMMAND[*]} " != *__agentty_precmd* ]]; then )"
-    R"(__atp='{ __agentty_precmd; } 2>/dev/null'; __atq=${__atp/pre/post}; )"
-    R"(if [[ ${PROMPT_COMMAND@a} == *a* ]]; then )"
-    R"(PROMPT_COMMAND=("$__atp" "${PROMPT_COMMAND[@]}" "$__atq"); )"
-    R"(else PROMPT_COMMAND=$__atp$'\n'${PROMPT_COMMAND-}$'\n'$__atq; fi; fi; )"
+    R"(case ${ZSH_VERSION-} in '') __atp='{ __agentty_precmd; } 2>/dev/null'; )"
+    R"(__atq=${__atp/pre/post}; __atr=("${PROMPT_COMMAND[@]//"$__atp"/:}"); )"
+    R"(__atr=("${__atr[@]//"$__atq"/:}"); if [[ ${PROMPT_COMMAND[@]@a} == *a* ]]; then )"
+    R"(PROMPT_COMMAND=("$__atp" "${__atr[@]}" "$__atq"); )"
+    R"(else PROMPT_COMMAND=$__atp$'\n'${__atr-}$'\n'$__atq; fi; )"
     R"(__atk=${PS1@P};; )"
     R"(*) __agentty_preexec() { { [[ $1 = *(bindkey|set|sour|. )* ]]&&__atv=; )"
     R"(local c=${1//\%/%25}; c=${c//;/%3B}; c=${c//$'\n'/%0A}; )"

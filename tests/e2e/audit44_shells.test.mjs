@@ -160,12 +160,22 @@ test('zsh: vared names itself in the advice, and write answers it', { skip: noZs
 // own before, in .zshrc, and the hook goes after) runs after the hook's and
 // assigns PROMPT without marks: execute waited for a prompt and said only
 // "read the session to see why, or flush", which brings no marks back.
-test('zsh: a prompt function added later drops the marks; execute points to rearm, which restores them', { skip: noZsh }, async (t) => {
-  const session = await openShell(t, 'zsh');
-  await execute(session, 'autoload -Uz add-zsh-hook; theme44() { PROMPT="theme44> " }; add-zsh-hook precmd theme44');
-  const refused = await execute(session, 'echo one');
+// The command that adds the prompt function ends (its D mark comes from the
+// hook) and the prompt it leaves has no marks: its execute waited out the
+// whole yield_ms for a marked prompt (40 s here) and said nothing, and the
+// next execute waited 10 s before it was refused. Both now answer once the
+// shell reads its line at the unmarked prompt.
+async function unmarkedPromptAfterHook(t, shell, addPromptFunction) {
+  const session = await openShell(t, shell);
+  const added = await execute(session, addPromptFunction, { yield_ms: 55000 });
+  assert.equal(added.status, 'completed', brief(added));
+  assert.equal(added.exit_code, 0, brief(added));
+  assert.equal(added.prompt_ready, false, brief(added));
+  assert.match(added.message, /The command ended; the shell is back at a prompt without the hook's marks/, brief(added));
+  assert.match(added.message, /write\(action="rearm"\)/, brief(added));
+  const refused = await execute(session, 'echo one', { yield_ms: 55000 });
   assert.equal(refused.isError, true, brief(refused));
-  assert.match(refused.error, /without the hook's marks/, brief(refused));
+  assert.match(refused.error, /reads a line at a prompt without the hook's marks/, brief(refused));
   assert.match(refused.error, /rearm/, brief(refused));
   const armed = await write(session, { action: 'rearm' });
   assert.equal(armed.armed, true, brief(armed));
@@ -174,7 +184,13 @@ test('zsh: a prompt function added later drops the marks; execute points to rear
   assert.equal(r.exit_code, 3, brief(r));
   const again = await execute(session, 'echo three');
   assert.equal(again.output, 'three\n', brief(again));
-});
+}
+
+test('zsh: a prompt function added later drops the marks; execute says so at once and points to rearm, which restores them', { skip: noZsh }, (t) =>
+  unmarkedPromptAfterHook(t, 'zsh', 'autoload -Uz add-zsh-hook; theme44() { PROMPT="theme44> " }; add-zsh-hook precmd theme44'));
+
+test('bash: a PROMPT_COMMAND entry added later drops the marks; execute says so at once and points to rearm, which restores them', (t) =>
+  unmarkedPromptAfterHook(t, 'bash', String.raw`PROMPT_COMMAND+=$'\n''PS1="theme44> "'`));
 
 // A host whose login shell is zsh: the same fixes hold there (the hook is
 // typed into the login shell, the session's kind is not known to be zsh).

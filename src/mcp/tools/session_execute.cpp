@@ -23,6 +23,9 @@ using session::ShellIntegration;
 
 constexpr milliseconds kPromptWait{10000};
 constexpr milliseconds kHeuristicQuiet{300};
+constexpr const char* kPromptRebuiltAfterHook =
+    "a precmd function or PROMPT_COMMAND entry added since the session opened rebuilds the "
+    "prompt after the hook";
 
 // What to type so the shell reads `text` as one command line. At a prompt,
 // the line is erased first (ctrl-u; in vi mode ESC S) of whatever is already
@@ -72,12 +75,27 @@ const session::ShellCommand* ended_at_prompt(const ShellIntegration& shell,
   return back ? program : nullptr;
 }
 
+// The last command ended (its D mark came) and the shell reads a line at a
+// prompt without A/B marks, quiet: a prompt function added since the hook
+// was installed (add-zsh-hook precmd, PROMPT_COMMAND+=) rebuilt the prompt
+// after it, so the marked prompt is not coming. (A marked prompt's marks are
+// printed before its line editor waits, so they would be in by then.)
+bool ended_at_unmarked_prompt(session::Execution& execution) {
+  const auto* shell = execution.shell();
+  return shell->marks_seen() > 0 && !shell->command_running() && !shell->prompt_ready() &&
+         shell_at_unmarked_prompt(execution) && execution.waiting_for_input() &&
+         execution.idle().value_or(milliseconds::max()) >= kHeuristicQuiet;
+}
+
+// Whether a marked prompt came within `bound`; false at once when the shell
+// is back at an unmarked one.
 boost::asio::awaitable<bool> wait_for_prompt(ToolContext& ctx, session::Execution& execution,
                                              milliseconds bound) {
   auto* shell = execution.shell();
-  auto end = co_await wait_until(ctx, execution, steady_clock::now() + bound,
-                                 [&] { return execution.finished() || shell->prompt_ready(); });
-  co_return end == WaitEnd::condition && !execution.finished();
+  co_await wait_until(ctx, execution, steady_clock::now() + bound, [&] {
+    return execution.finished() || shell->prompt_ready() || ended_at_unmarked_prompt(execution);
+  });
+  co_return shell->prompt_ready() && !execution.finished();
 }
 
 // Whether the program waiting in the foreground may be a shell of its own
@@ -266,23 +284,19 @@ boost::asio::awaitable<ToolResult> execute_in_session(ToolContext& ctx, const js
       !co_await wait_for_prompt(
           ctx, *execution,
           std::min(kPromptWait, duration_cast<milliseconds>(call_end - steady_clock::now())))) {
-    // The last command ended (its D mark came) and the shell reads a line at
-    // a prompt without A/B marks: a prompt function added since the hook was
-    // installed (add-zsh-hook precmd, PROMPT_COMMAND+=) rebuilt PS1 after it.
-    const bool unmarked = shell->marks_seen() > 0 && !shell->command_running() &&
-                          shell_at_unmarked_prompt(*execution);
+    if (ended_at_unmarked_prompt(*execution))
+      co_return session_refusal(
+          *execution, ctx,
+          std::string("session: the shell reads a line at a prompt without "
+                      "the hook's marks (") +
+              kPromptRebuiltAfterHook +
+              "): write(action=\"rearm\") puts them back; nothing was typed.");
     co_return session_refusal(
         *execution, ctx,
         "session: the shell did not show a prompt within " +
             whole_seconds(duration_cast<milliseconds>(steady_clock::now() - called_at)) +
-            (unmarked
-                 ? std::string("; it reads a line at a prompt without the hook's marks (a "
-                               "precmd function or PROMPT_COMMAND entry added since the "
-                               "session opened rebuilds the prompt after the hook): "
-                               "write(action=\"rearm\") puts them back; nothing was typed.")
-                 : std::string("; read the session to see why, or write(action=\"flush\") "
-                               "and try again.") +
-                       (execution->spec().host.empty() ? "" : std::string(" ") + kHookNeedsBash)));
+            "; read the session to see why, or write(action=\"flush\") and try again." +
+            (execution->spec().host.empty() ? "" : std::string(" ") + kHookNeedsBash));
   }
 
   auto submitted_at = steady_clock::now();
@@ -304,7 +318,8 @@ boost::asio::awaitable<ToolResult> execute_in_session(ToolContext& ctx, const js
   auto done = [&] {
     if (execution->finished()) return true;
     const auto* command = shell->find(command_id);
-    if (command && command->ended()) return command->prompt_end != 0;
+    if (command && command->ended())
+      return command->prompt_end != 0 || ended_at_unmarked_prompt(*execution);
     if (command && ran_nothing(*shell, *command)) return true;
     // Stopped with no shell to continue it (the session's own shell stopped:
     // `kill -STOP $$`; `exec prog` then ctrl-z): nothing happens until resumed.
@@ -335,6 +350,13 @@ boost::asio::awaitable<ToolResult> execute_in_session(ToolContext& ctx, const js
     result["status"] = "completed";
     result["exit_code"] = *command->exit_code;
     result["boundaries"] = shell->sh_marks() ? "heuristic" : "exact";
+    if (command->prompt_end == 0 && ended_at_unmarked_prompt(*execution))
+      result["message"] = std::string(
+                              "The command ended; the shell is back at a prompt without the "
+                              "hook's marks (") +
+                          kPromptRebuiltAfterHook +
+                          "), so the next execute(session=) would be refused: "
+                          "write(action=\"rearm\") puts them back.";
   } else if (command && never_started(*execution, *command)) {
     // A shell killed just before the line was typed: its exit is not the line's.
     shell->abandon_pending(command_id);
