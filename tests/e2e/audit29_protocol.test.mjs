@@ -9,6 +9,9 @@
 // null) naming the version.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { tempDirForRun } from './lib/mcp-client.mjs';
 import { rawAgentty } from './lib/raw-agentty.mjs';
 
 const ping = (id) => ({ jsonrpc: '2.0', id, method: 'ping' });
@@ -111,13 +114,18 @@ test('2025-03-26: ids reused inside a batch or against a call in progress are re
   assert.equal(across.find((m) => m.id === 40).error.code, -32600);
 });
 
+// The program ends when the test makes a file: a stop would be refused too
+// while the 1000 waits are in progress, which then ran out their 55 s.
 test('2025-03-26: past 1000 calls in progress, a call of a batch is refused inside the array', async (t) => {
   const raw = await session0325(t);
-  const execution = await sleeper(raw, 1);
+  const done = path.join(tempDirForRun('agentty-audit29-'), 'done');
+  raw.send(call(1, 'execute', { command: `until [ -e ${done} ]; do sleep 0.1; done`, side_effects: ['NONE'], yield_ms: 0 }));
+  const execution = (await raw.reply(1, 30000))?.result?.structuredContent?.execution_id;
+  assert.ok(execution, 'started');
   raw.send(Array.from({ length: 1001 }, (_, i) => waitFor(1000 + i, execution)));
   raw.send(ping(2));  // read after the batch: all of it has been handled
   await raw.reply(2, 60000);
-  await stop(raw, 3, execution);
+  writeFileSync(done, '');
   const array = await nextArray(raw);
   assert.equal(array.length, 1001);
   const refused = array.filter((m) => m.result.isError);
