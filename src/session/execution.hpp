@@ -100,7 +100,7 @@ class Execution : public std::enable_shared_from_this<Execution> {
   // `started`: when its program was started (the launch began), the zero of
   // its duration and of its recording's clock.
   Execution(boost::asio::io_context& io, std::string id, ExecutionSpec spec, Options options,
-            SteadyTime started = std::chrono::steady_clock::now());
+            SteadyTime started);
   ~Execution();
   Execution(const Execution&) = delete;
   Execution& operator=(const Execution&) = delete;

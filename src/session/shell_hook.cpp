@@ -58,8 +58,8 @@ std::string replace_all(std::string text, std::string_view from, std::string_vie
 //   above its last one (see login_hook.cpp). [^...], not [!...]: `!$` is
 //   history expansion.
 // - Its variables are __at and one letter (n: nonce, A/B/C: marks, k, p/q:
-//   bash's PROMPT_COMMAND entries, r: the others): the line is typed, and at 80x24 a longer
-//   echo would push the login's last lines off the screen.
+//   bash's PROMPT_COMMAND entries, r: the others): the line is typed, and at
+//   80x24 a longer echo would push the login's last lines off the screen.
 constexpr std::string_view kHook =
     R"( __atn=NONCE; __atC='\e]133;C;n=NONCE\a'; case ${ZSH_VERSION-} in )"
     R"('') __atA='\[\e]133;A;s=$?;p=$$;n=NONCE\a\]'; __atB='\[\e]133;B;n=NONCE\a\]';; )"
