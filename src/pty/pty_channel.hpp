@@ -15,6 +15,8 @@
 //  - no callback fires after the channel is destroyed.
 #pragma once
 
+#include <boost/asio/awaitable.hpp>
+
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -133,6 +135,12 @@ class PtyChannel {
   // The name (comm) of the terminal's foreground process group leader:
   // what a person would say is running ("python3"); nullopt if unknown.
   virtual std::optional<std::string> foreground_program() const { return std::nullopt; }
+  // The account's login shell (a path, as the server's $SHELL says) where
+  // the program is a login shell on a host (open(host)): asked of the host
+  // once per connection. nullopt locally or when the host does not answer.
+  virtual boost::asio::awaitable<std::optional<std::string>> login_shell() {
+    co_return std::nullopt;
+  }
   // The name (comm) of the process seen reading the terminal, which may be
   // a child of that leader (the editor `git commit` runs, the pager of `git
   // log`); nullopt if none is seen reading or the backend cannot tell.

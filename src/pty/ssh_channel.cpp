@@ -177,6 +177,10 @@ std::optional<std::string> SshChannel::foreground_program() const {
   if (state_->awaiting_login || state_->finished) return std::nullopt;
   return probe_->foreground_program();
 }
+boost::asio::awaitable<std::optional<std::string>> SshChannel::login_shell() {
+  auto connection = connection_;  // the channel may go while the host answers
+  co_return co_await connection->login_shell();
+}
 std::optional<std::string> SshChannel::reading_program() const {
   if (state_->awaiting_login || state_->finished) return std::nullopt;
   return probe_->reading_program();

@@ -91,6 +91,7 @@ class SshChannel final : public PtyChannel {
   bool input_state_withheld() const override;
   // From the same answer: the names (comm) the host's /proc gives.
   std::optional<std::string> foreground_program() const override;
+  boost::asio::awaitable<std::optional<std::string>> login_shell() override;
   std::optional<std::string> reading_program() const override;
   std::optional<bool> program_in_foreground() const override;
   // Once a command that marks its end (SshLaunch::marks_command_end) has

@@ -42,6 +42,18 @@ std::string SshConnection::launch_command(const SshLaunch& launch,
   return command + " \"$SHELL\" -c " + shell_quote(*launch.command);
 }
 
+asio::awaitable<std::optional<std::string>> SshConnection::login_shell() {
+  constexpr std::chrono::seconds kTimeout{5};
+  if (!login_shell_) {
+    // Run by that shell itself (sshd runs a command with `$SHELL -c`): in
+    // fish and csh too, printf and "$SHELL" mean the same.
+    auto said = co_await run_command("printf '%s' \"$SHELL\"", "", kTimeout);
+    if (!said || said->empty()) co_return std::nullopt;
+    login_shell_ = std::move(*said);
+  }
+  co_return login_shell_;
+}
+
 std::size_t SshConnection::open_channel_count() const {
   return static_cast<std::size_t>(std::count_if(
       channels_.begin(), channels_.end(), [](const auto& channel) { return channel->opened; }));

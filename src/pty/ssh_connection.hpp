@@ -155,6 +155,10 @@ class SshConnection : public std::enable_shared_from_this<SshConnection> {
   boost::asio::awaitable<SshExpected<std::string>> run_command(std::string command,
                                                                std::string input,
                                                                std::chrono::milliseconds timeout);
+  // The account's login shell: $SHELL as the server sets it for a command
+  // (from the password database), asked once; nullopt when the host did
+  // not answer (asked again next time).
+  boost::asio::awaitable<std::optional<std::string>> login_shell();
   // Session channels open on this connection (servers cap them: OpenSSH's
   // MaxSessions, 10 by default).
   std::size_t open_channel_count() const;
@@ -293,7 +297,8 @@ class SshConnection : public std::enable_shared_from_this<SshConnection> {
   std::optional<std::string> login_abort_;  // why the person's login ended early
   bool delivering_ = false;
   bool deliver_posted_ = false;
-  std::size_t slot_waiters_ = 0;  // openers waiting for a probe's channel
+  std::size_t slot_waiters_ = 0;            // openers waiting for a probe's channel
+  std::optional<std::string> login_shell_;  // once the host said it
 };
 
 class SshConnectionPool {

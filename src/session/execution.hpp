@@ -223,6 +223,8 @@ class Execution : public std::enable_shared_from_this<Execution> {
   // The foreground program's name while it runs (local terminals); nullopt
   // when unknown.
   std::optional<std::string> foreground_program() const;
+  // See PtyChannel::login_shell.
+  boost::asio::awaitable<std::optional<std::string>> login_shell();
   // PtyChannel::reading_program (the process seen reading; local only).
   std::optional<std::string> reading_program() const;
   // See PtyChannel::program_in_foreground.

@@ -141,6 +141,11 @@ std::optional<std::string> Execution::foreground_program() const {
   return channel_->foreground_program();
 }
 
+boost::asio::awaitable<std::optional<std::string>> Execution::login_shell() {
+  if (finished() || !channel_) co_return std::nullopt;
+  co_return co_await channel_->login_shell();
+}
+
 std::optional<std::string> Execution::reading_program() const {
   if (finished() || !channel_) return std::nullopt;
   return channel_->reading_program();

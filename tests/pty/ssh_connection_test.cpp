@@ -356,6 +356,26 @@ TEST_F(SshConnectionTest, ConfigAliasSuppliesHostPortUserAndKey) {
   EXPECT_EQ(overridden.open_error_kind, SshErrorKind::connect_failed) << overridden.open_error;
 }
 
+// open(host) types the hook for the account's login shell (sh gets its
+// PS1 marks, bash and zsh the hook line): the host names it, for each
+// channel of a connection.
+TEST_F(SshConnectionTest, TheLoginShellIsTheAccountsAsThePasswordDatabaseSays) {
+  SshConnectionPool pool(io_, fixture_options(*sshd_));
+  const passwd* account = ::getpwuid(::getuid());
+  ASSERT_NE(account, nullptr);
+  for (int call = 0; call < 2; ++call) {
+    SshRun r = open(pool, "exit 0");
+    ASSERT_TRUE(r.opened) << r.open_error;
+    std::optional<std::optional<std::string>> said;
+    boost::asio::co_spawn(
+        io_, [&]() -> boost::asio::awaitable<void> { said = co_await r.channel->login_shell(); },
+        boost::asio::detached);
+    ASSERT_TRUE(run_until(io_, [&] { return said.has_value(); }));
+    EXPECT_EQ(*said, std::optional<std::string>(account->pw_shell)) << "call " << call;
+  }
+  EXPECT_EQ(pool.connection_count(), 1u);
+}
+
 TEST_F(SshConnectionTest, KilledServerFailsTheChannelAndTheNextOpenReconnects) {
   restart_sshd_ = true;
   SshConnectionPool pool(io_, fixture_options(*sshd_));

@@ -47,7 +47,7 @@ TEST(ShellHook, TheTypedLineLeavesALoginScreenItsText) {
 }
 
 TEST(ShellHook, AShellWithoutBashOrZshSyntaxRefusesTheLine) {
-  // dash: the session then says the login shell is neither (see open).
+  // dash: so an sh login shell on a host gets sh_rearm_line (login_hook.cpp).
   if (!std::filesystem::exists("/usr/bin/dash")) GTEST_SKIP() << "dash is not installed";
   EXPECT_NE(parse_status("dash", hook_line("n0nce")), 0);
 }

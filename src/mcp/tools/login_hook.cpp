@@ -46,7 +46,8 @@ boost::asio::awaitable<void> hook_after_login(std::shared_ptr<session::Execution
     if (execution->held()) {
       deadline = Clock::now() + kAfterLogin;  // a person is at the terminal: theirs until released
     } else if (shell_spoke && can_type_hook(*execution)) {
-      if (!type_hook(*execution)) spdlog::warn("{}: the prompt hook was refused", execution->id());
+      if (!co_await type_hook(*execution))
+        spdlog::warn("{}: the prompt hook was refused", execution->id());
       co_return;
     } else if (Clock::now() >= deadline) {
       spdlog::info("{}: no quiet prompt after the login; the prompt hook was not typed",
@@ -161,28 +162,41 @@ Expected<void> type_line(session::Execution& execution, const std::string& hook)
   return {};
 }
 
-// Types `prefix` and the hook line (bash's or zsh's, whichever reads it).
-Expected<void> type_hook_line(session::Execution& execution, const std::string& prefix) {
+// Types `prefix` and the line that (re)installs the marks in `program`, the
+// shell at the terminal. sh (dash, ash) has no prompt hooks and refuses the
+// bash/zsh line as a syntax error: it gets marks in its PS1 (an account
+// whose login shell is sh, the session's own sh after its PS1 was reset, `sh`
+// started in or exec'ed by a bash or zsh session). Anything else (bash, zsh,
+// a shell `exec`ed by an sh session, a shell not known) reads the hook line.
+Expected<void> type_hook_line(session::Execution& execution, const std::string& prefix,
+                              const std::optional<std::string>& program) {
   auto* shell = execution.shell();
   if (shell == nullptr) return make_error("this execution has no shell integration");
-  return type_line(execution, prefix + session::hook_line(shell->nonce()));
+  return type_line(execution,
+                   prefix + (is_plain_sh(program) ? session::sh_rearm_line(shell->nonce())
+                                                  : session::hook_line(shell->nonce())));
+}
+
+// The name of a shell given as a path.
+std::optional<std::string> base_name(const std::optional<std::string>& path) {
+  if (!path) return std::nullopt;
+  return path->substr(path->rfind('/') + 1);
 }
 
 }  // namespace
 
-bool type_hook(session::Execution& execution) {
-  return type_hook_line(execution, start_state(execution)).ok();
+boost::asio::awaitable<bool> type_hook(session::Execution& execution) {
+  // Before the hook has reported the shell's pid, a host's probe cannot
+  // find its terminal (foreground_program is unknown): the account's
+  // login shell says which it is.
+  auto program = execution.foreground_program();
+  if (!program) program = base_name(co_await execution.login_shell());
+  if (execution.finished() || execution.held()) co_return false;
+  co_return type_hook_line(execution, start_state(execution), program).ok();
 }
 
 Expected<void> retype_hook(session::Execution& execution) {
-  // sh (dash) has no prompt hooks and refuses the bash/zsh line as a syntax
-  // error: it gets marks in its PS1 (the session's own sh after its PS1 was
-  // reset, or `sh` started in or exec'ed by a bash or zsh session). Anything
-  // else (bash, zsh, a shell `exec`ed by an sh session) reads the hook line.
-  auto* shell = execution.shell();
-  if (shell != nullptr && is_plain_sh(execution.foreground_program()))
-    return type_line(execution, session::sh_rearm_line(shell->nonce()));
-  return type_hook_line(execution, "");
+  return type_hook_line(execution, "", execution.foreground_program());
 }
 
 void type_hook_after_login(boost::asio::io_context& io,

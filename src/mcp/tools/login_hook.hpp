@@ -18,6 +18,7 @@
 // Threading: the one I/O event loop, like Execution.
 #pragma once
 
+#include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
 
 #include <chrono>
@@ -36,11 +37,12 @@ namespace agentty::mcp::tools {
 inline constexpr std::chrono::milliseconds kAfterLogin{30000};
 
 // Why a session on a host may never show a marked prompt, for open's and
-// execute(session=)'s answers: the hook typed is for bash or zsh, whatever
-// the account's login shell is.
+// execute(session=)'s answers: the hook typed is for bash, zsh or sh,
+// whatever the account's login shell is.
 inline constexpr const char* kHookNeedsBash =
-    "On a host the hook is typed into the account's login shell and knows bash and zsh: if the "
-    "login shell is neither (sh, fish; its error is in output), no marked prompt will come. Run "
+    "On a host the hook is typed into the account's login shell and knows bash, zsh and sh: if "
+    "the login shell is another (fish, csh; its error is in output), no marked prompt will come. "
+    "Run "
     "commands with execute(host=...) instead, or type bash with write and then "
     "write(action=\"rearm\").";
 
@@ -53,7 +55,7 @@ bool can_type_hook(session::Execution& execution);
 // (held) or when the execution has no shell integration. On a host the line
 // first restores the session's env and cwd (a login shell starts without
 // them).
-bool type_hook(session::Execution& execution);
+boost::asio::awaitable<bool> type_hook(session::Execution& execution);
 // The same without restoring anything (rearm: the shell in the foreground
 // is another one, with its own directory); the write's error when refused.
 Expected<void> retype_hook(session::Execution& execution);

@@ -89,14 +89,27 @@ Expected<void> set_login_shell(ToolContext& ctx, session::ShellKind& kind,
   return ctx.policy->check_command(spec.command_text);
 }
 
+// The shell open answers with: the one asked for, or on a host the
+// account's login shell as far as agentty can tell (sh's marks, else the
+// terminal's foreground program, else the account's; bash when the host
+// does not say).
+boost::asio::awaitable<std::string> shell_name(session::Execution& execution,
+                                               session::ShellKind kind) {
+  if (execution.spec().host.empty()) co_return session::to_string(kind);
+  if (execution.shell()->sh_marks()) co_return "sh";
+  auto program = execution.foreground_program();
+  if (!program) program = co_await execution.login_shell();  // asked once per connection
+  co_return program && program->ends_with("zsh") ? "zsh" : "bash";
+}
+
 // open's answer once the first prompt came, the shell ended, or the wait
 // for the prompt ran out.
 ToolResult first_prompt_answer(ToolContext& ctx, session::Execution& execution,
-                               session::ShellKind kind, milliseconds waited) {
+                               const std::string& shell_name, milliseconds waited) {
   auto* shell = execution.shell();
   json result = merged(execution_result(execution, ctx, read_request(ctx, json::object())),
                        session_fields(execution));
-  result["shell"] = session::to_string(kind);
+  result["shell"] = shell_name;
   result["prompt_ready"] = shell->prompt_ready();
   if (execution.finished()) {
     result["message"] =
@@ -165,15 +178,15 @@ boost::asio::awaitable<ToolResult> open(ToolContext& ctx, const json& args) {
         [&] { return execution->finished() || can_type_hook(*execution); }, milliseconds(50));
     // Slow to go quiet: typed ahead all the same, unless it would answer a prompt.
     if (!execution->finished() && !execution->held() && !shows_secret_prompt(*execution))
-      type_hook(*execution);
+      co_await type_hook(*execution);
   }
   auto* shell = execution->shell();
   auto end = co_await wait_until(ctx, *execution, wait_end(),
                                  [&] { return execution->finished() || shell->prompt_ready(); });
   if (end == WaitEnd::cancelled) co_return ToolResult{};
 
-  co_return first_prompt_answer(ctx, *execution, kind,
-                                duration_cast<milliseconds>(steady_clock::now() - called_at));
+  const auto waited = duration_cast<milliseconds>(steady_clock::now() - called_at);
+  co_return first_prompt_answer(ctx, *execution, co_await shell_name(*execution, kind), waited);
 }
 
 }  // namespace
@@ -196,8 +209,9 @@ ToolDefinition make_open_tool(const ToolConfig& config) {
              "shell).",
       .host =
           "Open the shell on this SSH host (an ~/.ssh/config alias or user@host:port): the "
-          "account's login shell, bash or zsh, with the hook typed in after login (`shell` "
-          "must be omitted or bash). A host that wants a password is held for a person to log in "
+          "account's login shell (bash, zsh or sh: `shell` in the answer), with the hook typed in "
+          "after login (`shell` must be omitted or bash). A host that wants a password is held for "
+          "a person to log in "
           "(see held; refused when agentty runs with --no-web).",
       .user = "SSH user (with host).",
       .port = "SSH port (with host).",
