@@ -332,13 +332,19 @@ void note_timed_out(json& result, session::Execution& execution) {
   if (execution.status() != session::ExecutionStatus::timed_out) return;
   // A host that refuses signals (a root login on OpenSSH) was hung up instead:
   // the message names what was done, as the status's signal (SIGHUP) does.
+  // What ended it, as stop says it: a program that ignored SIGTERM (or was
+  // still cleaning up) was killed after the grace, one that took it was not.
   const bool hung_up = execution.signal_note(SIGTERM).has_value();
+  const char* how =
+      hung_up ? "its terminal hung up: this host refuses signals on a root login, so SIGTERM "
+                "could not be sent"
+      : execution.force_killed()
+          ? "SIGTERM to its process group, and as SIGTERM did not end it within the grace, "
+            "SIGKILL did: it ignores or blocks SIGTERM, or a clean-up it started was cut short"
+          : "SIGTERM to its process group ended it";
   result["message"] =
       "timeout_ms (" + std::to_string(execution.spec().timeout.count()) +
-      " ms, the run time limit) ran out, so it was ended (" +
-      (hung_up ? "its terminal hung up: this host refuses signals on a root login, so SIGTERM "
-                 "could not be sent"
-               : "SIGTERM to its process group, then SIGKILL") +
+      " ms, the run time limit) ran out, so it was ended (" + how +
       "). To give it longer, run it again with a larger timeout_ms, or timeout_ms=0 for no "
       "limit; yield_ms is only how long execute waits before it answers.";
 }
