@@ -3,6 +3,8 @@
 // D mark). write's session actions are session_action.cpp.
 #include "mcp/tools/session_execute.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <utility>
 
@@ -27,6 +29,26 @@ constexpr const char* kPromptRebuiltAfterHook =
     "a precmd function or PROMPT_COMMAND entry added since the session opened rebuilds the "
     "prompt after the hook";
 
+// `text` as bash's and zsh's $'...' quoting, on one line with no control bytes.
+std::string ansi_c_quoted(const std::string& text) {
+  std::string quoted = "$'";
+  for (unsigned char c : text) {
+    if (c == '\\' || c == '\'') {
+      quoted += '\\';
+      quoted += static_cast<char>(c);
+    } else if (c == '\n') {
+      quoted += "\\n";
+    } else if (c == '\t') {
+      quoted += "\\t";
+    } else if (c < 0x20 || c == 0x7f) {
+      quoted += fmt::format("\\x{:02x}", c);
+    } else {
+      quoted += static_cast<char>(c);
+    }
+  }
+  return quoted + "'";
+}
+
 // What to type so the shell reads `text` as one command line. At a prompt,
 // the line is erased first (ctrl-u; in vi mode ESC S) of whatever is already
 // on it (a key typed by an earlier write, a person's unfinished line after a
@@ -44,6 +66,12 @@ std::string typed_bytes(session::Execution& execution, ShellIntegration& shell,
   }
   if (multi && execution.screen_modes().bracketed_paste)
     return clear + "\x1b[200~" + text + "\x1b[201~\r";
+  // A marked bash or zsh prompt whose line editor has not turned pasting on
+  // (yet: zsh turns it on just after its prompt's end mark, and an execute
+  // sent right after the last answer came in between, ~1 in 30): typed raw,
+  // each line ran as a command of its own, a tab completed, and the answer
+  // ended at the first line's end. One line of $'...' runs them as one.
+  if (multi && !heuristic) return clear + "eval " + ansi_c_quoted(text) + "\r";
   return clear + text + "\r";
 }
 
@@ -299,6 +327,14 @@ boost::asio::awaitable<ToolResult> execute_in_session(ToolContext& ctx, const js
             (execution->spec().host.empty() ? "" : std::string(" ") + kHookNeedsBash));
   }
 
+  // Typed into a program (a REPL), a multi-line command keeps the newline
+  // it ended with: the blank line that runs python's indented block, as a
+  // person types it (trimmed, the REPL sat at its `... ` prompt and took
+  // the next command into the block).
+  if (heuristic && text->find('\n') != std::string::npos &&
+      args["command"].get<std::string>().ends_with('\n')) {
+    *text += '\n';
+  }
   auto submitted_at = steady_clock::now();
   auto submitted_seq = execution->log().latest_seq();
   // Typed into a REPL or a prompt: the command that runs it, whose end (the
