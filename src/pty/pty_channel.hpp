@@ -135,10 +135,19 @@ class PtyChannel {
   // The name (comm) of the terminal's foreground process group leader:
   // what a person would say is running ("python3"); nullopt if unknown.
   virtual std::optional<std::string> foreground_program() const { return std::nullopt; }
-  // The account's login shell (a path, as the server's $SHELL says) where
-  // the program is a login shell on a host (open(host)): asked of the host
-  // once per connection. nullopt locally or when the host does not answer.
+  // The account's login shell (a name or a path: SshConnection::login_shell)
+  // where the program is a login shell on a host (open(host)): asked of the
+  // host once per connection. nullopt locally or when the host does not
+  // answer.
   virtual boost::asio::awaitable<std::optional<std::string>> login_shell() {
+    co_return std::nullopt;
+  }
+  // Puts `content` in a new file only the account can read, on the host of
+  // a remote terminal (mktemp's directory), and returns its path; nullopt
+  // locally or when the host could not (no mktemp, a shell that is not
+  // POSIX, no answer). The caller removes it.
+  virtual boost::asio::awaitable<std::optional<std::string>> put_temp_file(
+      std::string /*content*/) {
     co_return std::nullopt;
   }
   // The name (comm) of the process seen reading the terminal, which may be

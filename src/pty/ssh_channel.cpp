@@ -181,6 +181,10 @@ boost::asio::awaitable<std::optional<std::string>> SshChannel::login_shell() {
   auto connection = connection_;  // the channel may go while the host answers
   co_return co_await connection->login_shell();
 }
+boost::asio::awaitable<std::optional<std::string>> SshChannel::put_temp_file(std::string content) {
+  auto connection = connection_;  // the channel may go while the host answers
+  co_return co_await connection->put_temp_file(std::move(content));
+}
 std::optional<std::string> SshChannel::reading_program() const {
   if (state_->awaiting_login || state_->finished) return std::nullopt;
   return probe_->reading_program();

@@ -92,6 +92,7 @@ class SshChannel final : public PtyChannel {
   // From the same answer: the names (comm) the host's /proc gives.
   std::optional<std::string> foreground_program() const override;
   boost::asio::awaitable<std::optional<std::string>> login_shell() override;
+  boost::asio::awaitable<std::optional<std::string>> put_temp_file(std::string content) override;
   std::optional<std::string> reading_program() const override;
   std::optional<bool> program_in_foreground() const override;
   // Once a command that marks its end (SshLaunch::marks_command_end) has

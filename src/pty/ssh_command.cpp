@@ -6,6 +6,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include <algorithm>
+#include <sstream>
 
 #include "pty/ssh_connection.hpp"
 
@@ -45,13 +46,30 @@ std::string SshConnection::launch_command(const SshLaunch& launch,
 asio::awaitable<std::optional<std::string>> SshConnection::login_shell() {
   constexpr std::chrono::seconds kTimeout{5};
   if (!login_shell_) {
-    // Run by that shell itself (sshd runs a command with `$SHELL -c`): in
-    // fish and csh too, printf and "$SHELL" mean the same.
-    auto said = co_await run_command("printf '%s' \"$SHELL\"", "", kTimeout);
-    if (!said || said->empty()) co_return std::nullopt;
-    login_shell_ = std::move(*said);
+    // Run by that shell itself (sshd runs a command with `$SHELL -c`), so
+    // bash and zsh say so also where they are /bin/sh (Fedora's sh is
+    // bash); a shell without ${...:+} (fish, csh) prints nothing for it.
+    auto said = co_await run_command(
+        "printf '%s\\n' \"${BASH_VERSION:+bash}${ZSH_VERSION:+zsh}\" \"$SHELL\"", "", kTimeout);
+    if (!said) co_return std::nullopt;
+    std::istringstream lines(*said);
+    std::string running, account;
+    std::getline(lines, running);
+    std::getline(lines, account);
+    if (running.empty() && account.empty()) co_return std::nullopt;
+    login_shell_ = running.empty() ? account : running;
   }
   co_return login_shell_;
+}
+
+asio::awaitable<std::optional<std::string>> SshConnection::put_temp_file(std::string content) {
+  constexpr std::chrono::seconds kTimeout{5};
+  auto said = co_await run_command("umask 077 && f=$(mktemp) && cat > \"$f\" && printf '%s' \"$f\"",
+                                   std::move(content), kTimeout);
+  // A path the typed line can quote as it is.
+  if (!said || !said->starts_with('/') || said->find_first_of("'\n") != std::string::npos)
+    co_return std::nullopt;
+  co_return std::move(*said);
 }
 
 std::size_t SshConnection::open_channel_count() const {

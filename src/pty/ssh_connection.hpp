@@ -155,10 +155,13 @@ class SshConnection : public std::enable_shared_from_this<SshConnection> {
   boost::asio::awaitable<SshExpected<std::string>> run_command(std::string command,
                                                                std::string input,
                                                                std::chrono::milliseconds timeout);
-  // The account's login shell: $SHELL as the server sets it for a command
-  // (from the password database), asked once; nullopt when the host did
-  // not answer (asked again next time).
+  // The account's login shell, asked once: "bash" or "zsh" when that is
+  // what runs a command (also as /bin/sh), else $SHELL as the server sets it
+  // (from the password database); nullopt when the host did not answer
+  // (asked again next time).
   boost::asio::awaitable<std::optional<std::string>> login_shell();
+  // PtyChannel::put_temp_file, on an exec channel.
+  boost::asio::awaitable<std::optional<std::string>> put_temp_file(std::string content);
   // Session channels open on this connection (servers cap them: OpenSSH's
   // MaxSessions, 10 by default).
   std::size_t open_channel_count() const;

@@ -225,6 +225,8 @@ class Execution : public std::enable_shared_from_this<Execution> {
   std::optional<std::string> foreground_program() const;
   // See PtyChannel::login_shell.
   boost::asio::awaitable<std::optional<std::string>> login_shell();
+  // See PtyChannel::put_temp_file.
+  boost::asio::awaitable<std::optional<std::string>> put_temp_file(std::string content);
   // PtyChannel::reading_program (the process seen reading; local only).
   std::optional<std::string> reading_program() const;
   // See PtyChannel::program_in_foreground.

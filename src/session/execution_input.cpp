@@ -146,6 +146,11 @@ boost::asio::awaitable<std::optional<std::string>> Execution::login_shell() {
   co_return co_await channel_->login_shell();
 }
 
+boost::asio::awaitable<std::optional<std::string>> Execution::put_temp_file(std::string content) {
+  if (finished() || !channel_) co_return std::nullopt;
+  co_return co_await channel_->put_temp_file(std::move(content));
+}
+
 std::optional<std::string> Execution::reading_program() const {
   if (finished() || !channel_) return std::nullopt;
   return channel_->reading_program();

@@ -123,14 +123,15 @@ unset AGENTTY_USER_ZDOTDIR __agentty_zdotdir
 [[ -f $ZDOTDIR/.zshrc ]] && source $ZDOTDIR/.zshrc
 )";
 
-// sh's marks, in PS1 alone (dash has no prompt hooks; it expands $? in PS1):
-// D (k=sh: no C mark comes, see ShellIntegration::sh_marks) then A before
+// sh's marks, in PS1 alone (dash has no prompt hooks; it expands $? and
+// $PWD in PS1, not encoded: a directory name with `;` or `%` reads wrongly
+// in ps's shell_cwd): D (k=sh: no C mark comes, see ShellIntegration::sh_marks) then A before
 // the user's prompt, B after it. Written with printf so the
 // line can also be typed (rearm) without control bytes in its echo.
 std::string sh_prompt_assignment(std::string_view nonce) {
   const std::string n(nonce);
-  return "PS1=\"$(printf '\\033]133;D;')\\$?$(printf ';p=%s;k=sh;n=" + n +
-         "\\007\\033]133;A;n=" + n + "\\007' $$)${PS1:-\\$ }$(printf '\\033]133;B;n=" + n +
+  return "PS1=\"$(printf '\\033]133;D;')\\$?$(printf ';p=%s;' $$)w=\\$PWD$(printf ';k=sh;n=" + n +
+         "\\007\\033]133;A;n=" + n + "\\007')${PS1:-\\$ }$(printf '\\033]133;B;n=" + n +
          "\\007')\"; PS2=''";
 }
 
@@ -173,6 +174,13 @@ std::string zsh_rc_hook(std::string_view nonce) {
 std::string sh_rearm_line(std::string_view nonce) {
   return "case $PS1 in *" + std::string(nonce) + "*) ;; *) " + sh_prompt_assignment(nonce) +
          ";; esac";
+}
+
+std::string hook_dispatch_line(std::string_view hook_file, std::string_view nonce) {
+  // dash parses the whole line first: the bash/zsh syntax stays in the file.
+  const std::string file = "'" + std::string(hook_file) + "'";
+  return " case ${BASH_VERSION-}${ZSH_VERSION-} in '') " + sh_rearm_line(nonce) + ";; *) . " +
+         file + ";; esac; rm -f " + file;
 }
 
 Expected<ShellLaunch> write_shell_startup(ShellKind kind, const std::string& program,

@@ -75,6 +75,12 @@ inline constexpr std::string_view kPromptLinesVar = "__atk";
 // was reset, or an sh started in (or exec'ed by) a bash or zsh session.
 // (bash and zsh read hook_line; dash refuses it as a syntax error.)
 std::string sh_rearm_line(std::string_view nonce);
+// Typed into a host's login shell when hook_line(nonce) was put in
+// `hook_file` on that host: the shell that reads it picks its own marks
+// (bash and zsh source the file, sh gets sh_rearm_line), which no choice
+// made from outside can (an sh account whose .profile runs `exec zsh`), and
+// the file is removed. ~330 bytes against the hook line's ~1.6 KB of echo.
+std::string hook_dispatch_line(std::string_view hook_file, std::string_view nonce);
 
 // What to run and which variables to set for a shell whose startup files were
 // written under `dir`; `files` removes them once nobody holds it.

@@ -72,9 +72,57 @@ TEST(ShellHook, TheShRearmLineGivesDashAMarkedPrompt) {
   std::filesystem::remove(script);
   std::filesystem::remove(out);
   EXPECT_NE(ps1.find("\x1b]133;D;$?;p="), std::string::npos) << ps1;
+  EXPECT_NE(ps1.find(";w=$PWD;k=sh;"), std::string::npos) << "ps's shell_cwd, on a host too";
   EXPECT_NE(ps1.find(";k=sh;n=n0nce\a\x1b]133;A;n=n0nce\amy$ \x1b]133;B;n=n0nce\a"),
             std::string::npos)
       << ps1;
+}
+
+// What `shell` makes of hook_dispatch_line typed after PS1='my$ ', with the
+// hook in a file: "<PS1>|<whether __agentty_precmd is defined>|<whether the
+// file is left>". Empty when the shell is not installed.
+std::string dispatched_in(const std::string& shell) {
+  const std::string program = "/usr/bin/" + shell;
+  if (!std::filesystem::exists(program)) return "";
+  const auto base = std::filesystem::temp_directory_path() /
+                    ("agentty-dispatch-" + shell + "-" + std::to_string(::getpid()));
+  const auto hook = base.string() + ".hook";
+  const auto script = base.string() + ".sh";
+  const auto out = base.string() + ".out";
+  std::ofstream(hook) << hook_line("n0nce") << "\n";
+  std::ofstream(script) << "PS1='my$ '\n"
+                        << hook_dispatch_line(hook, "n0nce") << "\n"
+                        << "{ printf '%s|' \"$PS1\"; command -v __agentty_precmd >/dev/null && "
+                           "printf hooked; printf '|'; [ -e '"
+                        << hook << "' ] && printf left; } > " << out << "\n";
+  std::system((program + " " + script + " 2>/dev/null").c_str());
+  std::ifstream file(out);
+  std::string said((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  for (const auto& path : {hook, script, out}) std::filesystem::remove(path);
+  return said;
+}
+
+// open(host) types this line: the shell that reads it picks its marks, so
+// an account whose .profile execs another shell than its $SHELL works too.
+TEST(ShellHook, TheDispatchLineLetsEachShellPickItsOwnMarks) {
+  const std::string line = hook_dispatch_line("/tmp/tmp.AbC123", "n0nce");
+  EXPECT_EQ(line.find('\n'), std::string::npos) << "typed at a prompt: one line";
+  EXPECT_EQ(line.front(), ' ') << "kept out of the history (ignorespace)";
+  EXPECT_LE(line.size(), 400u) << "its echo is erased, but first it takes rows";
+  const std::string dash = dispatched_in("dash");
+  if (!dash.empty()) {
+    EXPECT_NE(dash.find(";k=sh;n=n0nce"), std::string::npos) << dash;
+    EXPECT_NE(dash.find("my$ "), std::string::npos) << dash;
+    EXPECT_EQ(dash.substr(dash.find('|')), "||") << "no hook functions, the file removed";
+  }
+  for (const std::string shell : {"bash", "zsh"}) {
+    const std::string said = dispatched_in(shell);
+    if (said.empty()) continue;  // not installed
+    EXPECT_EQ(said.find("k=sh"), std::string::npos) << shell << ": " << said;
+    EXPECT_NE(said.find("133;A;"), std::string::npos) << shell << ": " << said;
+    EXPECT_EQ(said.substr(said.rfind('|', said.size() - 2)), "|hooked|")
+        << shell << ": the hook sourced, the file removed: " << said;
+  }
 }
 
 }  // namespace

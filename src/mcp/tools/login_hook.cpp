@@ -70,7 +70,8 @@ std::string start_state(session::Execution& execution) {
   // A directory that cannot be entered ends the session (open says so), as
   // execute(host, cwd) runs nothing: never a session quietly elsewhere.
   if (!spec.cwd.empty()) line += pty::enter_directory_or_exit(spec.cwd) + "; ";
-  return line;
+  // A space first, as the hook line has: kept out of the history.
+  return line.empty() ? line : " " + line;
 }
 
 // `line` (a typed hook line) followed by a command that moves the cursor
@@ -186,9 +187,21 @@ std::optional<std::string> base_name(const std::optional<std::string>& path) {
 }  // namespace
 
 boost::asio::awaitable<bool> type_hook(session::Execution& execution) {
-  // Before the hook has reported the shell's pid, a host's probe cannot
-  // find its terminal (foreground_program is unknown): the account's
-  // login shell says which it is.
+  if (execution.shell() == nullptr) co_return false;
+  const std::string nonce(execution.shell()->nonce());
+  // On a host the hook goes in a file there, and the short line typed
+  // sources it in bash and zsh or gives sh its marked PS1: the shell that
+  // reads the line chooses (an account's .profile may exec another shell
+  // than its $SHELL), and the echo to erase is ~330 bytes, not ~1.6 KB.
+  if (auto file = co_await execution.put_temp_file(session::hook_line(nonce))) {
+    if (execution.finished() || execution.held()) co_return false;
+    co_return type_line(execution,
+                        start_state(execution) + session::hook_dispatch_line(*file, nonce))
+        .ok();
+  }
+  // Else the line for the shell named: before the hook has reported the
+  // shell's pid, a host's probe cannot find its terminal (foreground_program
+  // is unknown), so the account's login shell says which it is.
   auto program = execution.foreground_program();
   if (!program) program = base_name(co_await execution.login_shell());
   if (execution.finished() || execution.held()) co_return false;

@@ -64,12 +64,20 @@ void describe_action(json& result, const ShellIntegration& shell, const std::str
     const bool armed =
         shell.prompt_ready() && !shell.line_entered() && shell.last_end_mark() > typed_at;
     result["armed"] = armed;
-    result["message"] = armed ? "The prompt hook is installed in the foreground shell; "
-                                "execute(session=) has exact boundaries again."
-                              : "The hook's line brought back no end mark: the foreground program "
-                                "may be no shell agentty knows (rearm types the bash/zsh hook, "
-                                "or sh's marked PS1 into sh and dash; output shows what it "
-                                "answered). execute(session=) boundaries stay as they were.";
+    // sh has no preexec hook: its marks tell where a command ended, not
+    // where its output began.
+    result["message"] = armed && shell.sh_marks()
+                            ? "sh's marked prompt is installed in the foreground shell (sh has "
+                              "no hooks): execute(session=) has exact exit codes again, and "
+                              "heuristic boundaries (the output starts after the typed line's "
+                              "echo)."
+                        : armed
+                            ? "The prompt hook is installed in the foreground shell; "
+                              "execute(session=) has exact boundaries again."
+                            : "The hook's line brought back no end mark: the foreground program "
+                              "may be no shell agentty knows (rearm types the bash/zsh hook, "
+                              "or sh's marked PS1 into sh and dash; output shows what it "
+                              "answered). execute(session=) boundaries stay as they were.";
   } else {
     result["message"] = shell.prompt_ready() || end == WaitEnd::condition
                             ? "Sent ctrl-c at the shell prompt (drops typed-ahead input and the "
