@@ -15,8 +15,8 @@ namespace agentty::pty {
 namespace asio = boost::asio;
 
 RemoteInputProbe::RemoteInputProbe(std::shared_ptr<SshConnection> connection,
-                                   std::string terminal_tag)
-    : connection_(std::move(connection)), terminal_tag_(std::move(terminal_tag)) {}
+                                   std::shared_ptr<const SshChannelState> channel)
+    : connection_(std::move(connection)), channel_(std::move(channel)) {}
 
 const RemoteInputProbe::Answer* RemoteInputProbe::current_answer() const {
   if (disabled_ || detached_ || !answer_ || answer_->period != period_) return nullptr;
@@ -55,7 +55,8 @@ InputState RemoteInputProbe::state() {
     if (now - answer_->at >= reuse_for(now)) start();
     return answer_->state;  // nothing happened since: still the best answer
   }
-  if (terminal_tag_.empty() && !leader_) return InputState::unknown;  // nothing to find it by
+  if (channel_->terminal_tag.empty() && !leader_)
+    return InputState::unknown;  // nothing to find it by
   if (now < retry_at_ || !start()) return InputState::unknown;
   return InputState::busy;  // until the host answers for this quiet period
 }
@@ -101,7 +102,7 @@ asio::awaitable<void> RemoteInputProbe::run(std::uint64_t period) {
   auto self = shared_from_this();
   const auto started = Clock::now();
   auto output = co_await connection_->run_command(
-      "exec sh -s", remote_input_script(terminal_tag_, leader_), kTimeout);
+      "exec sh -s", remote_input_script(channel_->terminal_tag, leader_), kTimeout);
   running_ = false;
   const auto now = Clock::now();
   spdlog::debug("ssh: input probe on {} took {} ms", connection_->description(),

@@ -52,6 +52,7 @@
 namespace agentty::pty {
 
 class SshConnection;
+struct SshChannelState;
 
 class RemoteInputProbe : public std::enable_shared_from_this<RemoteInputProbe> {
  public:
@@ -64,8 +65,11 @@ class RemoteInputProbe : public std::enable_shared_from_this<RemoteInputProbe> {
   static constexpr std::chrono::seconds kStartGrace{10};
   static constexpr std::size_t kChannelHeadroom = 9;
 
-  // `terminal_tag`: what the channel's command exports (empty for a login shell).
-  RemoteInputProbe(std::shared_ptr<SshConnection> connection, std::string terminal_tag);
+  // `channel`: its terminal_tag is what the channel's command exports (or
+  // a login shell's LC_AGENTTY_TERMINAL holds); read at each probe, as a
+  // login shell's is dropped when the server refuses the variable.
+  RemoteInputProbe(std::shared_ptr<SshConnection> connection,
+                   std::shared_ptr<const SshChannelState> channel);
 
   InputState state();
   // The terminal's modes in the host's answer for the current quiet period
@@ -118,7 +122,7 @@ class RemoteInputProbe : public std::enable_shared_from_this<RemoteInputProbe> {
   Clock::duration reuse_for(Clock::time_point now) const;
 
   std::shared_ptr<SshConnection> connection_;
-  std::string terminal_tag_;
+  std::shared_ptr<const SshChannelState> channel_;
   std::optional<int> leader_;
   std::optional<int> stopped_group_;  // the foreground group of a `suspended` answer
   std::optional<Answer> answer_;

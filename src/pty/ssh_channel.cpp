@@ -62,7 +62,7 @@ SshChannel::SshChannel(std::shared_ptr<SshConnection> connection,
                        std::shared_ptr<SshChannelState> state)
     : connection_(std::move(connection)),
       state_(std::move(state)),
-      probe_(std::make_shared<RemoteInputProbe>(connection_, state_->terminal_tag)) {}
+      probe_(std::make_shared<RemoteInputProbe>(connection_, state_)) {}
 
 SshChannel::~SshChannel() {
   probe_->detach();
@@ -255,7 +255,7 @@ SshError SshConnection::channel_error(int rc, const std::string& what) {
 std::shared_ptr<SshChannelState> SshConnection::new_channel_state(const SshLaunch& launch) {
   auto state = std::make_shared<SshChannelState>();
   state->size = launch.size;
-  if (launch.command && launch.pty) state->terminal_tag = random_hex(8);
+  if (launch.pty) state->terminal_tag = random_hex(8);
   state->marks_command_end = launch.command && launch.marks_command_end;
   channels_.push_back(state);
   return state;
@@ -318,13 +318,24 @@ asio::awaitable<SshExpected<bool>> SshConnection::launch_channel(
     });
     if (rc != SSH_OK) co_return not_started(channel_error(rc, "allocate a PTY"));
   }
-  for (const auto& [name, value] : launch.env) {
+  std::vector<std::pair<std::string, std::string>> env(launch.env.begin(), launch.env.end());
+  // A login shell runs no command of ours to export the tag: sshd takes
+  // LC_* from a client where AcceptEnv allows it (Debian's and RHEL's
+  // defaults; iTerm2 sends LC_TERMINAL so). Refused, the probe finds the
+  // shell by the pid its prompt hook reports, after the hook.
+  if (!launch.command && !channel->terminal_tag.empty())
+    env.emplace_back(kLoginShellTagVariable, channel->terminal_tag);
+  for (const auto& [name, value] : env) {
     rc = co_await step([&name, &value](ssh_channel ch) {
       return ssh_channel_request_env(ch, name.c_str(), value.c_str());
     });
     if (state_ != State::ready || rc == SSH_AGAIN || channel->channel == nullptr)
       co_return not_started(channel_error(rc, "set environment variables"));
-    if (rc != SSH_OK) channel->refused_env.push_back(name);  // usual: AcceptEnv is narrow
+    if (rc == SSH_OK) continue;
+    if (name == kLoginShellTagVariable)
+      channel->terminal_tag.clear();
+    else
+      channel->refused_env.push_back(name);  // usual: AcceptEnv is narrow
   }
   if (launch.command) {
     const std::string command = launch_command(launch, *channel);

@@ -73,6 +73,11 @@ class SshChannel;
 // A string option of a libssh session (ssh_options_get); empty if unset.
 std::string libssh_option(ssh_session session, ssh_options_e option);
 
+// The variable that carries a login shell's terminal tag (see
+// SshChannelState::terminal_tag); its value is found by the host probe's
+// search for AGENTTY_TERMINAL=<tag> as any command's is.
+inline constexpr const char* kLoginShellTagVariable = "LC_AGENTTY_TERMINAL";
+
 // What the connection knows about one channel. The libssh callbacks write
 // here; deliver() reads it.
 struct SshChannelState {
@@ -97,8 +102,9 @@ struct SshChannelState {
   TerminalSize size;
   std::vector<std::string> refused_env;
   // A PTY channel's command exports AGENTTY_TERMINAL=<tag>, by which the
-  // host probe finds its processes (remote_input_report.hpp); empty for a
-  // login shell and for channels without a PTY.
+  // host probe finds its processes (remote_input_report.hpp); a login
+  // shell's is LC_AGENTTY_TERMINAL=<tag>, sent as an environment request
+  // (empty once the server refused it); empty for channels without a PTY.
   std::string terminal_tag;
   bool marks_command_end = false;  // SshLaunch::marks_command_end
   // run_command's (a probe of the host): no PTY, its output is stdout alone,

@@ -1,8 +1,8 @@
 // Audit 48: sessions on SSH accounts whose login shells differ (sh, bash,
 // zsh), compared with a local session of the same shell and with what a
-// person who types `ssh host` sees. agentty asks the host for the account's
-// $SHELL once per connection and types sh's marked PS1 or the bash/zsh hook
-// line accordingly (src/mcp/tools/login_hook.cpp). A real OpenSSH sshd on
+// person who types `ssh host` sees. agentty puts its hook in a file on the
+// host and types a short line that the shell reading it turns into its own
+// marks (src/mcp/tools/login_hook.cpp, hook_dispatch_line). A real OpenSSH sshd on
 // 127.0.0.1 (tests/e2e/lib/sshd.mjs) and throwaway accounts (root only).
 // Tests that protect what works come first; each test of a defect says
 // what a user sees and why it is wrong.
@@ -258,9 +258,9 @@ test('rearm in an sh session does not claim exact boundaries it does not give', 
 // account's $SHELL (login_hook.cpp type_hook: foreground_program() is
 // unknown before a hook reported the pid, so login_shell() decides).
 // Session 44: the hook is put in a file on the host and the typed line lets
-// the shell that reads it choose (hook_dispatch_line). `shell` naming the
-// running zsh is the open part (see the bash account's test below).
-test('sh account whose .profile runs exec zsh: exact exit codes, an intact screen', { skip }, async (t) => {
+// the shell that reads it choose (hook_dispatch_line); `shell` is named by
+// the host's probe, which finds the login shell by its tag.
+test('sh account whose .profile runs exec zsh: shell zsh, exact exit codes, an intact screen', { skip }, async (t) => {
   const user = account(t, 'sh', 'g', { '.profile': 'exec zsh\n' });
   const o = await open(t, { host: user.host, cwd: '/usr', env: { G: 'v1' } });
   assert.equal(o.prompt_ready, true, brief(o));
@@ -272,6 +272,7 @@ test('sh account whose .profile runs exec zsh: exact exit codes, an intact scree
   assert.equal(failed.exit_code, 1, brief(failed));
   const text = await screenText(id);
   assert.match(text, /% echo "\$0 \$PWD \$G"; ps -o comm= -p \$\$; \(exit 3\)\nzsh \/usr v1\nzsh\n/, text);
+  assert.equal(o.shell, 'zsh', brief(o));
 });
 
 // An account whose login shell is sh and whose .profile runs `exec bash`.
@@ -333,9 +334,10 @@ test('bash account whose .profile runs exec sh: a working sh session, no hook te
 // bash/zsh hook line serves both), but open answers `shell: "bash"` while
 // the shell at the terminal is zsh ($ZSH_NAME is zsh, the prompt is `vm% `):
 // `shell` reports the account's $SHELL, not the shell the session runs.
-// Open (session 44): the session works, but `shell` still comes from the
-// account's $SHELL when the host's probe has not named the shell yet.
-test('bash account whose .profile runs exec zsh: the session works and shell says zsh', { skip, todo: 'shell is named from $SHELL before the probe names the running shell' }, async (t) => {
+// Session 44: the login shell carries its terminal tag (LC_AGENTTY_TERMINAL,
+// where the server accepts LC_*, as the test sshd does), so the host's
+// probe names the running shell before the hook is typed.
+test('bash account whose .profile runs exec zsh: the session works and shell says zsh', { skip }, async (t) => {
   const user = account(t, 'bash', 'j', { '.profile': 'exec zsh\n' });
   const o = await open(t, { host: user.host });
   assert.equal(o.prompt_ready, true, brief(o));

@@ -167,7 +167,9 @@ test('a failing build reads as gcc printed it, without its colours, and exits 2'
   const dir = tempDirForRun('agentty-a49-make-');
   writeFileSync(path.join(dir, 'b.c'), 'int f(void) { return undefined_var; }\n');
   writeFileSync(path.join(dir, 'Makefile'), 'b.o: b.c\n\t$(CC) -c b.c -o b.o\n');
-  const r = await call('execute', { command: 'make', cwd: dir, side_effects: ['NONE'], yield_ms: WAIT_MS });
+  // Under `make test` the environment says make runs nested (MAKELEVEL, a
+  // jobserver in MAKEFLAGS): this make would print `make[1]:` lines.
+  const r = await call('execute', { command: 'env -u MAKELEVEL -u MAKEFLAGS -u MFLAGS make', cwd: dir, side_effects: ['NONE'], yield_ms: WAIT_MS });
   assert.equal(r.status, 'completed', JSON.stringify(r));
   assert.equal(r.exit_code, 2);
   assert.match(r.output, /^b\.c:1:22: error: ‘undefined_var’ undeclared/m, r.output);

@@ -91,13 +91,16 @@ Expected<void> set_login_shell(ToolContext& ctx, session::ShellKind& kind,
 
 // The shell open answers with: the one asked for, or on a host the
 // account's login shell as far as agentty can tell (sh's marks, else the
-// terminal's foreground program, else the account's; bash when the host
+// terminal's foreground program now or when the hook was typed (the host's
+// answer is per quiet period), else the account's $SHELL; bash when the host
 // does not say).
 boost::asio::awaitable<std::string> shell_name(session::Execution& execution,
-                                               session::ShellKind kind) {
+                                               session::ShellKind kind,
+                                               std::optional<std::string> at_login) {
   if (execution.spec().host.empty()) co_return session::to_string(kind);
   if (execution.shell()->sh_marks()) co_return "sh";
   auto program = execution.foreground_program();
+  if (!program) program = std::move(at_login);
   if (!program) program = co_await execution.login_shell();  // asked once per connection
   co_return program && program->ends_with("zsh") ? "zsh" : "bash";
 }
@@ -156,6 +159,7 @@ boost::asio::awaitable<ToolResult> open(ToolContext& ctx, const json& args) {
   if (auto ok = check_start_limits(ctx); !ok) co_return failed_to_start(ok.error());
 
   std::shared_ptr<session::Execution> execution;
+  std::optional<std::string> at_login;  // the program at the terminal when the hook was typed
   if (spec.host.empty()) {
     // start_local attaches the channel but no output is read before this
     // coroutine next yields, so the integration sees the very first byte.
@@ -177,6 +181,7 @@ boost::asio::awaitable<ToolResult> open(ToolContext& ctx, const json& args) {
         ctx, *execution, wait_end(),
         [&] { return execution->finished() || can_type_hook(*execution); }, milliseconds(50));
     // Slow to go quiet: typed ahead all the same, unless it would answer a prompt.
+    at_login = execution->foreground_program();
     if (!execution->finished() && !execution->held() && !shows_secret_prompt(*execution))
       co_await type_hook(*execution);
   }
@@ -186,7 +191,8 @@ boost::asio::awaitable<ToolResult> open(ToolContext& ctx, const json& args) {
   if (end == WaitEnd::cancelled) co_return ToolResult{};
 
   const auto waited = duration_cast<milliseconds>(steady_clock::now() - called_at);
-  co_return first_prompt_answer(ctx, *execution, co_await shell_name(*execution, kind), waited);
+  co_return first_prompt_answer(ctx, *execution,
+                                co_await shell_name(*execution, kind, std::move(at_login)), waited);
 }
 
 }  // namespace

@@ -107,6 +107,10 @@ function sshdConfig(dir, { passwordAuth, keyboardInteractive, usePam, maxSession
     // bash sources ~/.bashrc for `bash -c CMD` run by sshd at SHLVL 0; this
     // machine's root rc runs `pyenv init` (seconds per exec). See the C++ fixture.
     'SetEnv SHLVL=1',
+    // Debian's default: a login shell then carries agentty's terminal tag
+    // (LC_AGENTTY_TERMINAL), so the host probe sees it before the prompt
+    // hook. The C++ fixture leaves it out: the path where it is refused.
+    'AcceptEnv LANG LC_*',
     '',
   ].join('\n');
 }
