@@ -10,8 +10,9 @@
 //    the last command) or environment (after; every process the command
 //    starts inherits it) holds AGENTTY_TERMINAL=<tag>, which the command line
 //    agentty sends exports (ssh_channel.cpp);
-//  - a session: the pid its prompt hook reported ($$ in the D marks), which
-//    is the login shell's;
+//  - a session's login shell: the same tag in LC_AGENTTY_TERMINAL, sent as
+//    an environment request (sshd passes LC_* by default on Debian and
+//    RHEL), else the pid its prompt hook reported ($$ in the D marks);
 //  - failing those, the one child leading a terminal whose environment may
 //    not be read: a bare `sudo cmd` (or su, passwd) is the leader itself,
 //    as both shells exec their last command, and it is root's. Two such

@@ -199,9 +199,9 @@ boost::asio::awaitable<bool> type_hook(session::Execution& execution) {
                         start_state(execution) + session::hook_dispatch_line(*file, nonce))
         .ok();
   }
-  // Else the line for the shell named: before the hook has reported the
-  // shell's pid, a host's probe cannot find its terminal (foreground_program
-  // is unknown), so the account's login shell says which it is.
+  // Else the line for the shell named: the host's probe, where it found the
+  // login shell by its tag (a server that refused LC_AGENTTY_TERMINAL: not
+  // before the hook reports the shell's pid), else the account's $SHELL.
   auto program = execution.foreground_program();
   if (!program) program = base_name(co_await execution.login_shell());
   if (execution.finished() || execution.held()) co_return false;
