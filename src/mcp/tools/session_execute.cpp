@@ -13,6 +13,7 @@
 #include "mcp/tools/login_hook.hpp"
 #include "mcp/tools/session_admission.hpp"
 #include "mcp/tools/unstarted_line.hpp"
+#include "session/pasted_echo.hpp"
 #include "session/shell_integration.hpp"
 #include "session/text_view.hpp"
 
@@ -54,6 +55,13 @@ std::string ansi_c_quoted(const std::string& text) {
 // on it (a key typed by an earlier write, a person's unfinished line after a
 // takeover): the shell must run exactly `text`, the line the command rules
 // checked.
+// Whether `text` goes to the line editor as one bracketed paste.
+bool typed_as_paste(session::Execution& execution, const ShellIntegration& shell,
+                    const std::string& text) {
+  return !shell.sh_marks() && text.find_first_of("\n\t") != std::string::npos &&
+         execution.screen_modes().bracketed_paste;
+}
+
 std::string typed_bytes(session::Execution& execution, ShellIntegration& shell,
                         const std::string& text, bool heuristic) {
   std::string clear(heuristic ? "" : shell.clear_line_keys());
@@ -64,8 +72,7 @@ std::string typed_bytes(session::Execution& execution, ShellIntegration& shell,
     for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
     return clear + quoted + "'\r";
   }
-  if (multi && execution.screen_modes().bracketed_paste)
-    return clear + "\x1b[200~" + text + "\x1b[201~\r";
+  if (typed_as_paste(execution, shell, text)) return clear + "\x1b[200~" + text + "\x1b[201~\r";
   // A marked bash or zsh prompt whose line editor has not turned pasting on
   // (yet: zsh turns it on just after its prompt's end mark, and an execute
   // sent right after the last answer came in between, ~1 in 30): typed raw,
@@ -343,6 +350,7 @@ boost::asio::awaitable<ToolResult> execute_in_session(ToolContext& ctx, const js
                               ? std::optional<std::uint64_t>(shell->current()->id)
                               : std::nullopt;
   auto command_id = shell->submit_agent_command(*text, submitted_seq, heuristic);
+  const bool pasted = typed_as_paste(*execution, *shell, *text);
   if (auto ok = execution->write(typed_bytes(*execution, *shell, *text, heuristic),
                                  session::InputSource::agent);
       !ok) {
@@ -422,6 +430,9 @@ boost::asio::awaitable<ToolResult> execute_in_session(ToolContext& ctx, const js
   } else {
     if (command && command->output_begin != 0) execution->advance_cursor(command->output_begin);
     result = merged(result, read_fields(*execution, request));
+    // A REPL's answer starts with the line's echo, which readline draws twice for a paste.
+    if (heuristic && pasted && !request.raw)
+      result["output"] = session::without_redrawn_paste(result["output"].get<std::string>(), *text);
     describe_unfinished(result, *execution, command_id, heuristic, end, yield);
     note_full_screen(result, *execution);  // vim, less, top run in the session
   }
