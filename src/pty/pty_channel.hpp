@@ -150,6 +150,9 @@ class PtyChannel {
       std::string /*content*/) {
     co_return std::nullopt;
   }
+  // Removes a file put_temp_file made, where nothing else will (the line
+  // that would have was not typed); nothing locally.
+  virtual boost::asio::awaitable<void> remove_temp_file(std::string /*path*/) { co_return; }
   // The name (comm) of the process seen reading the terminal, which may be
   // a child of that leader (the editor `git commit` runs, the pager of `git
   // log`); nullopt if none is seen reading or the backend cannot tell.

@@ -185,6 +185,10 @@ boost::asio::awaitable<std::optional<std::string>> SshChannel::put_temp_file(std
   auto connection = connection_;  // the channel may go while the host answers
   co_return co_await connection->put_temp_file(std::move(content));
 }
+boost::asio::awaitable<void> SshChannel::remove_temp_file(std::string path) {
+  auto connection = connection_;
+  co_await connection->remove_temp_file(std::move(path));
+}
 std::optional<std::string> SshChannel::reading_program() const {
   if (state_->awaiting_login || state_->finished) return std::nullopt;
   return probe_->reading_program();

@@ -93,6 +93,7 @@ class SshChannel final : public PtyChannel {
   std::optional<std::string> foreground_program() const override;
   boost::asio::awaitable<std::optional<std::string>> login_shell() override;
   boost::asio::awaitable<std::optional<std::string>> put_temp_file(std::string content) override;
+  boost::asio::awaitable<void> remove_temp_file(std::string path) override;
   std::optional<std::string> reading_program() const override;
   std::optional<bool> program_in_foreground() const override;
   // Once a command that marks its end (SshLaunch::marks_command_end) has

@@ -72,6 +72,11 @@ asio::awaitable<std::optional<std::string>> SshConnection::put_temp_file(std::st
   co_return std::move(*said);
 }
 
+asio::awaitable<void> SshConnection::remove_temp_file(std::string path) {
+  constexpr std::chrono::seconds kTimeout{5};
+  co_await run_command("rm -f -- " + shell_quote(path), "", kTimeout);
+}
+
 std::size_t SshConnection::open_channel_count() const {
   return static_cast<std::size_t>(std::count_if(
       channels_.begin(), channels_.end(), [](const auto& channel) { return channel->opened; }));

@@ -168,6 +168,8 @@ class SshConnection : public std::enable_shared_from_this<SshConnection> {
   boost::asio::awaitable<std::optional<std::string>> login_shell();
   // PtyChannel::put_temp_file, on an exec channel.
   boost::asio::awaitable<std::optional<std::string>> put_temp_file(std::string content);
+  // PtyChannel::remove_temp_file, likewise.
+  boost::asio::awaitable<void> remove_temp_file(std::string path);
   // Session channels open on this connection (servers cap them: OpenSSH's
   // MaxSessions, 10 by default).
   std::size_t open_channel_count() const;

@@ -227,6 +227,8 @@ class Execution : public std::enable_shared_from_this<Execution> {
   boost::asio::awaitable<std::optional<std::string>> login_shell();
   // See PtyChannel::put_temp_file.
   boost::asio::awaitable<std::optional<std::string>> put_temp_file(std::string content);
+  // See PtyChannel::remove_temp_file; also once the program ended.
+  boost::asio::awaitable<void> remove_temp_file(std::string path);
   // PtyChannel::reading_program (the process seen reading; local only).
   std::optional<std::string> reading_program() const;
   // See PtyChannel::program_in_foreground.

@@ -151,6 +151,10 @@ boost::asio::awaitable<std::optional<std::string>> Execution::put_temp_file(std:
   co_return co_await channel_->put_temp_file(std::move(content));
 }
 
+boost::asio::awaitable<void> Execution::remove_temp_file(std::string path) {
+  if (channel_) co_await channel_->remove_temp_file(std::move(path));
+}
+
 std::optional<std::string> Execution::reading_program() const {
   if (finished() || !channel_) return std::nullopt;
   return channel_->reading_program();

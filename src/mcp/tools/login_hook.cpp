@@ -194,10 +194,14 @@ boost::asio::awaitable<bool> type_hook(session::Execution& execution) {
   // reads the line chooses (an account's .profile may exec another shell
   // than its $SHELL), and the echo to erase is ~330 bytes, not ~1.6 KB.
   if (auto file = co_await execution.put_temp_file(session::hook_line(nonce))) {
-    if (execution.finished() || execution.held()) co_return false;
-    co_return type_line(execution,
-                        start_state(execution) + session::hook_dispatch_line(*file, nonce))
-        .ok();
+    const bool typed =
+        !execution.finished() && !execution.held() &&
+        type_line(execution, start_state(execution) + session::hook_dispatch_line(*file, nonce))
+            .ok();
+    // The typed line removes the file; a person took over meanwhile, or the
+    // shell ended: nothing else would.
+    if (!typed) co_await execution.remove_temp_file(*file);
+    co_return typed;
   }
   // Else the line for the shell named: the host's probe, where it found the
   // login shell by its tag (a server that refused LC_AGENTTY_TERMINAL: not
