@@ -412,7 +412,11 @@ const ShellCommand* ShellIntegration::find(std::uint64_t id) const {
 
 const ShellCommand* ShellIntegration::current() const {
   if (running()) return find(*running());
-  return commands_.empty() ? nullptr : &commands_.back();
+  // A line typed into a REPL is no command of the shell's: after the REPL
+  // ends, the newest command is the REPL (its exit code), not that line.
+  for (auto it = commands_.rbegin(); it != commands_.rend(); ++it)
+    if (!it->heuristic) return &*it;
+  return nullptr;
 }
 
 std::string ShellIntegration::agent_text(std::string_view bytes, std::uint64_t start_seq,

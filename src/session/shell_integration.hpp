@@ -181,7 +181,8 @@ class ShellIntegration {
   // Shells known to be running one inside the other (1: no nesting).
   std::size_t shell_depth() const { return shells_.size(); }
   const ShellCommand* find(std::uint64_t id) const;
-  // The running command, else the newest one (nullptr before any).
+  // The running command, else the newest one the shell ran (a line typed
+  // into a program it ran is not one); nullptr before any.
   const ShellCommand* current() const;
 
   // The text view of `bytes` (log positions from start_seq) with the

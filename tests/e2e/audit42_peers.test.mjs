@@ -247,7 +247,7 @@ test('execute(session=) while a command runs is refused naming it; ctrl-c recove
   assert.equal(busy.status, 'backgrounded', JSON.stringify(busy));
   const refused = await agent.call('execute', { session: id, command: 'echo second', side_effects: ['NONE'] });
   assert.equal(refused.isError, true);
-  assert.match(refused.error, /^session: a command is still running in this session \(sleep 60\)\. wait\(until="exit"\) for it, write to answer it, write keys \["ctrl-c"\] to interrupt it/);
+  assert.match(refused.error, /^session: a command is still running in this session \(sleep 60\)\. wait\(until="exit"\) for it to end \(until="input" for a program that reads input again, as a REPL does at its next prompt\), write to answer it, write keys \["ctrl-c"\] to interrupt it/);
   const interrupted = await agent.call('write', { execution_id: id, keys: ['ctrl-c'] });
   assert.equal(interrupted.ok, true, JSON.stringify(interrupted));
   // The write may answer before the prompt is back: wait for the command's end.

@@ -1,4 +1,4 @@
-#include "session/pasted_echo.hpp"
+#include "session/redrawn_echo.hpp"
 
 #include <gtest/gtest.h>
 
@@ -16,40 +16,59 @@ constexpr std::string_view kSqliteBytes =
     "\x1b[?2004hsqlite> ";
 constexpr std::string_view kStatement = "insert into t values (1, 'x'),\n(2, 'y');";
 
-TEST(PastedEcho, ReadlinesRedrawOfAPasteReadsOnce) {
+TEST(RedrawnEcho, ReadlinesRedrawOfAPasteReadsOnce) {
   const auto text = to_text(kSqliteBytes);
   ASSERT_EQ(text, std::string(kStatement) + "\n        " + std::string(kStatement) + "\nsqlite> ");
-  EXPECT_EQ(without_redrawn_paste(text, kStatement), std::string(kStatement) + "\nsqlite> ");
+  EXPECT_EQ(without_redrawn_echo(text, kStatement), std::string(kStatement) + "\nsqlite> ");
   // The command as typed may end with the newline that submitted it.
-  EXPECT_EQ(without_redrawn_paste(text, std::string(kStatement) + "\n"),
+  EXPECT_EQ(without_redrawn_echo(text, std::string(kStatement) + "\n"),
             std::string(kStatement) + "\nsqlite> ");
 }
 
-TEST(PastedEcho, OutputBeforeTheEchoStays) {
+TEST(RedrawnEcho, OutputBeforeTheEchoStays) {
   const std::string text = "older\nsqlite> a,\nb;\n        a,\nb;\n1\n";
-  EXPECT_EQ(without_redrawn_paste(text, "a,\nb;"), "older\nsqlite> a,\nb;\n1\n");
+  EXPECT_EQ(without_redrawn_echo(text, "a,\nb;"), "older\nsqlite> a,\nb;\n1\n");
 }
 
-TEST(PastedEcho, OneDrawingIsLeftAlone) {
+TEST(RedrawnEcho, OneDrawingIsLeftAlone) {
   const std::string text = "a,\nb;\n1|2\nsqlite> ";
-  EXPECT_EQ(without_redrawn_paste(text, "a,\nb;"), text);
+  EXPECT_EQ(without_redrawn_echo(text, "a,\nb;"), text);
 }
 
-TEST(PastedEcho, ASecondStatementThatOnlyStartsLikeItStays) {
+TEST(RedrawnEcho, ASecondStatementThatOnlyStartsLikeItStays) {
   const std::string text = "a,\nb;\na,\nb;c\n";
-  EXPECT_EQ(without_redrawn_paste(text, "a,\nb;"), text);
+  EXPECT_EQ(without_redrawn_echo(text, "a,\nb;"), text);
 }
 
-TEST(PastedEcho, OutputLaterInTheTextThatRepeatsTheBlockStays) {
+TEST(RedrawnEcho, OutputLaterInTheTextThatRepeatsTheBlockStays) {
   // Printed by the program, not drawn over the echo: not right after it.
   const std::string text = "a,\nb;\nresult\na,\nb;\n";
-  EXPECT_EQ(without_redrawn_paste(text, "a,\nb;"), text);
+  EXPECT_EQ(without_redrawn_echo(text, "a,\nb;"), text);
 }
 
-TEST(PastedEcho, SingleLinesAndTabsAreNotTouched) {
-  EXPECT_EQ(without_redrawn_paste("ab\n   ab\n", "ab"), "ab\n   ab\n");
+TEST(RedrawnEcho, PromptToolkitsRedrawOfTheAcceptedLineReadsOnce) {
+  // ipython: the line, the rows it reserves below, back up, the line again.
+  const std::string bytes =
+      "import os\r\r\n\r\r\n\r\r\n \x1b[3A\x1b[8D\x1b[?25l\rIn [1]: import os\r\n"
+      "\x1b[?25h\rIn [2]: ";
+  ASSERT_TRUE(moves_up(bytes));
+  const auto text = to_text(bytes);
+  ASSERT_EQ(text, "import os\nIn [1]: import os\nIn [2]: ");
+  EXPECT_EQ(without_redrawn_echo(text, "import os"), "import os\nIn [2]: ");
+}
+
+TEST(RedrawnEcho, AProgramPrintingItsInputBackDoesNotMoveUp) {
+  // cat: the terminal's echo, then cat's copy, with no move up between.
+  EXPECT_FALSE(moves_up("hello\r\nhello\r\n"));
+  EXPECT_FALSE(moves_up("\x1b[31mred\x1b[0m \x1b]0;title\x07\x1b[2B\x1b[5C"));
+  EXPECT_TRUE(moves_up("a\x1bMb"));
+  EXPECT_TRUE(moves_up("a\x1b[2Fb"));
+  EXPECT_TRUE(moves_up(kSqliteBytes));
+}
+
+TEST(RedrawnEcho, TabsAreNotTouched) {
   const std::string tabbed = "a\tb\nc\n  a\tb\nc\n";
-  EXPECT_EQ(without_redrawn_paste(tabbed, "a\tb\nc"), tabbed);
+  EXPECT_EQ(without_redrawn_echo(tabbed, "a\tb\nc"), tabbed);
 }
 
 }  // namespace

@@ -40,6 +40,20 @@ bool may_be_nested_shell(const std::optional<std::string>& program) {
   return std::find(std::begin(kShellLike), std::end(kShellLike), *program) != std::end(kShellLike);
 }
 
+bool is_python(const std::optional<std::string>& program) {
+  return program && (program->starts_with("python") || program->starts_with("ipython"));
+}
+
+bool at_python_prompt(session::Execution& execution) {
+  if (!is_python(execution.foreground_program())) return false;
+  const auto snapshot = execution.screen().snapshot();
+  const auto row = snapshot.cursor.row;
+  if (row < 0 || row >= static_cast<int>(snapshot.lines.size())) return false;
+  const std::string& line = snapshot.lines[row];  // trailing blanks trimmed
+  return line == ">>>" || line == "..." || (line.starts_with("In [") && line.ends_with("]:")) ||
+         line.ends_with("...:");
+}
+
 bool is_plain_sh(const std::optional<std::string>& program) {
   return program == "sh" || program == "dash" || program == "ash";
 }

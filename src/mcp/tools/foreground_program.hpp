@@ -21,4 +21,13 @@ bool may_be_nested_shell(const std::optional<std::string>& program);
 // marks can only live in its PS1.
 bool is_plain_sh(const std::optional<std::string>& program);
 
+// Whether `program` is Python (python3, python3.11, ipython).
+bool is_python(const std::optional<std::string>& program);
+
+// Whether Python's REPL waits at its prompt (`>>> `, `... `, ipython's
+// `In [n]: `, `...: `), where a blank line ends a block; not pdb's
+// `(Pdb) `, in the same process, where a blank line repeats the last
+// command.
+bool at_python_prompt(session::Execution& execution);
+
 }  // namespace agentty::mcp::tools

@@ -134,8 +134,9 @@ std::optional<ToolResult> busy_refusal(ToolContext& ctx, session::Execution& exe
         execution, ctx,
         "session: a command is still running in this session (" +
             execution.redacted(shell->current()->text) +
-            "). wait(until=\"exit\") for it, write to answer "
-            "it, write keys [\"ctrl-c\"] to interrupt it, or open another session.");
+            "). wait(until=\"exit\") for it to end (until=\"input\" for a program that "
+            "reads input again, as a REPL does at its next prompt), write to answer it, write "
+            "keys [\"ctrl-c\"] to interrupt it, or open another session.");
   }
   const bool alt_screen = execution.screen_modes().alt_screen;
   const auto pager = alt_screen ? std::nullopt : key_reader(execution);

@@ -13,7 +13,8 @@
 #include "mcp/tools/login_hook.hpp"
 #include "mcp/tools/session_admission.hpp"
 #include "mcp/tools/unstarted_line.hpp"
-#include "session/pasted_echo.hpp"
+#include "mcp/tools/write_notes.hpp"
+#include "session/redrawn_echo.hpp"
 #include "session/shell_integration.hpp"
 #include "session/text_view.hpp"
 
@@ -79,7 +80,48 @@ std::string typed_bytes(session::Execution& execution, ShellIntegration& shell,
   // each line ran as a command of its own, a tab completed, and the answer
   // ended at the first line's end. One line of $'...' runs them as one.
   if (multi && !heuristic) return clear + "eval " + ansi_c_quoted(text) + "\r";
+  // python's REPL turns pasting off, and its readline takes a TAB for
+  // completion and drops it: quoted-insert (ctrl-v; VLNEXT where python
+  // reads without readline) types the TAB the command holds.
+  if (heuristic && text.find('\t') != std::string::npos &&
+      is_python(execution.foreground_program())) {
+    std::string quoted;
+    for (char c : text) quoted += c == '\t' ? std::string("\x16\t") : std::string(1, c);
+    return quoted + "\r";
+  }
   return clear + text + "\r";
+}
+
+// Where a line typed into a program starts: its log position, and the
+// column its prompt left the cursor at.
+struct TypedAt {
+  std::uint64_t seq = 0;
+  int column = 0;
+};
+
+// A REPL's answer starts with the line's echo, drawn from the prompt's
+// column on, and some line editors draw it again in place: readline's
+// redraw of a pasted line goes back to that column (CR, then CSI 8 C past
+// `sqlite> `), which the text of an answer that starts at column 0 placed
+// 8 columns into the first drawing ("select 'select 'a  b';"); and a redraw
+// on a row of its own reads twice (redrawn_echo.hpp). Read as the screen
+// shows it: from the prompt's column, once.
+void read_echo_once(json& result, session::Execution& execution, const std::string& typed,
+                    TypedAt at) {
+  const auto start = result.value("start_seq", std::uint64_t{0});
+  const auto next = result.value("next_seq", std::uint64_t{0});
+  if (!result["output"].is_string() || next <= start) return;
+  const auto& log = execution.log();
+  const std::string bytes = log.copy_range(start, next);
+  const auto width = static_cast<std::size_t>(std::max(at.column, 0));
+  if (start == at.seq && width > 0 && !result.value("capped", false)) {
+    auto text = session::to_text(std::string(width, ' ') + bytes, log.charsets_at(start));
+    const auto blanks = text.find_first_not_of(' ');
+    text.erase(0, std::min({width, blanks, text.size()}));
+    result["output"] = std::move(text);
+  }
+  if (!session::moves_up(bytes)) return;
+  result["output"] = session::without_redrawn_echo(result["output"].get<std::string>(), typed);
 }
 
 // The shell read the agent's line and ran nothing (a blank line, only a
@@ -157,7 +199,16 @@ void describe_unfinished(json& result, session::Execution& execution, std::uint6
     result["boundaries"] = "heuristic";
     result["exit_code"] = nullptr;
     const auto program = execution.foreground_program();
-    if (!may_be_nested_shell(program)) {
+    if (end != WaitEnd::condition) {
+      // yield_ms ran out before the program was quiet at its prompt again:
+      // it still works on the line (python's time.sleep), and "completed"
+      // sent agents on to a next line the busy check then refused.
+      result["status"] = "backgrounded";
+      result["message"] = "Typed into " + program.value_or("the program running in the session") +
+                          "; it has not come back to wait for input within yield_ms (it still "
+                          "runs the line, or prints on). wait(until=\"input\") for its next "
+                          "prompt, or interrupt it with write keys [\"ctrl-c\"].";
+    } else if (!may_be_nested_shell(program)) {
       // A REPL line: the rearm advice would be noise on every line typed.
       result["message"] = "Typed into " + *program +
                           " (running in the session), answered once its output went quiet and "
@@ -337,9 +388,12 @@ boost::asio::awaitable<ToolResult> execute_in_session(ToolContext& ctx, const js
   // Typed into a program (a REPL), a multi-line command keeps the newline
   // it ended with: the blank line that runs python's indented block, as a
   // person types it (trimmed, the REPL sat at its `... ` prompt and took
-  // the next command into the block).
-  if (heuristic && text->find('\n') != std::string::npos &&
-      args["command"].get<std::string>().ends_with('\n')) {
+  // the next command into the block). So does one line typed at python's
+  // prompt (`for i in r: print(i)`); elsewhere a blank line may repeat the
+  // last command (gdb; pdb, in the same python), so a single line's
+  // habitual newline is dropped.
+  if (heuristic && args["command"].get<std::string>().ends_with('\n') &&
+      (text->find('\n') != std::string::npos || at_python_prompt(*execution))) {
     *text += '\n';
   }
   auto submitted_at = steady_clock::now();
@@ -349,8 +403,9 @@ boost::asio::awaitable<ToolResult> execute_in_session(ToolContext& ctx, const js
   const auto typed_into = heuristic && shell->command_running()
                               ? std::optional<std::uint64_t>(shell->current()->id)
                               : std::nullopt;
+  const TypedAt typed_at{submitted_seq, heuristic ? execution->screen().cursor().col : 0};
   auto command_id = shell->submit_agent_command(*text, submitted_seq, heuristic);
-  const bool pasted = typed_as_paste(*execution, *shell, *text);
+  const bool collected = heuristic && terminal_collects_lines(*execution);
   if (auto ok = execution->write(typed_bytes(*execution, *shell, *text, heuristic),
                                  session::InputSource::agent);
       !ok) {
@@ -430,12 +485,11 @@ boost::asio::awaitable<ToolResult> execute_in_session(ToolContext& ctx, const js
   } else {
     if (command && command->output_begin != 0) execution->advance_cursor(command->output_begin);
     result = merged(result, read_fields(*execution, request));
-    // A REPL's answer starts with the line's echo, which readline draws twice for a paste.
-    if (heuristic && pasted && !request.raw)
-      result["output"] = session::without_redrawn_paste(result["output"].get<std::string>(), *text);
+    if (heuristic && !request.raw) read_echo_once(result, *execution, *text, typed_at);
     describe_unfinished(result, *execution, command_id, heuristic, end, yield);
     note_full_screen(result, *execution);  // vim, less, top run in the session
   }
+  note_line_cut(result, collected, *text);
   note_capped_timer(result, ctx, args, "yield_ms", "yield_ms");  // last: a hint may be set
   co_return ToolResult{std::move(result)};
 }

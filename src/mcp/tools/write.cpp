@@ -276,6 +276,7 @@ boost::asio::awaitable<ToolResult> write(ToolContext& ctx, const json& args,
   const auto seq_before = execution->log().latest_seq();
   if (!bytes->empty()) co_await await_input_answer(ctx, *execution);  // for the command rules
   const TypedInput typed{*bytes, resumed, hidden_line, at_line_prompt(*execution)};
+  const bool collected = terminal_collects_lines(*execution);
   if (auto refused = deliver(ctx, args, *execution, *bytes, size)) co_return std::move(*refused);
   // Return what the program printed in reply.
   auto yield = effective_yield(ctx, args, hidden_line ? kHiddenLineYield : kDefaultYield);
@@ -286,6 +287,7 @@ boost::asio::awaitable<ToolResult> write(ToolContext& ctx, const json& args,
                        session_fields(*execution));
   result["ok"] = true;
   note_pending_input(result, *execution);
+  note_line_cut(result, collected, *bytes);
   if (!hidden_line) note_not_reading(result, *execution, typed, seq_before, end);
   note_interrupt_ignored(result, *execution, *bytes, seq_before);
   note_interrupt_unanswered(result, *execution, *bytes, seq_before);
@@ -368,7 +370,8 @@ ToolDefinition make_write_tool(const ToolConfig& config) {
            capped_timer_input(config,
                               "Longest wait for the reply (default 2000; 5000 for a line typed "
                               "where the terminal does not echo, a password, which the program "
-                              "checks before it answers); returns earlier once the reply goes "
+                              "checks before it answers; 3000 for an action, which waits for "
+                              "the shell's prompt); returns earlier once the reply goes "
                               "quiet or the program waits for input again (the echo of the "
                               "typed text alone is not a reply; a line typed at a line "
                               "editor's prompt, gdb or a REPL, is answered at its next "

@@ -1,6 +1,8 @@
 // Notes a write's answer adds about the reply (write_notes.hpp).
 #include "mcp/tools/write_notes.hpp"
 
+#include <algorithm>
+
 #include "mcp/tools/write_reply.hpp"
 
 namespace agentty::mcp::tools {
@@ -72,6 +74,31 @@ void note_pending_input(json& result, session::Execution& execution) {
   append_message(result, "The program has not read " + std::to_string(queued) +
                              " bytes of the input typed so far (it does not read its terminal "
                              "now); they stay queued for it, in order.");
+}
+
+bool terminal_collects_lines(const session::Execution& execution) {
+  return execution.program_edits_line() == std::optional<bool>(false);
+}
+
+// Linux's N_TTY keeps 4095 bytes of a line in canonical mode (and room for
+// its end) and drops the rest without a word; the echo may still show all
+// of it (audit 50: 5000 bytes typed, python's readline() got 4096 with the
+// newline).
+void note_line_cut(json& result, bool collected, std::string_view typed) {
+  constexpr std::size_t kKept = 4095;
+  if (!collected) return;
+  std::size_t longest = 0;
+  for (std::size_t at = 0; at < typed.size();) {
+    const auto end = std::min(typed.find_first_of("\r\n", at), typed.size());
+    longest = std::max(longest, end - at);
+    at = end + 1;
+  }
+  if (longest <= kKept) return;
+  append_message(result, "A typed line is " + std::to_string(longest) +
+                             " bytes long, and the terminal collects the lines the program "
+                             "reads (canonical mode): it keeps 4095 bytes of a line and drops "
+                             "the rest (Linux's limit; the echo may show more). Give long data "
+                             "as a file, or as execute's stdin.");
 }
 
 // ctrl-c whose only answer is the terminal's `^C`: SIGINT reached the
