@@ -254,14 +254,6 @@ std::string client_config(const std::string& program, const std::vector<std::str
          ", \"args\": [" + list + "]}}}";
 }
 
-// A word a POSIX shell reads back as itself: quoted only when it must be.
-std::string shell_word(const std::string& word) {
-  const bool plain = !word.empty() && word.find_first_not_of(
-                                          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                          "0123456789_-./=:@%+,") == std::string::npos;
-  return plain ? word : pty::shell_quote(word);
-}
-
 }  // namespace
 
 int run_mcp_server(AppOptions options) {
@@ -330,14 +322,14 @@ int run_web_only(AppOptions options) {
   std::signal(SIGPIPE, SIG_IGN);
   if (server.web) {
     std::string claude_command;
-    for (const auto& arg : options.mcp_args) claude_command += " " + shell_word(arg);
+    for (const auto& arg : options.mcp_args) claude_command += " " + pty::shell_word(arg);
     std::cout
         << "agentty " << AGENTTY_VERSION << " is running.\n\n"
         << "  Dashboard (watch and take over executions):\n    " << server.web->dashboard_url()
         << "\n\n"
         << "  Connect an MCP client (it starts its own agentty over stdio), e.g. in its config:\n"
         << "    " << client_config(self_path(), options.mcp_args) << "\n"
-        << "    or: claude mcp add agentty -- " << shell_word(self_path()) << claude_command
+        << "    or: claude mcp add agentty -- " << pty::shell_word(self_path()) << claude_command
         << "\n\n"
         << "  Each MCP client starts its own agentty server, with its own dashboard. Your\n"
         << "  agents' servers appear on this dashboard under \"Agentty servers on this\n"

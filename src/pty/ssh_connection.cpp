@@ -34,8 +34,9 @@ constexpr auto kToken = asio::as_tuple(asio::use_awaitable);
 // exist yet (a fresh account has no ~/.ssh), and >> would then fail.
 std::string keyscan_command(const std::string& host, unsigned port, const std::string& file) {
   std::string dir = std::filesystem::path(file).parent_path().string();
-  std::string scan = "ssh-keyscan -p " + std::to_string(port) + " " + host + " >> " + file;
-  return dir.empty() ? scan : "mkdir -p -m 700 " + dir + " && " + scan;
+  std::string scan =
+      "ssh-keyscan -p " + std::to_string(port) + " " + shell_word(host) + " >> " + shell_word(file);
+  return dir.empty() ? scan : "mkdir -p -m 700 " + shell_word(dir) + " && " + scan;
 }
 
 std::string seconds_text(std::chrono::seconds s) {
@@ -316,7 +317,7 @@ SshExpected<bool> SshConnection::verify_host_key() {
                           ", which does not match " + file +
                           ". This can be an attack; refused. If the host was really reinstalled, "
                           "remove the old key with: ssh-keygen -R '" +
-                          known_hosts_name(host, port) + "' -f " + file};
+                          known_hosts_name(host, port) + "' -f " + shell_word(file)};
     case SSH_KNOWN_HOSTS_ERROR:
     default:
       return SshError{SshErrorKind::connect_failed, "cannot check the host key of " + description_ +

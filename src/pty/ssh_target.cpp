@@ -176,6 +176,13 @@ std::string shell_quote(std::string_view text) {
   return quoted + "'";
 }
 
+std::string shell_word(std::string_view word) {
+  const bool plain = !word.empty() && word.find_first_not_of(
+                                          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                          "0123456789_-./=:@%+,") == std::string_view::npos;
+  return plain ? std::string(word) : shell_quote(word);
+}
+
 std::string enter_directory_or_exit(std::string_view directory) {
   // "~" and "~/..." are the remote account's home, as a person typing cd
   // there means; the rest stays quoted (no other expansion).

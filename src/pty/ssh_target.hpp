@@ -90,6 +90,9 @@ using SshExpected = Expected<T, SshError>;
 
 // Quotes `text` for a POSIX shell: 'it'\''s'.
 std::string shell_quote(std::string_view text);
+// `word` as a POSIX shell reads it back as itself: quoted only when it must
+// be (for lines a person copies: `ls` stays `ls`, a path with a space is quoted).
+std::string shell_word(std::string_view word);
 
 // The home directory libssh expands `~` to in ssh configs and key paths:
 // the password database's, else $HOME (empty if neither).

@@ -27,8 +27,9 @@ json input_schema(const ToolConfig& config) {
         {"minLength", 1},
         {"maxLength", 1 << 20},
         {"description",
-         "A shell command line (one string), run as `bash -c COMMAND` under a PTY; a list of "
-         "program and arguments goes in argv instead."}}},
+         "A shell command line (one string), run as `" + config.default_shell +
+             " -c COMMAND` under a PTY (with host: by the account's login shell, as `ssh host "
+             "COMMAND` runs it); a list of program and arguments goes in argv instead."}}},
       {"argv",
        {{"type", "array"},
         {"minItems", 1},
