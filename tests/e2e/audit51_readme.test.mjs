@@ -259,15 +259,13 @@ test('web security on --web-listen 0.0.0.0: loopback Host names only, CSP, doubl
   assert.match((await api(`127.0.0.1:${port}`, ['Origin: http://evil.example'])).status, / 403 /);
 });
 
-// README, Remote hosts: "A host not in known_hosts is refused with its
-// fingerprint and how to trust it: ... or the `mkdir -p -m 700 DIR &&
-// ssh-keyscan -p PORT HOST >> FILE` line it names". Run as named, that
-// line makes the next execute work.
-test('an unknown host: the keyscan line the refusal names, run as given, trusts it', { skip: sshdSkip() }, async (t) => {
+// An unknown host's refusal in a known_hosts directory named `dirName`
+// (not made yet); the keyscan line it names, run by bash; the next execute.
+async function trustWithKeyscanLine(t, dirName) {
   const sshd = await startSshd();
   t.after(() => sshd.stop());
   const scratch = tempDirForRun('agentty-audit51-kh-');
-  const knownHosts = path.join(scratch, 'fresh', 'known_hosts');  // its directory does not exist yet
+  const knownHosts = path.join(scratch, dirName, 'known_hosts');
   const agent = await agenttyWithStderr(t, {
     args: ['--no-web'],
     env: {
@@ -279,13 +277,22 @@ test('an unknown host: the keyscan line the refusal names, run as given, trusts 
   assert.equal(refused.status, 'failed_to_start', brief(refused));
   assert.ok(refused.error.includes(sshd.fingerprint), refused.error);
   const line = refused.error.split('by running: ')[1];
-  assert.equal(line, `mkdir -p -m 700 ${path.dirname(knownHosts)} && ssh-keyscan -p ${sshd.port} 127.0.0.1 >> ${knownHosts}`);
   const ran = spawnSync('bash', ['-c', line], { cwd: scratch, encoding: 'utf8', timeout: 30000 });
   assert.equal(ran.status, 0, ran.stderr);
   assert.equal(statSync(path.dirname(knownHosts)).mode & 0o777, 0o700);
   const trusted = await agent.run({ host: sshd.host, command: 'echo trusted' });
   assert.equal(trusted.status, 'completed', brief(trusted));
   assert.equal(trusted.output, 'trusted\n');
+  return { line, knownHosts, port: sshd.port };
+}
+
+// README, Remote hosts: "A host not in known_hosts is refused with its
+// fingerprint and how to trust it: ... or the `mkdir -p -m 700 DIR &&
+// ssh-keyscan -p PORT HOST >> FILE` line it names". Run as named, that
+// line makes the next execute work.
+test('an unknown host: the keyscan line the refusal names, run as given, trusts it', { skip: sshdSkip() }, async (t) => {
+  const { line, knownHosts, port } = await trustWithKeyscanLine(t, 'fresh');
+  assert.equal(line, `mkdir -p -m 700 ${path.dirname(knownHosts)} && ssh-keyscan -p ${port} 127.0.0.1 >> ${knownHosts}`);
 });
 
 // README, Remote hosts: "%h, %p, %r, %u, %d and %% are filled in; another
@@ -393,24 +400,8 @@ test('with --shell zsh, a command runs as zsh -c, as the tool description says',
 test('the keyscan line names a known_hosts path with a space so that it works when run', {
   skip: sshdSkip(),
 }, async (t) => {
-  const sshd = await startSshd();
-  t.after(() => sshd.stop());
-  const scratch = tempDirForRun('agentty-audit51-space-');
-  const knownHosts = path.join(scratch, 'with space', 'known_hosts');
-  const agent = await agenttyWithStderr(t, {
-    args: ['--no-web'],
-    env: {
-      HOME: scratch, SSH_AUTH_SOCK: '', AGENTTY_SSH_KNOWN_HOSTS: knownHosts,
-      AGENTTY_SSH_CONFIG: sshd.writeConfig(sshd.clientKey),
-    },
-  });
-  const refused = await agent.run({ host: sshd.host, command: 'echo trusted' });
-  assert.equal(refused.status, 'failed_to_start', brief(refused));
-  const line = refused.error.split('by running: ')[1];
-  const ran = spawnSync('bash', ['-c', line], { cwd: scratch, encoding: 'utf8', timeout: 30000 });
-  assert.equal(ran.status, 0, ran.stderr);
-  const trusted = await agent.run({ host: sshd.host, command: 'echo trusted' });
-  assert.equal(trusted.status, 'completed', brief(trusted));
+  const { line } = await trustWithKeyscanLine(t, 'with space');
+  assert.match(line, /mkdir -p -m 700 '[^']*with space'/);
 });
 
 // README, Two commands: the ASan build's e2e run was given as
