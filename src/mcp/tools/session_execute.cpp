@@ -56,13 +56,6 @@ std::string ansi_c_quoted(const std::string& text) {
 // on it (a key typed by an earlier write, a person's unfinished line after a
 // takeover): the shell must run exactly `text`, the line the command rules
 // checked.
-// Whether `text` goes to the line editor as one bracketed paste.
-bool typed_as_paste(session::Execution& execution, const ShellIntegration& shell,
-                    const std::string& text) {
-  return !shell.sh_marks() && text.find_first_of("\n\t") != std::string::npos &&
-         execution.screen_modes().bracketed_paste;
-}
-
 std::string typed_bytes(session::Execution& execution, ShellIntegration& shell,
                         const std::string& text, bool heuristic) {
   std::string clear(heuristic ? "" : shell.clear_line_keys());
@@ -73,7 +66,8 @@ std::string typed_bytes(session::Execution& execution, ShellIntegration& shell,
     for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
     return clear + quoted + "'\r";
   }
-  if (typed_as_paste(execution, shell, text)) return clear + "\x1b[200~" + text + "\x1b[201~\r";
+  if (multi && execution.screen_modes().bracketed_paste)
+    return clear + "\x1b[200~" + text + "\x1b[201~\r";
   // A marked bash or zsh prompt whose line editor has not turned pasting on
   // (yet: zsh turns it on just after its prompt's end mark, and an execute
   // sent right after the last answer came in between, ~1 in 30): typed raw,
@@ -87,7 +81,7 @@ std::string typed_bytes(session::Execution& execution, ShellIntegration& shell,
       is_python(execution.foreground_program())) {
     std::string quoted;
     for (char c : text) quoted += c == '\t' ? std::string("\x16\t") : std::string(1, c);
-    return quoted + "\r";
+    return clear + quoted + "\r";
   }
   return clear + text + "\r";
 }
