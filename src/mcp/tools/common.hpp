@@ -84,8 +84,9 @@ struct ReadRequest {
   std::optional<std::size_t> tail_lines;
   std::size_t max_bytes = 20000;
   bool raw = false;
-  // The first answer about an ended execution (execute, wait): when its
-  // output does not fit, keep part of max_bytes for its last lines.
+  // The first answer about an ended execution, or one waiting for input
+  // (execute, wait, write): when its output does not fit, keep part of
+  // max_bytes for its last lines.
   bool tail_preview = false;
 };
 ReadRequest read_request(const ToolContext& ctx, const json& args);

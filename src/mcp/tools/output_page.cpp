@@ -220,8 +220,11 @@ json read_fields(session::Execution& execution, const ReadRequest& request) {
       return std::pair{std::move(from_page), std::move(text)};
     };
     std::tie(page, output) = fitted_page(read_from, request.max_bytes, request.max_bytes);
-    // An ended execution's output no longer grows: show its end too.
-    if (page.capped && request.tail_preview && execution.finished())
+    // An ended execution's output no longer grows: show its end too. So
+    // for one that waits for input: its end is the question it asks (a
+    // package list, then "Do you want to continue? [Y/n]").
+    if (page.capped && request.tail_preview &&
+        (execution.finished() || execution.waiting_for_input()))
       tail = output_tail(log, from, log.latest_seq(), request.max_bytes);
     if (tail) {
       // A tail whose text is half the cap or more (binary bytes) shows nothing useful.

@@ -6,9 +6,11 @@
 // the agent is told so, instead of seeing only the echoed "y" and waiting.
 //
 // It is the agent's own pending line (Execution::agent_typed_line, as the
-// command rules keep it) and only counts while the screen's cursor row ends
-// with it: a program that reads single keys (a menu, `git add -p` with
-// interactive.singleKey) took the keys and does not echo them there.
+// command rules keep it) and only counts while the screen shows it at the
+// end of the cursor's line (wrapped onto rows above it too): a program that
+// reads single keys (a menu, `git add -p` with interactive.singleKey) took
+// the keys and does not echo them there. At a prompt that hides what is
+// typed (a password), it counts as it is, and only its length is said.
 #pragma once
 
 #include <optional>

@@ -283,8 +283,9 @@ boost::asio::awaitable<ToolResult> write(ToolContext& ctx, const json& args,
   auto end = co_await wait_until(ctx, *execution, steady_clock::now() + milliseconds(yield),
                                  reply_settled(*execution, typed), milliseconds(50));
   if (end == WaitEnd::cancelled) co_return ToolResult{};
-  json result = merged(execution_result(*execution, ctx, read_request(ctx, args)),
-                       session_fields(*execution));
+  auto request = read_request(ctx, args);
+  request.tail_preview = true;  // a long reply that ends in a question shows it
+  json result = merged(execution_result(*execution, ctx, request), session_fields(*execution));
   result["ok"] = true;
   note_pending_input(result, *execution);
   note_line_cut(result, collected, *bytes);
