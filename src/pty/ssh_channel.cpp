@@ -5,6 +5,8 @@
 #include <spdlog/spdlog.h>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <unistd.h>
+
 #include <algorithm>
 
 #include "base/random_id.hpp"
@@ -46,6 +48,26 @@ bool valid_env_name(const std::string& name) {
   return std::all_of(name.begin(), name.end(), [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
   });
+}
+
+// agentty's own locale (LANG, LC_*), as OpenSSH's client sends it (Debian's
+// and RHEL's ssh_config: SendEnv LANG LC_*): where the server accepts it
+// (their sshd's AcceptEnv LANG LC_*), programs on the host speak UTF-8 as in
+// a person's ssh session, not the C locale. `given`: names the call set.
+std::vector<std::pair<std::string, std::string>> locale_variables(
+    const std::map<std::string, std::string>& given) {
+  std::vector<std::pair<std::string, std::string>> locale;
+  for (char** entry = environ; entry && *entry; ++entry) {
+    const std::string_view text(*entry);
+    const auto equals = text.find('=');
+    if (equals == std::string_view::npos) continue;
+    std::string name(text.substr(0, equals));
+    if ((name != "LANG" && !name.starts_with("LC_")) || name == kLoginShellTagVariable ||
+        given.contains(name) || !valid_env_name(name))
+      continue;
+    locale.emplace_back(std::move(name), std::string(text.substr(equals + 1)));
+  }
+  return locale;
 }
 
 // Marks a failure that came before the command or shell was requested.
@@ -329,13 +351,19 @@ asio::awaitable<SshExpected<bool>> SshConnection::launch_channel(
   // shell by the pid its prompt hook reports, after the hook.
   if (!launch.command && !channel->terminal_tag.empty())
     env.emplace_back(kLoginShellTagVariable, channel->terminal_tag);
-  for (const auto& [name, value] : env) {
+  const std::size_t asked = env.size();  // what follows is a courtesy: refused, nothing changes
+  // Each request waits for its reply (libssh asks for one): probes, which
+  // print no text, go without.
+  if (launch.pty)
+    for (auto& variable : locale_variables(launch.env)) env.push_back(std::move(variable));
+  for (std::size_t k = 0; k < env.size(); ++k) {
+    const auto& [name, value] = env[k];
     rc = co_await step([&name, &value](ssh_channel ch) {
       return ssh_channel_request_env(ch, name.c_str(), value.c_str());
     });
     if (state_ != State::ready || rc == SSH_AGAIN || channel->channel == nullptr)
       co_return not_started(channel_error(rc, "set environment variables"));
-    if (rc == SSH_OK) continue;
+    if (rc == SSH_OK || k >= asked) continue;
     if (name == kLoginShellTagVariable)
       channel->terminal_tag.clear();
     else

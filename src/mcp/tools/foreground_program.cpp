@@ -40,6 +40,10 @@ bool may_be_nested_shell(const std::optional<std::string>& program) {
   return std::find(std::begin(kShellLike), std::end(kShellLike), *program) != std::end(kShellLike);
 }
 
+bool reads_paste_as_one_line(const std::optional<std::string>& program) {
+  return program == "gdb" || program == "gdb-multiarch";
+}
+
 bool is_python(const std::optional<std::string>& program) {
   return program && (program->starts_with("python") || program->starts_with("ipython"));
 }

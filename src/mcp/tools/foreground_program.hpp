@@ -21,6 +21,11 @@ bool may_be_nested_shell(const std::optional<std::string>& program);
 // marks can only live in its PS1.
 bool is_plain_sh(const std::optional<std::string>& program);
 
+// Whether `program` turns bracketed paste on but reads a pasted block as one
+// line (gdb: "print 1\nprint 2" is a syntax error), so that lines are typed
+// one by one into it.
+bool reads_paste_as_one_line(const std::optional<std::string>& program);
+
 // Whether `program` is Python (python3, python3.11, ipython).
 bool is_python(const std::optional<std::string>& program);
 

@@ -66,7 +66,8 @@ std::string typed_bytes(session::Execution& execution, ShellIntegration& shell,
     for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
     return clear + quoted + "'\r";
   }
-  if (multi && execution.screen_modes().bracketed_paste)
+  const auto program = heuristic ? execution.foreground_program() : std::nullopt;
+  if (multi && execution.screen_modes().bracketed_paste && !reads_paste_as_one_line(program))
     return clear + "\x1b[200~" + text + "\x1b[201~\r";
   // A marked bash or zsh prompt whose line editor has not turned pasting on
   // (yet: zsh turns it on just after its prompt's end mark, and an execute
@@ -74,11 +75,12 @@ std::string typed_bytes(session::Execution& execution, ShellIntegration& shell,
   // each line ran as a command of its own, a tab completed, and the answer
   // ended at the first line's end. One line of $'...' runs them as one.
   if (multi && !heuristic) return clear + "eval " + ansi_c_quoted(text) + "\r";
-  // python's REPL turns pasting off, and its readline takes a TAB for
-  // completion and drops it: quoted-insert (ctrl-v; VLNEXT where python
-  // reads without readline) types the TAB the command holds.
+  // python's REPL turns pasting off, gdb is typed line by line, and their
+  // readline takes a TAB for completion and drops it: quoted-insert
+  // (ctrl-v; VLNEXT where python reads without readline) types the TAB the
+  // command holds.
   if (heuristic && text.find('\t') != std::string::npos &&
-      is_python(execution.foreground_program())) {
+      (is_python(program) || reads_paste_as_one_line(program))) {
     std::string quoted;
     for (char c : text) quoted += c == '\t' ? std::string("\x16\t") : std::string(1, c);
     return clear + quoted + "\r";
@@ -379,15 +381,14 @@ boost::asio::awaitable<ToolResult> execute_in_session(ToolContext& ctx, const js
             (execution->spec().host.empty() ? "" : std::string(" ") + kHookNeedsBash));
   }
 
-  // Typed into a program (a REPL), a multi-line command keeps the newline
-  // it ended with: the blank line that runs python's indented block, as a
-  // person types it (trimmed, the REPL sat at its `... ` prompt and took
-  // the next command into the block). So does one line typed at python's
-  // prompt (`for i in r: print(i)`); elsewhere a blank line may repeat the
-  // last command (gdb; pdb, in the same python), so a single line's
-  // habitual newline is dropped.
+  // Typed at python's prompt, a command keeps the newline it ended with:
+  // the blank line that runs an indented block or a one-line `for i in r:
+  // print(i)`, as a person types it (trimmed, the REPL sat at its `... `
+  // prompt and took the next command into the block). Elsewhere a blank
+  // line may repeat the last command (gdb; pdb, in the same python): the
+  // habitual final newline is dropped.
   if (heuristic && args["command"].get<std::string>().ends_with('\n') &&
-      (text->find('\n') != std::string::npos || at_python_prompt(*execution))) {
+      at_python_prompt(*execution)) {
     *text += '\n';
   }
   auto submitted_at = steady_clock::now();
