@@ -98,6 +98,21 @@ test('execute(session=) is refused while a password typed without Enter waits at
   assert.match(refused.error, /would be appended/, refused.error);
 });
 
+// Also seen by audit 53: execute(session, "ls /") while `read -s` waited at
+// its password prompt typed "ls /" as the password (answered completed,
+// exit 0, "The line ended the program it was typed into"). Sent to sudo or
+// ssh, a command line would go out as a password. It is refused now.
+test('execute(session=) at a prompt that hides what is typed is refused; write answers it', async (t) => {
+  const id = await openSession(call, t);
+  const asked = await run(id, 'read -s -p "Password: " p; echo; echo len=${#p}');
+  assert.equal(asked.waiting_for_input, true, brief(asked));
+  const refused = await call('execute', { session: id, command: 'ls /', side_effects: ['NONE'] });
+  assert.equal(refused.isError, true, brief(refused));
+  assert.match(refused.error, /asks for a password .* Answer it with write \(newline=true\), handoff/, refused.error);
+  const answered = await write(id, { input: 'pw', newline: true });
+  assert.match(answered.output, /len=2\n/, brief(answered));
+});
+
 // open(cols: 60); execute(session, 'read -p "Path to the configuration file
 // to import: " p; echo "p=$p"'); write(input:
 // "/etc/myapp/conf.d/production-overrides.yaml") without Enter: prompt and

@@ -164,6 +164,18 @@ std::optional<ToolResult> busy_refusal(ToolContext& ctx, session::Execution& exe
             "would be appended to it. Submit it with write newline=true, erase it with write "
             "keys [\"ctrl-u\"], or open another session; nothing was typed.");
   }
+  // sudo, ssh, passwd ask with the terminal's echo off: a command line typed
+  // there would be taken as the password (and sent on as one).
+  if (execution.hides_typed_line() == std::optional<bool>(true)) {
+    return session_refusal(
+        execution, ctx,
+        "session: the program running in this session (" +
+            execution.redacted(shell->current()->text) +
+            ") asks for a password or another hidden answer (the terminal does not echo what "
+            "is typed): this command line would be taken as that answer. Answer it with write "
+            "(newline=true), handoff to a person, or write keys [\"ctrl-c\"] to cancel it; "
+            "nothing was typed.");
+  }
   heuristic = true;  // the foreground program reads the terminal: a nested shell or REPL
   return std::nullopt;
 }
