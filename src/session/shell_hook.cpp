@@ -178,8 +178,11 @@ std::string sh_rearm_line(std::string_view nonce) {
 
 std::string hook_dispatch_line(std::string_view hook_file, std::string_view nonce) {
   // dash parses the whole line first: the bash/zsh syntax stays in the file.
+  // libssh (0.10) sends no terminal modes, so the host's terminal lacks the
+  // IUTF8 that OpenSSH's client asks for (and a local PTY has): backspace
+  // at a line read erased one byte of a multi-byte character.
   const std::string file = "'" + std::string(hook_file) + "'";
-  return " case ${BASH_VERSION-}${ZSH_VERSION-} in '') " + sh_rearm_line(nonce) + ";; *) . " +
+  return " stty iutf8 2>/dev/null; case ${BASH_VERSION-}${ZSH_VERSION-} in '') " + sh_rearm_line(nonce) + ";; *) . " +
          file + ";; esac; rm -f " + file;
 }
 

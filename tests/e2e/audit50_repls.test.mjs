@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import {
-  installed, openSession, serverForFile, sessionRunner, tempDirForRun, waiterFor,
+  installed, interruptToPrompt, openSession, serverForFile, sessionRunner, tempDirForRun, waiterFor,
 } from './lib/mcp-client.mjs';
 
 const server = serverForFile();
@@ -257,12 +257,8 @@ test('ctrl-c interrupts a long computation in the python3 REPL, which then takes
   assert.equal(loop.command_running, true);
   const busy = await call('read', { execution_id: id });
   assert.equal(busy.waiting_for_input, false, brief(busy));
-  const stopped = await call('write', { execution_id: id, keys: ['ctrl-c'] });
-  assert.equal(stopped.isError, false, stopped.error);
-  const text = stopped.waiting_for_input ? stopped : await waitFor(id, 'input');
-  const interrupted = stopped === text ? stopped.output : stopped.output + text.output;
+  const interrupted = await interruptToPrompt(call, id);
   assert.match(interrupted, /\nKeyboardInterrupt\n>>> $/, JSON.stringify(interrupted));
-  assert.equal(text.waiting_for_input, true, brief(text));
   const after = await run(id, 'n > 0');
   assert.equal(after.output, 'n > 0\nTrue\n>>> ');
 });
@@ -325,9 +321,7 @@ test('node REPL in a session: a function and a loop over several lines, a thrown
   assert.equal(tab.output, 'JSON.stringify("a\tb")\n\'"a\\\\tb"\'\n> ');
   const busy = await run(id, 'while (true) {}', { yield_ms: 800 });
   assert.equal(busy.waiting_for_input, false, brief(busy));
-  const stopped = await call('write', { execution_id: id, keys: ['ctrl-c'] });
-  const text = stopped.waiting_for_input ? stopped : await waitFor(id, 'input');
-  const interrupted = stopped === text ? stopped.output : stopped.output + text.output;
+  const interrupted = await interruptToPrompt(call, id);
   assert.match(interrupted, /Script execution was interrupted by `SIGINT`[^]*\n> $/, JSON.stringify(interrupted));
   const quit = await run(id, 'process.exit(4)');
   assert.equal(quit.exit_code, 4, brief(quit));
@@ -364,9 +358,7 @@ test('sqlite3: an error is shown with its caret and ctrl-c interrupts a runaway 
   assert.equal(bad.output, 'select nosuch;\nParse error: no such column: nosuch\n  select nosuch;\n         ^--- error here\nsqlite> ');
   const runaway = await run(id, 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c;', { yield_ms: 800 });
   assert.equal(runaway.waiting_for_input, false, brief(runaway));
-  const stopped = await call('write', { execution_id: id, keys: ['ctrl-c'] });
-  const text = stopped.waiting_for_input ? stopped : await waitFor(id, 'input');
-  const interrupted = stopped === text ? stopped.output : stopped.output + text.output;
+  const interrupted = await interruptToPrompt(call, id);
   assert.match(interrupted, /interrupted[^]*\nsqlite> $/, JSON.stringify(interrupted));
   // sqlite3 exits 1 after a session with errors, as it does in a terminal.
   const quit = await run(id, '.quit');

@@ -12,7 +12,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { installed, sessionRunner, tempDirForRun, waiterFor } from './lib/mcp-client.mjs';
+import {
+  installed, interruptToPrompt, sessionRunner, tempDirForRun, waiterFor,
+} from './lib/mcp-client.mjs';
 import { sshdAndAgentForFile } from './lib/sshd.mjs';
 
 const ssh = sshdAndAgentForFile('agentty-audit52-home-');
@@ -78,9 +80,9 @@ writeFileSync(pdbScript, [
 ].join('\n'));
 
 // ---------------------------------------------------------------- defects
-// Found by audit 52; mended in session 45 but IUTF8 on the host's terminal
-// (libssh 0.10 cannot send terminal modes; still todo). The comments say
-// what the answers were before.
+// Found by audit 52; all mended in session 45 (IUTF8: the line typed at
+// login runs `stty iutf8`, since libssh 0.10 sends no terminal modes). The
+// comments say what the answers were before.
 
 // In a session (remote or local alike), `python3 -m pdb prog.py`, then
 // execute(session, command="p 1\np 2\n") answers
@@ -133,7 +135,7 @@ test('a multi-line command typed into gdb on a host runs each of its lines', {
 // (ssh_channel_request_pty_size in src/pty/ssh_channel.cpp, launch_channel);
 // OpenSSH's client sends IUTF8 in the pty-req's modes.
 test('backspace over a multi-byte character at a line reader on a host erases the whole character', {
-  skip, todo: 'the remote PTY is requested without IUTF8',
+  skip,
 }, async (t) => {
   const id = await openAt(t, true);
   const reading = await run(id, 'read x; printf %s "$x" | od -An -c');
@@ -249,9 +251,7 @@ test('python3 on a host: ctrl-c out of a busy loop, then exit codes of sys.exit 
   const loop = await run(id, 'n = 0\nwhile True:\n    n += 1\n', { yield_ms: 800 });
   assert.equal(loop.waiting_for_input, false, brief(loop));
   assert.equal(loop.command_running, true, brief(loop));
-  const stopped = await call('write', { execution_id: id, keys: ['ctrl-c'] });
-  const text = stopped.waiting_for_input ? stopped : await waitFor(id, 'input');
-  const interrupted = stopped === text ? stopped.output : stopped.output + text.output;
+  const interrupted = await interruptToPrompt(call, id);
   assert.match(interrupted, /\nKeyboardInterrupt\n>>> $/, JSON.stringify(interrupted));
   assert.equal(replied(await run(id, 'n > 0')), 'n > 0\nTrue\n>>> ');
   // A write that ends the REPL after an execute into it: the REPL's code.
@@ -333,9 +333,7 @@ test('sqlite3 on a host: statements, a continued statement, unicode, an error, c
   const runaway = await run(id, 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c;', { yield_ms: 800 });
   assert.equal(runaway.status, 'backgrounded', brief(runaway));
   assert.equal(runaway.waiting_for_input, false, brief(runaway));
-  const stopped = await call('write', { execution_id: id, keys: ['ctrl-c'] });
-  const text = stopped.waiting_for_input ? stopped : await waitFor(id, 'input');
-  const interrupted = stopped === text ? stopped.output : stopped.output + text.output;
+  const interrupted = await interruptToPrompt(call, id);
   assert.match(interrupted, /interrupted[^]*\nsqlite> $/, JSON.stringify(interrupted));
   const quit = await run(id, '.quit');
   assert.equal(quit.exit_code, 1, brief(quit));  // sqlite3 exits 1 after errors
@@ -357,9 +355,7 @@ test('node REPL on a host: a function over several lines, a TAB, a thrown error,
   assert.equal(replied(await run(id, 'throw new Error("boom")')), 'throw new Error("boom")\nUncaught Error: boom\n> ');
   const busy = await run(id, 'while (true) {}', { yield_ms: 800 });
   assert.equal(busy.waiting_for_input, false, brief(busy));
-  const stopped = await call('write', { execution_id: id, keys: ['ctrl-c'] });
-  const text = stopped.waiting_for_input ? stopped : await waitFor(id, 'input');
-  const interrupted = stopped === text ? stopped.output : stopped.output + text.output;
+  const interrupted = await interruptToPrompt(call, id);
   assert.match(interrupted, /Script execution was interrupted by `SIGINT`[^]*\n> $/, JSON.stringify(interrupted));
   const quit = await run(id, 'process.exit(4)');
   assert.equal(quit.exit_code, 4, brief(quit));

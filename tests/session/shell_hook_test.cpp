@@ -109,6 +109,7 @@ TEST(ShellHook, TheDispatchLineLetsEachShellPickItsOwnMarks) {
   EXPECT_EQ(line.find('\n'), std::string::npos) << "typed at a prompt: one line";
   EXPECT_EQ(line.front(), ' ') << "kept out of the history (ignorespace)";
   EXPECT_LE(line.size(), 400u) << "its echo is erased, but first it takes rows";
+  EXPECT_NE(line.find("stty iutf8"), std::string::npos) << "libssh sends no terminal modes";
   const std::string dash = dispatched_in("dash");
   if (!dash.empty()) {
     EXPECT_NE(dash.find(";k=sh;n=n0nce"), std::string::npos) << dash;

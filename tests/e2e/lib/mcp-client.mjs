@@ -137,6 +137,18 @@ export function waiterFor(call) {
   };
 }
 
+// ctrl-c to the program running in `id`, and what it printed until it waits
+// for input again (its prompt): the write's reply, and a wait's if the
+// reply came before the prompt.
+export async function interruptToPrompt(call, id) {
+  const stopped = await call('write', { execution_id: id, keys: ['ctrl-c'] });
+  assert.equal(stopped.isError, false, stopped.error);
+  if (stopped.waiting_for_input) return stopped.output;
+  const rest = await waiterFor(call)(id, 'input');
+  assert.equal(rest.waiting_for_input, true, JSON.stringify(rest));
+  return stopped.output + rest.output;
+}
+
 // Whether `program` is on this machine's PATH (for tests that need an optional one).
 export function installed(program) {
   return findProgram(program) !== undefined;
