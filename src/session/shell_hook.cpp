@@ -182,8 +182,8 @@ std::string hook_dispatch_line(std::string_view hook_file, std::string_view nonc
   // IUTF8 that OpenSSH's client asks for (and a local PTY has): backspace
   // at a line read erased one byte of a multi-byte character.
   const std::string file = "'" + std::string(hook_file) + "'";
-  return " stty iutf8 2>/dev/null; case ${BASH_VERSION-}${ZSH_VERSION-} in '') " + sh_rearm_line(nonce) + ";; *) . " +
-         file + ";; esac; rm -f " + file;
+  return " stty iutf8 2>/dev/null; case ${BASH_VERSION-}${ZSH_VERSION-} in '') " +
+         sh_rearm_line(nonce) + ";; *) . " + file + ";; esac; rm -f " + file;
 }
 
 Expected<ShellLaunch> write_shell_startup(ShellKind kind, const std::string& program,
