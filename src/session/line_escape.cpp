@@ -92,7 +92,7 @@ LineEscape line_escape(std::string_view unit) {
     case '8':
       return {LineOp::kRestore, 0};
     case 'M':
-      return {LineOp::kRowKeepColumn, 1, 1};
+      return {LineOp::kRowKeepColumn, 1, 1, 0, false, true};
     case 'D':
     case 'E':
       return {LineOp::kNewLine, 0};

@@ -39,6 +39,9 @@ struct LineEscape {
   std::size_t down = 0;  // rows a row move goes down (CSI n B, CSI n e, CSI n E)
   // An erase that blanks the rows below the cursor's too (CSI J, CSI 2 J).
   bool below = false;
+  // At the top row the move scrolls the screen down instead (ESC M); the
+  // others stop there.
+  bool scrolls_at_top = false;
 };
 
 // The action of one whole escape sequence (ESC and all its bytes).

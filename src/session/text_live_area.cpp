@@ -39,7 +39,7 @@ void TextConverter::set_terminal(TextTerminal terminal) {
 }
 
 void TextConverter::move_row(const LineEscape& action, std::size_t column, std::string& out) {
-  if (action.up > 0 && take_back(action.up, column, out)) return;
+  if (action.up > 0 && take_back(action.up, action.scrolls_at_top, column, out)) return;
   if (action.down > 0 && !below_.empty()) {
     move_down(action.down, column, out);
     return;
@@ -47,16 +47,50 @@ void TextConverter::move_row(const LineEscape& action, std::size_t column, std::
   change_row(column, action.up, out);
 }
 
+// The cursor's row on the screen (0: the top), when the view knows it: the
+// rows it holds above the cursor (the empty lines held, the lines in
+// written_) and below it (below_) span the whole terminal, so they were
+// written down to its bottom row (a LF there scrolls the screen, the cursor
+// stays) and the cursor is as many rows above that as there are below it.
+// The open line is one row (take_back checks).
+std::optional<std::size_t> TextConverter::cursor_row(const std::string& out) const {
+  std::size_t below = 0;
+  for (const std::string& row : below_) below += rows_of(row, terminal_.cols);
+  if (below >= terminal_.rows) return std::nullopt;
+  const std::size_t needed = terminal_.rows - 1 - below;
+  std::size_t above = held_blank_lines_;
+  std::size_t end = out.size();
+  for (auto line = written_.rbegin(); line != written_.rend() && above < needed; ++line) {
+    above +=
+        rows_of(std::string_view(out).substr(line->offset, end - 1 - line->offset), line->cols);
+    end = line->offset;
+  }
+  if (above < needed) return std::nullopt;
+  return needed;
+}
+
 // The rows above the cursor, nearest first, are the empty lines held, then
 // the lines in written_, newest first.
-bool TextConverter::take_back(std::size_t up, std::size_t column, std::string& out) {
-  // A terminal's cursor cannot go up further than its rows (past its top
-  // row it stops, which the view cannot place).
-  if (!terminal_.known() || up >= terminal_.rows) return false;
+bool TextConverter::take_back(std::size_t up, bool scrolls_at_top, std::size_t column,
+                              std::string& out) {
+  if (!terminal_.known()) return false;
   const std::string open = line_.text();
+  if (TextLine::columns_of(open) > terminal_.cols) return false;  // from a wrapped line
+  // Past the top row a terminal's cursor stops there (a display taller than
+  // the terminal: the rows above are in the scrollback). ESC M scrolls
+  // instead, which the view cannot follow. Where the view does not know the
+  // cursor's row, a move up further than the lines it holds is a row move
+  // as without the size (below).
+  if (const std::optional<std::size_t> row = cursor_row(out); row && up > *row) {
+    if (scrolls_at_top) return false;
+    up = *row;
+    if (up == 0) {
+      line_.move_to(column);
+      return true;
+    }
+  }
   // Back over the empty lines below a prompt only: the held-lines rule.
   if (open.empty() && below_.empty() && up <= held_blank_lines_) return false;
-  if (TextLine::columns_of(open) > terminal_.cols) return false;  // from a wrapped line
   const std::size_t held = held_blank_lines_;
   std::size_t first = written_.size();  // the first line taken back
   std::string target;

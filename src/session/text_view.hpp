@@ -74,6 +74,7 @@
 
 #include <cstddef>
 #include <deque>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -183,7 +184,8 @@ class TextConverter {
   void put_in_charset(std::string_view run);
   // The live area (text_live_area.cpp).
   void move_row(const LineEscape& action, std::size_t column, std::string& out);
-  bool take_back(std::size_t up, std::size_t column, std::string& out);
+  bool take_back(std::size_t up, bool scrolls_at_top, std::size_t column, std::string& out);
+  std::optional<std::size_t> cursor_row(const std::string& out) const;
   void move_down(std::size_t down, std::size_t column, std::string& out);
   void end_row(std::string_view text, std::string& out);
   void end_live_rows(bool at_end, std::string& out);

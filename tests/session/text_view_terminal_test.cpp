@@ -235,10 +235,13 @@ std::vector<std::string> text_rows(const std::string& raw, TextTerminal terminal
   return rows;
 }
 
-std::vector<std::string> terminal_rows(const std::string& raw) {
-  Screen screen(pty::TerminalSize{300, 60});
+// libvterm's scrollback and rows.
+std::vector<std::string> terminal_rows(const std::string& raw, pty::TerminalSize size = {300, 60}) {
+  Screen screen(size);
   screen.feed(raw);
-  std::vector<std::string> rows = screen.snapshot().lines;
+  ScreenSnapshot snapshot = screen.snapshot(10000);
+  std::vector<std::string> rows = std::move(snapshot.scrollback);
+  rows.insert(rows.end(), snapshot.lines.begin(), snapshot.lines.end());
   while (!rows.empty() && rows.back().empty()) rows.pop_back();
   return rows;
 }
@@ -349,6 +352,32 @@ TEST(TextViewTerminal, LiveAreaReadsAsLibvtermShowsTheRows) {
   }
 }
 
+// Frames taller than a 4-row terminal, redrawn from further up than its top
+// row (where the cursor stops): the older frames' first lines stay in the
+// scrollback, as libvterm keeps them. Text is ASCII, so a row erased to its
+// start reads as the terminal's blanks.
+TEST(TextViewTerminal, MovesUpPastTheTopRowReadAsLibvtermShowsThem) {
+  std::mt19937 rng(47);
+  const std::vector<std::string> kText = {"a", "hello", "x y", "0123456789", "\x1b[K", "\x1b[2K", "\r"};
+  for (int round = 0; round < 3000; ++round) {
+    std::string raw;
+    const int steps = 1 + static_cast<int>(rng() % 20);
+    for (int step = 0; step < steps; ++step) {
+      const unsigned pick = rng() % 4;
+      if (pick == 0) {
+        raw += kText[rng() % kText.size()];
+      } else if (pick == 1 || pick == 2) {
+        raw += "L" + std::to_string(step) + "\r\n";  // an empty row reads as a held line
+      } else {
+        const std::size_t up = 1 + rng() % 6;
+        raw += rng() % 2 == 0 ? "\x1b[" + std::to_string(up) + "F" : "\x1b[" + std::to_string(up) + "A";
+      }
+    }
+    raw = "0\r\n1\r\n2\r\n3\r\n" + raw;  // the cursor on the bottom row
+    ASSERT_EQ(text_rows(raw, {300, 4}), terminal_rows(raw, {300, 4})) << ::testing::PrintToString(raw);
+  }
+}
+
 TEST(TextViewTerminal, LiveAreaTakesBackRedrawnLines) {
   const TextTerminal terminal{80, 24};
   auto live = [&](std::string_view raw) { return to_text(raw, {}, terminal); };
@@ -390,8 +419,21 @@ TEST(TextViewTerminal, LiveAreaLandingElsewhereReadsAsWithoutTheSize) {
   }
   // A wrapped line taken back whole: two rows up from the row below it.
   EXPECT_EQ(to_text("0123456789abcdef\n\x1b[2Ay\n", {}, terminal), "y123456789abcdef\n");
-  // Not more lines back than the terminal has rows.
-  EXPECT_EQ(to_text("1\n2\n3\n\x1b[3AX\n", {}, {80, 2}), to_text("1\n2\n3\n\x1b[3AX\n"));
+}
+
+// Lines that fill the terminal put the cursor on its bottom row, so a move
+// up further than the rows stops at the top one, as the terminal's does; the
+// rows above are in the scrollback. ESC M scrolls there instead, which the
+// view does not follow.
+TEST(TextViewTerminal, MoveUpStopsAtTheTopRow) {
+  EXPECT_EQ(to_text("1\n2\n3\n\x1b[3AX\n", {}, {80, 2}), "1\n2\nX\n");
+  EXPECT_EQ(to_text("1\n2\n3\n\x1b[2A\x1b[AX\n", {}, {80, 2}), "1\n2\nX\n");
+  EXPECT_EQ(to_text("1\n2\n3\n\x1b[9FX\n", {}, {80, 3}), "1\nX\n3\n");
+  // A 3-line frame redrawn in 3 rows: its first line scrolls away each time.
+  EXPECT_EQ(to_text("a1\nb1\nc1\n\x1b[3Aa2\nb2\nc2\n", {}, {80, 3}), "a1\na2\nb2\nc2\n");
+  // Below the rows the view knows of, the cursor's row is not known.
+  EXPECT_EQ(to_text("1\n2\n\x1b[5AX\n", {}, {80, 4}), to_text("1\n2\n\x1b[5AX\n"));
+  EXPECT_EQ(to_text("1\n2\n3\n\x1bM\x1bMX\n", {}, {80, 2}), "1\n2\n3\nX\n");
 }
 
 TEST(TextViewTerminal, LiveAreaFedInPiecesReadsAsTheWhole) {
