@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "session/line_escape.hpp"
 #include "session/text_units.hpp"
 #include "session/text_view.hpp"
 
@@ -58,6 +59,11 @@ std::size_t safe_page_length(std::string_view raw, std::size_t max_bytes, bool m
   bool overwrite_line = false;     // a unit that reaches back since that LF
   std::size_t after_empty_lf = 0;  // end of the last LF unit that ended an empty line
   bool text = false;               // a unit that shows text since the last LF
+  // After a LF with text that a move up follows (nothing between but
+  // sequences that leave the cursor where it is): where a frame of a
+  // display redrawn in place starts.
+  std::size_t before_frame = 0;
+  bool at_row_start = false;
   bool capped = false;
   while (pos < n) {
     const Unit unit = scan_unit(p + pos, n - pos);
@@ -66,6 +72,15 @@ std::size_t safe_page_length(std::string_view raw, std::size_t max_bytes, bool m
     if (end > max_bytes && pos > 0) {
       capped = true;
       break;
+    }
+    const std::string_view bytes = raw.substr(pos, unit.length);
+    const LineEscape escape = unit.kind == UnitKind::kEscape ? line_escape(bytes) : LineEscape{};
+    if (at_row_start && escape.up > 0) before_frame = after_lf;
+    if (unit.kind == UnitKind::kLf || unit.kind == UnitKind::kCrLf) {
+      at_row_start = text;
+    } else if (unit.kind != UnitKind::kCr &&
+               (unit.kind != UnitKind::kEscape || escape.op != LineOp::kNone)) {
+      at_row_start = false;
     }
     if (unit.kind == UnitKind::kLf || unit.kind == UnitKind::kCrLf) {
       // After an empty line the converter holds it: a move up may take it
@@ -77,10 +92,10 @@ std::size_t safe_page_length(std::string_view raw, std::size_t max_bytes, bool m
         after_empty_lf = end;
       }
       text = false;
-    } else if (reaches_back(unit.kind, raw.substr(pos, unit.length))) {
+    } else if (reaches_back(unit.kind, bytes)) {
       overwrite_line = true;
     }
-    text = printed_on_row(text, unit.kind, raw.substr(pos, unit.length));
+    text = printed_on_row(text, unit.kind, bytes);
     pos = end;
     if (pos >= max_bytes) {
       capped = pos < n;
@@ -88,6 +103,10 @@ std::size_t safe_page_length(std::string_view raw, std::size_t max_bytes, bool m
     }
   }
   if (!capped) return pos;
+  // A page that ends with a whole frame: the next page's first frame reads
+  // whole too (its move up reaches before the page, so it reads appended),
+  // where a cut inside a frame leaves the frame's rest above the next one.
+  if (before_frame > max_bytes / 2 && before_frame < pos) return before_frame;
   if (after_lf > 0 && after_lf < pos &&
       (overwrite_line || after_lf > max_bytes / 2 || overwrites_ahead(raw, pos, max_bytes))) {
     return after_lf;

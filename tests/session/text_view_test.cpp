@@ -103,6 +103,21 @@ TEST(TextView, SafePageLengthPrefersEndingAfterLf) {
   EXPECT_EQ(safe_page_length("a\nbbbbbbbbbb\x1b[Kcc\n", 10, false), 10u);  // only its end
 }
 
+// A display redrawn in place: a page ends with a whole frame, before the
+// move up that starts the next, so the next page's first frame reads whole
+// and the page holding the last frame reads as that frame.
+TEST(TextView, SafePageLengthEndsBetweenTheFramesOfADisplay) {
+  std::string raw = "header\n";
+  for (int k = 0; k < 10; ++k) {
+    if (k > 0) raw += "\x1b[?25l\r\x1b[2A";
+    raw += "step a " + std::to_string(k) + "\n\x1b[2Kstep b " + std::to_string(k) + "\n";
+  }
+  const std::size_t max_bytes = raw.find("step b 7") + 2;
+  const std::size_t cut = safe_page_length(raw, max_bytes, false);
+  EXPECT_EQ(raw.substr(cut - 9, 28), "step b 6\n\x1b[?25l\r\x1b[2Astep a 7");
+  EXPECT_EQ(to_text(raw.substr(cut), {}, TextTerminal{80, 24}), "step a 9\nstep b 9\n");
+}
+
 TEST(TextView, RawLengthThroughLineMapsTextLinesBackToBytes) {
   const std::string raw =
       "a\x1b]0;x\ny\x07"
