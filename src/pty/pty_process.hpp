@@ -40,6 +40,7 @@
 
 #include <boost/asio/io_context.hpp>
 
+#include <array>
 #include <map>
 #include <memory>
 #include <optional>
@@ -51,12 +52,19 @@
 
 namespace agentty::pty {
 
+// The pager variables an agent's command gets set to `cat`: PAGER, and
+// those programs read before it (a MANPAGER=less in the server's own
+// environment made `man ls` wait in less for keys).
+inline constexpr std::array<const char*, 5> kAgentPagerVariables = {
+    "PAGER", "GIT_PAGER", "MANPAGER", "SYSTEMD_PAGER", "PSQL_PAGER"};
+
 struct SpawnOptions {
   std::vector<std::string> argv;           // argv[0] is looked up in PATH
   std::string cwd;                         // empty: inherit
   std::map<std::string, std::string> env;  // overlay on the parent environment
   TerminalSize size;
-  // Agent commands get PAGER=cat and GIT_PAGER=cat unless `env` sets them.
+  // Agent commands get the pagers as cat (kAgentPagerVariables) unless `env`
+  // sets them.
   bool agent_defaults = true;
   // The program's standard input: a read-only file holding these bytes, in
   // place of the terminal (stdout and stderr stay on it). nullopt: the

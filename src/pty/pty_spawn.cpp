@@ -295,8 +295,7 @@ std::vector<std::string> build_environment(const SpawnOptions& options) {
   variables.erase("LINES");
   variables["TERM"] = "xterm-256color";
   if (options.agent_defaults) {
-    variables["PAGER"] = "cat";
-    variables["GIT_PAGER"] = "cat";
+    for (const char* name : kAgentPagerVariables) variables[name] = "cat";
   }
   for (const auto& [key, value] : options.env) variables[key] = value;
   std::vector<std::string> environment;

@@ -118,8 +118,8 @@ class SpareMaker {
 
 // The environment a spawned program sees, as "KEY=value" strings: the parent's
 // environment without COLUMNS and LINES (the PTY has its own size), then
-// TERM=xterm-256color, PAGER=cat and GIT_PAGER=cat (with agent_defaults), then
-// the overlay, which wins over all of them.
+// TERM=xterm-256color, the pagers as cat (kAgentPagerVariables, with
+// agent_defaults), then the overlay, which wins over all of them.
 std::vector<std::string> build_environment(const SpawnOptions& options);
 
 // Watches a spawned program from the loop (PtyProcess takes ownership).

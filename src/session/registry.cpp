@@ -152,7 +152,7 @@ namespace {
 // accept (AcceptEnv); a name the agent's env gives is left to it.
 std::string remote_agent_defaults(const ExecutionSpec& spec) {
   std::string exports;
-  for (const char* name : {"PAGER", "GIT_PAGER"}) {
+  for (const char* name : pty::kAgentPagerVariables) {
     if (!spec.env.contains(name))
       exports += (exports.empty() ? "export " : " ") + std::string(name) + "=cat";
   }

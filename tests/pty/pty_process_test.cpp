@@ -118,18 +118,21 @@ TEST(PtyProcess, ProgramLeadsForegroundGroup) {
 TEST(PtyProcess, EnvironmentHasOverlayAndAgentDefaults) {
   ::setenv("AGENTTY_PARENT_VAR", "inherited", 1);
   ::setenv("PAGER", "less", 1);
+  ::setenv("MANPAGER", "less", 1);
   ::setenv("COLUMNS", "999", 1);
   PtyRun run;
   SpawnOptions options;
-  options.argv = {
-      "sh", "-c",
-      "echo \"[$TERM][$PAGER][$GIT_PAGER][$AGENTTY_PARENT_VAR][$OVERLAY][${COLUMNS-unset}]\""};
+  options.argv = {"sh", "-c",
+                  "echo "
+                  "\"[$TERM][$PAGER][$GIT_PAGER][$MANPAGER][$AGENTTY_PARENT_VAR][$OVERLAY][${"
+                  "COLUMNS-unset}]\""};
   options.env = {{"OVERLAY", "two words"}};
   ASSERT_EQ(run.spawn(options), "");
   ASSERT_TRUE(run.wait_for_exit());
-  EXPECT_EQ(run.output, "[xterm-256color][cat][cat][inherited][two words][unset]\r\n");
+  EXPECT_EQ(run.output, "[xterm-256color][cat][cat][cat][inherited][two words][unset]\r\n");
   ::unsetenv("AGENTTY_PARENT_VAR");
   ::unsetenv("PAGER");
+  ::unsetenv("MANPAGER");
   ::unsetenv("COLUMNS");
 }
 

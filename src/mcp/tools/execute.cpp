@@ -8,6 +8,7 @@
 #include "base/random_id.hpp"
 #include "mcp/tools/argument_length.hpp"
 #include "mcp/tools/common.hpp"
+#include "mcp/tools/foreground_program.hpp"
 #include "mcp/tools/script_check.hpp"
 #include "mcp/tools/session_execute.hpp"
 #include "pty/ssh_target.hpp"
@@ -344,6 +345,9 @@ std::string left_behind_message(session::Execution& execution) {
         "\"; keys for ctrl-c, arrows...), or wait/read to follow it, stop to end it. For a "
         "password, handoff to a person." +
         password_prompt_notes(execution, stdin_as_file);
+    if (const std::string pager = pager_note(execution); !pager.empty()) {
+      result["message"] = result["message"].get<std::string>() + " " + pager;
+    }
   } else {
     result["message"] =
         "Still running after " + std::to_string(yield) +

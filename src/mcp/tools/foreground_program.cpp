@@ -31,6 +31,12 @@ std::optional<std::string> key_reader(const session::Execution& execution) {
   return std::nullopt;
 }
 
+std::string pager_note(const session::Execution& execution) {
+  const auto reader = key_reader(execution);
+  if (!reader || !is_pager(*reader)) return "";
+  return "It is a pager (" + *reader + "): it reads keys, not lines; write input \"q\" quits it.";
+}
+
 bool may_be_nested_shell(const std::optional<std::string>& program) {
   static constexpr std::string_view kShellLike[] = {
       "sh",     "bash",    "dash",    "zsh",    "ksh",        "mksh",      "fish",   "tcsh",

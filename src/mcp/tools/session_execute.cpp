@@ -251,13 +251,12 @@ void describe_unfinished(json& result, session::Execution& execution, std::uint6
                      "It asks for a password (the terminal reads the line without echoing "
                      "it): write it with newline=true, and the answer shows whether it was "
                      "taken; or handoff to a person.");
-    } else if (auto reader = key_reader(execution); reader && is_pager(*reader)) {
+    } else if (const std::string pager = pager_note(execution); !pager.empty()) {
       // A session keeps the user's PAGER (a person shares it); commands
       // started by execute without a session get PAGER=cat instead.
-      append_message(result, "It is a pager (" + *reader +
-                                 "): it reads keys, not lines; write input \"q\" "
-                                 "quits it. To get such output without one: git --no-pager "
-                                 "..., or PAGER=cat before the command.");
+      append_message(result, pager +
+                                 " To get such output without one: PAGER=cat before the "
+                                 "command (git --no-pager ..., MANPAGER=cat for man).");
     } else if (may_be_nested_shell(execution.foreground_program()) &&
                !shell_itself_reads(execution)) {
       append_message(result,
