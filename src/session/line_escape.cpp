@@ -55,15 +55,17 @@ LineEscape csi_action(std::string_view unit) {
     case 'B':
     case 'e':
       return {LineOp::kRowKeepColumn, n, 0, n};
-    case 'd':  // to row n: how far is not known
-      return {LineOp::kRowKeepColumn, n};
+    case 'd':
+      return {.op = LineOp::kRowKeepColumn, .n = n, .row = n};
     case 'E':
       return {LineOp::kRowToColumn, 0, 0, n};
     case 'F':
       return {LineOp::kRowToColumn, 0, n};
     case 'H':
     case 'f':
-      return {LineOp::kRowToColumn, csi_param(params, 1, 1) - 1};
+      return {.op = LineOp::kRowToColumn, .n = csi_param(params, 1, 1) - 1, .row = n};
+    case 'r':
+      return {.op = LineOp::kScrollRegion, .n = n, .row = csi_param(params, 1, 0)};
     case 's':
     case 'u':
       if (!params.empty()) return {};
@@ -92,7 +94,7 @@ LineEscape line_escape(std::string_view unit) {
     case '8':
       return {LineOp::kRestore, 0};
     case 'M':
-      return {LineOp::kRowKeepColumn, 1, 1, 0, false, true};
+      return {.op = LineOp::kRowKeepColumn, .n = 1, .up = 1, .scrolls_at_top = true};
     case 'D':
     case 'E':
       return {LineOp::kNewLine, 0};

@@ -28,6 +28,7 @@ enum class LineOp {
   kRowKeepColumn,  // CSI n A, B, d, e; ESC M: another row, same column
   kRowToColumn,    // CSI n E, F (column 1); CSI r ; c H, f (column c)
   kNewLine,        // ESC D, ESC E: as LF
+  kScrollRegion,   // CSI t ; b r: rows t to b scroll (row: b, 0 for the last)
   kSave,           // ESC 7, CSI s
   kRestore,        // ESC 8, CSI u
 };
@@ -42,6 +43,8 @@ struct LineEscape {
   // At the top row the move scrolls the screen down instead (ESC M); the
   // others stop there.
   bool scrolls_at_top = false;
+  // The row a move goes to (1-based: CSI r ; c H, f; CSI r d); 0: none.
+  std::size_t row = 0;
 };
 
 // The action of one whole escape sequence (ESC and all its bytes).

@@ -23,7 +23,10 @@ bool blank(std::string_view row) {
 // Lines written into another string, or into this one before someone else
 // changed it, are not this conversion's to take back.
 void TextConverter::check_written_lines(const std::string& out) {
-  if (&out != written_into_ || out.size() != written_size_) written_.clear();
+  if (&out != written_into_ || out.size() != written_size_) {
+    written_.clear();
+    hidden_below_ = 0;
+  }
 }
 
 void TextConverter::written_line_at(std::size_t offset) {
@@ -34,11 +37,16 @@ void TextConverter::written_line_at(std::size_t offset) {
 
 void TextConverter::set_terminal(TextTerminal terminal) {
   terminal_ = terminal;
-  if (!terminal_.known()) written_.clear();
+  in_scroll_region_ = false;  // a resize resets the scroll region
+  if (!terminal_.known()) {
+    written_.clear();
+    hidden_below_ = 0;
+  }
   while (written_.size() > terminal_.rows) written_.pop_front();
 }
 
 void TextConverter::move_row(const LineEscape& action, std::size_t column, std::string& out) {
+  if (action.row > 0 && move_to_row(action.row - 1, column, out)) return;
   if (action.up > 0 && take_back(action.up, action.scrolls_at_top, column, out)) return;
   if (action.down > 0 && !below_.empty()) {
     move_down(action.down, column, out);
@@ -52,9 +60,12 @@ void TextConverter::move_row(const LineEscape& action, std::size_t column, std::
 // written_) and below it (below_) span the whole terminal, so they were
 // written down to its bottom row (a LF there scrolls the screen, the cursor
 // stays) and the cursor is as many rows above that as there are below it.
-// The open line is one row (take_back checks).
+// Not known from a wrapped open line (which row of it the cursor is on).
 std::optional<std::size_t> TextConverter::cursor_row(const std::string& out) const {
-  std::size_t below = 0;
+  if (!terminal_.known() || in_scroll_region_ ||
+      TextLine::columns_of(line_.text()) > terminal_.cols)
+    return std::nullopt;
+  std::size_t below = hidden_below_;
   for (const std::string& row : below_) below += rows_of(row, terminal_.cols);
   if (below >= terminal_.rows) return std::nullopt;
   const std::size_t needed = terminal_.rows - 1 - below;
@@ -137,7 +148,59 @@ bool TextConverter::take_back(std::size_t up, bool scrolls_at_top, std::size_t c
   return true;
 }
 
+// A move to a row given by number (CSI H, CSI d, a restore), where the view
+// knows the cursor's row: as a move up or down by the difference. A full
+// screen of rows redrawn from the top (top, watch on the normal screen) or
+// a status line drawn on the bottom row between a save and a restore reads
+// as the screen shows it.
+bool TextConverter::move_to_row(std::size_t row, std::size_t column, std::string& out) {
+  const std::optional<std::size_t> current = cursor_row(out);
+  if (!current) return false;
+  row = std::min(row, terminal_.rows - 1);
+  if (row == *current) {
+    line_.move_to(column);
+    return true;
+  }
+  if (row > *current) {
+    for (const std::string& below : below_) {
+      if (rows_of(below, terminal_.cols) > 1) return false;  // rows the view cannot count
+    }
+    move_down(row - *current, column, out);
+    return true;
+  }
+  const std::size_t up = *current - row;
+  if (take_back(up, false, column, out)) return true;
+  if (!line_.text().empty() || !below_.empty() || up > held_blank_lines_) return false;
+  change_row(column, up, out);  // back over empty lines only
+  return true;
+}
+
+// CSI 2J over the live area (`clear` is CSI H CSI 2J): what the rows
+// showed stays in the text (a person read it before it went), as the view
+// keeps what scrolls away. From the top left the view knows the rows below
+// are blank; elsewhere it no longer knows the cursor's row.
+void TextConverter::erase_screen(std::string& out) {
+  const std::optional<std::size_t> row = cursor_row(out);
+  const std::size_t column = line_.column();
+  end_live_rows(false, out);
+  written_.clear();
+  line_.clear(column);
+  printed_ = false;
+  if (row == std::optional<std::size_t>(0)) hidden_below_ = terminal_.rows - 1;
+}
+
+void TextConverter::blank_rows_below() {
+  hidden_below_ += below_.size();
+  below_.clear();
+}
+
 void TextConverter::move_down(std::size_t down, std::size_t column, std::string& out) {
+  // Blank rows under the live area that the move reaches become its rows.
+  if (down > below_.size()) {
+    const std::size_t blank = std::min(down - below_.size(), hidden_below_);
+    below_.insert(below_.end(), blank, std::string());
+    hidden_below_ -= blank;
+  }
   end_row(line_.text(), out);
   for (std::size_t k = 1; k < down && !below_.empty(); ++k) {
     end_row(below_.front(), out);
@@ -178,6 +241,7 @@ void TextConverter::end_row(std::string_view text, std::string& out) {
 void TextConverter::end_live_rows(bool at_end, std::string& out) {
   std::deque<std::string> rows = std::move(below_);
   below_.clear();
+  hidden_below_ = 0;
   const bool bottom_blank = rows.empty() || blank(rows.back());
   while (!rows.empty() && blank(rows.back())) rows.pop_back();
   std::string open;

@@ -83,6 +83,7 @@ void TextConverter::end_line(std::string& out) {
     below_.pop_front();
     return;
   }
+  if (hidden_below_ > 0) --hidden_below_;  // onto a blank row, not past the bottom
   line_.clear();
   printed_ = false;
 }
@@ -107,7 +108,9 @@ void TextConverter::change_row(std::size_t column, std::size_t up, std::string& 
     ++lines_ended_;
   } else {
     if (line_.has_text() && up == 0) ++held_blank_lines_;  // a row of spaces: an empty line
-    held_blank_lines_ -= std::min(up, held_blank_lines_);
+    const std::size_t over = std::min(up, held_blank_lines_);
+    held_blank_lines_ -= over;
+    hidden_below_ += over;  // still rows on the screen
   }
   line_.clear(column);
   printed_ = false;
@@ -152,14 +155,17 @@ void TextConverter::apply_escape(std::string_view unit, std::string& out) {
         if (column > 0 && column % terminal_.cols == 0) line_.move_left(1);
       }
       line_.erase_to_end();
-      if (action.below) below_.clear();
+      if (action.below) blank_rows_below();
       break;
     case LineOp::kEraseToStart:
       line_.erase_to_start();
       break;
     case LineOp::kEraseLine:
-      line_.erase_all();
-      if (action.below) below_.clear();
+      if (action.below && !below_.empty()) {
+        erase_screen(out);
+      } else {
+        line_.erase_all();
+      }
       break;
     case LineOp::kRepeat:
       line_.repeat(action.n);
@@ -173,8 +179,14 @@ void TextConverter::apply_escape(std::string_view unit, std::string& out) {
     case LineOp::kNewLine:
       end_line(out);
       break;
+    case LineOp::kScrollRegion:
+      // A region that ends above the last row: a LF at its bottom does not
+      // go down, so the rows filled no longer tell the cursor's row.
+      in_scroll_region_ = action.row > 0 && action.row < terminal_.rows;
+      break;
     case LineOp::kSave:
       saved_column_ = line_.column();
+      saved_row_ = cursor_row(out);
       changed_row_ = false;
       held_at_save_ = held_blank_lines_;
       lines_at_save_ = lines_ended_;
@@ -183,7 +195,9 @@ void TextConverter::apply_escape(std::string_view unit, std::string& out) {
       // Back to the saved row: another row if one was left since the save,
       // above the empty lines held since (all of them when a line was
       // written since: the save was on it or above).
-      if (changed_row_) {
+      if (changed_row_ && saved_row_ && move_to_row(*saved_row_, saved_column_, out)) {
+        // the row the save was on, where the view knows the rows between
+      } else if (changed_row_) {
         const std::size_t kept = lines_ended_ == lines_at_save_ ? held_at_save_ : 0;
         change_row(saved_column_, held_blank_lines_ - std::min(kept, held_blank_lines_), out);
       } else {

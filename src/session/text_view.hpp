@@ -35,6 +35,17 @@
 //   frame the terminal shows ("a\nb\n\e[2AA\nB\n" -> "A\nB\n"). A move up
 //   that lands anywhere else (above what the view holds, inside a wrapped
 //   line, from a wrapped line) is a row move as without the size.
+// - The cursor's row: when the rows the view holds above and below the
+//   cursor span the terminal, they reach its bottom row (a LF there
+//   scrolls), so the view knows which row the cursor is on (not inside a
+//   scroll region, CSI t ; b r, that ends above the last row). Then a move
+//   up further than that stops at the top row (a display taller than the
+//   terminal creeps as on the screen), and a move to a row by number
+//   (CSI H, f, d) or a restore (ESC 8, CSI u) to a row saved so is a move
+//   up or down by the difference: top's frames redrawn from CSI H read as
+//   the last, a status line drawn on the bottom row between a save and a
+//   restore as its last state. CSI 2J over rows taken back writes them as
+//   they were (what `clear` erases stays in the text).
 // - Empty lines (nothing printed on them) are held back until text
 //   follows, and a move up (CSI n A,
 //   CSI n F, ESC M, a restore to a row above them) from a row with no text
@@ -185,6 +196,9 @@ class TextConverter {
   // The live area (text_live_area.cpp).
   void move_row(const LineEscape& action, std::size_t column, std::string& out);
   bool take_back(std::size_t up, bool scrolls_at_top, std::size_t column, std::string& out);
+  bool move_to_row(std::size_t row, std::size_t column, std::string& out);
+  void blank_rows_below();
+  void erase_screen(std::string& out);
   std::optional<std::size_t> cursor_row(const std::string& out) const;
   void move_down(std::size_t down, std::size_t column, std::string& out);
   void end_row(std::string_view text, std::string& out);
@@ -212,6 +226,11 @@ class TextConverter {
   };
   std::deque<WrittenLine> written_;
   std::deque<std::string> below_;
+  // Blank rows under below_ (and the cursor) that the view knows the screen
+  // has: empty lines a move up went back over, rows an erase blanked.
+  std::size_t hidden_below_ = 0;
+  std::optional<std::size_t> saved_row_;       // the cursor's row at ESC 7 / CSI s
+  bool in_scroll_region_ = false;              // one that ends above the last row
   const std::string* written_into_ = nullptr;  // the `out` of written_
   std::size_t written_size_ = 0;               // its size when a call left it
 };

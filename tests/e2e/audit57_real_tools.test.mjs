@@ -368,15 +368,14 @@ test('less FILE in execute: answered at once with the first page, q ends it with
   const shown = await call('screen', { execution_id: r.execution_id });
   assert.deepEqual(shown.lines.slice(0, 19), Array.from({ length: 19 }, (_, i) => `note ${i + 1}`));
   // In a session the same pager gets "It is a pager (less): it reads keys,
-  // not lines; write input "q" quits it". Here the agent read: "It waits for
+  // not lines; write input "q" quits it". agentty of session 46 answered
+  // here: "It waits for
   // input (the foreground program, less, reads the terminal ...). Answer
   // with write (...; keys for ctrl-c, arrows...), or wait/read to follow it,
   // stop to end it. For a password, handoff to a person. It draws a full
   // screen ...": nothing says it is a pager that q quits, and a "wait" to
   // follow it only runs out (less never ends by itself).
-  await t.test('the message says it is a pager and that input "q" quits it, as in a session', {
-    todo: 'execute\'s waiting-for-input message names no pager and no q (session_execute.cpp has it, execute not)',
-  }, () => {
+  await t.test('the message says it is a pager and that input "q" quits it, as in a session', () => {
     assert.match(r.message, /pager/, r.message);
     assert.match(r.message, /"q" quits it/, r.message);
   });
@@ -387,14 +386,13 @@ test('less FILE in execute: answered at once with the first page, q ends it with
 
 // execute sets PAGER=cat (and GIT_PAGER) so that no command it starts stops
 // in a pager, but many people set MANPAGER in their profile, which man reads
-// before PAGER. An agentty started from such an environment: execute(man ls)
-// answered status "backgrounded", waiting_for_input true, alt_screen true,
+// before PAGER. An agentty (of session 46) started from such an
+// environment: execute(man ls) answered status "backgrounded", waiting_for_input true, alt_screen true,
 // message "It waits for input (less (in the foreground process group of
 // man) reads the terminal ...": the manual page sits in less, while the
 // same `man ls` without MANPAGER completes with the whole page.
 test('man ls in execute completes when agentty\'s environment sets MANPAGER', {
   skip: noManLs,
-  todo: 'execute overrides PAGER and GIT_PAGER but keeps MANPAGER from agentty\'s environment: man stops in less',
 }, async (t) => {
   const agent = await agenttyWithStderr(t, { env: { MANPAGER: 'less' } });
   const r = await agent.run({ command: 'man ls', yield_ms: WAIT_MS });
@@ -518,7 +516,7 @@ test('dd status=progress in a session past yield_ms: wait reads the last progres
 // "\e[16;1H\r\n" in a 15-row terminal: the cursor is on the last row
 // already, so the move stays there and "\r\n" scrolls once; what follows
 // is on the next row. A person sees "    5 root ... kworker/R-sync_wq",
-// then "top exit 0". The agent read "...kworker/R-sync_wq\n\ntop exit 0\n":
+// then "top exit 0". agentty of session 46 read "...kworker/R-sync_wq\n\ntop exit 0\n":
 // an empty line the screen does not have. The same bytes by hand:
 // printf '1\n2\n3\e[3;1H\r\nX\n' in a 3-row terminal reads "1\n2\n3\n\nX\n",
 // the screen shows 1 2 3 X.
@@ -533,16 +531,14 @@ test('top -n 1 in a 15-row terminal: exit code 0, no escape left, the header and
   assert.ok(lines.some((l) => /^ +PID USER +PR +NI/.test(l)), r.output);
   assert.equal(lines.at(-1), 'top exit 0');
   const screen = await screenLines(r.execution_id);
-  await t.test('the text is the screen, line for line', {
-    todo: 'a cursor move to the row the cursor is on (CSI 16;1H on the last row), then CR LF, reads as an extra empty line',
-  }, () => {
+  await t.test('the text is the screen, line for line', () => {
     assert.deepEqual(trimmed(lines), screen);
   });
 });
 
 // top -d 0.2 -n 3 (not batch mode) draws three frames in place: the first
 // after a clear, the next two with cursor addressing, redrawing only the
-// rows that changed. A person sees the last frame. The agent read all three
+// rows that changed. A person sees the last frame. agentty of session 46 read all three
 // frames appended, the later ones with holes: "...  0:01.48 sh\n\nTasks:
 // 111 total, ...\n%Cpu(s): 83.9 us, ...\n\n\n\n\n18935 root ... cc1plus
 // ...\ntop - 20:43:21 up 13:58, ...\nTasks: 113 total, ...": the "MiB Mem",
@@ -551,7 +547,6 @@ test('top -n 1 in a 15-row terminal: exit code 0, no escape left, the header and
 // to screen (README: an absolute move "writes the rows as they are").
 test('top -d 0.2 -n 3 reads as the last frame the screen shows', {
   skip: needs('top'),
-  todo: 'frames redrawn with absolute cursor moves pile up, the unchanged rows of later frames read as empty lines',
 }, async () => {
   const r = await execute({ command: 'top -d 0.2 -n 3; echo top exit $?', rows: 12, cols: 100 });
   assert.equal(r.exit_code, 0, brief(r));

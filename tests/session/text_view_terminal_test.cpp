@@ -358,7 +358,8 @@ TEST(TextViewTerminal, LiveAreaReadsAsLibvtermShowsTheRows) {
 // start reads as the terminal's blanks.
 TEST(TextViewTerminal, MovesUpPastTheTopRowReadAsLibvtermShowsThem) {
   std::mt19937 rng(47);
-  const std::vector<std::string> kText = {"a", "hello", "x y", "0123456789", "\x1b[K", "\x1b[2K", "\r"};
+  const std::vector<std::string> kText = {"a",      "hello",   "x y", "0123456789",
+                                          "\x1b[K", "\x1b[2K", "\r"};
   for (int round = 0; round < 3000; ++round) {
     std::string raw;
     const int steps = 1 + static_cast<int>(rng() % 20);
@@ -370,11 +371,13 @@ TEST(TextViewTerminal, MovesUpPastTheTopRowReadAsLibvtermShowsThem) {
         raw += "L" + std::to_string(step) + "\r\n";  // an empty row reads as a held line
       } else {
         const std::size_t up = 1 + rng() % 6;
-        raw += rng() % 2 == 0 ? "\x1b[" + std::to_string(up) + "F" : "\x1b[" + std::to_string(up) + "A";
+        raw += rng() % 2 == 0 ? "\x1b[" + std::to_string(up) + "F"
+                              : "\x1b[" + std::to_string(up) + "A";
       }
     }
     raw = "0\r\n1\r\n2\r\n3\r\n" + raw;  // the cursor on the bottom row
-    ASSERT_EQ(text_rows(raw, {300, 4}), terminal_rows(raw, {300, 4})) << ::testing::PrintToString(raw);
+    ASSERT_EQ(text_rows(raw, {300, 4}), terminal_rows(raw, {300, 4}))
+        << ::testing::PrintToString(raw);
   }
 }
 
@@ -434,6 +437,91 @@ TEST(TextViewTerminal, MoveUpStopsAtTheTopRow) {
   // Below the rows the view knows of, the cursor's row is not known.
   EXPECT_EQ(to_text("1\n2\n\x1b[5AX\n", {}, {80, 4}), to_text("1\n2\n\x1b[5AX\n"));
   EXPECT_EQ(to_text("1\n2\n3\n\x1bM\x1bMX\n", {}, {80, 2}), "1\n2\n3\nX\n");
+}
+
+// Once the rows fill the terminal the cursor's row is known, so rows given
+// by number (CSI H, f, d), and a restore to a saved row, are moves by the
+// difference, as on the terminal: random streams against libvterm.
+TEST(TextViewTerminal, RowsByNumberReadAsLibvtermShowsThem) {
+  std::mt19937 rng(48);
+  const std::vector<std::string> kText = {"a",      "hello",   "x y", "0123456789",
+                                          "\x1b[K", "\x1b[2K", "\r"};
+  for (int round = 0; round < 3000; ++round) {
+    // The cursor on the bottom row, saved there (a restore with nothing
+    // saved goes to the top left corner).
+    std::string raw =
+        "0\r\n1\r\n2\r\n3\r\n4\x1b"
+        "7";
+    const int steps = 1 + static_cast<int>(rng() % 20);
+    for (int step = 0; step < steps; ++step) {
+      const unsigned pick = rng() % 7;
+      const std::string row = std::to_string(1 + rng() % 6);
+      if (pick == 0) {
+        raw += kText[rng() % kText.size()];
+      } else if (pick == 1) {
+        raw += "L" + std::to_string(step) + "\r\n";
+      } else if (pick == 2) {
+        raw += "\x1b[" + row + ";" + std::to_string(1 + rng() % 5) + "H";
+      } else if (pick == 3) {
+        raw += "\x1b[" + row + "d";
+      } else if (pick == 4) {
+        raw += "\x1b" + std::string(rng() % 2 == 0 ? "7" : "8");
+      } else if (pick == 5) {
+        raw += "\x1b[" + row + "A";
+      } else {
+        raw += "S" + std::to_string(step);
+      }
+    }
+    ASSERT_EQ(text_rows(raw, {300, 5}), terminal_rows(raw, {300, 5}))
+        << ::testing::PrintToString(raw);
+  }
+}
+
+TEST(TextViewTerminal, RowsByNumberOnAFullTerminal) {
+  const TextTerminal terminal{80, 3};
+  // To the row the cursor is on: no new line (top's last CSI H then CR LF).
+  EXPECT_EQ(to_text("1\n2\n3\x1b[3;1H\r\nX\n", {}, terminal), "1\n2\n3\nX\n");
+  // A frame redrawn from the top, unchanged rows gone through with CR LF.
+  EXPECT_EQ(to_text("a1\r\nb1\r\nc1\x1b[Ha2\x1b[K\r\n\r\nc2\x1b[K", {}, terminal), "a2\nb1\nc2");
+  // `clear` (CSI H CSI 2J CSI 3J) keeps what it erased, once, in order;
+  // from the top left the view still knows the rows.
+  EXPECT_EQ(to_text("b1\nb2\nb3\nb4\n\x1b[H\x1b[2J\x1b[3Ja1\na2\na3\x1b[1;4Hx\n", {}, terminal),
+            "b1\nb2\nb3\nb4\na1 x\na2\na3");
+  // A status line drawn on the bottom row between a save and a restore,
+  // in the middle of a line: the line goes on after the restore.
+  EXPECT_EQ(to_text("1\n2\n3\n4\n\x1b[2Atest ... \x1b"
+                    "7\x1b[4;1H\x1b[2K[1/3]\x1b"
+                    "8ok\n",
+                    {}, {80, 4}),
+            "1\n2\ntest ... ok\n4\n[1/3]");
+}
+
+// apt's progress line: a scroll region above the last row, the status drawn
+// there between a save and a restore, the log scrolling above it. Inside
+// such a region a LF at its bottom does not go down, so the view does not
+// know the cursor's row: each status reads as a line after the log line it
+// followed (as without the size), and no log line is written over.
+TEST(TextViewTerminal, AStatusLineUnderAScrollRegionKeepsEveryLogLine) {
+  std::string raw =
+      "Reading\r\nBuilding\r\nSelecting\r\nPreparing\r\n\n\x1b"
+      "7\x1b[0;5r\x1b"
+      "8\x1b[1A";
+  std::string expected = "Reading\nBuilding\nSelecting\nPreparing\n";
+  for (int k = 1; k <= 6; ++k) {
+    const std::string progress = "Progress: [ " + std::to_string(k * 10) + "%]";
+    raw += "Unpacking pkg" + std::to_string(k) +
+           " ...\r\n\x1b"
+           "7\x1b[6;0f\x1b[42m" +
+           progress +
+           "\x1b[49m\x1b"
+           "8";
+    expected += "Unpacking pkg" + std::to_string(k) + " ...\n" + progress + "\n";
+  }
+  raw +=
+      "\x1b[J\n\x1b"
+      "7\x1b[0;6r\x1b"
+      "8\x1b[1ASetting up pkg1\r\n";
+  EXPECT_EQ(to_text(raw, {}, TextTerminal{80, 6}), expected + "Setting up pkg1\n");
 }
 
 TEST(TextViewTerminal, LiveAreaFedInPiecesReadsAsTheWhole) {
