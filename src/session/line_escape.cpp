@@ -25,7 +25,11 @@ LineEscape csi_action(std::string_view unit) {
   const char final_byte = unit.back();
   if (final_byte == 'm') return {};  // SGR, the most common by far
   const std::string_view params = unit.substr(2, unit.size() - 3);
-  // Private (CSI ? ...) and intermediate forms are other functions.
+  if ((final_byte == 'h' || final_byte == 'l') &&
+      (params == "?1049" || params == "?1047" || params == "?47")) {
+    return {.op = LineOp::kScreenSwitch};
+  }
+  // Other private (CSI ? ...) and intermediate forms are other functions.
   if (!params.empty() && (params[0] < '0' || params[0] > ';')) return {};
   if (params.find_first_not_of("0123456789;") != std::string_view::npos) return {};
   const std::size_t n = csi_param(params, 0, 1);

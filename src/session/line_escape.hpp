@@ -28,6 +28,7 @@ enum class LineOp {
   kRowKeepColumn,  // CSI n A, B, d, e; ESC M: another row, same column
   kRowToColumn,    // CSI n E, F (column 1); CSI r ; c H, f (column c)
   kNewLine,        // ESC D, ESC E: as LF
+  kScreenSwitch,   // CSI ? 1049 / 1047 / 47 h or l: to or from the alternate screen
   kScrollRegion,   // CSI t ; b r: rows t to b scroll (row: b, 0 for the last)
   kSave,           // ESC 7, CSI s
   kRestore,        // ESC 8, CSI u

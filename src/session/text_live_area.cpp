@@ -189,6 +189,15 @@ void TextConverter::erase_screen(std::string& out) {
   if (row == std::optional<std::size_t>(0)) hidden_below_ = terminal_.rows - 1;
 }
 
+// To or from the alternate screen: the rows the view holds are not on the
+// screen the program draws on next, so none may be taken back (a full-screen
+// program's CSI H must not go back over the output before it).
+void TextConverter::leave_screen(std::string& out) {
+  if (!below_.empty()) end_live_rows(false, out);
+  written_.clear();
+  hidden_below_ = 0;
+}
+
 void TextConverter::blank_rows_below() {
   hidden_below_ += below_.size();
   below_.clear();

@@ -179,6 +179,9 @@ void TextConverter::apply_escape(std::string_view unit, std::string& out) {
     case LineOp::kNewLine:
       end_line(out);
       break;
+    case LineOp::kScreenSwitch:
+      leave_screen(out);
+      break;
     case LineOp::kScrollRegion:
       // A region that ends above the last row: a LF at its bottom does not
       // go down, so the rows filled no longer tell the cursor's row.

@@ -45,7 +45,9 @@
 //   up or down by the difference: top's frames redrawn from CSI H read as
 //   the last, a status line drawn on the bottom row between a save and a
 //   restore as its last state. CSI 2J over rows taken back writes them as
-//   they were (what `clear` erases stays in the text).
+//   they were (what `clear` erases stays in the text). A switch to or from
+//   the alternate screen (CSI ? 1049 h / l) forgets the rows: nothing
+//   drawn there takes back what was printed before.
 // - Empty lines (nothing printed on them) are held back until text
 //   follows, and a move up (CSI n A,
 //   CSI n F, ESC M, a restore to a row above them) from a row with no text
@@ -199,6 +201,7 @@ class TextConverter {
   bool move_to_row(std::size_t row, std::size_t column, std::string& out);
   void blank_rows_below();
   void erase_screen(std::string& out);
+  void leave_screen(std::string& out);
   std::optional<std::size_t> cursor_row(const std::string& out) const;
   void move_down(std::size_t down, std::size_t column, std::string& out);
   void end_row(std::string_view text, std::string& out);

@@ -487,6 +487,10 @@ TEST(TextViewTerminal, RowsByNumberOnAFullTerminal) {
   // from the top left the view still knows the rows.
   EXPECT_EQ(to_text("b1\nb2\nb3\nb4\n\x1b[H\x1b[2J\x1b[3Ja1\na2\na3\x1b[1;4Hx\n", {}, terminal),
             "b1\nb2\nb3\nb4\na1 x\na2\na3");
+  // A full-screen program on the alternate screen draws from CSI H over
+  // nothing printed before it.
+  EXPECT_EQ(to_text("1\n2\n3\n\x1b[?1049h\x1b[HX\x1b[2;1HY\x1b[?1049l$ ", {}, terminal),
+            "1\n2\n3\nX\nY$ ");
   // A status line drawn on the bottom row between a save and a restore,
   // in the middle of a line: the line goes on after the restore.
   EXPECT_EQ(to_text("1\n2\n3\n4\n\x1b[2Atest ... \x1b"
