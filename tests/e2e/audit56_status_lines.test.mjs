@@ -161,12 +161,14 @@ const aptqRest = 'N\nKeeping old config file as default.\nSetting up bar (1.1) .
 // A build status on the bottom row, no region: ESC 7, CUP(rows;1), EL, the
 // status in reverse video, ESC 8, after each log line; "erase": blanked at
 // the end (ESC 7, CUP, EL, ESC 8), "keep": left there.
-program('status', String.raw`
+const PY_BOTTOM_STATUS = (style, unstyle) => String.raw`
 import os, sys
 w = sys.stdout.write
 rows = os.get_terminal_size().lines
 def status(text):
-    w(f"\x1b7\x1b[{rows};1H\x1b[2K\x1b[7m{text}\x1b[27m\x1b8"); sys.stdout.flush()
+    w(f"\x1b7\x1b[{rows};1H\x1b[2K${style}{text}${unstyle}\x1b8"); sys.stdout.flush()
+`;
+program('status', PY_BOTTOM_STATUS(String.raw`\x1b[7m`, String.raw`\x1b[27m`) + String.raw`
 print("compiling 6 units", flush=True)
 for i in range(1, 7):
     w(f"  CC unit{i}.o\n"); status(f"[{i}/6] {'#' * i}{'.' * (6 - i)}")
@@ -179,12 +181,7 @@ const statusLog = ['compiling 6 units', ...[1, 2, 3, 4, 5, 6].map((i) => `  CC u
 // The same status drawn while a log line is half written (a test runner's
 // "name ... " then "ok"; apt copies dpkg's output in chunks, so its status
 // can fall inside a line too).
-program('mid', String.raw`
-import os, sys
-w = sys.stdout.write
-rows = os.get_terminal_size().lines
-def status(text):
-    w(f"\x1b7\x1b[{rows};1H\x1b[2K{text}\x1b8"); sys.stdout.flush()
+program('mid', PY_BOTTOM_STATUS('', '') + String.raw`
 print("testing 3 modules", flush=True)
 for i in range(1, 4):
     w(f"test_module{i} ... "); status(f"[{i}/3] running test_module{i}"); w("ok\n")
