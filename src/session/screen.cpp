@@ -173,13 +173,19 @@ struct Screen::Impl {
       vterm_screen_enable_altscreen(vscreen, 1);
       alt_screen_allocated = true;
     }
+    // xterm's CSI 3 J (the last part of `clear`) erases the scrollback, as
+    // xterm.js and tmux do; libvterm ignores it, and the scrollback is ours.
+    constexpr std::string_view kEraseScrollback = "\x1b[3J";
     while (!bytes.empty()) {
       std::size_t piece = bytes.size();
       if (piece > kMaxWriteBytes) {
         auto lf = bytes.substr(0, kMaxWriteBytes).rfind('\n');
         piece = lf == std::string_view::npos ? kMaxWriteBytes : lf + 1;
       }
+      const std::size_t erase = bytes.substr(0, piece).find(kEraseScrollback);
+      if (erase != std::string_view::npos) piece = erase + kEraseScrollback.size();
       vterm_input_write(vt.get(), bytes.data(), piece);
+      if (erase != std::string_view::npos) scrollback = LineRing{};
       bytes.remove_prefix(piece);
     }
   }

@@ -37,7 +37,8 @@ void TextConverter::written_line_at(std::size_t offset) {
 
 void TextConverter::set_terminal(TextTerminal terminal) {
   terminal_ = terminal;
-  in_scroll_region_ = false;  // a resize resets the scroll region
+  region_bottom_.reset();  // a resize resets the scroll region
+  in_unknown_region_ = false;
   if (!terminal_.known()) {
     written_.clear();
     hidden_below_ = 0;
@@ -62,7 +63,7 @@ void TextConverter::move_row(const LineEscape& action, std::size_t column, std::
 // stays) and the cursor is as many rows above that as there are below it.
 // Not known from a wrapped open line (which row of it the cursor is on).
 std::optional<std::size_t> TextConverter::cursor_row(const std::string& out) const {
-  if (!terminal_.known() || in_scroll_region_ ||
+  if (!terminal_.known() || in_unknown_region_ ||
       TextLine::columns_of(line_.text()) > terminal_.cols)
     return std::nullopt;
   std::size_t below = hidden_below_;
@@ -196,6 +197,24 @@ void TextConverter::leave_screen(std::string& out) {
   if (!below_.empty()) end_live_rows(false, out);
   written_.clear();
   hidden_below_ = 0;
+}
+
+// CSI t ; b r. In a region from the top row to above the last a LF at its bottom
+// row scrolls the region and leaves the rows under it (apt's progress line
+// on the last row): followed where the view knows the cursor's row when the
+// region is set, so those rows are already among the ones it counts below
+// the cursor.
+void TextConverter::set_scroll_region(std::size_t top, std::size_t bottom, std::string& out) {
+  region_bottom_.reset();
+  in_unknown_region_ = false;
+  if ((bottom == 0 || bottom >= terminal_.rows) && top <= 1) return;  // the whole screen
+  // A region below the top row scrolls lines off under the rows above it,
+  // so the lines written no longer lie above the cursor in order.
+  if (top <= 1 && cursor_row(out)) {
+    region_bottom_ = bottom - 1;
+  } else {
+    in_unknown_region_ = true;
+  }
 }
 
 void TextConverter::blank_rows_below() {

@@ -67,6 +67,15 @@ void TextConverter::write_held_lines(std::string& out) {
 // back over it. (Whether anything was printed, not what is left: so does
 // safe_page_length tell, from the bytes alone.)
 void TextConverter::end_line(std::string& out) {
+  // In a scroll region a LF at its bottom scrolls it: the cursor and the
+  // rows under it stay. Under the region, on the last row, a LF only
+  // returns the cursor to the row's start (the view's LF is CR LF).
+  const std::optional<std::size_t> row = region_bottom_ ? cursor_row(out) : std::nullopt;
+  if (row == terminal_.rows - 1) {
+    line_.move_to(0);
+    return;
+  }
+  const bool scrolls = row && row == region_bottom_;
   if (printed_) {
     write_held_lines(out);
     written_line_at(out.size());
@@ -77,13 +86,13 @@ void TextConverter::end_line(std::string& out) {
     ++held_blank_lines_;
   }
   changed_row_ = true;
-  if (!below_.empty()) {  // onto the next row of the live area
+  if (!scrolls && !below_.empty()) {  // onto the next row of the live area
     line_.assign(below_.front(), 0);
     printed_ = !below_.front().empty();
     below_.pop_front();
     return;
   }
-  if (hidden_below_ > 0) --hidden_below_;  // onto a blank row, not past the bottom
+  if (!scrolls && hidden_below_ > 0) --hidden_below_;  // onto a blank row, not past the bottom
   line_.clear();
   printed_ = false;
 }
@@ -182,11 +191,14 @@ void TextConverter::apply_escape(std::string_view unit, std::string& out) {
     case LineOp::kScreenSwitch:
       leave_screen(out);
       break;
-    case LineOp::kScrollRegion:
-      // A region that ends above the last row: a LF at its bottom does not
-      // go down, so the rows filled no longer tell the cursor's row.
-      in_scroll_region_ = action.row > 0 && action.row < terminal_.rows;
+    case LineOp::kScrollRegion: {
+      // It also puts the cursor home, where a program moves it on or
+      // restores it from: followed where the row is known.
+      const bool known = cursor_row(out).has_value();
+      set_scroll_region(action.n, action.row, out);
+      if (known) move_to_row(0, 0, out);
       break;
+    }
     case LineOp::kSave:
       saved_column_ = line_.column();
       saved_row_ = cursor_row(out);

@@ -37,8 +37,11 @@
 //   line, from a wrapped line) is a row move as without the size.
 // - The cursor's row: when the rows the view holds above and below the
 //   cursor span the terminal, they reach its bottom row (a LF there
-//   scrolls), so the view knows which row the cursor is on (not inside a
-//   scroll region, CSI t ; b r, that ends above the last row). Then a move
+//   scrolls), so the view knows which row the cursor is on. A scroll
+//   region from the top row to above the last (CSI 1 ; b r: apt's progress
+//   line below it) set while the row is known is followed: a LF at its
+//   bottom leaves the rows under it; any other region leaves the row
+//   unknown while it lasts. Then a move
 //   up further than that stops at the top row (a display taller than the
 //   terminal creeps as on the screen), and a move to a row by number
 //   (CSI H, f, d) or a restore (ESC 8, CSI u) to a row saved so is a move
@@ -200,6 +203,7 @@ class TextConverter {
   bool take_back(std::size_t up, bool scrolls_at_top, std::size_t column, std::string& out);
   bool move_to_row(std::size_t row, std::size_t column, std::string& out);
   void blank_rows_below();
+  void set_scroll_region(std::size_t top, std::size_t bottom, std::string& out);
   void erase_screen(std::string& out);
   void leave_screen(std::string& out);
   std::optional<std::size_t> cursor_row(const std::string& out) const;
@@ -232,8 +236,12 @@ class TextConverter {
   // Blank rows under below_ (and the cursor) that the view knows the screen
   // has: empty lines a move up went back over, rows an erase blanked.
   std::size_t hidden_below_ = 0;
-  std::optional<std::size_t> saved_row_;       // the cursor's row at ESC 7 / CSI s
-  bool in_scroll_region_ = false;              // one that ends above the last row
+  std::optional<std::size_t> saved_row_;  // the cursor's row at ESC 7 / CSI s
+  // A scroll region other than the whole screen (CSI t ; b r): its last
+  // row, when it starts at the top and the view knew the cursor's row as
+  // it was set; else the rows are not known while it lasts.
+  std::optional<std::size_t> region_bottom_;
+  bool in_unknown_region_ = false;
   const std::string* written_into_ = nullptr;  // the `out` of written_
   std::size_t written_size_ = 0;               // its size when a call left it
 };

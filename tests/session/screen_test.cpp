@@ -398,5 +398,18 @@ TEST(Screen, RenderAnsiReproducesAltScreen) {
   EXPECT_TRUE(copy.snapshot().modes.alt_screen);
 }
 
+// `clear` ends with CSI 3 J, xterm's erase of the scrollback (xterm.js and
+// tmux do it too; libvterm does not): the lines pushed before it go, those
+// pushed after it stay.
+TEST(Screen, EraseScrollbackDropsTheLinesScrolledOffBeforeIt) {
+  Screen screen(pty::TerminalSize{20, 3});
+  screen.feed("b1\r\nb2\r\nb3\r\nb4\r\nb5\r\n");
+  ASSERT_EQ(screen.snapshot(10).scrollback.size(), 3u);
+  screen.feed("\x1b[H\x1b[2J\x1b[3Ja1\r\na2\r\na3\r\na4");
+  const ScreenSnapshot snapshot = screen.snapshot(10);
+  EXPECT_EQ(snapshot.scrollback, std::vector<std::string>{"a1"});
+  EXPECT_EQ(snapshot.lines, (std::vector<std::string>{"a2", "a3", "a4"}));
+}
+
 }  // namespace
 }  // namespace agentty::session

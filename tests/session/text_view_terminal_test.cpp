@@ -441,7 +441,9 @@ TEST(TextViewTerminal, MoveUpStopsAtTheTopRow) {
 
 // Once the rows fill the terminal the cursor's row is known, so rows given
 // by number (CSI H, f, d), and a restore to a saved row, are moves by the
-// difference, as on the terminal: random streams against libvterm.
+// difference, and a LF at the bottom of a scroll region from the top
+// leaves the rows under it, as on the terminal (DECSTBM puts the cursor
+// home): random streams against libvterm.
 TEST(TextViewTerminal, RowsByNumberReadAsLibvtermShowsThem) {
   std::mt19937 rng(48);
   const std::vector<std::string> kText = {"a",      "hello",   "x y", "0123456789",
@@ -454,7 +456,7 @@ TEST(TextViewTerminal, RowsByNumberReadAsLibvtermShowsThem) {
         "7";
     const int steps = 1 + static_cast<int>(rng() % 20);
     for (int step = 0; step < steps; ++step) {
-      const unsigned pick = rng() % 7;
+      const unsigned pick = rng() % 8;
       const std::string row = std::to_string(1 + rng() % 6);
       if (pick == 0) {
         raw += kText[rng() % kText.size()];
@@ -468,8 +470,11 @@ TEST(TextViewTerminal, RowsByNumberReadAsLibvtermShowsThem) {
         raw += "\x1b" + std::string(rng() % 2 == 0 ? "7" : "8");
       } else if (pick == 5) {
         raw += "\x1b[" + row + "A";
-      } else {
+      } else if (pick == 6) {
         raw += "S" + std::to_string(step);
+      } else {  // a scroll region from the top (apt's), or none
+        raw += rng() % 2 == 0 ? "\x1b[1;" + std::to_string(2 + rng() % 3) + "r"
+                              : std::string("\x1b[r");
       }
     }
     ASSERT_EQ(text_rows(raw, {300, 5}), terminal_rows(raw, {300, 5}))
@@ -501,9 +506,10 @@ TEST(TextViewTerminal, RowsByNumberOnAFullTerminal) {
 }
 
 // apt's progress line: a scroll region above the last row, the status drawn
-// there between a save and a restore, the log scrolling above it. Inside
-// such a region a LF at its bottom does not go down, so the view does not
-// know the cursor's row: each status reads as a line after the log line it
+// there between a save and a restore, the log scrolling above it. Set
+// where the view does not know the cursor's row (fewer lines than the
+// terminal's 12 rows), the region leaves it unknown (a LF at its bottom
+// does not go down): each status reads as a line after the log line it
 // followed (as without the size), and no log line is written over.
 TEST(TextViewTerminal, AStatusLineUnderAScrollRegionKeepsEveryLogLine) {
   std::string raw =
@@ -525,7 +531,32 @@ TEST(TextViewTerminal, AStatusLineUnderAScrollRegionKeepsEveryLogLine) {
       "\x1b[J\n\x1b"
       "7\x1b[0;6r\x1b"
       "8\x1b[1ASetting up pkg1\r\n";
-  EXPECT_EQ(to_text(raw, {}, TextTerminal{80, 6}), expected + "Setting up pkg1\n");
+  EXPECT_EQ(to_text(raw, {}, TextTerminal{80, 12}), expected + "Setting up pkg1\n");
+}
+
+// The same after lines that fill the terminal: the cursor's row is known
+// when the region is set, so a LF at its bottom leaves the status row under
+// it, and the text is the log, as the screen shows it.
+TEST(TextViewTerminal, AStatusLineUnderARegionSetOnAFullTerminalReadsAsTheScreen) {
+  std::string raw =
+      "r1\r\nr2\r\nr3\r\nr4\r\nr5\r\nr6\r\nr7\r\n\n\x1b"
+      "7\x1b[0;5r\x1b"
+      "8\x1b[1A";
+  for (int k = 1; k <= 9; ++k) {
+    raw += "Unpacking pkg" + std::to_string(k) +
+           " ...\r\n\x1b"
+           "7\x1b[6;0f\x1b[42mProgress: [ " +
+           std::to_string(k * 10) +
+           "%]\x1b[49m\x1b"
+           "8";
+  }
+  raw +=
+      "\n\x1b"
+      "7\x1b[0;6r\x1b"
+      "8\x1b[1A\x1b[JSetting up pkg1\r\n";
+  const std::string text = to_text(raw, {}, TextTerminal{80, 6});
+  EXPECT_EQ(text.find("Progress"), std::string::npos) << text;
+  EXPECT_EQ(text_rows(raw, {80, 6}), terminal_rows(raw, {80, 6})) << text;
 }
 
 TEST(TextViewTerminal, LiveAreaFedInPiecesReadsAsTheWhole) {
