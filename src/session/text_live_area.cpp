@@ -53,7 +53,17 @@ void TextConverter::move_row(const LineEscape& action, std::size_t column, std::
     move_down(action.down, column, out);
     return;
   }
+  // Back over the empty lines held only (the held-lines rule) the view
+  // still knows where the lines it wrote are; after any other move it does
+  // not follow (a row by number, a move up past what it holds) they no
+  // longer lie above the cursor in order, and none may be taken back.
+  const bool over_held_lines = action.row == 0 && action.up > 0 && action.up <= held_blank_lines_ &&
+                               line_.text().empty() && below_.empty();
   change_row(column, action.up, out);
+  if ((action.row > 0 || action.up > 0) && !over_held_lines) {
+    written_.clear();
+    hidden_below_ = 0;
+  }
 }
 
 // The cursor's row on the screen (0: the top), when the view knows it: the

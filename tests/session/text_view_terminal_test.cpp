@@ -492,6 +492,11 @@ TEST(TextViewTerminal, RowsByNumberOnAFullTerminal) {
   // from the top left the view still knows the rows.
   EXPECT_EQ(to_text("b1\nb2\nb3\nb4\n\x1b[H\x1b[2J\x1b[3Ja1\na2\na3\x1b[1;4Hx\n", {}, terminal),
             "b1\nb2\nb3\nb4\na1 x\na2\na3");
+  // After a move the view does not follow (a row by number before the rows
+  // are known), the lines before it are not above the cursor in order:
+  // none is taken back, so none is lost.
+  EXPECT_EQ(to_text("1\r\n2\r\n3\r\n\x1b[1;1Ha\r\nb\r\nc\r\n\x1b[6AX\r\n", {}, TextTerminal{80, 6}),
+            "1\n2\n3\na\nb\nc\nX\n");
   // A full-screen program on the alternate screen draws from CSI H over
   // nothing printed before it.
   EXPECT_EQ(to_text("1\n2\n3\n\x1b[?1049h\x1b[HX\x1b[2;1HY\x1b[?1049l$ ", {}, terminal),
