@@ -316,6 +316,28 @@ TerminalSizes Execution::sizes_over(std::uint64_t begin, std::uint64_t end) cons
   return sizes;
 }
 
+TextStart Execution::text_start(std::uint64_t seq) const {
+  // Enough lines to fill a big terminal's rows, cheap to convert per page.
+  constexpr std::uint64_t kLookback = 64 * 1024;
+  if (seq <= 1) return TextStart::top_left();
+  if (last_text_start_ && last_text_start_->first == seq) return last_text_start_->second;
+  std::uint64_t from = std::max(seq > kLookback ? seq - kLookback : 1, log_.first_retained_seq());
+  if (from >= seq) return {};
+  std::string before = log_.copy_range(from, seq);
+  TextStart start = TextStart::top_left();
+  if (from > 1) {  // from a line start, the row not known
+    const std::size_t line = before.find('\n');
+    if (line == std::string::npos) return {};
+    before.erase(0, line + 1);
+    from += line + 1;
+    start = {};
+  }
+  const TerminalSizes sizes = sizes_over(from, seq);
+  if (sizes.empty()) return {};
+  last_text_start_.emplace(seq, text_start_after(before, log_.charsets_at(from), sizes, start));
+  return last_text_start_->second;
+}
+
 std::vector<std::string> Execution::left_running() const {
   if (finished() || !channel_ || kind() == ExecutionKind::session) return {};
   return channel_->left_running();

@@ -178,6 +178,11 @@ class Execution : public std::enable_shared_from_this<Execution> {
   // begin: empty when no longer known (before the changes kept). The text
   // view's live area counts rows with them.
   TerminalSizes sizes_over(std::uint64_t begin, std::uint64_t end) const;
+  // Where the byte at `seq` went on the terminal, for a text view of the
+  // bytes from it: the first byte at the top left of a fresh terminal; a
+  // later one where the text view of the bytes before it (from the first,
+  // or the last 64 KiB from a line start) leaves the cursor.
+  TextStart text_start(std::uint64_t seq) const;
 
   // Input. Refused for the agent while held.
   Expected<void> write(std::string_view bytes, InputSource source);
@@ -353,6 +358,9 @@ class Execution : public std::enable_shared_from_this<Execution> {
   // Where the size changed: from each log position on, the size then (the
   // first entry the size before the first change); the last kMaxSizes.
   std::vector<std::pair<std::uint64_t, pty::TerminalSize>> sizes_;
+  // The last text_start() asked: a page is rendered several times while it
+  // is fitted to the answer, from the same position.
+  mutable std::optional<std::pair<std::uint64_t, TextStart>> last_text_start_;
   void record_size(pty::TerminalSize before, pty::TerminalSize after);
   boost::asio::steady_timer timeout_timer_;
   // While held: what was left of the timeout at the takeover.

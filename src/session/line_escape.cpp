@@ -27,7 +27,9 @@ LineEscape csi_action(std::string_view unit) {
   const std::string_view params = unit.substr(2, unit.size() - 3);
   if ((final_byte == 'h' || final_byte == 'l') &&
       (params == "?1049" || params == "?1047" || params == "?47")) {
-    return {.op = LineOp::kScreenSwitch};
+    return {.op = LineOp::kScreenSwitch,
+            .n = final_byte == 'h' ? 1u : 0u,
+            .cursor_saved = params == "?1049"};
   }
   // Other private (CSI ? ...) and intermediate forms are other functions.
   if (!params.empty() && (params[0] < '0' || params[0] > ';')) return {};
@@ -68,6 +70,11 @@ LineEscape csi_action(std::string_view unit) {
     case 'H':
     case 'f':
       return {.op = LineOp::kRowToColumn, .n = csi_param(params, 1, 1) - 1, .row = n};
+    case 'L':
+    case 'M':
+    case 'S':
+    case 'T':
+      return {LineOp::kShiftRows, n};
     case 'r':
       return {.op = LineOp::kScrollRegion, .n = n, .row = csi_param(params, 1, 0)};
     case 's':
@@ -102,6 +109,8 @@ LineEscape line_escape(std::string_view unit) {
     case 'D':
     case 'E':
       return {LineOp::kNewLine, 0};
+    case 'c':
+      return {LineOp::kReset, 0};
     default:
       return {};
   }

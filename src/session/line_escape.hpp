@@ -28,7 +28,9 @@ enum class LineOp {
   kRowKeepColumn,  // CSI n A, B, d, e; ESC M: another row, same column
   kRowToColumn,    // CSI n E, F (column 1); CSI r ; c H, f (column c)
   kNewLine,        // ESC D, ESC E: as LF
-  kScreenSwitch,   // CSI ? 1049 / 1047 / 47 h or l: to or from the alternate screen
+  kScreenSwitch,   // CSI ? 1049 / 1047 / 47 h or l: to (n 1) or from (n 0) the alternate screen
+  kShiftRows,      // CSI n L, M, S, T: rows inserted, deleted, scrolled (the cursor stays)
+  kReset,          // ESC c (RIS): the screen cleared, the cursor home, modes reset
   kScrollRegion,   // CSI t ; b r: rows t to b scroll (row: b, 0 for the last)
   kSave,           // ESC 7, CSI s
   kRestore,        // ESC 8, CSI u
@@ -46,6 +48,8 @@ struct LineEscape {
   bool scrolls_at_top = false;
   // The row a move goes to (1-based: CSI r ; c H, f; CSI r d); 0: none.
   std::size_t row = 0;
+  // A screen switch that saves the cursor (to) or restores it (from): ?1049.
+  bool cursor_saved = false;
 };
 
 // The action of one whole escape sequence (ESC and all its bytes).

@@ -420,7 +420,8 @@ const ShellCommand* ShellIntegration::current() const {
 }
 
 std::string ShellIntegration::agent_text(std::string_view bytes, std::uint64_t start_seq,
-                                         Charsets charsets, const TerminalSizes& sizes) const {
+                                         Charsets charsets, const TerminalSizes& sizes,
+                                         const TextStart& start) const {
   std::uint64_t end_seq = start_seq + bytes.size();
   // At `seq`, `note` replaces the bytes up to `resume`.
   struct Edit {
@@ -457,7 +458,7 @@ std::string ShellIntegration::agent_text(std::string_view bytes, std::uint64_t s
     if (hook.end_seq > start_seq && hook.line_seq < end_seq)
       edits.push_back({std::max(hook.line_seq, start_seq), std::min(hook.end_seq, end_seq), ""});
   }
-  if (edits.empty()) return to_text(bytes, charsets, sizes);
+  if (edits.empty()) return to_text(bytes, charsets, sizes, start);
   std::stable_sort(edits.begin(), edits.end(),
                    [](const Edit& a, const Edit& b) { return a.seq < b.seq; });
   std::string out;
@@ -468,7 +469,8 @@ std::string ShellIntegration::agent_text(std::string_view bytes, std::uint64_t s
     advance_charsets(bytes.substr(charsets_seq - start_seq, pos - charsets_seq), charsets, false);
     charsets_seq = pos;
     return to_text(bytes.substr(pos - start_seq, end - pos), charsets,
-                   sizes_within(sizes, pos - start_seq, end - start_seq));
+                   sizes_within(sizes, pos - start_seq, end - start_seq),
+                   pos == start_seq ? start : TextStart{});
   };
   for (const auto& edit : edits) {
     if (edit.seq > pos) out += text_from(edit.seq);

@@ -188,10 +188,10 @@ class ShellIntegration {
 
   // The text view of `bytes` (log positions from start_seq) with the
   // `[human] $ CMD` / `[exit N]` annotations of human commands inserted;
-  // `charsets`: the character sets in use at start_seq; `sizes`: the
-  // terminal's, for the text view's live area.
+  // `charsets`: the character sets in use at start_seq; `sizes` and
+  // `start`: the terminal's, for the text view's live area.
   std::string agent_text(std::string_view bytes, std::uint64_t start_seq, Charsets charsets = {},
-                         const TerminalSizes& sizes = {}) const;
+                         const TerminalSizes& sizes = {}, const TextStart& start = {}) const;
 
  private:
   static constexpr std::size_t kMaxCommands = 4096;

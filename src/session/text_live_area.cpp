@@ -8,25 +8,65 @@
 namespace agentty::session {
 namespace {
 
-// Terminal rows a line of text takes at `cols` columns.
-std::size_t rows_of(std::string_view line, std::size_t cols) {
-  const std::size_t columns = TextLine::columns_of(line);
-  return std::max<std::size_t>(1, (columns + cols - 1) / cols);
-}
-
 bool blank(std::string_view row) {
   return row.find_first_not_of(' ') == std::string_view::npos;
 }
 
 }  // namespace
 
+std::size_t TextConverter::rows_of(std::string_view line, std::size_t cols) {
+  const std::size_t columns = TextLine::columns_of(line);
+  return std::max<std::size_t>(1, (columns + cols - 1) / cols);
+}
+
 // Lines written into another string, or into this one before someone else
 // changed it, are not this conversion's to take back.
 void TextConverter::check_written_lines(const std::string& out) {
-  if (&out != written_into_ || out.size() != written_size_) {
-    written_.clear();
-    hidden_below_ = 0;
-  }
+  if (&out != written_into_ || out.size() != written_size_) forget_rows();
+}
+
+// After a move or change it does not follow, the view no longer knows where
+// the cursor is among the rows, so it takes none back.
+void TextConverter::forget_rows() {
+  written_.clear();
+  hidden_below_ = 0;
+  unheld_above_ = 0;
+  unheld_blank_ = false;
+}
+
+// The cursor is on `row` of a screen whose other rows are not the view's to
+// take back: the rows below it blank, those above not its lines (blank too
+// on a screen just cleared).
+void TextConverter::know_row(std::size_t row, bool blank_above) {
+  if (!terminal_.known()) return;
+  row = std::min(row, terminal_.rows - 1);
+  unheld_above_ = row;
+  unheld_blank_ = blank_above;
+  hidden_below_ = terminal_.rows - 1 - row;
+}
+
+void TextConverter::start_at(const TextStart& start) {
+  if (!terminal_.known()) return;
+  in_unknown_region_ = start.in_unknown_region;
+  if (!start.row || in_unknown_region_) return;
+  know_row(*start.row, false);
+  region_bottom_ = start.region_bottom;
+  region_top_ = start.region_top;
+  saved_row_ = start.saved_row;
+  saved_column_ = start.saved_column;
+  changed_row_ = saved_row_ != start.row;  // a restore goes back up or down
+}
+
+TextStart TextConverter::position(const std::string& out) const {
+  TextStart at;
+  at.in_unknown_region = in_unknown_region_;
+  at.row = cursor_row(out);
+  if (!at.row) return at;
+  at.saved_row = saved_row_;
+  at.saved_column = saved_column_;
+  at.region_bottom = region_bottom_;
+  at.region_top = region_top_;
+  return at;
 }
 
 void TextConverter::written_line_at(std::size_t offset) {
@@ -36,34 +76,62 @@ void TextConverter::written_line_at(std::size_t offset) {
 }
 
 void TextConverter::set_terminal(TextTerminal terminal) {
+  // A resize moves the rows as the terminal sees fit (rows scrolled away
+  // or back): the blank rows known around the cursor are no longer known.
+  if (terminal.cols != terminal_.cols || terminal.rows != terminal_.rows) {
+    hidden_below_ = 0;
+    unheld_above_ = 0;
+  }
   terminal_ = terminal;
   region_bottom_.reset();  // a resize resets the scroll region
+  region_top_ = 0;
   in_unknown_region_ = false;
-  if (!terminal_.known()) {
-    written_.clear();
-    hidden_below_ = 0;
-  }
+  if (!terminal_.known()) forget_rows();
   while (written_.size() > terminal_.rows) written_.pop_front();
 }
 
 void TextConverter::move_row(const LineEscape& action, std::size_t column, std::string& out) {
   if (action.row > 0 && move_to_row(action.row - 1, column, out)) return;
   if (action.up > 0 && take_back(action.up, action.scrolls_at_top, column, out)) return;
-  if (action.down > 0 && !below_.empty()) {
-    move_down(action.down, column, out);
+  // Where the row is known a move down stops at the bottom row (libvterm's
+  // does so in a scroll region too).
+  const std::optional<std::size_t> row = action.down > 0 ? cursor_row(out) : std::nullopt;
+  if (action.down > 0 && (!below_.empty() || hidden_below_ > 0 || row)) {
+    move_down(row ? std::min(action.down, terminal_.rows - 1 - *row) : action.down, column, out);
     return;
   }
   // Back over the empty lines held only (the held-lines rule) the view
   // still knows where the lines it wrote are; after any other move it does
   // not follow (a row by number, a move up past what it holds) they no
   // longer lie above the cursor in order, and none may be taken back.
-  const bool over_held_lines = action.row == 0 && action.up > 0 && action.up <= held_blank_lines_ &&
+  const std::optional<std::size_t> target = landing_row(action, out);
+  // Past the top row the cursor stops there.
+  const std::size_t up = target && action.row == 0 ? *cursor_row(out) - *target : action.up;
+  const bool over_held_lines = action.row == 0 && up > 0 && up <= held_blank_lines_ &&
                                line_.text().empty() && below_.empty();
-  change_row(column, action.up, out);
+  change_row(column, up, out);
   if ((action.row > 0 || action.up > 0) && !over_held_lines) {
-    written_.clear();
-    hidden_below_ = 0;
+    // Into the blank rows of a screen just cleared (the alternate screen,
+    // `clear`), from where nothing was drawn since, the view still knows
+    // the row: the rows it leaves are blank too. Anywhere else the rows
+    // below would hold what it wrote, which it cannot go through again.
+    const bool over_blank_rows = unheld_blank_ && written_.empty() && below_.empty();
+    forget_rows();
+    if (target && over_blank_rows) know_row(*target, true);
   }
+}
+
+// The row a move up or to a row by number lands on, where the view knows
+// the cursor's row (a move up stops at the top row; ESC M scrolls there).
+std::optional<std::size_t> TextConverter::landing_row(const LineEscape& action,
+                                                      const std::string& out) const {
+  const std::optional<std::size_t> row = cursor_row(out);
+  if (!row) return std::nullopt;
+  if (action.row > 0) return std::min(action.row - 1, terminal_.rows - 1);
+  // ESC M at the top row, or at a region's top, scrolls instead.
+  if (action.scrolls_at_top && (action.up > *row || (region_bottom_ && *row == region_top_)))
+    return std::nullopt;
+  return *row - std::min(action.up, *row);
 }
 
 // The cursor's row on the screen (0: the top), when the view knows it: the
@@ -80,7 +148,7 @@ std::optional<std::size_t> TextConverter::cursor_row(const std::string& out) con
   for (const std::string& row : below_) below += rows_of(row, terminal_.cols);
   if (below >= terminal_.rows) return std::nullopt;
   const std::size_t needed = terminal_.rows - 1 - below;
-  std::size_t above = held_blank_lines_;
+  std::size_t above = held_blank_lines_ + unheld_above_;
   std::size_t end = out.size();
   for (auto line = written_.rbegin(); line != written_.rend() && above < needed; ++line) {
     above +=
@@ -103,7 +171,9 @@ bool TextConverter::take_back(std::size_t up, bool scrolls_at_top, std::size_t c
   // instead, which the view cannot follow. Where the view does not know the
   // cursor's row, a move up further than the lines it holds is a row move
   // as without the size (below).
-  if (const std::optional<std::size_t> row = cursor_row(out); row && up > *row) {
+  const std::optional<std::size_t> row = cursor_row(out);
+  if (scrolls_at_top && row && region_bottom_ && *row == region_top_) return false;
+  if (row && up > *row) {
     if (scrolls_at_top) return false;
     up = *row;
     if (up == 0) {
@@ -186,45 +256,104 @@ bool TextConverter::move_to_row(std::size_t row, std::size_t column, std::string
   return true;
 }
 
-// CSI 2J over the live area (`clear` is CSI H CSI 2J): what the rows
-// showed stays in the text (a person read it before it went), as the view
-// keeps what scrolls away. From the top left the view knows the rows below
-// are blank; elsewhere it no longer knows the cursor's row.
+// CSI 2J over the live area or where the view knows the cursor's row
+// (`clear` is CSI H CSI 2J): what the rows showed stays in the text (a
+// person read it before it went), as the view keeps what scrolls away. The
+// cursor stays on its row, now of a blank screen.
 void TextConverter::erase_screen(std::string& out) {
   const std::optional<std::size_t> row = cursor_row(out);
   const std::size_t column = line_.column();
   end_live_rows(false, out);
-  written_.clear();
+  forget_rows();
   line_.clear(column);
   printed_ = false;
-  if (row == std::optional<std::size_t>(0)) hidden_below_ = terminal_.rows - 1;
+  if (row) know_row(*row, true);
 }
 
 // To or from the alternate screen: the rows the view holds are not on the
 // screen the program draws on next, so none may be taken back (a full-screen
-// program's CSI H must not go back over the output before it).
-void TextConverter::leave_screen(std::string& out) {
-  if (!below_.empty()) end_live_rows(false, out);
-  written_.clear();
-  hidden_below_ = 0;
+// program's CSI H must not go back over the output before it), and the line
+// at the cursor ends. The cursor stays (?1049 h saves it, l restores it), so
+// where the view knew its row it goes on knowing it: a program that redraws
+// parts of its alternate screen (watch) reads as its frames.
+void TextConverter::switch_screen(const LineEscape& action, std::string& out) {
+  if (!terminal_.known()) return;  // the line goes on, as without rows
+  std::optional<std::size_t> row = cursor_row(out);
+  std::size_t column = line_.column();
+  if (action.cursor_saved && action.n == 1) {
+    saved_row_ = row;
+    saved_column_ = column;
+  } else if (action.cursor_saved) {
+    row = saved_row_;
+    column = saved_column_;
+  }
+  change_row(column, 0, out);
+  // Empty lines passed over on the alternate screen are not on the normal
+  // one (ncurses leaves with the cursor on the bottom row).
+  if (action.n == 0) held_blank_lines_ = 0;
+  forget_rows();
+  if (row) know_row(*row, action.n == 1);
 }
 
-// CSI t ; b r. In a region from the top row to above the last a LF at its bottom
-// row scrolls the region and leaves the rows under it (apt's progress line
-// on the last row): followed where the view knows the cursor's row when the
-// region is set, so those rows are already among the ones it counts below
-// the cursor.
+// CSI L, M, S, T: the rows at and around the cursor move under it. The line
+// there and the rows below are written as they were; the cursor's row stays.
+void TextConverter::shift_rows(std::string& out) {
+  if (!terminal_.known()) return;
+  const std::optional<std::size_t> row = cursor_row(out);
+  change_row(line_.column(), 0, out);
+  forget_rows();
+  if (row) know_row(*row, false);
+}
+
+// ESC c: a blank screen, the cursor at its top left, no scroll region.
+void TextConverter::reset_screen(std::string& out) {
+  change_row(0, 0, out);
+  forget_rows();
+  region_bottom_.reset();
+  region_top_ = 0;
+  in_unknown_region_ = false;
+  saved_row_.reset();
+  saved_column_ = 0;
+  know_row(0, true);
+}
+
+// CSI t ; b r. In a region a LF at its bottom row scrolls the region and
+// leaves the rows under it (apt's progress line on the last row) and above
+// it (a split pane's header): followed where the view knows the cursor's
+// row when the region is set, so those rows are already among the ones it
+// counts around the cursor.
 void TextConverter::set_scroll_region(std::size_t top, std::size_t bottom, std::string& out) {
   region_bottom_.reset();
+  region_top_ = 0;
   in_unknown_region_ = false;
-  if ((bottom == 0 || bottom >= terminal_.rows) && top <= 1) return;  // the whole screen
-  // A region below the top row scrolls lines off under the rows above it,
-  // so the lines written no longer lie above the cursor in order.
-  if (top <= 1 && cursor_row(out)) {
-    region_bottom_ = bottom - 1;
+  const std::size_t last = bottom == 0 ? terminal_.rows : std::min(bottom, terminal_.rows);
+  if (last == terminal_.rows && top <= 1) return;  // the whole screen
+  if (cursor_row(out) && std::max<std::size_t>(top, 1) < last) {
+    region_top_ = std::max<std::size_t>(top, 1) - 1;
+    region_bottom_ = last - 1;
   } else {
     in_unknown_region_ = true;
   }
+}
+
+// After a region that starts below the top row scrolls, the line that left
+// its top is gone (on a VT100): the lines the view may take back are those
+// in the region, and the rows above it are not its to take back.
+void TextConverter::keep_region_lines(const std::string& out) {
+  const std::size_t rows = *region_bottom_ - region_top_;  // above the cursor, in the region
+  std::size_t above = std::min(held_blank_lines_, rows);
+  std::size_t end = out.size();
+  std::size_t kept = 0;
+  for (auto line = written_.rbegin(); line != written_.rend(); ++line, ++kept) {
+    const std::size_t taken =
+        rows_of(std::string_view(out).substr(line->offset, end - 1 - line->offset), line->cols);
+    if (above + taken > rows) break;
+    above += taken;
+    end = line->offset;
+  }
+  written_.erase(written_.begin(), written_.end() - static_cast<std::ptrdiff_t>(kept));
+  unheld_above_ = region_top_ + rows - above;
+  unheld_blank_ = false;
 }
 
 void TextConverter::blank_rows_below() {
@@ -233,6 +362,10 @@ void TextConverter::blank_rows_below() {
 }
 
 void TextConverter::move_down(std::size_t down, std::size_t column, std::string& out) {
+  if (down == 0) {
+    line_.move_to(column);
+    return;
+  }
   // Blank rows under the live area that the move reaches become its rows.
   if (down > below_.size()) {
     const std::size_t blank = std::min(down - below_.size(), hidden_below_);
@@ -280,6 +413,7 @@ void TextConverter::end_live_rows(bool at_end, std::string& out) {
   std::deque<std::string> rows = std::move(below_);
   below_.clear();
   hidden_below_ = 0;
+  unheld_above_ = 0;
   const bool bottom_blank = rows.empty() || blank(rows.back());
   while (!rows.empty() && blank(rows.back())) rows.pop_back();
   std::string open;

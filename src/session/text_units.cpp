@@ -135,6 +135,7 @@ bool printed_on_row(bool printed, UnitKind kind, std::string_view unit) {
       case LineOp::kRowToColumn:
       case LineOp::kRestore:
       case LineOp::kNewLine:
+      case LineOp::kReset:
         return false;
       default:
         break;

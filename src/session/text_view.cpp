@@ -20,7 +20,7 @@ using text_units::Unit;
 using text_units::UnitKind;
 
 void TextConverter::feed(std::string_view raw, std::string& out) {
-  check_written_lines(out);
+  if (written_into_ != nullptr) check_written_lines(out);
   if (pending_.empty()) {
     convert(raw, false, out);
   } else {
@@ -34,7 +34,7 @@ void TextConverter::feed(std::string_view raw, std::string& out) {
 }
 
 void TextConverter::finish(std::string& out) {
-  check_written_lines(out);
+  if (written_into_ != nullptr) check_written_lines(out);
   std::string rest = std::move(pending_);
   pending_.clear();
   convert(rest, true, out);
@@ -71,7 +71,7 @@ void TextConverter::end_line(std::string& out) {
   // rows under it stay. Under the region, on the last row, a LF only
   // returns the cursor to the row's start (the view's LF is CR LF).
   const std::optional<std::size_t> row = region_bottom_ ? cursor_row(out) : std::nullopt;
-  if (row == terminal_.rows - 1) {
+  if (row == terminal_.rows - 1 && region_bottom_ != row) {
     line_.move_to(0);
     return;
   }
@@ -86,13 +86,16 @@ void TextConverter::end_line(std::string& out) {
     ++held_blank_lines_;
   }
   changed_row_ = true;
+  if (scrolls && region_top_ > 0) keep_region_lines(out);
   if (!scrolls && !below_.empty()) {  // onto the next row of the live area
     line_.assign(below_.front(), 0);
     printed_ = !below_.front().empty();
     below_.pop_front();
     return;
   }
-  if (!scrolls && hidden_below_ > 0) --hidden_below_;  // onto a blank row, not past the bottom
+  // Onto a blank row, not past the bottom: the line took its rows.
+  if (!scrolls && hidden_below_ > 0 && terminal_.known())
+    hidden_below_ -= std::min(hidden_below_, rows_of(line_.text(), terminal_.cols));
   line_.clear();
   printed_ = false;
 }
@@ -170,7 +173,7 @@ void TextConverter::apply_escape(std::string_view unit, std::string& out) {
       line_.erase_to_start();
       break;
     case LineOp::kEraseLine:
-      if (action.below && !below_.empty()) {
+      if (action.below && (!below_.empty() || cursor_row(out))) {
         erase_screen(out);
       } else {
         line_.erase_all();
@@ -189,7 +192,13 @@ void TextConverter::apply_escape(std::string_view unit, std::string& out) {
       end_line(out);
       break;
     case LineOp::kScreenSwitch:
-      leave_screen(out);
+      switch_screen(action, out);
+      break;
+    case LineOp::kShiftRows:
+      shift_rows(out);
+      break;
+    case LineOp::kReset:
+      reset_screen(out);
       break;
     case LineOp::kScrollRegion: {
       // It also puts the cursor home, where a program moves it on or
@@ -215,6 +224,8 @@ void TextConverter::apply_escape(std::string_view unit, std::string& out) {
       } else if (changed_row_) {
         const std::size_t kept = lines_ended_ == lines_at_save_ ? held_at_save_ : 0;
         change_row(saved_column_, held_blank_lines_ - std::min(kept, held_blank_lines_), out);
+        // Above lines written since the save: a row the view cannot place.
+        if (lines_ended_ != lines_at_save_) forget_rows();
       } else {
         line_.move_to(saved_column_);
       }
@@ -324,21 +335,44 @@ std::string to_text(std::string_view raw, Charsets charsets, TextTerminal termin
   return out;
 }
 
-std::string to_text(std::string_view raw, Charsets charsets, const TerminalSizes& sizes) {
-  if (sizes.size() <= 1)
-    return to_text(raw, charsets, sizes.empty() ? TextTerminal{} : sizes[0].terminal);
-  std::string out;
-  out.reserve(raw.size());
-  TextConverter converter(charsets, sizes[0].terminal);
+namespace {
+
+// Feeds `raw` to a converter made for `sizes` (the first one's terminal).
+void feed_sized(TextConverter& converter, std::string_view raw, const TerminalSizes& sizes,
+                std::string& out) {
+  if (sizes.empty()) {
+    converter.feed(raw, out);
+    return;
+  }
   for (std::size_t k = 0; k < sizes.size(); ++k) {
     const std::size_t from = k == 0 ? 0 : std::min(sizes[k].offset, raw.size());
     const std::size_t to =
         k + 1 < sizes.size() ? std::min(sizes[k + 1].offset, raw.size()) : raw.size();
-    converter.set_terminal(sizes[k].terminal);
+    if (k > 0) converter.set_terminal(sizes[k].terminal);
     converter.feed(raw.substr(from, to - std::min(from, to)), out);
   }
+}
+
+}  // namespace
+
+std::string to_text(std::string_view raw, Charsets charsets, const TerminalSizes& sizes,
+                    const TextStart& start) {
+  std::string out;
+  out.reserve(raw.size());
+  TextConverter converter(charsets, sizes.empty() ? TextTerminal{} : sizes[0].terminal);
+  converter.start_at(start);
+  feed_sized(converter, raw, sizes, out);
   converter.finish(out);
   return out;
+}
+
+TextStart text_start_after(std::string_view raw, Charsets charsets, const TerminalSizes& sizes,
+                           const TextStart& start) {
+  std::string out;
+  TextConverter converter(charsets, sizes.empty() ? TextTerminal{} : sizes[0].terminal);
+  converter.start_at(start);
+  feed_sized(converter, raw, sizes, out);
+  return converter.position(out);
 }
 
 TerminalSizes sizes_within(const TerminalSizes& sizes, std::size_t from, std::size_t to) {

@@ -37,20 +37,28 @@
 //   line, from a wrapped line) is a row move as without the size.
 // - The cursor's row: when the rows the view holds above and below the
 //   cursor span the terminal, they reach its bottom row (a LF there
-//   scrolls), so the view knows which row the cursor is on. A scroll
-//   region from the top row to above the last (CSI 1 ; b r: apt's progress
-//   line below it) set while the row is known is followed: a LF at its
-//   bottom leaves the rows under it; any other region leaves the row
-//   unknown while it lasts. Then a move
-//   up further than that stops at the top row (a display taller than the
-//   terminal creeps as on the screen), and a move to a row by number
-//   (CSI H, f, d) or a restore (ESC 8, CSI u) to a row saved so is a move
-//   up or down by the difference: top's frames redrawn from CSI H read as
-//   the last, a status line drawn on the bottom row between a save and a
-//   restore as its last state. CSI 2J over rows taken back writes them as
-//   they were (what `clear` erases stays in the text). A switch to or from
-//   the alternate screen (CSI ? 1049 h / l) forgets the rows: nothing
-//   drawn there takes back what was printed before.
+//   scrolls), so the view knows which row the cursor is on. It also knows
+//   it from where the bytes start (TextStart: an execution's first byte is
+//   at the top left of a fresh terminal, whose other rows are blank; a
+//   page starts where the text view of the bytes before it left the
+//   cursor), after `CSI 2J` and RIS (ESC c), and across a switch to or
+//   from the alternate screen (the cursor stays; ?1049 saves and restores
+//   it). A scroll region from the top row to above the last (CSI 1 ; b r:
+//   apt's progress line below it) set while the row is known is followed:
+//   a LF at its bottom leaves the rows under it; any other region leaves
+//   the row unknown while it lasts. Then a move up further than the top
+//   row stops there (a display taller than the terminal creeps as on the
+//   screen), a move down stops at the bottom row, and a move to a row by
+//   number (CSI H, f, d) or a restore (ESC 8, CSI u) to a row saved so is
+//   a move up or down by the difference: top's frames redrawn from CSI H
+//   read as the last, a status line drawn on the bottom row between a save
+//   and a restore as its last state (or not at all once erased), however
+//   short the output. A move into rows the view does not hold (above where
+//   it started) writes the line and keeps the row known. CSI 2J over rows
+//   taken back writes them as they were (what `clear` erases stays in the
+//   text). Nothing drawn on the alternate screen takes back what was
+//   printed before it; CSI L, M, S, T (rows moved under the cursor) write
+//   the rows the view holds as they are.
 // - Empty lines (nothing printed on them) are held back until text
 //   follows, and a move up (CSI n A,
 //   CSI n F, ESC M, a restore to a row above them) from a row with no text
@@ -66,15 +74,16 @@
 //   the bytes before it (OutputLog::charsets_at).
 // - Every other escape sequence (SGR colours, OSC titles and links, modes)
 //   and C0 control is dropped.
-// Pure functions; the one state a page takes from the bytes before it is
-// the character sets in use at its start (given by the caller). With it, the
-// log's page boundaries (see OutputLog::read) make page texts concatenate to
-// the text of the whole.
+// Pure functions; the states a page takes from the bytes before it are the
+// character sets in use at its start and where it starts on the terminal
+// (given by the caller). With them, the log's page boundaries (see
+// OutputLog::read) make page texts concatenate to the text of the whole.
 // The exceptions are a live area a page boundary cuts (the next page's move
-// up cannot take back what the previous page wrote: it reads as without
-// the size), a single line, longer than a page, that holds a unit that
-// reaches back into the line (a bare CR, BS, a move left or to a
-// column, an erase of its start, a move to another row): it cannot reach
+// up cannot take back what the previous page wrote, and the page ends with
+// the rows below its cursor: a status row after the blank rows above it),
+// a single line, longer than a page, that holds a unit that reaches back
+// into the line (a bare CR, BS, a move left or to a column, an erase of
+// its start, a move to another row): it cannot reach
 // into the previous page (shorter lines are kept whole because a capped page
 // ends at the last LF when the cut line reaches back further on), and a run
 // of empty lines longer than a page that a move up takes back.
@@ -118,11 +127,36 @@ struct TerminalFrom {
 };
 using TerminalSizes = std::vector<TerminalFrom>;  // by offset; empty: not known
 
+// Where the bytes start on the terminal, for the live area: the cursor's
+// row when it is known (a fresh terminal's first byte is at its top left),
+// with the rows below it taken as blank and those above as not the view's
+// to take back; the row and column saved there (ESC 7) and the scroll
+// region in effect.
+struct TextStart {
+  std::optional<std::size_t> row;
+  std::optional<std::size_t> saved_row;
+  std::size_t saved_column = 0;
+  std::optional<std::size_t> region_bottom;  // a scroll region followed: its last row
+  std::size_t region_top = 0;                // and its first
+  bool in_unknown_region = false;            // a region set where the row was not known
+  static TextStart top_left() {
+    TextStart start;
+    start.row = 0;
+    return start;
+  }
+};
+
 // `charsets`: the character sets in use where `raw` starts.
 std::string to_text(std::string_view raw, Charsets charsets = {}, TextTerminal terminal = {});
 // The same with the terminal resized inside `raw`: lines keep the rows they
-// took when written (a terminal does not rewrap them).
-std::string to_text(std::string_view raw, Charsets charsets, const TerminalSizes& sizes);
+// took when written (a terminal does not rewrap them); `start`: where `raw`
+// starts on it.
+std::string to_text(std::string_view raw, Charsets charsets, const TerminalSizes& sizes,
+                    const TextStart& start = {});
+// Where the bytes after `raw` start on the terminal, `raw` starting at
+// `start` (the bytes before a page, for the page's TextStart).
+TextStart text_start_after(std::string_view raw, Charsets charsets, const TerminalSizes& sizes,
+                           const TextStart& start = {});
 // The sizes of the bytes [from, to) of those `sizes` describe, from 0.
 TerminalSizes sizes_within(const TerminalSizes& sizes, std::size_t from, std::size_t to);
 
@@ -176,6 +210,11 @@ class TextConverter {
       : charsets_(charsets), terminal_(terminal) {}
   // The terminal's size from the next byte fed on (a resize).
   void set_terminal(TextTerminal terminal);
+  // Where the first byte fed goes on the terminal (before any feed).
+  void start_at(const TextStart& start);
+  // Where the next byte fed goes, as far as the view knows (`out`: the
+  // string fed into so far).
+  TextStart position(const std::string& out) const;
   void feed(std::string_view raw, std::string& out);
   void finish(std::string& out);
   // The text of the line still open (no LF yet), as it would print now.
@@ -204,8 +243,16 @@ class TextConverter {
   bool move_to_row(std::size_t row, std::size_t column, std::string& out);
   void blank_rows_below();
   void set_scroll_region(std::size_t top, std::size_t bottom, std::string& out);
+  void keep_region_lines(const std::string& out);
   void erase_screen(std::string& out);
-  void leave_screen(std::string& out);
+  void switch_screen(const LineEscape& action, std::string& out);
+  void reset_screen(std::string& out);
+  void shift_rows(std::string& out);
+  std::optional<std::size_t> landing_row(const LineEscape& action, const std::string& out) const;
+  void forget_rows();
+  // Terminal rows a line of text takes at `cols` columns.
+  static std::size_t rows_of(std::string_view line, std::size_t cols);
+  void know_row(std::size_t row, bool blank_above);
   std::optional<std::size_t> cursor_row(const std::string& out) const;
   void move_down(std::size_t down, std::size_t column, std::string& out);
   void end_row(std::string_view text, std::string& out);
@@ -236,11 +283,17 @@ class TextConverter {
   // Blank rows under below_ (and the cursor) that the view knows the screen
   // has: empty lines a move up went back over, rows an erase blanked.
   std::size_t hidden_below_ = 0;
+  // Rows above the lines the view holds that the screen has above the
+  // cursor (it started on a row it knew, or an erase left it there):
+  // counted for the cursor's row, never taken back.
+  std::size_t unheld_above_ = 0;
+  bool unheld_blank_ = false;             // and they are blank (a cleared screen)
   std::optional<std::size_t> saved_row_;  // the cursor's row at ESC 7 / CSI s
   // A scroll region other than the whole screen (CSI t ; b r): its last
-  // row, when it starts at the top and the view knew the cursor's row as
-  // it was set; else the rows are not known while it lasts.
+  // and first rows, when the view knew the cursor's row as it was set; else
+  // the rows are not known while it lasts.
   std::optional<std::size_t> region_bottom_;
+  std::size_t region_top_ = 0;
   bool in_unknown_region_ = false;
   const std::string* written_into_ = nullptr;  // the `out` of written_
   std::size_t written_size_ = 0;               // its size when a call left it

@@ -35,9 +35,12 @@ test('a redraw on another row (cursor up/down) rewrites that row as the screen d
   // frames, "outer 1/2\n inner 50%\nouter 2/2\n inner 100%\n").
   const r = await outputOf(t, String.raw`printf 'outer 1/2\n inner 50%%\033[A\router 2/2\033[B\r inner 100%%\n'`);
   assert.equal(r.output, 'outer 2/2\n inner 100%\n');
-  // apt's progress line: save, bottom row, draw, restore.
+  // apt's progress line: save, bottom row, draw, restore. The output
+  // starts at the top left of the 24-row terminal, so it reads as the
+  // screen shows it: the log, the blank rows, the status on the last row
+  // (session 46 read the status between the log lines).
   const apt = await outputOf(t, String.raw`printf 'Setting up a\n\0337\033[24;0f\033[42mProgress: [ 20%%]\033[49m\0338Setting up b\n'`);
-  assert.equal(apt.output, 'Setting up a\nProgress: [ 20%]\nSetting up b\n');
+  assert.equal(apt.output, `Setting up a\nSetting up b\n${'\n'.repeat(21)}Progress: [ 20%]`);
 });
 
 test('a line edited at the bash prompt reads as it was entered', async (t) => {

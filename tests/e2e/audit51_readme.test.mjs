@@ -129,14 +129,14 @@ test('execute(session=): the refused arguments name themselves and the fix; blan
   assert.match(bad.output, /syntax error near unexpected token `then'/);
 });
 
-// README, The text view: `printf 'abc\e[2Dz'` reads `azc`; `one\e[Atwo`
+// README, The text view: `printf 'abc\e[2Dz'` reads `azc`; `one\e[Btwo`
 // reads `one`, then `   two`; `printf 'a\n\n\n\e[2Ab'` reads `a`, then `b`;
 // DEC line drawing `lqqk` reads `┌──┐`.
 test("the text view's README examples read as the README says", async (t) => {
   const agent = await agenttyWithStderr(t, { args: ['--no-web'] });
   const examples = [
     [String.raw`printf 'abc\e[2Dz\n'`, 'azc\n'],
-    [String.raw`printf 'one\e[Atwo\n'`, 'one\n   two\n'],
+    [String.raw`printf 'one\e[Btwo\n'`, 'one\n   two\n'],
     [String.raw`printf 'a\n\n\n\e[2Ab\n'`, 'a\nb\n'],
     [String.raw`printf '\e(0lqqk\e(B\n'`, '┌──┐\n'],
   ];

@@ -244,29 +244,20 @@ test('apt fancy progress in a 10-row terminal: the screen holds every dpkg line 
   assert.deepEqual(screen.cursor, { row: 8, col: 0, visible: true });
 });
 
-// The agent reads one "Progress:" row per status redraw, each after the
-// line it followed (16 of them): "Reading package lists... Done\nThe
-// following NEW packages ...\nUnpacking pkg01 (1.1) ...\nProgress: [  6%]
-// [##....]\nUnpacking pkg02 (1.2) ...\nProgress: [ 12%] ...\nSetting up
-// pkg08 (1.8) ...\nProgress: [100%] [####...]\nProcessing triggers ...\n".
-// The status is drawn with ESC 7, CUP to the last row, ESC 8: the absolute
-// move "writes the rows as they are" and the restore goes back to the
-// column only, so each frame becomes a line of the log.
-test('apt fancy progress in a 10-row terminal: the text is the dpkg lines as the screen shows them, no "Progress:" frames', {
-  todo: 'every status redraw reads as a "Progress: [ NN%] [###...]" line after the dpkg line it followed (16 lines)',
-}, async () => {
+// agentty of session 47 read one "Progress:" row per status redraw, each
+// after the line it followed (16 of them): it counted the rows from the
+// answer's first byte, and apt set its region before they filled the
+// terminal. An execution's first byte is at the top left of a fresh
+// terminal, so the row is known from there on.
+test('apt fancy progress in a 10-row terminal: the text is the dpkg lines as the screen shows them, no "Progress:" frames', async () => {
   const { lines, screen } = await judged('apt8', [scripts.apt, '8'], SMALL);
   assert.deepEqual(lines, screen.all);
 });
 
 // The same at the default size (120x40), 3 packages: fewer lines than rows,
-// the region never scrolls; dpkg fails and apt exits 100. The agent reads
-// "...Unpacking pkg01 (1.1) ...\nProgress: [ 16%] [###...]\n...Setting up
-// pkg03 (1.3) ...\nProgress: [100%] [####...]\nProcessing triggers ...\nE:
-// Sub-process ...\n" (6 status frames).
-test('apt fancy progress at the default size, fewer lines than rows, dpkg failing: the text is the screen, exit code 100', {
-  todo: 'each of the 6 status redraws reads as a "Progress:" line',
-}, async () => {
+// the region never scrolls; dpkg fails and apt exits 100. (Session 47 read
+// the 6 status frames as lines.)
+test('apt fancy progress at the default size, fewer lines than rows, dpkg failing: the text is the screen, exit code 100', async () => {
   const { r, lines, screen } = await judged('apt3', [scripts.apt, '3', 'fail'], {}, 100);
   assert.equal(r.exit_code, 100);
   assert.equal(screen.rows.length, 40);
@@ -274,10 +265,13 @@ test('apt fancy progress at the default size, fewer lines than rows, dpkg failin
   assert.deepEqual(lines, aptLines(3, true));
 });
 
-// Paging: one big read equals 200-byte pages read from since_seq=1 and the
-// capped answer followed by reads at the cursor; in all of them each dpkg
-// line is there once and in order (what is extra is the status frames).
-test('apt fancy progress paged with max_output_bytes=200: pages concatenate to one read, each dpkg line once, in order', async () => {
+// Paging: 200-byte pages read from since_seq=1, and the capped answer
+// followed by reads at the cursor, read each dpkg line once and in order, as
+// one big read does. Each page reads from where the bytes before it left
+// the cursor, so it follows apt's region; a page that ends while the status
+// row is drawn reads it last, after blank rows skipped (what the screen
+// showed then), and one big read has no status at all.
+test('apt fancy progress paged with max_output_bytes=200: pages read each dpkg line once, in order, as one read', async () => {
   const r = await runToEnd({ argv: ['python3', scripts.apt, '8'], ...SMALL, max_output_bytes: 200 });
   assert.equal(r.capped, true, brief(r));
   const whole = await call('read', { execution_id: r.execution_id, since_seq: 1, max_output_bytes: 1 << 20 });
@@ -295,9 +289,11 @@ test('apt fancy progress paged with max_output_bytes=200: pages concatenate to o
   };
   const fromStart = await read(1);
   assert.ok(fromStart.length > 4, `${fromStart.length} pages`);
-  assert.equal(fromStart.join(''), whole.output);
-  assert.equal(r.output + (await read()).join(''), whole.output);
-  assert.deepEqual(linesOf(whole.output).filter((l) => !l.startsWith('Progress:')), aptLines(8));
+  const dpkgLines = (pages) => pages.flatMap((page) => linesOf(page)).filter((l) => l !== '' && !/^Progress: \[/.test(l));
+  assert.deepEqual(dpkgLines(fromStart), aptLines(8), JSON.stringify(fromStart));
+  const atCursor = [r.output, ...(await read())];
+  assert.deepEqual(dpkgLines(atCursor), aptLines(8), JSON.stringify(atCursor));
+  assert.deepEqual(shownLines(whole.output), aptLines(8));
 });
 
 // apt in a 80x12 session stops at dpkg's conffile question with the status
@@ -338,15 +334,13 @@ test('apt at a dpkg conffile question in a session: waiting for input, the quest
 });
 
 // A person reads the log, the question, and (while paused) the one status
-// row. The agent reads both frames drawn so far in the answer ("...Unpacking
-// foo (2.0) over (1.0) ...\nProgress: [ 25%] [####...]\nSetting up foo (2.0)
-// ...\nProgress: [ 50%] [####...]\n\nConfiguration file ...? "), both
-// later frames in the write's ("N\nKeeping old config file as
-// default.\nProgress: [ 75%] [...]\nSetting up bar (1.1) ...\nProgress:
-// [100%] [...]\nProcessing triggers ...\n"), and all four in the session's
-// whole text, where the screen shows none.
+// row. Session 47's agent read both frames drawn so far in the answer, both
+// later ones in the write's, and all four in the session's whole text. Now
+// the answer reads the question, then the screen's blank rows under it and
+// the status row ("...? \n\n\n\n\n\nProgress: [ 50%] [####...]"): the rows
+// below the cursor end the answer, as they end the screen.
 test('apt at a dpkg conffile question in a session: at most the latest status frame in the answer, none after "N", the whole text as the screen', {
-  todo: 'each status redraw reads as a "Progress:" line: 2 in the answer, 2 in the write\'s, 4 in the whole text',
+  todo: 'the answer ends with the blank rows and the status row below the question, not with the question',
 }, async (t) => {
   const { r, rest, ended, whole } = await conffileRun(t);
   const status = linesOf(r.output).filter((l) => l.startsWith('Progress:'));
@@ -371,33 +365,29 @@ test('a status kept on the bottom row with ESC 7/8 and CUP: the screen shows the
   assert.deepEqual(mid.screen.all, midLines);
 });
 
-// The agent reads every status frame as a line: "compiling 6 units\n  CC
-// unit1.o\n[1/6] #.....\n  CC unit2.o\n[2/6] ##....\n...  CC
-// unit6.o\n[6/6] ######\nlinked app\n", where the screen shows the 8 log
-// lines (the status erased).
-test('a status on the bottom row, erased at the end: the text is the log, as the screen shows it', {
-  todo: 'each of the 6 status redraws reads as a line after the log line it followed',
-}, async () => {
+// Session 47's agent read every status frame as a line ("compiling 6
+// units\n  CC unit1.o\n[1/6] #.....\n  CC unit2.o\n..."), where the screen
+// shows the 8 log lines (the status erased).
+test('a status on the bottom row, erased at the end: the text is the log, as the screen shows it', async () => {
   const { lines, screen } = await judged('status-erase', [scripts.status, 'erase'], { cols: 60, rows: 12 });
   assert.deepEqual(lines, screen.all);
 });
 
 // Left on the bottom row, the status is read once, in its final state, below
 // the log (the screen's rows read top down, blank rows skipped). The agent
-// reads the same 14 lines as above, "[6/6] ######" before "linked app".
+// reads the log, then the 3 blank rows between it and the status, then the
+// status once (session 47: the 6 frames between the log lines).
 test('a status left on the bottom row: the text is the log and the final status once, as the screen reads top down', {
-  todo: 'each of the 6 status frames reads as a line between the log lines',
+  todo: 'the blank rows between the log and the status read as 3 empty lines',
 }, async () => {
   const { lines } = await judged('status-keep', [scripts.status, 'keep'], { cols: 60, rows: 12 });
   assert.deepEqual(lines, [...statusLog, '[6/6] ######']);
 });
 
-// The agent reads each half-written line cut in two around the status:
-// "testing 3 modules\ntest_module1 ...\n[1/3] running test_module1\n
-// ok\ntest_module2 ...\n..." ("ok" at column 17 on a line of its own).
-test('a status drawn while a log line is half written: the line reads whole, the status not at all', {
-  todo: 'the log line is cut in two ("test_module1 ..." and "                 ok") with the status frame between',
-}, async () => {
+// Session 47's agent read each half-written line cut in two around the
+// status: "testing 3 modules\ntest_module1 ...\n[1/3] running
+// test_module1\n                 ok\n...".
+test('a status drawn while a log line is half written: the line reads whole, the status not at all', async () => {
   const { lines } = await judged('mid', [scripts.mid], SMALL);
   assert.deepEqual(lines, midLines);
 });
@@ -418,12 +408,9 @@ test('a split-pane log (region 2..9 between a header and a footer): the screen V
 
 // The person saw every log line scroll by under the header, and the footer
 // counting; the agent should read the header, the 20 log lines, the final
-// footer, "done". It reads a footer frame after each log line: "== build log
-// ==\nlog line 01\nbuilt 1/20\nlog line 02\nbuilt 2/20\n...log line
-// 20\nbuilt 20/20\n\ndone\n" (43 lines).
-test('a split-pane log: the text is the header, every log line once, the final footer, "done"', {
-  todo: 'each of the 20 footer redraws reads as a "built N/20" line after the log line it followed',
-}, async () => {
+// footer, "done". (Session 47's agent read a footer frame after each log
+// line, 43 lines.)
+test('a split-pane log: the text is the header, every log line once, the final footer, "done"', async () => {
   const { lines } = await judged('split', [scripts.split], SMALL);
   assert.deepEqual(lines.filter(Boolean), ['== build log ==', ...logLines, 'built 20/20', 'done']);
 });
@@ -489,12 +476,9 @@ test('in a session, clear, RIS and reset: each answer reads its lines with its e
 });
 
 // `tput cup 0 8` after `clear` rewrites "pending" on the first row: a
-// person reads "step 1: done". The agent reads the first row as it was and
-// the rewrite as a line of its own: "step 1: pending\nstep 2: pending\nstep
-// 3: pending\n        done\nall steps done\n".
-test('`tput cup` back to an earlier row rewrites it: the text reads the row as rewritten, as the screen', {
-  todo: 'the rewritten row reads as before and the rewrite as a new line "        done"',
-}, async () => {
+// person reads "step 1: done". (Session 47's agent read the first row as it
+// was and the rewrite as a line of its own, "        done".)
+test('`tput cup` back to an earlier row rewrites it: the text reads the row as rewritten, as the screen', async () => {
   const r = await runToEnd({
     command: 'clear; printf "step 1: pending\\nstep 2: pending\\nstep 3: pending\\n"; tput cup 0 8; printf "done   "; ' +
       'tput cup 3 0; echo "all steps done"',
@@ -535,12 +519,10 @@ test('real top (-n 3) on the normal screen: the text is its final frame, as the 
 // Real watch draws on the alternate screen (ESC[?1049h ... ESC[?1049l), so
 // once it ends the terminal shows the lines around it only. `-g` ends it
 // when the time changes: its second frame is the changed digits alone (CUP
-// to them), which the agent reads as a line of its own: "before\n20:35:43\n
-//        4\nwatch exit 0\n". Whatever it reads of watch should be whole
-// frames.
-test('real `watch -g` (alternate screen): the screen after it is the normal one; the text reads whole frames only', {
-  todo: 'the second frame reads as a fragment, the changed digits at their column ("       4")',
-}, async () => {
+// to them), which session 47's agent read as a line of its own:
+// "before\n20:35:43\n       4\nwatch exit 0\n". Whatever it reads of watch
+// should be whole frames.
+test('real `watch -g` (alternate screen): the screen after it is the normal one; the text reads whole frames only', async () => {
   const r = await runToEnd({ command: 'echo before; watch -n 0.1 -t -g "date +%T"; echo "watch exit $?"', ...SMALL });
   const screen = await screenOf(r.execution_id);
   assert.equal(screen.alt, false);
@@ -554,10 +536,14 @@ test('real `watch -g` (alternate screen): the screen after it is the normal one;
 // ============================================================= sessions
 
 // The same programs in a 80x12 shell session: each answer should read as
-// the screen shows the program's run. The answers read as in execute: apt's 16 status frames, 6 build status frames, the 20 footer
-// frames, the 3 top frames appended.
+// the screen shows the program's run. A session answer starts where the
+// bytes before it left the cursor, so apt and the bottom status read as
+// the screen shows them. The split pane starts with `CSI H CSI 2J` above
+// the rows the answer holds (the prompt lines before it): the view forgets
+// the row there, so its region is not followed and each footer frame reads
+// as a line after the log line it followed.
 test('in an 80x12 session, apt, a bottom status, a split pane and a top-like redraw read as the screen shows them', {
-  todo: 'the status, footer and top frames read appended, as in execute',
+  todo: 'the split pane\'s 20 footer frames read appended: its `clear` goes above the rows the answer holds',
 }, async (t) => {
   const id = await openSession((name, args) => call(name, name === 'open' ? { ...args, cols: 80, rows: 12 } : args), t);
   const apt = await run(id, `python3 ${scripts.apt} 8`);

@@ -12,6 +12,7 @@
 #include "session/screen.hpp"
 #include "session/text_view.hpp"
 #include "session/typed_lines.hpp"
+#include "terminal_rows.hpp"
 
 namespace agentty::session {
 namespace {
@@ -174,7 +175,7 @@ TEST(TextViewTerminal, DecLineDrawingReadsAsTheBoxDrawingCharacters) {
   EXPECT_EQ(to_text("\x1b(0q\x1b(Zq\x1b[!pq"), "\u2500\u2500\u2500");  // unknown final; DECSTR
   EXPECT_EQ(to_text("\x1b(0q\x1b"
                     "cq"),
-            "\u2500q");  // RIS
+            "\u2500\nq");  // RIS (the cursor home: another row)
   // A page starting inside line drawing reads as it does in the whole.
   EXPECT_EQ(to_text("mqj", Charsets{.slots = {Charsets::kDecGraphics}}), "\u2514\u2500\u2518");
   // An SO inside an OSC title selects nothing, here as in to_text.
@@ -195,56 +196,6 @@ TEST(TextViewTerminal, TypedKeysAreNotReplayedAsCursorMoves) {
 }
 
 // ---- Differential check against libvterm ----------------------------------
-
-// A text line as a terminal row shows it: TABs as the blanks they span,
-// trailing blanks dropped.
-std::string as_row(const std::string& line) {
-  std::string out;
-  std::size_t column = 0;
-  for (std::size_t i = 0; i < line.size();) {
-    const auto c = static_cast<unsigned char>(line[i]);
-    const std::size_t length = c < 0x80 ? 1 : c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
-    if (c == '\t') {
-      const std::size_t stop = (column / 8 + 1) * 8;
-      out.append(stop - column, ' ');
-      column = stop;
-      ++i;
-      continue;
-    }
-    char32_t cp = length == 1 ? c : c & (0x7f >> length);
-    for (std::size_t k = 1; k < length; ++k) cp = (cp << 6) | (line[i + k] & 0x3f);
-    column += static_cast<std::size_t>(char_width(cp));
-    out.append(line, i, length);
-    i += length;
-  }
-  out.erase(out.find_last_not_of(' ') + 1);
-  return out;
-}
-
-std::vector<std::string> text_rows(const std::string& raw, TextTerminal terminal = {}) {
-  std::vector<std::string> rows;
-  const std::string text = to_text(raw, {}, terminal);
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    auto end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    rows.push_back(as_row(text.substr(start, end - start)));
-    start = end + 1;
-  }
-  while (!rows.empty() && rows.back().empty()) rows.pop_back();
-  return rows;
-}
-
-// libvterm's scrollback and rows.
-std::vector<std::string> terminal_rows(const std::string& raw, pty::TerminalSize size = {300, 60}) {
-  Screen screen(size);
-  screen.feed(raw);
-  ScreenSnapshot snapshot = screen.snapshot(10000);
-  std::vector<std::string> rows = std::move(snapshot.scrollback);
-  rows.insert(rows.end(), snapshot.lines.begin(), snapshot.lines.end());
-  while (!rows.empty() && rows.back().empty()) rows.pop_back();
-  return rows;
-}
 
 // Units a program writes on one row, in any order: text (ASCII, narrow and
 // wide UTF-8, combining marks after a character), CR, BS, TAB, erases,
@@ -499,8 +450,9 @@ TEST(TextViewTerminal, RowsByNumberOnAFullTerminal) {
             "1\n2\n3\na\nb\nc\nX\n");
   // A full-screen program on the alternate screen draws from CSI H over
   // nothing printed before it.
+  // Leaving it restores the cursor to the row it left.
   EXPECT_EQ(to_text("1\n2\n3\n\x1b[?1049h\x1b[HX\x1b[2;1HY\x1b[?1049l$ ", {}, terminal),
-            "1\n2\n3\nX\nY$ ");
+            "1\n2\n3\nX\nY\n$ ");
   // A status line drawn on the bottom row between a save and a restore,
   // in the middle of a line: the line goes on after the restore.
   EXPECT_EQ(to_text("1\n2\n3\n4\n\x1b[2Atest ... \x1b"

@@ -132,10 +132,15 @@ struct EvictionCause {
 EvictionCause eviction_cause(const session::OutputLog& log);
 // spool_limited / spool_error, when the log's spool was frozen or failed.
 void add_spool_notes(json& out, const session::OutputLog& log);
-// The terminal sizes the text view of the bytes [begin, end) takes: those
-// they were written at (none without the live area).
-session::TerminalSizes text_sizes(const session::Execution& execution, const ReadRequest& request,
-                                  std::uint64_t begin, std::uint64_t end);
+// How the text view lays out the bytes [begin, end): the terminal sizes
+// they were written at, and where they start on it (nothing without the
+// live area).
+struct TextLayout {
+  session::TerminalSizes sizes;
+  session::TextStart start;
+};
+TextLayout text_layout(const session::Execution& execution, const ReadRequest& request,
+                       std::uint64_t begin, std::uint64_t end);
 // Bytes as the agent reads them: raw, or the text view (with a session's
 // [human] lines).
 std::string rendered(session::Execution& execution, const ReadRequest& request,

@@ -24,21 +24,20 @@ ReadRequest read_request(const ToolContext& ctx, const json& args) {
   return request;
 }
 
-session::TerminalSizes text_sizes(const session::Execution& execution, const ReadRequest& request,
-                                  std::uint64_t begin, std::uint64_t end) {
+TextLayout text_layout(const session::Execution& execution, const ReadRequest& request,
+                       std::uint64_t begin, std::uint64_t end) {
   if (!request.live_area) return {};
-  return execution.sizes_over(begin, end);
+  return {execution.sizes_over(begin, end), execution.text_start(begin)};
 }
 
 std::string rendered(session::Execution& execution, const ReadRequest& request,
                      const std::string& bytes, std::uint64_t start_seq) {
   if (request.raw) return bytes;
   const session::Charsets charsets = execution.log().charsets_at(start_seq);
-  const session::TerminalSizes sizes =
-      text_sizes(execution, request, start_seq, start_seq + bytes.size());
-  return execution.shell()
-             ? execution.shell()->agent_text(bytes, start_seq, charsets, sizes)  // + [human]
-             : session::to_text(bytes, charsets, sizes);
+  const TextLayout layout = text_layout(execution, request, start_seq, start_seq + bytes.size());
+  return execution.shell() ? execution.shell()->agent_text(bytes, start_seq, charsets, layout.sizes,
+                                                           layout.start)  // + [human]
+                           : session::to_text(bytes, charsets, layout.sizes, layout.start);
 }
 
 namespace {

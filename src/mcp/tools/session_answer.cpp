@@ -25,8 +25,8 @@ json command_output(session::Execution& execution, const session::ShellCommand& 
   const bool evicted = begin > command.output_begin;
   auto text_of = [&](std::string bytes, std::uint64_t seq) {
     if (request.raw) return bytes;
-    return session::to_text(bytes, log.charsets_at(seq),
-                            text_sizes(execution, request, seq, seq + bytes.size()));
+    const TextLayout layout = text_layout(execution, request, seq, seq + bytes.size());
+    return session::to_text(bytes, log.charsets_at(seq), layout.sizes, layout.start);
   };
   // Too long for one page: its start, and its last lines (errors, a summary).
   auto tail = output_tail(log, begin, command.output_end, request.max_bytes);

@@ -113,7 +113,8 @@ void read_echo_once(json& result, session::Execution& execution, const std::stri
   if (start == at.seq && width > 0 && !result.value("capped", false)) {
     auto sizes = execution.sizes_over(start, next);
     for (std::size_t k = 1; k < sizes.size(); ++k) sizes[k].offset += width;  // the blanks first
-    auto text = session::to_text(std::string(width, ' ') + bytes, log.charsets_at(start), sizes);
+    auto text = session::to_text(std::string(width, ' ') + bytes, log.charsets_at(start), sizes,
+                                 execution.text_start(start));
     const auto blanks = text.find_first_not_of(' ');
     text.erase(0, std::min({width, blanks, text.size()}));
     result["output"] = std::move(text);
