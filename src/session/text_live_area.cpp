@@ -113,11 +113,14 @@ void TextConverter::move_row(const LineEscape& action, std::size_t column, std::
   if ((action.row > 0 || action.up > 0) && !over_held_lines) {
     // Into the blank rows of a screen just cleared (the alternate screen,
     // `clear`), from where nothing was drawn since, the view still knows
-    // the row: the rows it leaves are blank too. Anywhere else the rows
-    // below would hold what it wrote, which it cannot go through again.
+    // the row: the rows it leaves are blank too. A row by number it knows
+    // anyway (a program's `clear` in a session goes above the lines the
+    // answer holds), taking the rows below as blank. After a move up
+    // anywhere else the rows below would hold what it wrote, which it
+    // cannot go through again (as empty lines).
     const bool over_blank_rows = unheld_blank_ && written_.empty() && below_.empty();
     forget_rows();
-    if (target && over_blank_rows) know_row(*target, true);
+    if (target && (over_blank_rows || action.row > 0)) know_row(*target, over_blank_rows);
   }
 }
 

@@ -196,6 +196,14 @@ TEST(TextViewStart, ASplitPaneReadsTheHeaderTheLogAndTheLastFooter) {
   std::vector<std::string> lines = rows_of_text(fresh(raw, {60, 10}));
   std::erase(lines, "");
   EXPECT_EQ(lines, expected);
+  // The same started lower on a screen the view does not hold (a session's
+  // command after its prompt): `clear` goes above the rows it holds, and the
+  // row is known from there.
+  TextStart lower;
+  lower.row = 6;
+  lines = rows_of_text(to_text(raw, {}, TerminalSizes{{0, {60, 10}}}, lower));
+  std::erase(lines, "");
+  EXPECT_EQ(lines, expected);
 }
 
 // `clear` then rows rewritten by number (tput cup): the rows as rewritten.
