@@ -54,7 +54,9 @@
 //   read as the last, a status line drawn on the bottom row between a save
 //   and a restore as its last state (or not at all once erased), however
 //   short the output. A move into rows the view does not hold (above where
-//   it started) writes the line and keeps the row known. CSI 2J over rows
+//   it started) writes the line; a row by number, or a move up over the
+//   blank rows of a screen just cleared, keeps the row known (the rows
+//   below taken as blank), any other forgets it. CSI 2J over rows
 //   taken back writes them as they were (what `clear` erases stays in the
 //   text). Nothing drawn on the alternate screen takes back what was
 //   printed before it; CSI L, M, S, T (rows moved under the cursor) write
