@@ -28,10 +28,21 @@ void TextConverter::check_written_lines(const std::string& out) {
 // After a move or change it does not follow, the view no longer knows where
 // the cursor is among the rows, so it takes none back.
 void TextConverter::forget_rows() {
+  held_unplaced_ = held_blank_lines_;
   written_.clear();
   hidden_below_ = 0;
   unheld_above_ = 0;
   unheld_blank_ = false;
+}
+
+// A row the view no longer knows, in a scroll region it followed: it cannot
+// count the rows while the region lasts (a LF at its bottom scrolls it).
+void TextConverter::lose_row() {
+  forget_rows();
+  if (!region_bottom_) return;
+  region_bottom_.reset();
+  region_top_ = 0;
+  in_unknown_region_ = true;
 }
 
 // The cursor is on `row` of a screen whose other rows are not the view's to
@@ -119,8 +130,12 @@ void TextConverter::move_row(const LineEscape& action, std::size_t column, std::
     // anywhere else the rows below would hold what it wrote, which it
     // cannot go through again (as empty lines).
     const bool over_blank_rows = unheld_blank_ && written_.empty() && below_.empty();
-    forget_rows();
-    if (target && (over_blank_rows || action.row > 0)) know_row(*target, over_blank_rows);
+    if (target && (over_blank_rows || action.row > 0)) {
+      forget_rows();
+      know_row(*target, over_blank_rows);
+    } else {
+      lose_row();
+    }
   }
 }
 
@@ -142,16 +157,19 @@ std::optional<std::size_t> TextConverter::landing_row(const LineEscape& action,
 // written_) and below it (below_) span the whole terminal, so they were
 // written down to its bottom row (a LF there scrolls the screen, the cursor
 // stays) and the cursor is as many rows above that as there are below it.
-// Not known from a wrapped open line (which row of it the cursor is on).
+// A wrapped open line counts its rows above and below the cursor's, where
+// the view knows which that is (open_rows); else the row is not known.
 std::optional<std::size_t> TextConverter::cursor_row(const std::string& out) const {
-  if (!terminal_.known() || in_unknown_region_ ||
-      TextLine::columns_of(line_.text()) > terminal_.cols)
-    return std::nullopt;
-  std::size_t below = hidden_below_;
+  if (!terminal_.known() || in_unknown_region_) return std::nullopt;
+  const std::optional<OpenRows> open = open_rows();
+  if (!open) return std::nullopt;
+  std::size_t below = hidden_below_ + (open->rows - 1 - open->row);
   for (const std::string& row : below_) below += rows_of(row, terminal_.cols);
   if (below >= terminal_.rows) return std::nullopt;
   const std::size_t needed = terminal_.rows - 1 - below;
-  std::size_t above = held_blank_lines_ + unheld_above_;
+  // Empty lines held before the view lost the row are not above it.
+  std::size_t above =
+      held_blank_lines_ - std::min(held_unplaced_, held_blank_lines_) + unheld_above_ + open->row;
   std::size_t end = out.size();
   for (auto line = written_.rbegin(); line != written_.rend() && above < needed; ++line) {
     above +=
@@ -189,6 +207,7 @@ bool TextConverter::take_back(std::size_t up, bool scrolls_at_top, std::size_t c
   const std::size_t held = held_blank_lines_;
   std::size_t first = written_.size();  // the first line taken back
   std::string target;
+  std::size_t target_cols = terminal_.cols;
   std::deque<std::string> rows;  // between the target and the open line
   if (up > held) {
     std::size_t remaining = up - held;
@@ -209,6 +228,7 @@ bool TextConverter::take_back(std::size_t up, bool scrolls_at_top, std::size_t c
       std::string line = out.substr(start, next - 1 - start);
       if (k == first) {
         target = std::move(line);
+        target_cols = written_[k].cols;
       } else {
         rows.push_back(std::move(line));
       }
@@ -226,7 +246,13 @@ bool TextConverter::take_back(std::size_t up, bool scrolls_at_top, std::size_t c
   rows.insert(rows.end(), std::make_move_iterator(below_.begin()),
               std::make_move_iterator(below_.end()));
   below_ = std::move(rows);
-  line_.assign(target, column);
+  // On a line wider than the terminal (written at its width): on its
+  // first row.
+  const std::size_t target_rows = rows_of(target, terminal_.cols);
+  wrapped_.reset();
+  if (target_rows > 1 && target_cols == terminal_.cols) wrapped_ = OpenRows{0, target_rows};
+  // Its rows are as wide as the terminal, where the cursor stops.
+  line_.assign(target, wrapped_ ? std::min(column, terminal_.cols - 1) : column);
   printed_ = !target.empty();
   changed_row_ = true;
   return true;
@@ -242,7 +268,7 @@ bool TextConverter::move_to_row(std::size_t row, std::size_t column, std::string
   if (!current) return false;
   row = std::min(row, terminal_.rows - 1);
   if (row == *current) {
-    line_.move_to(column);
+    line_.move_to(wrapped_ ? row_start() + std::min(column, terminal_.cols - 1) : column);
     return true;
   }
   if (row > *current) {
@@ -269,6 +295,7 @@ void TextConverter::erase_screen(std::string& out) {
   end_live_rows(false, out);
   forget_rows();
   line_.clear(column);
+  wrapped_.reset();
   printed_ = false;
   if (row) know_row(*row, true);
 }
@@ -365,6 +392,7 @@ void TextConverter::blank_rows_below() {
 }
 
 void TextConverter::move_down(std::size_t down, std::size_t column, std::string& out) {
+  if (move_down_in_line(down, column)) return;
   if (down == 0) {
     line_.move_to(column);
     return;
@@ -380,6 +408,7 @@ void TextConverter::move_down(std::size_t down, std::size_t column, std::string&
     end_row(below_.front(), out);
     below_.pop_front();
   }
+  wrapped_.reset();
   if (below_.empty()) {  // past the bottom row: a new line
     line_.clear(column);
     printed_ = false;
@@ -438,6 +467,7 @@ void TextConverter::end_live_rows(bool at_end, std::string& out) {
   }
   for (const std::string& row : rows) end_row(row, out);
   line_.assign(open, 0);
+  wrapped_.reset();
   printed_ = !open.empty();
 }
 

@@ -49,18 +49,22 @@ void TextConverter::take_open_line(std::string& out) {
   if (printed_) write_held_lines(out);
   out += line_.text();
   line_.clear();
+  wrapped_.reset();
   written_.clear();  // the next line does not start where the last one ended
 }
 
 void TextConverter::write_held_lines(std::string& out) {
   if (terminal_.known()) {
     const std::size_t start = out.size();
-    const std::size_t from = held_blank_lines_ - std::min(held_blank_lines_, terminal_.rows);
+    // Those held before the view lost the row are not lines above it.
+    const std::size_t from =
+        std::max(held_unplaced_, held_blank_lines_ - std::min(held_blank_lines_, terminal_.rows));
     for (std::size_t k = from; k < held_blank_lines_; ++k) written_line_at(start + k);
   }
   out.append(held_blank_lines_, '\n');
   lines_ended_ += held_blank_lines_;
   held_blank_lines_ = 0;
+  held_unplaced_ = 0;
 }
 
 // A line nothing was printed on is held, not written: the cursor may come
@@ -72,9 +76,12 @@ void TextConverter::end_line(std::string& out) {
   // returns the cursor to the row's start (the view's LF is CR LF).
   const std::optional<std::size_t> row = region_bottom_ ? cursor_row(out) : std::nullopt;
   if (row == terminal_.rows - 1 && region_bottom_ != row) {
-    line_.move_to(0);
+    line_.move_to(row_start());
     return;
   }
+  // A LF on a row of a wrapped line above its last goes to the next of its
+  // rows: the line ends as the view ends lines, on a row it cannot count.
+  const bool inside_wrapped = inside_wrapped_line();
   const bool scrolls = row && row == region_bottom_;
   if (printed_) {
     write_held_lines(out);
@@ -87,17 +94,19 @@ void TextConverter::end_line(std::string& out) {
   }
   changed_row_ = true;
   if (scrolls && region_top_ > 0) keep_region_lines(out);
+  wrapped_.reset();
   if (!scrolls && !below_.empty()) {  // onto the next row of the live area
     line_.assign(below_.front(), 0);
     printed_ = !below_.front().empty();
     below_.pop_front();
-    return;
+  } else {
+    // Onto a blank row, not past the bottom: the line took its rows.
+    if (!scrolls && hidden_below_ > 0 && terminal_.known())
+      hidden_below_ -= std::min(hidden_below_, rows_of(line_.text(), terminal_.cols));
+    line_.clear();
+    printed_ = false;
   }
-  // Onto a blank row, not past the bottom: the line took its rows.
-  if (!scrolls && hidden_below_ > 0 && terminal_.known())
-    hidden_below_ -= std::min(hidden_below_, rows_of(line_.text(), terminal_.cols));
-  line_.clear();
-  printed_ = false;
+  if (inside_wrapped) lose_row();
 }
 
 // A move to another row: the view has no rows, so the line written so far
@@ -125,6 +134,7 @@ void TextConverter::change_row(std::size_t column, std::size_t up, std::string& 
     hidden_below_ += over;  // still rows on the screen
   }
   line_.clear(column);
+  wrapped_.reset();
   printed_ = false;
   changed_row_ = true;
 }
@@ -141,7 +151,7 @@ void TextConverter::apply_escape(std::string_view unit, std::string& out) {
       line_.move_right(action.n);
       break;
     case LineOp::kColumn:
-      line_.move_to(action.n);
+      line_.move_to(wrapped_ ? row_start() + std::min(action.n, terminal_.cols - 1) : action.n);
       break;
     case LineOp::kBackTab:
       line_.back_tab(action.n);
@@ -166,8 +176,12 @@ void TextConverter::apply_escape(std::string_view unit, std::string& out) {
         const std::size_t column = line_.cursor_column();
         if (column > 0 && column % terminal_.cols == 0) line_.move_left(1);
       }
-      line_.erase_to_end();
-      if (action.below) blank_rows_below();
+      if (action.below) {
+        line_.erase_to_end();
+        blank_rows_below();
+      } else {
+        erase_to_row_end();
+      }
       break;
     case LineOp::kEraseToStart:
       line_.erase_to_start();
@@ -183,7 +197,7 @@ void TextConverter::apply_escape(std::string_view unit, std::string& out) {
       line_.repeat(action.n);
       break;
     case LineOp::kRowKeepColumn:
-      move_row(action, line_.column(), out);
+      move_row(action, screen_column(), out);
       break;
     case LineOp::kRowToColumn:
       move_row(action, action.n, out);
@@ -202,14 +216,24 @@ void TextConverter::apply_escape(std::string_view unit, std::string& out) {
       break;
     case LineOp::kScrollRegion: {
       // It also puts the cursor home, where a program moves it on or
-      // restores it from: followed where the row is known.
+      // restores it from: followed where the row is known. Home above the
+      // rows the view holds (but blank ones), it no longer counts the rows:
+      // a restore to a row saved by number finds it again. Nor across a
+      // region it did not follow.
       const bool known = cursor_row(out).has_value();
       set_scroll_region(action.n, action.row, out);
-      if (known) move_to_row(0, 0, out);
+      if (!terminal_.known()) break;  // the line goes on, as without rows
+      if (!known || !move_to_row(0, 0, out)) {
+        // Over the blank rows of a screen just cleared it still knows it.
+        const bool over_blank_rows = known && unheld_blank_ && written_.empty() && below_.empty();
+        change_row(0, 0, out);
+        forget_rows();
+        if (over_blank_rows) know_row(0, true);
+      }
       break;
     }
     case LineOp::kSave:
-      saved_column_ = line_.column();
+      saved_column_ = screen_column();
       saved_row_ = cursor_row(out);
       changed_row_ = false;
       held_at_save_ = held_blank_lines_;
@@ -225,7 +249,12 @@ void TextConverter::apply_escape(std::string_view unit, std::string& out) {
         const std::size_t kept = lines_ended_ == lines_at_save_ ? held_at_save_ : 0;
         change_row(saved_column_, held_blank_lines_ - std::min(kept, held_blank_lines_), out);
         // Above lines written since the save: a row the view cannot place.
-        if (lines_ended_ != lines_at_save_) forget_rows();
+        if (lines_ended_ != lines_at_save_) lose_row();
+        // Saved where the view knew the row: that row, as a CUP's.
+        if (saved_row_) {
+          forget_rows();
+          know_row(*saved_row_, false);
+        }
       } else {
         line_.move_to(saved_column_);
       }
@@ -288,7 +317,7 @@ void TextConverter::convert(std::string_view raw, bool final, std::string& out) 
         end_line(out);
         break;
       case UnitKind::kCr:
-        line_.move_to(0);
+        line_.move_to(row_start());
         break;
       case UnitKind::kBackspace:
         line_.move_left(1);

@@ -34,7 +34,12 @@
 //   bars, docker build, rich's Live, Jest's status, ink) reads as the
 //   frame the terminal shows ("a\nb\n\e[2AA\nB\n" -> "A\nB\n"). A move up
 //   that lands anywhere else (above what the view holds, inside a wrapped
-//   line, from a wrapped line) is a row move as without the size.
+//   line, from a wrapped line's first row) is a row move as without the
+//   size. Landed on a wrapped line (a session's long command line, homed
+//   over by `clear` or a scroll region), the view follows which of its rows
+//   the cursor is on while moves keep it there (a move down, a restore, a
+//   CR, a column, an erase to the row's end): a LF on a row above its last
+//   ends the line there and loses the row (text_wrapped_line.cpp).
 // - The cursor's row: when the rows the view holds above and below the
 //   cursor span the terminal, they reach its bottom row (a LF there
 //   scrolls), so the view knows which row the cursor is on. It also knows
@@ -252,10 +257,22 @@ class TextConverter {
   void shift_rows(std::string& out);
   std::optional<std::size_t> landing_row(const LineEscape& action, const std::string& out) const;
   void forget_rows();
+  void lose_row();
   // Terminal rows a line of text takes at `cols` columns.
   static std::size_t rows_of(std::string_view line, std::size_t cols);
   void know_row(std::size_t row, bool blank_above);
   std::optional<std::size_t> cursor_row(const std::string& out) const;
+  // A wrapped open line a row move landed on (text_wrapped_line.cpp).
+  struct OpenRows {
+    std::size_t row;   // the cursor's, among the line's (0: its first)
+    std::size_t rows;  // the rows the line takes
+  };
+  std::optional<OpenRows> open_rows() const;
+  std::size_t row_start() const;
+  std::size_t screen_column();
+  bool move_down_in_line(std::size_t& down, std::size_t column);
+  bool inside_wrapped_line() const;
+  void erase_to_row_end();
   void move_down(std::size_t down, std::size_t column, std::string& out);
   void end_row(std::string_view text, std::string& out);
   void end_live_rows(bool at_end, std::string& out);
@@ -270,6 +287,7 @@ class TextConverter {
   bool printed_ = false;              // on the open line: it is not an empty one
   std::size_t held_blank_lines_ = 0;  // empty lines ended but not written yet
   std::size_t held_at_save_ = 0;      // held_blank_lines_ at the save
+  std::size_t held_unplaced_ = 0;     // of them, held before the view lost the row
   std::size_t lines_at_save_ = 0;     // lines_ended_ at the save
   Charsets charsets_;                 // what printable ASCII prints as
   TextTerminal terminal_;
@@ -291,6 +309,12 @@ class TextConverter {
   std::size_t unheld_above_ = 0;
   bool unheld_blank_ = false;             // and they are blank (a cleared screen)
   std::optional<std::size_t> saved_row_;  // the cursor's row at ESC 7 / CSI s
+  // The open line wraps and a row move landed on it (on its first row):
+  // the row of it the cursor is on, and the rows it took then (an erase
+  // does not take rows back from the screen). The view follows which row
+  // that is only from there: a CR on a wrapped line goes to the line's
+  // start, where a terminal's cursor stays on its row.
+  std::optional<OpenRows> wrapped_;
   // A scroll region other than the whole screen (CSI t ; b r): its last
   // and first rows, when the view knew the cursor's row as it was set; else
   // the rows are not known while it lasts.

@@ -267,5 +267,89 @@ TEST(TextViewStart, ARowNotKnownStaysNotKnown) {
             3u);
 }
 
+// Where a line wider than the terminal wraps (a session's long command
+// line) and a row move lands on it (`clear`, a scroll region homing the
+// cursor), the view follows which of its rows the cursor is on: wherever it
+// says it knows the row, libvterm's cursor is on that row.
+TEST(TextViewStart, ARowKnownOverWrappedLinesIsLibvtermsRow) {
+  std::mt19937 rng(4949);
+  // Text from a column that leaves it on its row: a line printed past the
+  // row's end over rows the view holds is not what this checks.
+  const std::vector<std::string> kText = {"a", "hi", "\x1b[K", "\r"};
+  const std::vector<std::string> kCommand = {"0123456789abc", "0123456789abcdefghijklmnopq",
+                                             "0123456"};
+  const TerminalSizes sizes{{0, {10, 6}}};
+  int known = 0;
+  for (int round = 0; round < 5000; ++round) {
+    std::string raw = "$ " + kCommand[rng() % kCommand.size()] + "\r\n";  // a prompt, a command
+    const int steps = 1 + static_cast<int>(rng() % 16);
+    for (int step = 0; step < steps; ++step) {
+      const unsigned pick = rng() % 8;
+      const std::string row = std::to_string(1 + rng() % 7);
+      if (pick == 0 || pick == 1) {
+        raw += "\x1b[" + std::to_string(1 + rng() % 5) + "G" + kText[rng() % kText.size()];
+      } else if (pick == 2) {
+        raw += "\r\n";
+      } else if (pick == 3) {
+        // Up to column 12 of 10: the cursor stops at the last.
+        raw += "\x1b[" + row + ";" + std::to_string(1 + rng() % 12) + "H";
+      } else if (pick == 4) {
+        raw += "\x1b" + std::string(rng() % 2 == 0 ? "7" : "8");
+      } else if (pick == 5) {
+        raw += "\x1b[" + row + (rng() % 2 == 0 ? "A" : "B");
+      } else if (pick == 6) {
+        raw += "\x1b[" + std::to_string(1 + rng() % 12) + "G";
+      } else {  // a scroll region from the top (apt's), or none
+        raw += rng() % 2 == 0 ? "\x1b[1;" + std::to_string(3 + rng() % 3) + "r"
+                              : std::string("\x1b[r");
+      }
+    }
+    const TextStart after = text_start_after(raw, {}, sizes, TextStart::top_left());
+    if (!after.row) continue;
+    ++known;
+    Screen screen(pty::TerminalSize{10, 6});
+    screen.feed(
+        "\x1b"
+        "7" +
+        raw);
+    ASSERT_EQ(*after.row, static_cast<std::size_t>(screen.cursor().row))
+        << ::testing::PrintToString(raw);
+  }
+  EXPECT_GT(known, 2000);
+}
+
+// A session's command line wider than the terminal, then apt's region and a
+// build status on the bottom row: the row stays known across the wrapped
+// line (the region homes the cursor onto it, the restore goes down through
+// it), so the next command's status reads as its last state.
+TEST(TextViewStart, AStatusAfterALongCommandLineReadsAsItsLastState) {
+  const TextTerminal terminal{40, 12};
+  const TerminalSizes sizes{{0, terminal}};
+  const std::string prompt = "root@vm:/check/work/main/tests/e2e# ";
+  std::string before = prompt +
+                       "python3 /tmp/apt.py\r\nReading\r\n\r\n\x1b"
+                       "7\x1b[0;11r\x1b"
+                       "8\x1b[1A";
+  for (int i = 1; i <= 14; ++i) before += "Unpacking " + std::to_string(i) + "\r\r\n";
+  before +=
+      "\r\n\x1b"
+      "7\x1b[0;12r\x1b"
+      "8\x1b[1A\x1b[J" +
+      prompt + "python3 /tmp/status.py\r\n";
+  const TextStart start = text_start_after(before, {}, sizes, TextStart::top_left());
+  ASSERT_EQ(start.row, 11u);
+  std::string status = "compiling\r\n";
+  for (int i = 1; i <= 3; ++i) {
+    status += "  CC " + std::to_string(i) +
+              "\r\n\x1b"
+              "7\x1b[12;1H\x1b[2K[" +
+              std::to_string(i) +
+              "/3]\x1b"
+              "8";
+  }
+  EXPECT_EQ(to_text(status + "linked\r\n", {}, sizes, start),
+            "compiling\n  CC 1\n  CC 2\n  CC 3\nlinked\n");
+}
+
 }  // namespace
 }  // namespace agentty::session
