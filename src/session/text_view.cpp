@@ -248,12 +248,11 @@ void TextConverter::apply_escape(std::string_view unit, std::string& out) {
       } else if (changed_row_) {
         const std::size_t kept = lines_ended_ == lines_at_save_ ? held_at_save_ : 0;
         change_row(saved_column_, held_blank_lines_ - std::min(kept, held_blank_lines_), out);
-        // Above lines written since the save: a row the view cannot place.
-        if (lines_ended_ != lines_at_save_) lose_row();
-        // Saved where the view knew the row: that row, as a CUP's.
-        if (saved_row_) {
+        if (saved_row_) {  // saved where the view knew the row: that row, as a CUP's
           forget_rows();
           know_row(*saved_row_, false);
+        } else if (lines_ended_ != lines_at_save_) {
+          lose_row();  // above lines written since the save: a row it cannot place
         }
       } else {
         line_.move_to(saved_column_);
