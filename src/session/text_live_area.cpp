@@ -80,9 +80,9 @@ TextStart TextConverter::position(const std::string& out) const {
   return at;
 }
 
-void TextConverter::written_line_at(std::size_t offset) {
+void TextConverter::written_line_at(std::size_t offset, std::size_t rows) {
   if (!terminal_.known()) return;
-  written_.push_back({offset, terminal_.cols});
+  written_.push_back({offset, terminal_.cols, rows});
   if (written_.size() > terminal_.rows) written_.pop_front();
 }
 
@@ -118,8 +118,11 @@ void TextConverter::move_row(const LineEscape& action, std::size_t column, std::
   const std::optional<std::size_t> target = landing_row(action, out);
   // Past the top row the cursor stops there.
   const std::size_t up = target && action.row == 0 ? *cursor_row(out) - *target : action.up;
-  const bool over_held_lines = action.row == 0 && up > 0 && up <= held_blank_lines_ &&
-                               line_.text().empty() && below_.empty();
+  // (Those held before the view lost the row are not rows it knows.)
+  const bool over_held_lines =
+      action.row == 0 && up > 0 &&
+      up + std::min(held_unplaced_, held_blank_lines_) <= held_blank_lines_ &&
+      line_.text().empty() && below_.empty();
   change_row(column, up, out);
   if ((action.row > 0 || action.up > 0) && !over_held_lines) {
     // Into the blank rows of a screen just cleared (the alternate screen,
@@ -172,8 +175,7 @@ std::optional<std::size_t> TextConverter::cursor_row(const std::string& out) con
       held_blank_lines_ - std::min(held_unplaced_, held_blank_lines_) + unheld_above_ + open->row;
   std::size_t end = out.size();
   for (auto line = written_.rbegin(); line != written_.rend() && above < needed; ++line) {
-    above +=
-        rows_of(std::string_view(out).substr(line->offset, end - 1 - line->offset), line->cols);
+    above += rows_taken(*line, std::string_view(out).substr(line->offset, end - 1 - line->offset));
     end = line->offset;
   }
   if (above < needed) return std::nullopt;
@@ -186,7 +188,7 @@ bool TextConverter::take_back(std::size_t up, bool scrolls_at_top, std::size_t c
                               std::string& out) {
   if (!terminal_.known()) return false;
   const std::string open = line_.text();
-  if (TextLine::columns_of(open) > terminal_.cols) return false;  // from a wrapped line
+  if (TextLine::columns_of(open) > terminal_.cols) return move_up_in_line(up, column);
   // Past the top row a terminal's cursor stops there (a display taller than
   // the terminal: the rows above are in the scrollback). ESC M scrolls
   // instead, which the view cannot follow. Where the view does not know the
@@ -208,6 +210,7 @@ bool TextConverter::take_back(std::size_t up, bool scrolls_at_top, std::size_t c
   std::size_t first = written_.size();  // the first line taken back
   std::string target;
   std::size_t target_cols = terminal_.cols;
+  std::size_t target_rows = 1;
   std::deque<std::string> rows;  // between the target and the open line
   if (up > held) {
     std::size_t remaining = up - held;
@@ -215,10 +218,10 @@ bool TextConverter::take_back(std::size_t up, bool scrolls_at_top, std::size_t c
     while (remaining > 0 && first > 0) {
       --first;
       const WrittenLine& line = written_[first];
-      const std::size_t rows_taken =
-          rows_of(std::string_view(out).substr(line.offset, end - 1 - line.offset), line.cols);
-      if (rows_taken > remaining) return false;  // inside a wrapped line
-      remaining -= rows_taken;
+      const std::size_t taken =
+          rows_taken(line, std::string_view(out).substr(line.offset, end - 1 - line.offset));
+      if (taken > remaining) return false;  // inside a wrapped line
+      remaining -= taken;
       end = line.offset;
     }
     if (remaining > 0) return false;  // above the lines held
@@ -227,6 +230,7 @@ bool TextConverter::take_back(std::size_t up, bool scrolls_at_top, std::size_t c
       const std::size_t next = k + 1 < written_.size() ? written_[k + 1].offset : out.size();
       std::string line = out.substr(start, next - 1 - start);
       if (k == first) {
+        target_rows = rows_taken(written_[k], line);
         target = std::move(line);
         target_cols = written_[k].cols;
       } else {
@@ -248,7 +252,6 @@ bool TextConverter::take_back(std::size_t up, bool scrolls_at_top, std::size_t c
   below_ = std::move(rows);
   // On a line wider than the terminal (written at its width): on its
   // first row.
-  const std::size_t target_rows = rows_of(target, terminal_.cols);
   wrapped_.reset();
   if (target_rows > 1 && target_cols == terminal_.cols) wrapped_ = OpenRows{0, target_rows};
   // Its rows are as wide as the terminal, where the cursor stops.
@@ -268,7 +271,7 @@ bool TextConverter::move_to_row(std::size_t row, std::size_t column, std::string
   if (!current) return false;
   row = std::min(row, terminal_.rows - 1);
   if (row == *current) {
-    line_.move_to(wrapped_ ? row_start() + std::min(column, terminal_.cols - 1) : column);
+    line_.move_to(column_on_row(column));
     return true;
   }
   if (row > *current) {
@@ -376,7 +379,7 @@ void TextConverter::keep_region_lines(const std::string& out) {
   std::size_t kept = 0;
   for (auto line = written_.rbegin(); line != written_.rend(); ++line, ++kept) {
     const std::size_t taken =
-        rows_of(std::string_view(out).substr(line->offset, end - 1 - line->offset), line->cols);
+        rows_taken(*line, std::string_view(out).substr(line->offset, end - 1 - line->offset));
     if (above + taken > rows) break;
     above += taken;
     end = line->offset;
@@ -403,7 +406,7 @@ void TextConverter::move_down(std::size_t down, std::size_t column, std::string&
     below_.insert(below_.end(), blank, std::string());
     hidden_below_ -= blank;
   }
-  end_row(line_.text(), out);
+  end_row(line_.text(), out, open_line_rows());
   for (std::size_t k = 1; k < down && !below_.empty(); ++k) {
     end_row(below_.front(), out);
     below_.pop_front();
@@ -422,14 +425,14 @@ void TextConverter::move_down(std::size_t down, std::size_t column, std::string&
 
 // A row of the live area, as the view writes a line a row move ends: its
 // text without the spaces at its end, or an empty line held.
-void TextConverter::end_row(std::string_view text, std::string& out) {
+void TextConverter::end_row(std::string_view text, std::string& out, std::size_t rows) {
   const std::size_t end = text.find_last_not_of(' ') + 1;  // npos + 1 == 0
   if (end == 0) {
     ++held_blank_lines_;
     return;
   }
   write_held_lines(out);
-  written_line_at(out.size());
+  written_line_at(out.size(), rows);
   out.append(text.substr(0, end));
   out += '\n';
   ++lines_ended_;
@@ -456,10 +459,10 @@ void TextConverter::end_live_rows(bool at_end, std::string& out) {
   const std::string current = line_.text();
   if (!rows.empty() || !open.empty() || !blank(current)) {
     if (!at_end || blank(current)) {
-      end_row(current, out);
+      end_row(current, out, open_line_rows());
     } else {
       write_held_lines(out);
-      written_line_at(out.size());
+      written_line_at(out.size(), open_line_rows());
       out += current;
       out += '\n';
       ++lines_ended_;

@@ -80,12 +80,16 @@ void TextConverter::end_line(std::string& out) {
     return;
   }
   // A LF on a row of a wrapped line above its last goes to the next of its
-  // rows: the line ends as the view ends lines, on a row it cannot count.
+  // rows: the line ends as the view ends lines, on a row it cannot count
+  // unless the rows below hold nothing (readline's wrap).
   const bool inside_wrapped = inside_wrapped_line();
   const bool scrolls = row && row == region_bottom_;
+  const std::optional<std::size_t> blank_under =
+      inside_wrapped && !scrolls ? cut_at_row_end() : std::nullopt;
+  const std::size_t rows_shown = open_line_rows();
   if (printed_) {
     write_held_lines(out);
-    written_line_at(out.size());
+    written_line_at(out.size(), rows_shown);
     out += line_.text();
     out += '\n';
     ++lines_ended_;
@@ -95,14 +99,27 @@ void TextConverter::end_line(std::string& out) {
   changed_row_ = true;
   if (scrolls && region_top_ > 0) keep_region_lines(out);
   wrapped_.reset();
+  if (blank_under) {  // onto a blank row the line took, more under it
+    line_.clear();
+    printed_ = false;
+    if (below_.empty()) {
+      hidden_below_ += *blank_under;
+    } else {
+      below_.insert(below_.begin(), *blank_under, std::string());
+    }
+    return;
+  }
   if (!scrolls && !below_.empty()) {  // onto the next row of the live area
     line_.assign(below_.front(), 0);
     printed_ = !below_.front().empty();
     below_.pop_front();
   } else {
-    // Onto a blank row, not past the bottom: the line took its rows.
-    if (!scrolls && hidden_below_ > 0 && terminal_.known())
-      hidden_below_ -= std::min(hidden_below_, rows_of(line_.text(), terminal_.cols));
+    // Onto a blank row, not past the bottom: the line took its rows (but
+    // those it had on the screen already).
+    if (!scrolls && hidden_below_ > 0 && terminal_.known()) {
+      const std::size_t rows = rows_of(line_.text(), terminal_.cols);
+      hidden_below_ -= std::min(hidden_below_, rows + 1 - std::min(rows, rows_shown));
+    }
     line_.clear();
     printed_ = false;
   }
@@ -123,7 +140,7 @@ void TextConverter::change_row(std::size_t column, std::size_t up, std::string& 
     end_live_rows(false, out);  // to a row it does not know
   } else if (end > 0) {
     write_held_lines(out);
-    written_line_at(out.size());
+    written_line_at(out.size(), open_line_rows());
     out.append(text, 0, end);
     out += '\n';
     ++lines_ended_;
@@ -131,6 +148,7 @@ void TextConverter::change_row(std::size_t column, std::size_t up, std::string& 
     if (line_.has_text() && up == 0) ++held_blank_lines_;  // a row of spaces: an empty line
     const std::size_t over = std::min(up, held_blank_lines_);
     held_blank_lines_ -= over;
+    held_unplaced_ = std::min(held_unplaced_, held_blank_lines_);
     hidden_below_ += over;  // still rows on the screen
   }
   line_.clear(column);
@@ -151,7 +169,7 @@ void TextConverter::apply_escape(std::string_view unit, std::string& out) {
       line_.move_right(action.n);
       break;
     case LineOp::kColumn:
-      line_.move_to(wrapped_ ? row_start() + std::min(action.n, terminal_.cols - 1) : action.n);
+      line_.move_to(column_on_row(action.n));
       break;
     case LineOp::kBackTab:
       line_.back_tab(action.n);
@@ -171,10 +189,11 @@ void TextConverter::apply_escape(std::string_view unit, std::string& out) {
     case LineOp::kEraseToEnd:
       // Just past the last column (the terminal's pending wrap) the cursor
       // is on that column, which the erase blanks: readline's " ESC[K"
-      // where a wide character does not fit leaves no space.
+      // where a wide character does not fit leaves no space. (At the start
+      // of a wrapped line's row a move put it on, it is not.)
       if (terminal_.known()) {
         const std::size_t column = line_.cursor_column();
-        if (column > 0 && column % terminal_.cols == 0) line_.move_left(1);
+        if (column > row_start() && column % terminal_.cols == 0) line_.move_left(1);
       }
       if (action.below) {
         line_.erase_to_end();
@@ -217,9 +236,10 @@ void TextConverter::apply_escape(std::string_view unit, std::string& out) {
     case LineOp::kScrollRegion: {
       // It also puts the cursor home, where a program moves it on or
       // restores it from: followed where the row is known. Home above the
-      // rows the view holds (but blank ones), it no longer counts the rows:
-      // a restore to a row saved by number finds it again. Nor across a
-      // region it did not follow.
+      // rows the view holds (but blank ones), it no longer counts the rows
+      // (nor from the lines in the region, which scroll it): a restore to a
+      // row saved by number finds it again. Nor across a region it did not
+      // follow.
       const bool known = cursor_row(out).has_value();
       set_scroll_region(action.n, action.row, out);
       if (!terminal_.known()) break;  // the line goes on, as without rows
@@ -228,7 +248,11 @@ void TextConverter::apply_escape(std::string_view unit, std::string& out) {
         const bool over_blank_rows = known && unheld_blank_ && written_.empty() && below_.empty();
         change_row(0, 0, out);
         forget_rows();
-        if (over_blank_rows) know_row(0, true);
+        if (over_blank_rows) {
+          know_row(0, true);
+        } else if (region_bottom_) {
+          in_unknown_region_ = true;
+        }
       }
       break;
     }
@@ -251,11 +275,12 @@ void TextConverter::apply_escape(std::string_view unit, std::string& out) {
         if (saved_row_) {  // saved where the view knew the row: that row, as a CUP's
           forget_rows();
           know_row(*saved_row_, false);
-        } else if (lines_ended_ != lines_at_save_) {
-          lose_row();  // above lines written since the save: a row it cannot place
+          if (region_bottom_) in_unknown_region_ = false;  // a region it follows again
+        } else {
+          lose_row();  // saved on a row it did not know
         }
       } else {
-        line_.move_to(saved_column_);
+        line_.move_to(column_on_row(saved_column_));
       }
       break;
   }
@@ -316,7 +341,7 @@ void TextConverter::convert(std::string_view raw, bool final, std::string& out) 
         end_line(out);
         break;
       case UnitKind::kCr:
-        line_.move_to(row_start());
+        carriage_return();
         break;
       case UnitKind::kBackspace:
         line_.move_left(1);

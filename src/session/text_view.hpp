@@ -146,9 +146,11 @@ struct TextStart {
   std::optional<std::size_t> region_bottom;  // a scroll region followed: its last row
   std::size_t region_top = 0;                // and its first
   bool in_unknown_region = false;            // a region set where the row was not known
+  // A fresh terminal: a restore with nothing saved goes home too.
   static TextStart top_left() {
     TextStart start;
     start.row = 0;
+    start.saved_row = 0;
     return start;
   }
 };
@@ -268,15 +270,23 @@ class TextConverter {
     std::size_t rows;  // the rows the line takes
   };
   std::optional<OpenRows> open_rows() const;
+  std::optional<OpenRows> landed_rows() const;
+  // The rows the open line has on the screen, at least.
+  std::size_t open_line_rows() const { return wrapped_ ? wrapped_->rows : 1; }
   std::size_t row_start() const;
+  std::size_t row_column(std::size_t row, std::size_t column) const;
+  std::size_t column_on_row(std::size_t column) const;
   std::size_t screen_column();
   bool move_down_in_line(std::size_t& down, std::size_t column);
+  bool move_up_in_line(std::size_t up, std::size_t column);
+  void carriage_return();
   bool inside_wrapped_line() const;
   void erase_to_row_end();
+  std::optional<std::size_t> cut_at_row_end();
   void move_down(std::size_t down, std::size_t column, std::string& out);
-  void end_row(std::string_view text, std::string& out);
+  void end_row(std::string_view text, std::string& out, std::size_t rows = 1);
   void end_live_rows(bool at_end, std::string& out);
-  void written_line_at(std::size_t offset);
+  void written_line_at(std::size_t offset, std::size_t rows = 1);
   void check_written_lines(const std::string& out);
 
   TextLine line_;        // the open line
@@ -295,9 +305,14 @@ class TextConverter {
   // terminal_.rows) starts, and the rows below the cursor, top first (the
   // last is the bottom row, where the output's last line is open).
   struct WrittenLine {
-    std::size_t offset;  // where it starts in `out`
-    std::size_t cols;    // the terminal's width when it was written
+    std::size_t offset;    // where it starts in `out`
+    std::size_t cols;      // the terminal's width when it was written
+    std::size_t rows = 1;  // at least (a wrapped line's blank rows show no text)
   };
+  // The rows a written line took: `text` is its text.
+  static std::size_t rows_taken(const WrittenLine& line, std::string_view text) {
+    return std::max(rows_of(text, line.cols), line.rows);
+  }
   std::deque<WrittenLine> written_;
   std::deque<std::string> below_;
   // Blank rows under below_ (and the cursor) that the view knows the screen
@@ -309,15 +324,18 @@ class TextConverter {
   std::size_t unheld_above_ = 0;
   bool unheld_blank_ = false;             // and they are blank (a cleared screen)
   std::optional<std::size_t> saved_row_;  // the cursor's row at ESC 7 / CSI s
-  // The open line wraps and a row move landed on it (on its first row):
-  // the row of it the cursor is on, and the rows it took then (an erase
-  // does not take rows back from the screen). The view follows which row
-  // that is only from there: a CR on a wrapped line goes to the line's
-  // start, where a terminal's cursor stays on its row.
+  // The open line wraps and a row move landed on it (on its first row), or
+  // readline's CR put the cursor on its last row: the row of it the cursor
+  // is on, and the rows it took then (an erase does not take rows back
+  // from the screen). The view follows which row that is only from there:
+  // another CR on a wrapped line goes to the line's start, where a
+  // terminal's cursor stays on its row.
   std::optional<OpenRows> wrapped_;
   // A scroll region other than the whole screen (CSI t ; b r): its last
   // and first rows, when the view knew the cursor's row as it was set; else
-  // the rows are not known while it lasts.
+  // the rows are not known while it lasts (in_unknown_region_). Known, but
+  // the row lost in it (its home move above the rows the view holds), they
+  // are not known until a restore to a row saved by number.
   std::optional<std::size_t> region_bottom_;
   std::size_t region_top_ = 0;
   bool in_unknown_region_ = false;

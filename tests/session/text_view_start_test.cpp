@@ -277,11 +277,27 @@ TEST(TextViewStart, ARowKnownOverWrappedLinesIsLibvtermsRow) {
   // row's end over rows the view holds is not what this checks.
   const std::vector<std::string> kText = {"a", "hi", "\x1b[K", "\r"};
   const std::vector<std::string> kCommand = {"0123456789abc", "0123456789abcdefghijklmnopq",
-                                             "0123456"};
+                                             "0123456", "01234567", "0123456789abcdefgh"};
+  // A command line as readline echoes it: typed (a space and a CR past
+  // each row's end), written at once (as wide as the terminal: the space,
+  // CR, a move up and the last character again), or as it is.
+  const auto echoed = [&rng](const std::string& line) {
+    const unsigned form = rng() % 3;
+    if (form == 0) {
+      std::string typed;
+      for (std::size_t at = 0; at < line.size(); at += 10) {
+        typed += line.substr(at, 10);
+        if (at + 10 <= line.size()) typed += " \r";
+      }
+      return typed;
+    }
+    if (form == 1 && line.size() % 10 == 0) return line + " \r\x1b[A\x1b[9C\x1b[K" + line.back();
+    return line;
+  };
   const TerminalSizes sizes{{0, {10, 6}}};
   int known = 0;
   for (int round = 0; round < 5000; ++round) {
-    std::string raw = "$ " + kCommand[rng() % kCommand.size()] + "\r\n";  // a prompt, a command
+    std::string raw = echoed("$ " + kCommand[rng() % kCommand.size()]) + "\r\n";
     const int steps = 1 + static_cast<int>(rng() % 16);
     for (int step = 0; step < steps; ++step) {
       const unsigned pick = rng() % 8;
@@ -318,16 +334,16 @@ TEST(TextViewStart, ARowKnownOverWrappedLinesIsLibvtermsRow) {
   EXPECT_GT(known, 2000);
 }
 
-// A session's command line wider than the terminal, then apt's region and a
-// build status on the bottom row: the row stays known across the wrapped
-// line (the region homes the cursor onto it, the restore goes down through
-// it), so the next command's status reads as its last state.
-TEST(TextViewStart, AStatusAfterALongCommandLineReadsAsItsLastState) {
+// A session's command line (`echoed`, after the prompt) and apt's region,
+// then a build status on the bottom row: the row stays known across the
+// command line (the region homes the cursor onto it, the restore goes down
+// through it), so the next command's status reads as its last state.
+void expect_status_after_command_line(const std::string& echoed) {
   const TextTerminal terminal{40, 12};
   const TerminalSizes sizes{{0, terminal}};
   const std::string prompt = "root@vm:/check/work/main/tests/e2e# ";
-  std::string before = prompt +
-                       "python3 /tmp/apt.py\r\nReading\r\n\r\n\x1b"
+  std::string before = prompt + echoed +
+                       "\r\nReading\r\n\r\n\x1b"
                        "7\x1b[0;11r\x1b"
                        "8\x1b[1A";
   for (int i = 1; i <= 14; ++i) before += "Unpacking " + std::to_string(i) + "\r\r\n";
@@ -337,7 +353,7 @@ TEST(TextViewStart, AStatusAfterALongCommandLineReadsAsItsLastState) {
       "8\x1b[1A\x1b[J" +
       prompt + "python3 /tmp/status.py\r\n";
   const TextStart start = text_start_after(before, {}, sizes, TextStart::top_left());
-  ASSERT_EQ(start.row, 11u);
+  ASSERT_EQ(start.row, 11u) << ::testing::PrintToString(echoed);
   std::string status = "compiling\r\n";
   for (int i = 1; i <= 3; ++i) {
     status += "  CC " + std::to_string(i) +
@@ -349,6 +365,28 @@ TEST(TextViewStart, AStatusAfterALongCommandLineReadsAsItsLastState) {
   }
   EXPECT_EQ(to_text(status + "linked\r\n", {}, sizes, start),
             "compiling\n  CC 1\n  CC 2\n  CC 3\nlinked\n");
+}
+
+TEST(TextViewStart, AStatusAfterALongCommandLineReadsAsItsLastState) {
+  expect_status_after_command_line("python3 /tmp/apt.py");
+}
+
+// A command line as wide as the terminal, as readline echoes one written at
+// once: past the margin with a space and a CR, back up a row, the last
+// character again (session 49's closing CI, where the checkout's path made
+// the line 80 columns).
+TEST(TextViewStart, AStatusAfterACommandLineAsWideAsTheTerminalReadsAsItsLastState) {
+  expect_status_after_command_line("ls 1 \r\x1b[A\x1b[39C\x1b[K1");
+}
+
+// Typed, the rest of a long command line follows readline's space and CR
+// on the next row: the line reads whole, the row known after it.
+TEST(TextViewStart, ACommandLineTypedPastTheMarginReadsWhole) {
+  const TerminalSizes sizes{{0, {10, 6}}};
+  const std::string raw = "$ echo abc \rdef\r\nabcdef\r\n$ ";
+  EXPECT_EQ(to_text(raw, {}, sizes, TextStart::top_left()), "$ echo abcdef\nabcdef\n$ ");
+  EXPECT_EQ(text_start_after(raw, {}, sizes, TextStart::top_left()).row, 3u);
+  expect_status_after_command_line("python3 /tmp/ \rapt.py");
 }
 
 }  // namespace
