@@ -276,6 +276,11 @@ void TextConverter::apply_escape(std::string_view unit, std::string& out) {
           forget_rows();
           know_row(*saved_row_, false);
           if (region_bottom_) in_unknown_region_ = false;  // a region it follows again
+          // The empty lines held at the save are the rows right above it.
+          if (held_blank_lines_ <= unheld_above_) {
+            unheld_above_ -= held_blank_lines_;
+            held_unplaced_ = 0;
+          }
         } else {
           lose_row();  // saved on a row it did not know
         }
