@@ -84,8 +84,8 @@ void TextConverter::end_line(std::string& out) {
   // unless the rows below hold nothing (readline's wrap).
   const bool inside_wrapped = inside_wrapped_line();
   const bool scrolls = row && row == region_bottom_;
-  const std::optional<std::size_t> blank_under =
-      inside_wrapped && !scrolls ? cut_at_row_end() : std::nullopt;
+  std::size_t blank_under = 0;  // rows of the line under the next one
+  const bool cut = inside_wrapped && !scrolls && cut_at_row_end(blank_under);
   const std::size_t rows_shown = open_line_rows();
   if (printed_) {
     write_held_lines(out);
@@ -99,13 +99,13 @@ void TextConverter::end_line(std::string& out) {
   changed_row_ = true;
   if (scrolls && region_top_ > 0) keep_region_lines(out);
   wrapped_.reset();
-  if (blank_under) {  // onto a blank row the line took, more under it
+  if (cut) {  // onto a blank row the line took, more under it
     line_.clear();
     printed_ = false;
     if (below_.empty()) {
-      hidden_below_ += *blank_under;
+      hidden_below_ += blank_under;
     } else {
-      below_.insert(below_.begin(), *blank_under, std::string());
+      below_.insert(below_.begin(), blank_under, std::string());
     }
     return;
   }

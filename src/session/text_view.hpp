@@ -282,7 +282,7 @@ class TextConverter {
   void carriage_return();
   bool inside_wrapped_line() const;
   void erase_to_row_end();
-  std::optional<std::size_t> cut_at_row_end();
+  bool cut_at_row_end(std::size_t& blank_under);
   void move_down(std::size_t down, std::size_t column, std::string& out);
   void end_row(std::string_view text, std::string& out, std::size_t rows = 1);
   void end_live_rows(bool at_end, std::string& out);

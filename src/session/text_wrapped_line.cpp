@@ -129,11 +129,11 @@ void TextConverter::erase_to_row_end() {
 // the rows below (readline's space past the margin): the line ends with
 // the cursor's row, which must hold text (else the rows the line took
 // would not count to the cursor's), and the view goes on knowing the row.
-// Returns the rows of the line under the next row (blank rows the cursor
-// has below it), or nothing where the line stays whole.
-std::optional<std::size_t> TextConverter::cut_at_row_end() {
+// False where the line stays whole; else `blank_under` is the rows of the
+// line under the next row (blank rows the cursor has below it).
+bool TextConverter::cut_at_row_end(std::size_t& blank_under) {
   const std::optional<OpenRows> at = landed_rows();
-  if (!at || at->row + 1 >= at->rows) return std::nullopt;
+  if (!at || at->row + 1 >= at->rows) return false;
   const std::string text = line_.text();
   TextLine head;
   head.assign(text, (at->row + 1) * terminal_.cols);
@@ -141,10 +141,11 @@ std::optional<std::size_t> TextConverter::cut_at_row_end() {
   const std::string& kept = head.text();
   if (TextLine::columns_of(kept) <= at->row * terminal_.cols || !text.starts_with(kept) ||
       text.find_first_not_of(' ', kept.size()) != std::string::npos)
-    return std::nullopt;
+    return false;
   line_.assign(kept, 0);
   wrapped_ = OpenRows{at->row, at->row + 1};
-  return at->rows - at->row - 2;
+  blank_under = at->rows - at->row - 2;
+  return true;
 }
 
 }  // namespace agentty::session
