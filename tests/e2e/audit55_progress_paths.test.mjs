@@ -465,7 +465,7 @@ test('the page that holds the final frame reads no line of an older frame above 
 
 // Audit 54 asserts a local execute of this display answers uncapped with
 // its final frame (the text is 5 lines: max_output_bytes caps the text, and
-// a page under half the cap is read on up to 16 times the cap in bytes). In
+// a page under half the cap is read on, up to 8 MiB of bytes). In
 // a session the same command answers capped: output "== sync start
 // ==\nsyncing 207/2500\n  files 828\n  bytes 211968\n" (the first 15893 of
 // 200 KB raw bytes) and output_tail the final frame and summary; with

@@ -63,6 +63,27 @@ test('exit codes 0, 1, 127 and 130 after ctrl-c', async () => {
   await call('close', { execution_id: id });
 });
 
+// The answer execute(session=) gives when the command ends in time, the
+// wait gives when it ends later: its output, then its exit code, the next
+// prompt (two lines here) left for the next command (it answered as output
+// before: "two\n[0]\nλ ").
+test('wait(until="exit") for a session command answers the rest of its output, not the next prompt', async () => {
+  const id = await open();
+  const r = await run(id, 'echo one; sleep 0.5; echo two; (exit 3)', { yield_ms: 0 });
+  assert.equal(r.status, 'backgrounded', JSON.stringify(r));
+  const one = await call('wait', { execution_id: id, pattern: '^one$', timeout_ms: 10000 });
+  assert.equal(one.wait_result, 'matched', JSON.stringify(one));
+  const w = await call('wait', { execution_id: id, until: 'exit', timeout_ms: 10000 });
+  assert.equal(w.wait_result, 'exited', JSON.stringify(w));
+  assert.equal(w.exit_code, 3);
+  assert.equal(w.output, one.output.endsWith('two\n') ? '' : 'two\n', JSON.stringify({ one, w }));
+  // The prompt is still there to read, after the command's output.
+  const prompt = await call('read', { execution_id: id, since_seq: w.next_seq });
+  assert.match(prompt.output, / \[3\]\nλ $/, JSON.stringify(prompt));
+  assert.equal((await run(id, 'echo after')).output, 'after\n');
+  await call('close', { execution_id: id });
+});
+
 test('cd and export persist; multi-line commands and heredocs', async () => {
   const dir = tempDirForRun('agentty-cd-');
   const id = await open();

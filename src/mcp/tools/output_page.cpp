@@ -139,10 +139,12 @@ std::pair<session::LogPage, std::string> fitted_page(const PageReader& read_page
     std::tie(page, text) = read_page(shorter);
   }
   // Text much shorter than its bytes (colours, a display redrawn in place,
-  // a progress line's CRs): read on, as long as the text still fits.
-  constexpr std::size_t kMostBytesPerLimit = 16;
+  // a progress line's CRs): read on, as long as the text still fits. Not
+  // bounded by the cap: a `\r` line cut between pages read as a stale frame
+  // per page, glued into one line (audit 54: 700 KB of one line, 16x the
+  // cap per page, read as three frames).
   constexpr std::size_t kMostBytes = std::size_t{8} << 20;
-  const std::size_t most = std::min(limit * kMostBytesPerLimit, kMostBytes);
+  const std::size_t most = kMostBytes;
   for (int tries = 0;
        !too_long && page.capped && text.size() < limit / 2 && budget < most && tries < 4; ++tries) {
     const std::size_t factor =

@@ -88,6 +88,22 @@ json command_output(session::Execution& execution, const session::ShellCommand& 
   return out;
 }
 
+std::optional<json> ended_command_rest(session::Execution& execution, const ReadRequest& request) {
+  const auto* shell = execution.shell();
+  if (!shell || execution.finished() || shell->sh_marks() || shell->command_running())
+    return std::nullopt;
+  const auto* command = shell->current();
+  if (!command || command->heuristic || !command->ended() || command->prompt_end == 0)
+    return std::nullopt;
+  // Output before the command's own (unread earlier output, an echo not
+  // skipped) is not dropped: the plain read answers then.
+  const auto cursor = execution.cursor();
+  if (cursor < command->output_begin || cursor > command->output_end) return std::nullopt;
+  auto rest = *command;
+  rest.output_begin = cursor;
+  return command_output(execution, rest, request);
+}
+
 // A line typed into a program (a REPL, a nested shell) that ended it: the
 // program's output since the last answer (the line's echo first) and its
 // exit code, from the shell's marked prompt.

@@ -21,6 +21,12 @@ json session_fields(session::Execution& execution, bool command_exit = false);
 // what a person sees. Moves the cursor past what it returns.
 json command_output(session::Execution& execution, const session::ShellCommand& command,
                     const ReadRequest& request);
+// The rest of a session command that ended at a marked prompt, from the
+// cursor, as command_output answers it: its output and what the shell
+// printed before the prompt, not the prompt itself (wait(until="exit")
+// answered the next prompt as output). nullopt when the cursor is not
+// inside that command's output, or nothing ended there.
+std::optional<json> ended_command_rest(session::Execution& execution, const ReadRequest& request);
 // A line typed into a program (a REPL, a nested shell) that ended it: the
 // program's output since the last answer (the line's echo first) and its
 // exit code, from the shell's marked prompt.

@@ -170,7 +170,12 @@ boost::asio::awaitable<ToolResult> wait(ToolContext& ctx, const json& args,
   std::string result_name = wait_result_name(end, until, findings, *execution);
   const bool declined = result_name == "released" && declined_in_client(*execution, ctx);
   if (declined) result_name = "declined";
-  json result = merged(execution_result(*execution, ctx, request),
+  // A session command's end: its output as execute(session=) answers it,
+  // without the next prompt.
+  std::optional<json> rest;
+  if (cursorless && result_name == "exited") rest = ended_command_rest(*execution, request);
+  json result = merged(merged(status_fields(*execution, ctx),
+                              rest ? std::move(*rest) : read_fields(*execution, request)),
                        session_fields(*execution, until == "exit"));
   result["wait_result"] = result_name;
   // The answer's own reason: output that came after the condition held (a
