@@ -394,3 +394,40 @@ test('node readline questions (npm init style): each answer gets the next questi
   const text = await call('read', { execution_id: r.execution_id, since_seq: 1 });
   assert.equal(text.output, 'package name: (demo) my-pkg\nname=my-pkg\nversion: (1.0.0) \nversion=1.0.0\n');
 });
+
+// A question asked above a status row (dpkg's conffile question under apt's
+// "Progress: [ 50%]" row): the output ends with the blank rows and the
+// status, as the screen reads top down, so the question is not its last
+// line. The message names the cursor's row, in execute's answer, a
+// session's, write's and wait(until="input")'s.
+test('a question asked above a status row: the message names the row the cursor waits on', async (t) => {
+  const dir = tempDirForRun('agentty-a53-status-');
+  const file = path.join(dir, 'q.py');
+  writeFileSync(file, [
+    'import sys',
+    'for n in (1, 2):',
+    '    sys.stdout.write(f"unpacking {n}\\n\\x1b7\\x1b[12;1HProgress: [ {50 * n}%]\\x1b8")',
+    '    sys.stdout.flush()',
+    '    input(f"*** foo{n}.conf (Y/N) [default=N] ? ")',
+    '',
+  ].join('\n'));
+  const named = (r, n) => assert.match(r.message ?? '',
+    new RegExp(`The cursor waits on the row "\\*\\*\\* foo${n}\\.conf \\(Y/N\\) \\[default=N\\] \\?" \\(row \\d+ of \\d+\\)`), brief(r));
+  const r = await startAtPrompt(t, { argv: ['python3', file], rows: 12 });
+  assert.match(r.output, /\nProgress: \[ 50%\]$/, brief(r));
+  named(r, 1);
+  const next = await write(r.execution_id, { input: 'N', newline: true });
+  assert.equal(next.waiting_for_input, true, brief(next));
+  named(next, 2);
+  const id = await openSession(call, t);
+  const inSession = await run(id, `python3 ${file}`, { yield_ms: WAIT_MS });
+  assert.equal(inSession.waiting_for_input, true, brief(inSession));
+  named(inSession, 1);
+  await write(id, { input: 'N', newline: true, yield_ms: 0 });
+  const waited = await call('wait', { execution_id: id, until: 'input', timeout_ms: WAIT_MS });
+  assert.equal(waited.wait_result, 'waiting_for_input', brief(waited));
+  named(waited, 2);
+  // A plain prompt with nothing under it gets no such note.
+  const plain = await startAtPrompt(t, { command: 'read -p "name? " a' });
+  assert.doesNotMatch(plain.message, /cursor waits/, brief(plain));
+});

@@ -324,6 +324,8 @@ test('apt at a dpkg conffile question in a session: waiting for input, the quest
   const { r, paused, code, ended } = await conffileRun(t);
   assert.equal(r.status, 'backgrounded', brief(r));
   assert.equal(r.waiting_for_input, true, brief(r));
+  // The output ends with the status row; the message names the question.
+  assert.match(r.message, /The cursor waits on the row "\*\*\* foo\.conf \(Y\/I\/N\/O\/D\/Z\) \[default=N\] \?"/, brief(r));
   const { row, col } = paused.cursor;
   assert.equal(paused.rows[row], '*** foo.conf (Y/I/N/O/D/Z) [default=N] ?', JSON.stringify(paused.rows));
   assert.equal(col, 41);

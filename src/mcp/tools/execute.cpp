@@ -347,6 +347,8 @@ std::string left_behind_message(session::Execution& execution) {
         password_prompt_notes(execution, stdin_as_file);
     if (const std::string pager = pager_note(execution); !pager.empty()) {
       result["message"] = result["message"].get<std::string>() + " " + pager;
+    } else if (const std::string row = cursor_row_note(execution); !row.empty()) {
+      result["message"] = result["message"].get<std::string>() + " " + row;
     }
   } else {
     result["message"] =

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "base/utf8.hpp"
+
 namespace agentty::mcp::tools {
 
 namespace {
@@ -62,6 +64,22 @@ bool at_python_prompt(session::Execution& execution) {
   const std::string& line = snapshot.lines[row];  // trailing blanks trimmed
   return line == ">>>" || line == "..." || (line.starts_with("In [") && line.ends_with("]:")) ||
          line.ends_with("...:");
+}
+
+std::string cursor_row_note(session::Execution& execution) {
+  constexpr std::size_t kShown = 160;
+  const auto snapshot = execution.screen().snapshot();
+  const auto row = static_cast<std::size_t>(std::max(snapshot.cursor.row, 0));
+  if (snapshot.modes.alt_screen || row >= snapshot.lines.size() || snapshot.lines[row].empty())
+    return "";
+  const auto below = std::find_if(snapshot.lines.begin() + static_cast<std::ptrdiff_t>(row) + 1,
+                                  snapshot.lines.end(), [](const auto& l) { return !l.empty(); });
+  if (below == snapshot.lines.end()) return "";
+  std::string line = snapshot.lines[row];
+  if (line.size() > kShown) line = "..." + line.substr(utf8_char_start(line, line.size() - kShown));
+  return "The cursor waits on the row \"" + line + "\" (row " + std::to_string(row + 1) + " of " +
+         std::to_string(snapshot.rows) +
+         "); the rows drawn under it end the output, so its last line is not the question.";
 }
 
 bool is_plain_sh(const std::optional<std::string>& program) {

@@ -38,4 +38,10 @@ bool is_python(const std::optional<std::string>& program);
 // command.
 bool at_python_prompt(session::Execution& execution);
 
+// When a program waits for input on a row that has text drawn below it (a
+// status row that apt, dpkg or a build tool keeps at the bottom), the
+// output ends with those rows, not with the question: what the answer's
+// message says of the cursor's row; else empty.
+std::string cursor_row_note(session::Execution& execution);
+
 }  // namespace agentty::mcp::tools

@@ -265,6 +265,8 @@ void describe_unfinished(json& result, session::Execution& execution, std::uint6
                      "command replaced both its PS1 and PROMPT_COMMAND (output ends with its "
                      "unmarked prompt): write(action=\"rearm\") gives exact boundaries "
                      "again; until then execute(session=) types into it heuristically.");
+    } else if (const std::string row = cursor_row_note(execution); !row.empty()) {
+      append_message(result, row);
     }
   } else {
     result["status"] = "backgrounded";

@@ -4,6 +4,7 @@
 
 #include "base/utf8.hpp"
 #include "mcp/tools/common.hpp"
+#include "mcp/tools/foreground_program.hpp"
 #include "mcp/tools/pattern.hpp"
 #include "mcp/tools/session_execute.hpp"
 #include "mcp/tools/unsubmitted_input.hpp"
@@ -186,6 +187,8 @@ boost::asio::awaitable<ToolResult> wait(ToolContext& ctx, const json& args,
     // The kernel could not be asked (a host, or here a program of another
     // user): only quiet and the cursor.
     if (findings.guessed) result["message"] = input_guess_message(*execution);
+    if (const std::string row = cursor_row_note(*execution); !row.empty())
+      append_message(result, row);
   }
   result["waited_ms"] = duration_cast<milliseconds>(steady_clock::now() - start).count();
   result["max_wait_ms"] = budget;

@@ -6,6 +6,7 @@
 
 #include "base/proc_stat.hpp"
 #include "mcp/tools/common.hpp"
+#include "mcp/tools/foreground_program.hpp"
 #include "mcp/tools/session_execute.hpp"
 #include "mcp/tools/unsubmitted_input.hpp"
 #include "mcp/tools/write_notes.hpp"
@@ -295,6 +296,9 @@ boost::asio::awaitable<ToolResult> write(ToolContext& ctx, const json& args,
   if (!hidden_line) note_line_unanswered(result, *execution, *bytes, seq_before);
   if (auto pending = unsubmitted_input(*execution)) {
     append_message(result, unsubmitted_input_advice(*pending));
+  } else if (result.value("waiting_for_input", false)) {
+    if (const std::string row = cursor_row_note(*execution); !row.empty())
+      append_message(result, row);
   }
   if (args.value("paste", false)) result["bracketed_paste"] = modes.bracketed_paste;
   result["yield_ms"] = yield;
