@@ -232,9 +232,14 @@ void ShellIntegration::apply(const ShellMark& mark) {
 
 void ShellIntegration::on_prompt_drawn(const ShellMark& mark) {
   // A prompt with no D before it, inside a running command: a nested shell
-  // that inherited the marked prompt (not the hook); its D marks, if it gets
-  // them, name it later.
-  if (running()) shells_.push_back(ShellLevel{});
+  // that inherited the marked prompt (an exported PS1: a venv's activate
+  // exports it), not the hook. Its lines print no C mark and no D, so it is
+  // not a marked prompt: the command that started the shell still runs and
+  // lines are typed into it as into any nested shell, heuristically, until
+  // write(action="rearm") gives it the hook (its D marks then name it). Taken
+  // as a prompt, the agent's next line waited for a C mark forever and every
+  // later one was refused.
+  if (running()) return;
   if (!commands_.empty() && commands_.back().ended() && commands_.back().prompt_end == 0) {
     auto& command = commands_.back();
     command.prompt_end = mark.end_seq;

@@ -225,6 +225,43 @@ test('rearm re-installs the hook in a nested bash; flush clears the line', async
   await call('close', { execution_id: id });
 });
 
+// A venv's activate exports PS1, and with it the hook's prompt marks (not
+// its PS0 and PROMPT_COMMAND). A bash started then drew a marked prompt and
+// printed no C or D mark for its lines: session 50's agent got "The shell
+// has not started the command: it waits for the rest of the line" and every
+// later execute(session=) was refused, flush and wait did not help. Now the
+// nested shell is typed into as any other (heuristic, rearm offered); after
+// `exec bash` (the session's own shell, same pid) the answer and the refusal
+// say the hook is gone and rearm puts it back.
+test('an exported PS1 in a nested bash or after exec bash: lines are answered and rearm restores exact boundaries', async () => {
+  const id = await open();
+  assert.equal((await run(id, 'export PS1')).exit_code, 0);
+  let r = await run(id, 'bash --norc', { yield_ms: 30000 });
+  assert.equal(r.waiting_for_input, true, JSON.stringify(r));
+  r = await run(id, 'echo in-nested; false');
+  assert.equal(r.status, 'completed', JSON.stringify(r));
+  assert.equal(r.boundaries, 'heuristic');
+  assert.match(r.output, /^in-nested$/m);
+  r = await run(id, 'exit 5');
+  assert.equal(r.exit_code, 5, JSON.stringify(r));
+  assert.equal(r.boundaries, 'exact');
+
+  r = await run(id, 'exec bash --norc');
+  assert.equal(r.status, 'completed', JSON.stringify(r));
+  r = await run(id, 'echo after-exec', { yield_ms: 30000 });
+  assert.match(r.output, /^after-exec$/m, JSON.stringify(r));
+  assert.match(r.message, /its hook is gone .*write\(action="rearm"\) puts the hook back/, JSON.stringify(r));
+  const refused = await run(id, 'echo refused');
+  assert.equal(refused.isError, true, JSON.stringify(refused));
+  assert.match(refused.error, /not started with marks.*write\(action="rearm"\)/, refused.error);
+  const armed = await call('write', { execution_id: id, action: 'rearm' });
+  assert.equal(armed.armed, true, JSON.stringify(armed));
+  r = await run(id, 'echo exact; (exit 3)');
+  assert.equal(r.output, 'exact\n');
+  assert.equal(r.exit_code, 3);
+  await call('close', { execution_id: id });
+});
+
 test('rearm at a two-line prompt: the prompt shows once, on the screen and in the text', async () => {
   const id = await open();
   const before = await call('read', { execution_id: id, tail_lines: 1 });

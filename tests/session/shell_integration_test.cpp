@@ -379,12 +379,20 @@ TEST(ShellIntegration, TwoNestedShellsUnwindOneAtATimeOrAllAtOnce) {
   EXPECT_TRUE(f.shell.prompt_ready());
 }
 
-TEST(ShellIntegration, APromptInheritedByANestedShellSuspendsTheCommand) {
+// An exported PS1 with the marks (a venv's activate exports it) in a
+// nested shell without the hook: its lines print no C and no D, so its
+// prompt is not a marked one. Taken as one, the agent's next line waited for
+// a C mark and every later line was refused (audit, session 51).
+TEST(ShellIntegration, APromptInheritedByANestedShellIsNotAMarkedPrompt) {
   Feeder f;
   f.out(prompt(0, 100));
   auto outer = f.shell.submit_agent_command("bash --norc", f.seq, false);
-  f.out(mark("C") + mark("A") + "$ " + mark("B"));  // an exported PS1 with the marks, no hook
-  EXPECT_FALSE(f.shell.command_running());
+  f.out(mark("C") + mark("A;s=0;p=200") + "$ " + mark("B"));
+  EXPECT_TRUE(f.shell.command_running());
+  EXPECT_FALSE(f.shell.prompt_ready());
+  EXPECT_EQ(f.shell.shell_depth(), 1u);
+  f.out("echo nested\r\nnested\r\n" + mark("A;s=0;p=200") + "$ " + mark("B"));
+  EXPECT_TRUE(f.shell.command_running());
   EXPECT_FALSE(f.shell.find(outer)->ended());
   f.out("exit\r\n" + prompt(1, 100));
   EXPECT_EQ(*f.shell.find(outer)->exit_code, 1);

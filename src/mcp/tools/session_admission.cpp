@@ -97,6 +97,12 @@ std::optional<ToolResult> busy_refusal(ToolContext& ctx, session::Execution& exe
     return held;
   auto* shell = execution.shell();
   if (const auto* waiting = unstarted_command(*shell)) {
+    if (back_without_marks(*shell, *waiting)) {
+      return session_refusal(execution, ctx,
+                             "session: the previous command (" + execution.redacted(waiting->text) +
+                                 ") was not started with marks. " + kBackWithoutMarksNote +
+                                 " Nothing was typed.");
+    }
     if (asks_to_correct(execution)) {
       return session_refusal(execution, ctx,
                              "session: the previous command (" + execution.redacted(waiting->text) +

@@ -228,6 +228,10 @@ void describe_unfinished(json& result, session::Execution& execution, std::uint6
              asks_to_correct(execution)) {
     result["status"] = "backgrounded";
     result["message"] = std::string("The shell has not started the command: ") + kCorrectionAdvice;
+  } else if (command && back_without_marks(*execution.shell(), *command) &&
+             execution.waiting_for_input()) {
+    result["status"] = "backgrounded";
+    result["message"] = kBackWithoutMarksNote;
   } else if (command && command->c_mark_seq == 0 && execution.waiting_for_input()) {
     result["status"] = "backgrounded";
     result["message"] =
@@ -281,6 +285,20 @@ void describe_unfinished(json& result, session::Execution& execution, std::uint6
 }
 
 }  // namespace
+
+const char* const kBackWithoutMarksNote =
+    "The shell drew its prompt again after the line, but printed none of the marks that start "
+    "and end a command: its hook is gone (`exec bash` after an exported PS1, as a venv's "
+    "activate exports it, keeps only the prompt's marks), so agentty cannot tell the line's "
+    "output or exit code; the output shows what it printed. write(action=\"rearm\") puts the "
+    "hook back; nothing else will.";
+
+bool back_without_marks(const session::ShellIntegration& shell,
+                        const session::ShellCommand& command) {
+  return command.by_agent && !command.heuristic && !command.ended() && command.c_mark_seq == 0 &&
+         shell.last_end_mark() <= command.submitted_seq &&
+         shell.last_prompt_end() > command.submitted_seq;
+}
 
 const char* const kUnmarkedPromptNote =
     "The shell is back at a prompt the session's hook no longer marks: the command "

@@ -43,6 +43,12 @@ extern const char* const kUnmarkedPromptNote;
 // A refusal to act on a session, with its session fields.
 ToolResult session_refusal(session::Execution& execution, const ToolContext& ctx,
                            std::string message);
+// The shell drew its marked prompt again after the agent's line with no C
+// or D mark since: it ran the line without its hook (exec bash with an
+// exported PS1 keeps only the prompt's marks), and only rearm helps.
+bool back_without_marks(const session::ShellIntegration& shell,
+                        const session::ShellCommand& command);
+extern const char* const kBackWithoutMarksNote;
 // The agent's command typed at the prompt that the shell has neither started
 // (no C mark) nor dropped (no prompt drawn since): typed ahead of a slow
 // shell, or the shell waits for the rest of the line (an unclosed quote, a
