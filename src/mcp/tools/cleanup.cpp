@@ -29,9 +29,11 @@ boost::asio::awaitable<ToolResult> cleanup(ToolContext& ctx, const json& args) {
     result["message"] =
         std::to_string(ended) +
         (ended == 1 ? " ended record is kept: it ended" : " ended records are kept: they ended") +
-        " more recently than the thresholds "
-        "(default 1 h). completed_older_than_ms=0 and stopped_older_than_ms=0 "
-        "remove every ended record.";
+        " more recently than the thresholds" +
+        (args.contains("completed_older_than_ms") || args.contains("stopped_older_than_ms")
+             ? std::string(" given (a threshold left out is 1 h).")
+             : std::string(" (1 h when none is given).")) +
+        " completed_older_than_ms=0 and stopped_older_than_ms=0 remove every ended record.";
   }
   co_return ToolResult{std::move(result)};
 }

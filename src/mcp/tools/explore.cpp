@@ -49,6 +49,12 @@ void add_eviction(session::Execution& execution, const session::Explorer& explor
                     : ".");
   }
   out["message"] = message;
+  // The contract's hint for evicted, naming what is left to read.
+  if (!out.contains("hint"))
+    out["hint"] =
+        "Read what is left from line 1 (explore op=\"read\" line_offset=0), or read "
+        "with since_seq=" +
+        std::to_string(s.first_retained_seq) + ".";
 }
 
 // The spool could not be read (agentty out of fds): an error, not an empty
@@ -89,7 +95,7 @@ boost::asio::awaitable<ToolResult> grep(session::Execution& execution, Explorer&
   options.after = args.value("after", 0);
   options.limit = args.value("limit", 50);
   options.max_bytes = max_bytes;
-  options.start_line = args.value("start_line", 1);
+  options.start_line = args.value("start_line", std::uint64_t{1});  // 64 bits: it wrapped at 2^32
   auto found = co_await explorer.grep_async(options);
   if (auto failed = read_failure(explorer)) co_return std::move(*failed);
   if (!found) co_return tool_error(found.error());
@@ -138,6 +144,15 @@ boost::asio::awaitable<ToolResult> read_lines(session::Execution& execution, Exp
               {"capped", read->capped},
               {"at_end", read->at_end}};
   if (read->next_byte_offset) out["next_byte_offset"] = read->next_byte_offset;
+  if (read->capped) {
+    // The contract: a hint whenever capped is set, naming the next call.
+    out["hint"] =
+        "More follows: call explore op=\"read\" with execution_id=\"" + execution.id() +
+        "\" and line_offset=" + std::to_string(read->next_line_offset) +
+        (read->next_byte_offset ? " and byte_offset=" + std::to_string(read->next_byte_offset) +
+                                      " (the rest of a line longer than max_output_bytes)."
+                                : ", or raise limit.");
+  }
   if (read->lines.empty() && options.line_offset >= 0) {
     // Past the end: say how long the output is, so the next call can aim right.
     const auto lines = explorer.cached_stat().line_count;

@@ -161,9 +161,12 @@ std::pair<session::LogPage, std::string> fitted_page(const PageReader& read_page
 
 std::optional<session::LogPage> output_tail(const session::OutputLog& log, std::uint64_t from,
                                             std::uint64_t to, std::size_t max_bytes) {
-  // A quarter of the page, at most 4 KiB: the start keeps most of it.
-  const std::size_t budget = std::min<std::size_t>(max_bytes / 4, 4096);
-  if (budget < 256 || to <= from || to - from <= max_bytes) return std::nullopt;
+  // A quarter of the page, at most 4 KiB: the start keeps most of it. A
+  // small cap (an agent saving context) still gets the last line or two,
+  // which hold the error or the summary: up to half of it, 256 bytes.
+  const std::size_t budget = std::min<std::size_t>(
+      std::max(max_bytes / 4, std::min<std::size_t>(256, max_bytes / 2)), 4096);
+  if (budget < 64 || to <= from || to - from <= max_bytes) return std::nullopt;
   session::LogPage tail;
   tail.start_seq = std::max({from, to - budget, log.first_retained_seq()});
   tail.bytes = log.copy_range(tail.start_seq, to);

@@ -12,7 +12,10 @@ boost::asio::awaitable<ToolResult> read(ToolContext& ctx, const json& args,
     co_return tool_error("tail_lines: cannot be combined with since_seq; use one of them.");
   }
   if (!args.contains("since_seq") && !args.contains("tail_lines")) skip_command_echo(*execution);
-  co_return ToolResult{execution_result(*execution, ctx, read_request(ctx, args))};
+  // A session's command fields too: polling with read, as a backgrounded
+  // answer suggests, never told that the command had ended, or how.
+  co_return ToolResult{merged(execution_result(*execution, ctx, read_request(ctx, args)),
+                              session_fields(*execution))};
 }
 
 }  // namespace

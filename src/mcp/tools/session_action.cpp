@@ -104,7 +104,8 @@ boost::asio::awaitable<ToolResult> session_action(ToolContext& ctx, session::Exe
         "action: cannot be combined with input, keys, newline or eof; send them in a separate "
         "write.");
   }
-  if (auto held = held_refusal(execution, ctx, "nothing was written", session_fields(execution)))
+  if (auto held = held_refusal(execution, ctx, "nothing was written",
+                               merged(session_fields(execution), {{"ok", false}})))
     co_return std::move(*held);
   auto yield = milliseconds(effective_yield(ctx, args, 3000));
   const auto typed_at = execution.log().latest_seq();

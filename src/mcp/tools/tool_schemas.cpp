@@ -160,10 +160,20 @@ json status_output_properties() {
        {{"type", "string"},
         {"enum",
          {"running", "completed", "backgrounded", "timed_out", "stopped", "failed_to_start",
-          "failed"}}}},
+          "failed"}},
+        {"description",
+         "completed: ended by itself within the call; backgrounded: still running after "
+         "yield_ms (or waiting for input), follow with wait/read; running: what read, wait and "
+         "write say of one still running (a session's shell always is); timed_out: ended by "
+         "timeout_ms; stopped: ended by stop; failed_to_start / failed: see failure_reason."}}},
       {"kind", {{"type", "string"}, {"enum", {"command", "session"}}}},
       {"process_id", {{"type", {"integer", "null"}}}},
-      {"exit_code", {{"type", {"integer", "null"}}}},
+      {"exit_code",
+       {{"type", {"integer", "null"}},
+        {"description",
+         "The program's exit code once it ended (null while it runs, or when a signal ended it). "
+         "Sessions: the shell's; execute(session=) and wait(until=\"exit\") give the command's "
+         "here, every session answer gives it as command_exit_code."}}},
       {"signal", {{"type", {"string", "null"}}}},
       {"held",
        {{"type", "boolean"}, {"description", "A human has taken over; agent writes are refused."}}},

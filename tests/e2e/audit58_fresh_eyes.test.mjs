@@ -1,0 +1,84 @@
+// End-to-end tests from the fifty-eighth audit (session 51): two readers
+// new to agentty, one working as a coding agent (a project, a session, a
+// venv, servers, REPLs, editors), one checking the contract and feeding
+// every tool bad input. What they found, each now mended; the comments say
+// what the answers were before. (The exported PS1 in a nested shell is in
+// sessions.test.mjs, the question above a status row in audit53.)
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { openSession, serverForFile, sessionRunner, waiterFor } from './lib/mcp-client.mjs';
+
+const server = serverForFile();
+const call = server.call;
+const run = sessionRunner(call);
+const waitFor = waiterFor(call);
+
+function brief(r) {
+  const { raw, terminal_url: url, ...rest } = r;
+  return JSON.stringify(rest);
+}
+
+// read of a session whose command ended gave status "running", exit_code
+// null and no command fields: an agent polling with read, as the
+// backgrounded answer suggests, never learned the command failed.
+test('read of a session gives the command fields: command_exit_code, command_running, prompt_ready', async (t) => {
+  const id = await openSession(call, t);
+  const r = await run(id, 'read -t 0.5; (exit 3)', { yield_ms: 0 });
+  assert.equal(r.status, 'backgrounded', brief(r));
+  const running = await call('read', { execution_id: id });
+  assert.equal(typeof running.command_running, 'boolean', brief(running));
+  await waitFor(id, 'exit');
+  const ended = await call('read', { execution_id: id });
+  assert.equal(ended.command_exit_code, 3, brief(ended));
+  assert.equal(ended.command_running, false, brief(ended));
+  assert.equal(ended.prompt_ready, true, brief(ended));
+});
+
+// max_output_bytes 1000 over 500 log lines and an error: capped, no
+// output_tail (a quarter of the cap was under 256 bytes), the error unseen.
+test('a small max_output_bytes still shows the end of an ended command in output_tail', async () => {
+  const command = 'for i in $(seq 1 500); do echo log line $i; done; echo "Error: final boom"';
+  for (const cap of [300, 1000]) {
+    const r = await call('execute', { command, side_effects: ['NONE'], max_output_bytes: cap });
+    assert.equal(r.capped, true, brief(r));
+    assert.match(r.output_tail ?? '', /log line 500\nError: final boom\n$/, brief(r));
+    assert.ok(r.output.length + r.output_tail.length <= cap, brief(r));
+  }
+});
+
+// explore read with limit 2 of 10 lines answered capped: true and no hint;
+// the contract wants a hint naming the next call whenever capped is set.
+test('explore: a capped read names the next call; a grep start_line past 2^32 is past the end', async () => {
+  const r = await call('execute', { command: 'seq 1 10', side_effects: ['NONE'] });
+  const page = await call('explore', { execution_id: r.execution_id, op: 'read', line_offset: 0, limit: 2 });
+  assert.equal(page.capped, true, brief(page));
+  assert.match(page.hint, /line_offset=2/, brief(page));
+  // start_line 4294967298 searched from line 2 (cut to 32 bits).
+  const far = await call('explore', { execution_id: r.execution_id, op: 'grep', pattern: '1', start_line: 4294967298 });
+  assert.deepEqual(far.matches, [], brief(far));
+  assert.match(far.hint, /start_line=4294967298 is past the end/, brief(far));
+});
+
+// "   " ran bash on nothing and answered completed, exit code 0, where ""
+// is refused; a name with U+202E (right-to-left override) was taken and
+// reversed what ps and the dashboard show after it.
+test('a command of white space only and a name with a bidi override are refused, saying what to give', async () => {
+  const blank = await call('execute', { command: '  \t ', side_effects: ['NONE'] });
+  assert.equal(blank.isError, true, brief(blank));
+  assert.match(blank.error, /^command: holds only white space/);
+  const spoof = await call('execute', { command: 'true', side_effects: ['NONE'], name: 'build\u202etset' });
+  assert.equal(spoof.isError, true, brief(spoof));
+  assert.match(spoof.error, /^name: contains the invisible character U\+202E at byte 5/);
+  // An emoji sequence joined with U+200D is plain text.
+  const emoji = await call('execute', { command: 'true', side_effects: ['NONE'], name: 'team \u{1F468}\u200D\u{1F469}' });
+  assert.equal(emoji.status, 'completed', brief(emoji));
+});
+
+// cleanup(completed_older_than_ms: 4294967297) said the records ended "more
+// recently than the thresholds (default 1 h)".
+test('cleanup with a threshold given does not call it the default', async () => {
+  await call('execute', { command: 'true', side_effects: ['NONE'] });
+  const given = await call('cleanup', { completed_older_than_ms: 4294967297 });
+  assert.match(given.message, /than the thresholds given/, brief(given));
+  assert.doesNotMatch(given.message, /default 1 h/, brief(given));
+});
