@@ -236,6 +236,18 @@ std::optional<std::string> comm_of(pid_t pid) {
   auto comm = read_proc_file("/proc/" + std::to_string(pid) + "/comm");
   if (!comm || comm->empty()) return std::nullopt;
   if (comm->back() == '\n') comm->pop_back();
+  // Debian's alternatives (git runs /usr/bin/editor and /usr/bin/pager)
+  // name no program: the executable does (vim.basic, less), when readable.
+  if (*comm == "editor" || *comm == "pager") {
+    char exe[4096];
+    const auto proc_exe = "/proc/" + std::to_string(pid) + "/exe";
+    const auto n = ::readlink(proc_exe.c_str(), exe, sizeof exe - 1);
+    if (n > 0) {
+      const std::string_view path(exe, static_cast<std::size_t>(n));
+      const auto name = path.substr(path.rfind('/') + 1);
+      if (!name.empty()) return std::string(name);
+    }
+  }
   return comm;
 }
 

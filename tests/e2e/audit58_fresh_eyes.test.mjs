@@ -6,7 +6,10 @@
 // sessions.test.mjs, the question above a status row in audit53.)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openSession, serverForFile, sessionRunner, waiterFor } from './lib/mcp-client.mjs';
+import { execFileSync } from 'node:child_process';
+import {
+  openSession, serverForFile, sessionRunner, tempDirForRun, waiterFor, WAIT_MS,
+} from './lib/mcp-client.mjs';
 
 const server = serverForFile();
 const call = server.call;
@@ -81,4 +84,20 @@ test('cleanup with a threshold given does not call it the default', async () => 
   const given = await call('cleanup', { completed_older_than_ms: 4294967297 });
   assert.match(given.message, /than the thresholds given/, brief(given));
   assert.doesNotMatch(given.message, /default 1 h/, brief(given));
+});
+
+// git commit without -m in execute: the message said "editor (in the
+// foreground process group of git) reads the terminal" (Debian's
+// /usr/bin/editor alternative) and nothing of how to leave it, where a
+// pager's says "write input \"q\" quits it".
+test('git commit opening the editor: the message names the editor it runs and the keys that leave it', async (t) => {
+  const dir = tempDirForRun('agentty-a58-git-');
+  execFileSync('sh', ['-c', 'git init -q && echo x > f && git add f'], { cwd: dir });
+  const env = { GIT_AUTHOR_NAME: 'a', GIT_AUTHOR_EMAIL: 'a@b', GIT_COMMITTER_NAME: 'a', GIT_COMMITTER_EMAIL: 'a@b' };
+  const r = await call('execute', { command: 'git commit', cwd: dir, env, side_effects: ['NONE'], yield_ms: WAIT_MS });
+  t.after(() => call('stop', { execution_id: r.execution_id }));
+  assert.equal(r.waiting_for_input, true, brief(r));
+  assert.doesNotMatch(r.message, /\beditor \(in the foreground/, brief(r));
+  assert.match(r.message, /It is an editor \([^)]+\): it reads keys, not lines; keys \[/, brief(r));
+  assert.match(r.message, /git, -m "message"/, brief(r));
 });

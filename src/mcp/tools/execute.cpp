@@ -352,6 +352,8 @@ std::string left_behind_message(session::Execution& execution) {
         password_prompt_notes(execution, stdin_as_file);
     if (const std::string pager = pager_note(execution); !pager.empty()) {
       result["message"] = result["message"].get<std::string>() + " " + pager;
+    } else if (const std::string editor = editor_note(execution); !editor.empty()) {
+      result["message"] = result["message"].get<std::string>() + " " + editor;
     } else if (const std::string row = cursor_row_note(execution); !row.empty()) {
       result["message"] = result["message"].get<std::string>() + " " + row;
     }

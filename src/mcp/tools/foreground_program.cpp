@@ -39,6 +39,23 @@ std::string pager_note(const session::Execution& execution) {
   return "It is a pager (" + *reader + "): it reads keys, not lines; write input \"q\" quits it.";
 }
 
+std::string editor_note(const session::Execution& execution) {
+  const auto reader = key_reader(execution);
+  if (!reader || is_pager(*reader)) return "";
+  std::string leave;
+  if (*reader == "nano") {
+    leave = "keys [\"ctrl-x\"] leaves it (it then asks whether to save: input \"n\" discards)";
+  } else if (*reader == "emacs" || *reader == "mg") {
+    leave = "keys [\"ctrl-x\"] then [\"ctrl-c\"] leave it";
+  } else {
+    leave =
+        "keys [\"esc\"], then input \":wq\" with newline=true saves and leaves it (\":q!\" "
+        "leaves without saving)";
+  }
+  return "It is an editor (" + *reader + "): it reads keys, not lines; " + leave +
+         ". For git, -m \"message\" (or GIT_EDITOR=true) avoids it.";
+}
+
 bool may_be_nested_shell(const std::optional<std::string>& program) {
   static constexpr std::string_view kShellLike[] = {
       "sh",     "bash",    "dash",    "zsh",    "ksh",        "mksh",      "fish",   "tcsh",

@@ -17,6 +17,9 @@ std::optional<std::string> key_reader(const session::Execution& execution);
 // When a pager reads the terminal, what the answer's message says of it
 // (how to quit it); else empty.
 std::string pager_note(const session::Execution& execution);
+// When an editor reads the terminal (git commit, rebase -i), how to leave
+// it; else empty.
+std::string editor_note(const session::Execution& execution);
 // Whether `program` (unknown: nullopt) may be a shell of its own or lead
 // into one.
 bool may_be_nested_shell(const std::optional<std::string>& program);

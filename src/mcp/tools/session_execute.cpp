@@ -262,6 +262,8 @@ void describe_unfinished(json& result, session::Execution& execution, std::uint6
       append_message(result, pager +
                                  " To get such output without one: PAGER=cat before the "
                                  "command (git --no-pager ..., MANPAGER=cat for man).");
+    } else if (const std::string editor = editor_note(execution); !editor.empty()) {
+      append_message(result, editor);
     } else if (may_be_nested_shell(execution.foreground_program()) &&
                !shell_itself_reads(execution)) {
       append_message(result,
