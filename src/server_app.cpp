@@ -21,6 +21,7 @@
 #include "session/audit_log.hpp"
 #include "session/policy.hpp"
 #include "session/redactor.hpp"
+#include "session/side_effects.hpp"
 #include "web/server_directory.hpp"
 #include "web/web_server.hpp"
 
@@ -177,6 +178,11 @@ Expected<std::unique_ptr<Server>> make_server(AppOptions& options, const char* k
     options.registry.secrets = std::move(secrets).value();
   }
   options.registry.recordings = {policy_config->max_recording_bytes, policy_config->max_recordings};
+  options.tools.blocked_side_effects.clear();
+  for (const auto& info : session::side_effect_table()) {
+    if (policy_config->blocked_side_effects.contains(info.effect))
+      options.tools.blocked_side_effects.emplace_back(info.name);
+  }
   server->policy = std::make_unique<session::Policy>(policy_config.value());
   if (auto it = env.find("AGENTTY_SSH_KNOWN_HOSTS"); it != env.end())
     options.registry.ssh.known_hosts = it->second;

@@ -39,6 +39,9 @@ struct ToolConfig {
   std::string default_cwd;  // empty: the server's cwd
   std::string default_shell = "/bin/bash";
   std::filesystem::path state_dir;
+  // The side-effect categories the operator blocked, named in execute's
+  // schema so an agent plans around them rather than learns by refusal.
+  std::vector<std::string> blocked_side_effects;
 };
 
 // A handoff's request to the person in the agent's MCP client (URL

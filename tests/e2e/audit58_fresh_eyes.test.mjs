@@ -101,3 +101,13 @@ test('git commit opening the editor: the message names the editor it runs and th
   assert.match(r.message, /It is an editor \([^)]+\): it reads keys, not lines; keys \[/, brief(r));
   assert.match(r.message, /git, -m "message"/, brief(r));
 });
+
+// RUNS_INLINE_CODE declared honestly was refused as blocked, while the same
+// command declared NONE ran: which categories are blocked was only in the
+// README. execute's schema now names them (the defaults here).
+test('execute\'s side_effects description names the categories this server blocks', async () => {
+  const { tools } = await server.agent.client.listTools();
+  const execute = tools.find((tool) => tool.name === 'execute');
+  const description = execute.inputSchema.properties.side_effects.description;
+  assert.match(description, /refused before anything starts: here KILLS_AGENT_PROCESS, MODIFIES_OS_SETTINGS, MODIFIES_OS_USER_SETTINGS, MODIFIES_PROTECTED_FILES, RUNS_INLINE_CODE\./, description);
+});

@@ -21,6 +21,16 @@ namespace {
 
 using namespace std::chrono;
 
+std::string side_effects_description(const ToolConfig& config) {
+  std::string blocked;
+  for (const auto& name : config.blocked_side_effects)
+    blocked += (blocked.empty() ? "" : ", ") + name;
+  return "Every side-effect category this command may plausibly have; [\"NONE\"] for read-only "
+         "commands (NONE is exclusive). Declare them honestly: the categories this server's "
+         "operator blocked are refused before anything starts" +
+         (blocked.empty() ? std::string(" (none are blocked here).") : ": here " + blocked + ".");
+}
+
 json input_schema(const ToolConfig& config) {
   json properties = {
       {"command",
@@ -51,10 +61,7 @@ json input_schema(const ToolConfig& config) {
         {"maxItems", 21},
         {"uniqueItems", true},
         {"items", {{"type", "string"}, {"enum", session::side_effect_names()}}},
-        {"description",
-         "Every side-effect category this command may plausibly have; [\"NONE\"] for read-only "
-         "commands (NONE is exclusive). Categories the operator blocked are refused before "
-         "anything starts."}}},
+        {"description", side_effects_description(config)}}},
       {"stdin",
        {{"type", "string"},
         {"maxLength", 1 << 20},
