@@ -262,6 +262,9 @@ class Execution : public std::enable_shared_from_this<Execution> {
   // the same as an end by SIGKILL: the program may have been killed from
   // outside while what it left ran on.
   bool force_killed() const { return force_killed_; }
+  // timeout_ms or stop sent SIGTERM: the execution ends soon (by the
+  // grace's SIGKILL at the latest), whatever it left running.
+  bool ending() const { return timed_out_ || stop_requested_; }
   // Ends the process group without ceremony (shutdown, destructor).
   void kill_now();
 

@@ -111,3 +111,16 @@ test('execute\'s side_effects description names the categories this server block
   const description = execute.inputSchema.properties.side_effects.description;
   assert.match(description, /refused before anything starts: here KILLS_AGENT_PROCESS, MODIFIES_OS_SETTINGS, MODIFIES_OS_USER_SETTINGS, MODIFIES_PROTECTED_FILES, RUNS_INLINE_CODE\./, description);
 });
+
+// timeout_ms with a background job that ignores SIGTERM: the foreground
+// died of the SIGTERM and execute answered at 1.2 s "backgrounded", "Its
+// command has ended; what it left running ... the execution ends when they
+// do"; the grace's SIGKILL made it timed_out 5 s later.
+test('timeout_ms over a job that ignores SIGTERM answers timed_out once the grace\'s SIGKILL ends it', async () => {
+  const r = await call('execute', {
+    command: '(trap "" TERM; sleep 8562.1) & sleep 8562.2', side_effects: ['NONE'], timeout_ms: 800, yield_ms: WAIT_MS,
+  });
+  assert.equal(r.status, 'timed_out', brief(r));
+  assert.match(r.message, /SIGKILL did/, brief(r));
+  assert.doesNotMatch(r.message, /Its command has ended/, brief(r));
+});

@@ -292,7 +292,10 @@ class LeftBehindWatch {
     if (!ended_at_) {
       if (now < next_look_) return false;
       next_look_ = now + kLookEvery;
-      if (execution_.finished() || execution_.left_running().empty()) return false;
+      // Killed by timeout_ms: what is left ends by the grace's SIGKILL, and
+      // the answer is timed_out, not "its command has ended".
+      if (execution_.finished() || execution_.ending() || execution_.left_running().empty())
+        return false;
       ended_at_ = now;
     }
     const auto since_end = now - *ended_at_;
