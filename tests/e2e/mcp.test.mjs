@@ -145,10 +145,15 @@ test('an ended command too long for one page shows its start and its last lines;
   assert.equal(running.status, 'backgrounded');
   assert.equal(running.output_tail, undefined);
   await call('stop', { execution_id: running.execution_id, signal: 'SIGKILL' });
-  // A page too small to share keeps all of it for the start.
+  // A small page still shows the end (up to half of it: 250 bytes here);
+  // one too small to share (under 128 bytes) keeps all of it for the start.
   const small = await call('execute', { command: 'seq 1 1000', side_effects: ['NONE'], max_output_bytes: 500 });
   assert.equal(small.capped, true);
-  assert.equal(small.output_tail, undefined);
+  assert.ok(small.output_tail.endsWith('999\n1000\n'), small.output_tail);
+  assert.ok(small.output.length + small.output_tail.length <= 500);
+  const tiny = await call('execute', { command: 'seq 1 1000', side_effects: ['NONE'], max_output_bytes: 100 });
+  assert.equal(tiny.capped, true);
+  assert.equal(tiny.output_tail, undefined);
 });
 
 test('since_seq and tail_lines are out-of-band', async () => {

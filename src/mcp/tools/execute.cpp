@@ -131,7 +131,9 @@ json output_schema() {
 // Exactly one of command / argv / script.
 std::optional<std::string> check_command_choice(const json& args) {
   int given = args.contains("command") + args.contains("argv") + args.contains("script");
-  if (given == 1 && args.contains("command") && args["command"].is_string()) {
+  // In a session a blank line is a line like any other (it completes at once).
+  if (given == 1 && args.contains("command") && args["command"].is_string() &&
+      !args.contains("session")) {
     const auto& command = args["command"].get_ref<const std::string&>();
     if (!command.empty() && command.find_first_not_of(" \t\r\n\v\f") == std::string::npos)
       return "command: holds only white space, which runs nothing; give the shell line to run";
