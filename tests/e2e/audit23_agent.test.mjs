@@ -27,9 +27,10 @@ test('an answer typed without Enter is named as not submitted, and Enter then su
   assert.match(typed.message ?? '', /"y" is typed but not submitted/, JSON.stringify(typed));
   assert.match(typed.message, /newline=true/);
 
-  // Waiting does not help, and the deadline's answer says so instead of "wait again".
-  const waited = await call('wait', { execution_id: id, until: 'exit', timeout_ms: 300 });
-  assert.equal(waited.wait_result, 'deadline_reached');
+  // Waiting does not help: a wait for the end answers at once (session 51;
+  // before, at its deadline), and says so instead of "wait again".
+  const waited = await call('wait', { execution_id: id, until: 'exit', timeout_ms: WAIT_MS });
+  assert.equal(waited.wait_result, 'waiting_for_input', JSON.stringify(waited));
   assert.match(waited.message, /"y" is typed but not submitted/, waited.message);
   assert.doesNotMatch(waited.message, /Call wait again/);
 
@@ -49,13 +50,17 @@ test('a key a program reads by itself (read -n1) is not called unsubmitted', asy
   assert.doesNotMatch(typed.message ?? '', /not submitted/, JSON.stringify(typed));
 });
 
-test('a wait that runs out at a prompt says it waits for an answer', async (t) => {
+// A wait for the end of a program at a question ran out its whole timeout
+// (55 s by default) before saying so; execute answers at the question at
+// once, and now wait(until="exit") does too (session 51).
+test('a wait for the end at a prompt answers at once that it waits for an answer', async (t) => {
   const id = await startPrompt(t);
-  const waited = await call('wait', { execution_id: id, until: 'exit', timeout_ms: 300 });
-  assert.equal(waited.wait_result, 'deadline_reached');
+  const waited = await call('wait', { execution_id: id, until: 'exit', timeout_ms: WAIT_MS });
+  assert.equal(waited.wait_result, 'waiting_for_input', JSON.stringify(waited));
   assert.equal(waited.waiting_for_input, true);
-  assert.match(waited.message, /It waits for input/, waited.message);
-  assert.match(waited.message, /answer it with write/);
+  assert.ok(waited.waited_ms < WAIT_MS / 2, JSON.stringify(waited));
+  assert.match(waited.message, /waits for input with the cursor after text/, waited.message);
+  assert.match(waited.message, /Answer it with write/);
 });
 
 test('execute(session=) is refused, not appended, while an unsubmitted answer waits in the session', async (t) => {

@@ -124,3 +124,14 @@ test('timeout_ms over a job that ignores SIGTERM answers timed_out once the grac
   assert.match(r.message, /SIGKILL did/, brief(r));
   assert.doesNotMatch(r.message, /Its command has ended/, brief(r));
 });
+
+// wait(until="exit") answers early only at a question (the cursor after
+// text): a program reading keys at a line's start (a server's "press q to
+// quit") may run on for good, and the wait keeps waiting for its end.
+test('wait(until="exit") keeps waiting on a program that reads keys at the start of a line', async (t) => {
+  const r = await call('execute', { command: 'echo "press q to quit"; read -n1 k; echo key=$k', side_effects: ['NONE'], yield_ms: WAIT_MS });
+  t.after(() => call('stop', { execution_id: r.execution_id }));
+  assert.equal(r.waiting_for_input, true, brief(r));
+  const w = await call('wait', { execution_id: r.execution_id, until: 'exit', timeout_ms: 1500 });
+  assert.equal(w.wait_result, 'deadline_reached', brief(w));
+});

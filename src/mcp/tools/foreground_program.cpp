@@ -99,6 +99,15 @@ std::string cursor_row_note(session::Execution& execution) {
          "); the rows drawn under it end the output, so its last line is not the question.";
 }
 
+bool cursor_after_text(session::Execution& execution) {
+  const auto snapshot = execution.screen().snapshot();
+  const auto row = snapshot.cursor.row;
+  if (row < 0 || row >= static_cast<int>(snapshot.lines.size()) || snapshot.cursor.col <= 0)
+    return false;
+  const std::string& line = snapshot.lines[static_cast<std::size_t>(row)];
+  return line.find_first_not_of(' ') != std::string::npos;
+}
+
 bool is_plain_sh(const std::optional<std::string>& program) {
   return program == "sh" || program == "dash" || program == "ash";
 }

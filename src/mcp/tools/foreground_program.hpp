@@ -46,5 +46,8 @@ bool at_python_prompt(session::Execution& execution);
 // output ends with those rows, not with the question: what the answer's
 // message says of the cursor's row; else empty.
 std::string cursor_row_note(session::Execution& execution);
+// Whether the screen's cursor follows text on its row (a question, a
+// prompt), not at a line's start.
+bool cursor_after_text(session::Execution& execution);
 
 }  // namespace agentty::mcp::tools

@@ -109,6 +109,7 @@ std::string wait_result_name(WaitEnd end, const std::string& until, const WaitFi
   if (end == WaitEnd::deadline) return "deadline_reached";
   if (findings.found) return "matched";
   if (findings.stopped) return "suspended";
+  if (findings.asked) return "waiting_for_input";
   if (until == "exit" && execution.shell()) return "exited";  // the session's command
   if (execution.finished()) return "exited";
   if (until == "idle") return "idle";
@@ -142,6 +143,8 @@ boost::asio::awaitable<ToolResult> wait(ToolContext& ctx, const json& args,
   // age in 2 s), which a long quiet wait for exit never cost before.
   if (until != "idle" && until != "released" && execution->spec().host.empty())
     condition = with_stop(std::move(condition), *execution, findings);
+  if (until == "exit" && execution->spec().host.empty())
+    condition = with_question(std::move(condition), *execution, findings);
   // Nobody holds it and no handoff is pending: the answer comes at once, and
   // says why, so it is not mistaken for a person having handed it back.
   bool nothing_held = until == "released" && condition.done() && !execution->finished() &&
@@ -182,6 +185,18 @@ boost::asio::awaitable<ToolResult> wait(ToolContext& ctx, const json& args,
   // The answer's own reason: output that came after the condition held (a
   // REPL's prompt drawn a moment later) restarts the quiet time and would
   // make the field say false next to wait_result=waiting_for_input.
+  if (findings.asked) {
+    result["message"] = std::string(
+        "This answered before the end: the program waits for input with the cursor after "
+        "text (a question, a prompt), so it goes on only once answered. Answer it with write, "
+        "or end it (keys [\"ctrl-c\"], stop); wait again after answering.");
+    if (auto pending = unsubmitted_input(*execution))
+      append_message(result, unsubmitted_input_advice(*pending));
+    if (const std::string pager = pager_note(*execution); !pager.empty())
+      append_message(result, pager);
+    else if (const std::string editor = editor_note(*execution); !editor.empty())
+      append_message(result, editor);
+  }
   if (result_name == "waiting_for_input") {
     result["waiting_for_input"] = true;
     // The kernel could not be asked (a host, or here a program of another

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "mcp/tools/common.hpp"
+#include "mcp/tools/foreground_program.hpp"
 #include "mcp/tools/match_progress.hpp"
 #include "mcp/tools/session_execute.hpp"
 #include "session/shell_integration.hpp"
@@ -200,6 +201,24 @@ WaitCondition with_stop(WaitCondition condition, session::Execution& execution,
     return findings.stopped;
   };
   // No event announces a stop: looked at on a timer too.
+  const auto recheck =
+      condition.recheck.count() > 0 ? std::min(condition.recheck, kAnswerRecheck) : kAnswerRecheck;
+  return {std::move(done), recheck};
+}
+
+WaitCondition with_question(WaitCondition condition, session::Execution& execution,
+                            WaitFindings& findings) {
+  auto done = [done = std::move(condition.done), &execution, &findings] {
+    if (done()) return true;
+    // A person at the terminal may be answering it; a server that reads
+    // keys sits at the start of a line (vite's "press h + enter").
+    // A session's shell at a prompt it no longer marks waits for a command,
+    // not an answer: the deadline's advice (rearm) is the one to give.
+    findings.asked = !execution.finished() && !execution.held() && awaits_answer(execution) &&
+                     cursor_after_text(execution) &&
+                     !(execution.shell() && shell_at_unmarked_prompt(execution));
+    return findings.asked;
+  };
   const auto recheck =
       condition.recheck.count() > 0 ? std::min(condition.recheck, kAnswerRecheck) : kAnswerRecheck;
   return {std::move(done), recheck};

@@ -25,6 +25,7 @@ struct WaitFindings {
   bool guessed = false;       // until=input held by the guess (the backend could not tell)
   std::optional<std::chrono::steady_clock::time_point> ended_at;  // see session_command_over
   bool stopped = false;  // ended by stays_stopped (see with_stop)
+  bool asked = false;    // ended by a question (see with_question)
 };
 
 // A condition: whether it holds now, looked at on every change and at
@@ -56,5 +57,11 @@ WaitCondition until_match(session::Execution& execution, const Pattern& pattern,
 // (findings.stopped).
 WaitCondition with_stop(WaitCondition condition, session::Execution& execution,
                         WaitFindings& findings);
+// `condition`, or the program asks something (findings.asked): it waits for
+// input with the cursor after text on its row (a [y/N] question, a REPL's
+// prompt), so it goes on only once answered. For until=exit: a wait for the
+// end of a program that asks a question spent its whole timeout.
+WaitCondition with_question(WaitCondition condition, session::Execution& execution,
+                            WaitFindings& findings);
 
 }  // namespace agentty::mcp::tools
