@@ -135,3 +135,28 @@ test('wait(until="exit") keeps waiting on a program that reads keys at the start
   const w = await call('wait', { execution_id: r.execution_id, until: 'exit', timeout_ms: 1500 });
   assert.equal(w.wait_result, 'deadline_reached', brief(w));
 });
+
+// ps: idle_ms null for a running program that printed nothing (read as
+// "just started" after minutes) and growing on records that ended (read as
+// stuck); resources/list titled a session by its shell's path, not the
+// name given to open; close on an ended command said to "end it with stop".
+test('ps idle_ms, resource titles and close on an ended command say what is so', async (t) => {
+  const silent = await call('execute', { command: 'sleep 30', side_effects: ['NONE'], yield_ms: 300 });
+  t.after(() => call('stop', { execution_id: silent.execution_id }));
+  const done = await call('execute', { command: 'echo hi', side_effects: ['NONE'] });
+  const { executions } = await call('ps', { include_completed: true });
+  const entry = (id) => executions.find((e) => e.execution_id === id);
+  assert.equal(typeof entry(silent.execution_id).idle_ms, 'number', JSON.stringify(entry(silent.execution_id)));
+  assert.ok(entry(silent.execution_id).idle_ms >= 300, JSON.stringify(entry(silent.execution_id)));
+  assert.equal(entry(done.execution_id).idle_ms, null, JSON.stringify(entry(done.execution_id)));
+
+  const opened = await call('open', { name: 'builder' });
+  t.after(() => call('close', { execution_id: opened.execution_id }));
+  const { resources } = await server.agent.client.listResources();
+  const titled = resources.find((r) => r.name === opened.execution_id);
+  assert.match(titled.title, /^builder: \S+ \(session\)/, JSON.stringify(titled));
+
+  const closed = await call('close', { execution_id: done.execution_id });
+  assert.equal(closed.isError, true);
+  assert.match(closed.error, /is a command, not a session; it has already ended \(status completed\)/, closed.error);
+});

@@ -17,7 +17,11 @@ boost::asio::awaitable<ToolResult> close(ToolContext& ctx, const json&,
   if (execution->kind() != session::ExecutionKind::session) {
     co_return refusal(
         *execution, ctx,
-        "execution_id: " + execution->id() + " is a command, not a session; end it with stop.",
+        "execution_id: " + execution->id() + " is a command, not a session; " +
+            (execution->finished() ? std::string("it has already ended (status ") +
+                                         session::to_string(execution->status()) +
+                                         "): nothing to close. cleanup removes ended records."
+                                   : std::string("end it with stop.")),
         {{"closed", false}});
   }
   if (execution->finished()) {

@@ -66,7 +66,15 @@ json describe(session::Execution& execution, const ToolContext& ctx) {
   item["cursor_seq"] = execution.cursor();
   item["last_output_at"] =
       execution.last_output_at() ? json(iso8601(*execution.last_output_at())) : json(nullptr);
-  item["idle_ms"] = execution.idle() ? json(execution.idle()->count()) : json(nullptr);
+  // Quiet since the last output, or since the start when it printed nothing
+  // yet (null read as "just started" after ten silent minutes); null once it
+  // ended, where a number growing for an hour read as a stuck process.
+  if (execution.finished())
+    item["idle_ms"] = nullptr;
+  else if (execution.idle())
+    item["idle_ms"] = execution.idle()->count();
+  else
+    item["idle_ms"] = item.value("duration_ms", std::int64_t{0});
   if (execution.handoff_reason())
     item["handoff_reason"] = execution.redacted(*execution.handoff_reason());
   return item;
@@ -137,7 +145,10 @@ ToolDefinition make_ps_tool(const ToolConfig&) {
        "remote one); null before a prompt on a host, or once the shell ended."}};
   item["latest_seq"] = {{"type", "integer"}};
   item["cursor_seq"] = {{"type", "integer"}};
-  item["idle_ms"] = {{"type", {"integer", "null"}}};
+  item["idle_ms"] = {{"type", {"integer", "null"}},
+                     {"description",
+                      "Running: ms since its last output (since its start when it printed "
+                      "nothing yet). null once it ended."}};
   return ToolDefinition{
       "ps",
       "List executions",

@@ -4,6 +4,7 @@
 // tools remain the agent's way in: these are read-only views of the same data.
 #include "mcp/schema.hpp"
 #include "mcp/tools/common.hpp"
+#include "session/display_command.hpp"
 
 namespace agentty::mcp::tools {
 
@@ -33,7 +34,12 @@ json list(ToolContext& ctx) {
     resources.push_back({
         {"uri", output_uri(execution.id())},
         {"name", execution.id()},
-        {"title", one_line(execution.redacted(execution.spec().command_text))},
+        // The name given at execute/open first, then what ps lists ("bash
+        // (session)", not the shell's path).
+        {"title",
+         one_line(execution.spec().name.empty() ? session::display_command(execution)
+                                                : execution.redacted(execution.spec().name) + ": " +
+                                                      session::display_command(execution))},
         {"description", "Output of execution " + execution.id() + " (" +
                             session::to_string(execution.status()) + ", " +
                             std::to_string(log.latest_seq() - 1) +
