@@ -10,7 +10,7 @@ import { writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import {
-  installed, openSession, serverForFile, sessionRunner, tempDirForRun, waiterFor, WAIT_MS,
+  brief, installed, openSession, serverForFile, sessionRunner, tempDirForRun, waiterFor, WAIT_MS,
 } from './lib/mcp-client.mjs';
 import { freePort } from './lib/free-port.mjs';
 import { vim as vimProgram } from './lib/programs.mjs';
@@ -41,12 +41,6 @@ function accepts(port) {
     socket.once('connect', () => { socket.destroy(); resolve(true); });
     socket.once('error', () => resolve(false));
   });
-}
-
-// An answer as JSON for an assertion's message, without the SDK's copy.
-function brief(r) {
-  const { raw, terminal_url: url, ...rest } = r;
-  return JSON.stringify(rest);
 }
 
 // ---------------------------------------------------------------- defects

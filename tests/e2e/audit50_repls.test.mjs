@@ -10,19 +10,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import {
-  installed, interruptToPrompt, openSession, serverForFile, sessionRunner, tempDirForRun, waiterFor,
+  brief, installed, interruptToPrompt, openSession, serverForFile, sessionRunner, tempDirForRun, waiterFor,
 } from './lib/mcp-client.mjs';
 
 const server = serverForFile();
 const call = server.call;
 const run = sessionRunner(call);
 const waitFor = waiterFor(call);
-
-// An answer as JSON for an assertion's message, without the SDK's copy.
-function brief(r) {
-  const { raw, terminal_url: url, ...rest } = r;
-  return JSON.stringify(rest);
-}
 
 // Starts `command` (a REPL) in session `id` and checks it waits at its prompt.
 async function startRepl(id, command) {

@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import {
-  installed, interruptToPrompt, sessionRunner, tempDirForRun, waiterFor,
+  brief, installed, interruptToPrompt, sessionRunner, tempDirForRun, waiterFor,
 } from './lib/mcp-client.mjs';
 import { sshdAndAgentForFile } from './lib/sshd.mjs';
 
@@ -28,12 +28,6 @@ const noGdb = !installed('gdb') && 'needs gdb (scripts/install-deps installs it)
 const noSqlite = !installed('sqlite3') && 'needs sqlite3 (scripts/install-deps installs it)';
 const noNode = !installed('node') && 'needs node';
 const noBc = !installed('bc') && 'needs bc';
-
-// An answer as JSON for an assertion's message, without the SDK's copy.
-function brief(r) {
-  const { raw, terminal_url: url, ...rest } = r;
-  return JSON.stringify(rest);
-}
 
 // Opens a session (on the sshd's host when `remote`), checks its prompt is
 // ready, and closes it after `t`; returns its id.

@@ -12,7 +12,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import {
-  installed, openSession, serverForFile, sessionRunner, tempDirForRun, waiterFor, WAIT_MS,
+  brief, installed, openSession, serverForFile, sessionRunner, tempDirForRun, waiterFor, WAIT_MS,
 } from './lib/mcp-client.mjs';
 import { freePort } from './lib/free-port.mjs';
 
@@ -22,12 +22,6 @@ const start = (t, args) => server.agent.startCommand(t, args);
 const run = sessionRunner(call);
 const waitFor = waiterFor(call);
 const write = (id, args) => call('write', { execution_id: id, ...args });
-
-// An answer as JSON for an assertion's message, without the SDK's copy.
-function brief(r) {
-  const { raw, terminal_url: url, ...rest } = r;
-  return JSON.stringify(rest);
-}
 
 // The asciicast recording of an execution (read once it has ended, when the
 // recorder has written its last events).

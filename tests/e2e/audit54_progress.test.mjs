@@ -24,7 +24,7 @@ import http from 'node:http';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import {
-  installed, openSession, serverForFile, sessionRunner, tempDirForRun, WAIT_MS,
+  brief, installed, openSession, serverForFile, sessionRunner, tempDirForRun, WAIT_MS,
 } from './lib/mcp-client.mjs';
 import { freePort } from './lib/free-port.mjs';
 import { displays, longDisplay, longLast } from './lib/progress-displays.mjs';
@@ -33,12 +33,6 @@ const UTF8 = { LANG: 'C.UTF-8' };
 
 const server = serverForFile();
 const call = server.call;
-
-// An answer as JSON for an assertion's message, without the SDK's copy.
-function brief(r) {
-  const { raw, terminal_url: url, ...rest } = r;
-  return JSON.stringify(rest);
-}
 
 // The lines of a text (its final LF ends the last line, it starts none).
 const linesOf = (text) => (text.endsWith('\n') ? text.slice(0, -1) : text).split('\n');

@@ -27,7 +27,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { openSession, serverForFile, sessionRunner, tempDirForRun, waiterFor, WAIT_MS } from './lib/mcp-client.mjs';
+import { brief, openSession, serverForFile, sessionRunner, tempDirForRun, waiterFor, WAIT_MS } from './lib/mcp-client.mjs';
 import { displays, longDisplay } from './lib/progress-displays.mjs';
 import { sshdAndAgentForFile } from './lib/sshd.mjs';
 
@@ -43,12 +43,6 @@ const ssh = sshdAndAgentForFile('agentty-audit55-home-');
 const { skip } = ssh;
 const remoteCall = (name, args) => ssh.agent.call(name, args);
 const remoteRun = sessionRunner(remoteCall);
-
-// An answer as JSON for an assertion's message, without the SDK's copy.
-function brief(r) {
-  const { raw, terminal_url: url, ...rest } = r;
-  return JSON.stringify(rest);
-}
 
 // The lines of a text (its final LF ends the last line, it starts none).
 const linesOf = (text) => (text.endsWith('\n') ? text.slice(0, -1) : text).split('\n');

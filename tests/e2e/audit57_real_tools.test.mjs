@@ -17,7 +17,7 @@ import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import {
-  agenttyWithStderr, installed, openSession, readWholeText, serverForFile, sessionRunner, tempDirForRun,
+  brief, agenttyWithStderr, installed, openSession, readWholeText, serverForFile, sessionRunner, tempDirForRun,
   waiterFor, WAIT_MS,
 } from './lib/mcp-client.mjs';
 
@@ -31,12 +31,6 @@ const needs = (...programs) => {
   const missing = programs.filter((p) => !installed(p));
   return missing.length ? `needs ${missing.join(', ')} (not installed)` : false;
 };
-
-// An answer as JSON for an assertion's message, without the SDK's copy.
-function brief(r) {
-  const { raw, terminal_url: url, ...rest } = r;
-  return JSON.stringify(rest);
-}
 
 // The lines of a text (its final LF ends the last line, it starts none).
 const linesOf = (text) => (text.endsWith('\n') ? text.slice(0, -1) : text).split('\n');

@@ -8,18 +8,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import {
-  openSession, serverForFile, sessionRunner, tempDirForRun, waiterFor, WAIT_MS,
+  brief, openSession, serverForFile, sessionRunner, tempDirForRun, waiterFor, WAIT_MS,
 } from './lib/mcp-client.mjs';
 
 const server = serverForFile();
 const call = server.call;
 const run = sessionRunner(call);
 const waitFor = waiterFor(call);
-
-function brief(r) {
-  const { raw, terminal_url: url, ...rest } = r;
-  return JSON.stringify(rest);
-}
 
 // read of a session whose command ended gave status "running", exit_code
 // null and no command fields: an agent polling with read, as the

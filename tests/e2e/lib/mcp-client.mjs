@@ -174,3 +174,10 @@ export function assertFramesInOrder(text, count) {
   assert.equal(numbers.length, count, `${numbers.length} frames read back`);
   assert.ok(numbers.every((n, i) => n === i + 1), 'frames out of order');
 }
+
+// An answer as JSON for an assertion's message, without the SDK's copy of
+// it (raw) and the terminal_url that carries the web secret.
+export function brief(r) {
+  const { raw, terminal_url: url, ...rest } = r;
+  return JSON.stringify(rest);
+}
