@@ -276,6 +276,10 @@ class Execution : public std::enable_shared_from_this<Execution> {
   Expected<void> take_over(const std::string& who, std::optional<pty::TerminalSize> size);
   Expected<void> release(const std::string& who);
   void request_handoff(std::string reason);
+  // Takes back a request nobody has taken over (the agent found another
+  // way): the dashboard stops highlighting it. False while a person holds
+  // it or an SSH login waits for one (that request is not the agent's).
+  bool withdraw_handoff();
   const std::optional<std::string>& handoff_reason() const { return handoff_reason_; }
   // A person must log in (SSH password) before the program runs.
   void hold_for_login(std::string reason);

@@ -46,6 +46,15 @@ void Execution::request_handoff(std::string reason) {
   state_changed();
 }
 
+bool Execution::withdraw_handoff() {
+  if (held_by_ || login_hold_) return false;
+  if (!handoff_reason_) return true;
+  handoff_reason_.reset();
+  if (recorder_) recorder_->marker("handoff withdrawn");
+  state_changed();
+  return true;
+}
+
 void Execution::hold_for_login(std::string reason) {
   login_hold_ = true;
   handoff_reason_ = std::move(reason);

@@ -155,3 +155,28 @@ test('ps idle_ms, resource titles and close on an ended command say what is so',
   assert.equal(closed.isError, true);
   assert.match(closed.error, /is a command, not a session; it has already ended \(status completed\)/, closed.error);
 });
+
+// A handoff could not be taken back: ps kept its handoff_reason and the
+// dashboard its highlight for the session's life, and wait(until=
+// "released") waited out its timeout for a person no longer needed.
+test('handoff withdraw: true takes a request back; reason is required otherwise', async (t) => {
+  const id = await openSession(call, t);
+  const asked = await call('handoff', { execution_id: id, reason: 'check the screen' });
+  assert.equal(asked.requested, true, brief(asked));
+  const missing = await call('handoff', { execution_id: id });
+  assert.equal(missing.isError, true);
+  assert.match(missing.error, /^reason: required: what the person should do.*withdraw: true/);
+  const both = await call('handoff', { execution_id: id, reason: 'x', withdraw: true });
+  assert.match(both.error, /^reason: does not apply with withdraw: true/);
+  const back = await call('handoff', { execution_id: id, withdraw: true });
+  assert.equal(back.isError, false, back.error);
+  assert.equal(back.requested, false);
+  assert.match(back.message, /^Withdrawn/);
+  const listed = (await call('ps', {})).executions.find((e) => e.execution_id === id);
+  assert.equal(listed.handoff_reason, undefined, JSON.stringify(listed));
+  const released = await call('wait', { execution_id: id, until: 'released', timeout_ms: WAIT_MS });
+  assert.equal(released.wait_result, 'released', brief(released));
+  assert.match(released.message, /^Not held: .*nothing to wait for/, brief(released));
+  const again = await call('handoff', { execution_id: id, withdraw: true });
+  assert.match(again.message, /no handoff to withdraw/);
+});

@@ -25,12 +25,48 @@ std::string client_sentence(const ClientHandoff& asked) {
   return "Give the person terminal_url. ";
 }
 
+// handoff(withdraw: true): the agent found another way; the dashboard stops
+// highlighting the execution and a wait(until="released") no longer waits
+// for a person.
+ToolResult withdraw(ToolContext& ctx, session::Execution& execution, const json& args) {
+  if (args.contains("reason"))
+    return tool_error("reason: does not apply with withdraw: true; remove one of them.");
+  const bool pending = execution.handoff_reason().has_value();
+  const bool asked_in_client =
+      ctx.client_handoff && !ctx.client_handoff(execution.id()).state.empty();
+  if (!execution.withdraw_handoff()) {
+    return refusal(execution, ctx,
+                   execution.held()
+                       ? "withdraw: a person holds it now; they hand it back from the terminal "
+                         "page (wait with until=\"released\")."
+                       : "withdraw: the request is the SSH login's, not yours: it ends when the "
+                         "login does (or stop the execution).",
+                   {{"requested", true}});
+  }
+  json result = status_fields(execution, ctx);
+  result["requested"] = false;
+  result["message"] = pending ? "Withdrawn: the dashboard no longer asks anyone to take over."
+                              : "There was no handoff to withdraw; nothing changed.";
+  // The withdrawal ends it there too (notifications/elicitation/complete).
+  if (pending && asked_in_client)
+    append_message(result,
+                   "Your MCP client was told the request is over; tell the person if they "
+                   "already set out.");
+  return ToolResult{std::move(result)};
+}
+
 boost::asio::awaitable<ToolResult> handoff(ToolContext& ctx, const json& args,
                                            std::shared_ptr<session::Execution> execution) {
   if (execution->finished()) {
     co_return refusal(
         *execution, ctx,
         "execution_id: this execution has ended; there is nothing to hand over. Start a new one.");
+  }
+  if (args.value("withdraw", false)) co_return withdraw(ctx, *execution, args);
+  if (!args.contains("reason")) {
+    co_return tool_error(
+        "reason: required: what the person should do (e.g. \"Enter the sudo password\"); or "
+        "withdraw: true to take back a request.");
   }
   execution->request_handoff(args["reason"].get<std::string>());
   json result = status_fields(*execution, ctx);
@@ -66,7 +102,12 @@ ToolDefinition make_handoff_tool(const ToolConfig&) {
         {"maxLength", 2000},
         {"description",
          "What the person should do, e.g. \"Enter the sudo password\" or \"Approve the deploy "
-         "prompt\"."}}},
+         "prompt\". Required unless withdraw."}}},
+      {"withdraw",
+       {{"type", "boolean"},
+        {"description",
+         "true: take back a request nobody has taken over yet (you found another way); the "
+         "dashboard stops highlighting it."}}},
   };
   json output = status_output_properties();
   output["requested"] = {{"type", "boolean"}};
@@ -85,8 +126,9 @@ ToolDefinition make_handoff_tool(const ToolConfig&) {
       "wait(until=\"released\") to continue once they hand it back (held=true while they type; "
       "your writes are refused meanwhile; wait_result=declined if they declined in the client). "
       "Without the web server (--no-web) nobody can take over: the answer says so. "
+      "withdraw: true takes the request back when you no longer need the person. "
       "Errors: the execution has ended; unknown execution_id.",
-      object_schema(properties, {"execution_id", "reason"}),
+      object_schema(properties, {"execution_id"}),
       {{"type", "object"}, {"properties", output}},
       annotations(false, false, true, true),
       for_execution(handoff),
