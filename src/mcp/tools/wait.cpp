@@ -182,9 +182,6 @@ boost::asio::awaitable<ToolResult> wait(ToolContext& ctx, const json& args,
                               rest ? std::move(*rest) : read_fields(*execution, request)),
                        session_fields(*execution, until == "exit"));
   result["wait_result"] = result_name;
-  // The answer's own reason: output that came after the condition held (a
-  // REPL's prompt drawn a moment later) restarts the quiet time and would
-  // make the field say false next to wait_result=waiting_for_input.
   if (findings.asked) {
     result["message"] = std::string(
         "This answered before the end: the program waits for input with the cursor after "
@@ -197,6 +194,9 @@ boost::asio::awaitable<ToolResult> wait(ToolContext& ctx, const json& args,
     else if (const std::string editor = editor_note(*execution); !editor.empty())
       append_message(result, editor);
   }
+  // The answer's own reason: output that came after the condition held (a
+  // REPL's prompt drawn a moment later) restarts the quiet time and would
+  // make the field say false next to wait_result=waiting_for_input.
   if (result_name == "waiting_for_input") {
     result["waiting_for_input"] = true;
     // The kernel could not be asked (a host, or here a program of another
