@@ -362,10 +362,8 @@ std::string left_behind_message(session::Execution& execution) {
         "\"; keys for ctrl-c, arrows...), or wait/read to follow it, stop to end it. For a "
         "password, handoff to a person." +
         password_prompt_notes(execution, stdin_as_file);
-    if (const std::string pager = pager_note(execution); !pager.empty()) {
-      result["message"] = result["message"].get<std::string>() + " " + pager;
-    } else if (const std::string editor = editor_note(execution); !editor.empty()) {
-      result["message"] = result["message"].get<std::string>() + " " + editor;
+    if (const std::string keys = key_reader_note(execution); !keys.empty()) {
+      result["message"] = result["message"].get<std::string>() + " " + keys;
     } else if (const std::string row = cursor_row_note(execution); !row.empty()) {
       result["message"] = result["message"].get<std::string>() + " " + row;
     }

@@ -56,6 +56,11 @@ std::string editor_note(const session::Execution& execution) {
          ". For git, -m \"message\" (or GIT_EDITOR=true) avoids it.";
 }
 
+std::string key_reader_note(const session::Execution& execution) {
+  std::string note = pager_note(execution);
+  return note.empty() ? editor_note(execution) : note;
+}
+
 bool may_be_nested_shell(const std::optional<std::string>& program) {
   static constexpr std::string_view kShellLike[] = {
       "sh",     "bash",    "dash",    "zsh",    "ksh",        "mksh",      "fish",   "tcsh",

@@ -20,6 +20,8 @@ std::string pager_note(const session::Execution& execution);
 // When an editor reads the terminal (git commit, rebase -i), how to leave
 // it; else empty.
 std::string editor_note(const session::Execution& execution);
+// pager_note, else editor_note: how to leave the program that reads keys.
+std::string key_reader_note(const session::Execution& execution);
 // Whether `program` (unknown: nullopt) may be a shell of its own or lead
 // into one.
 bool may_be_nested_shell(const std::optional<std::string>& program);

@@ -144,12 +144,12 @@ std::pair<session::LogPage, std::string> fitted_page(const PageReader& read_page
   // per page, glued into one line (audit 54: 700 KB of one line, 16x the
   // cap per page, read as three frames).
   constexpr std::size_t kMostBytes = std::size_t{8} << 20;
-  const std::size_t most = kMostBytes;
   for (int tries = 0;
-       !too_long && page.capped && text.size() < limit / 2 && budget < most && tries < 4; ++tries) {
+       !too_long && page.capped && text.size() < limit / 2 && budget < kMostBytes && tries < 4;
+       ++tries) {
     const std::size_t factor =
         std::clamp<std::size_t>(limit / std::max<std::size_t>(text.size(), 1), 2, 8);
-    const std::size_t wider = std::min(most, budget * factor);
+    const std::size_t wider = std::min(kMostBytes, budget * factor);
     auto [wider_page, wider_text] = read_page(wider);
     if (wider_text.size() > limit) break;
     page = std::move(wider_page);

@@ -189,10 +189,8 @@ boost::asio::awaitable<ToolResult> wait(ToolContext& ctx, const json& args,
         "or end it (keys [\"ctrl-c\"], stop); wait again after answering.");
     if (auto pending = unsubmitted_input(*execution))
       append_message(result, unsubmitted_input_advice(*pending));
-    if (const std::string pager = pager_note(*execution); !pager.empty())
-      append_message(result, pager);
-    else if (const std::string editor = editor_note(*execution); !editor.empty())
-      append_message(result, editor);
+    if (const std::string keys = key_reader_note(*execution); !keys.empty())
+      append_message(result, keys);
   }
   // The answer's own reason: output that came after the condition held (a
   // REPL's prompt drawn a moment later) restarts the quiet time and would
